@@ -1,0 +1,1 @@
+"""wastewatch: the Dagster code location, the CLI and the ingestion/transform/report machinery."""

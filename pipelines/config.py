@@ -1,0 +1,316 @@
+"""`wastewatch.yaml`: typed configuration with errors that name the file, the line and the key.
+
+Relative paths in the file resolve against the folder the file is in, so a config can be used from any
+working directory (cron, Dagster, a shell).
+"""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+BILLING_KINDS = ("focus", "aws_cur", "aws_cur2", "azure", "gcp")
+TELEMETRY_KINDS = ("nvidia_smi", "nvidia_smi_dmon", "dcgm", "prometheus_json", "metrics_csv")
+JOB_KINDS = ("slurm_sacct", "k8s_pods", "jobs_csv")
+RESOURCE_KINDS = ("ec2_instances", "hosts_csv")
+STORAGE_KINDS = ("s3_inventory", "s3_listing", "fs_scan")
+SOURCE_KINDS = BILLING_KINDS + TELEMETRY_KINDS + JOB_KINDS + RESOURCE_KINDS + STORAGE_KINDS
+
+SourceKind = Literal[
+    "focus", "aws_cur", "aws_cur2", "azure", "gcp",
+    "nvidia_smi", "nvidia_smi_dmon", "dcgm", "prometheus_json", "metrics_csv",
+    "slurm_sacct", "k8s_pods", "jobs_csv",
+    "ec2_instances", "hosts_csv",
+    "s3_inventory", "s3_listing", "fs_scan",
+]  # fmt: skip
+
+DEFAULT_CONFIG_NAME = "wastewatch.yaml"
+
+DEFAULT_TAGS: dict[str, list[str]] = {
+    "team": ["team", "Team", "user:team", "user_team"],
+    "project": ["project", "Project", "user:project"],
+    "owner": ["owner", "Owner", "created_by"],
+    "job_id": ["job_id", "run_id", "slurm_job_id"],
+    "host": ["hostname", "Name", "host"],
+}
+
+
+class ConfigError(Exception):
+    """A configuration problem; the message names the file, the line when known, and the key."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Source(_Strict):
+    """One place wastewatch reads files from."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Unique name, used in the ledger.")
+    kind: SourceKind
+    uri: str = Field(description="File, folder, glob, or s3://bucket/prefix/.")
+    endpoint_url: str | None = Field(None, description="S3-compatible endpoint (MinIO, Ceph, ...).")
+    region: str | None = None
+    enabled: bool = True
+    options: dict[str, Any] = Field(default_factory=dict, description="Reader-specific options.")
+
+    @property
+    def is_s3(self) -> bool:
+        return self.uri.startswith("s3://")
+
+
+class Prices(_Strict):
+    storage_gb_month: dict[str, Decimal] = Field(default_factory=dict)
+    gpu_hour: dict[str, Decimal] = Field(default_factory=dict)
+
+
+class Config(_Strict):
+    """The whole `wastewatch.yaml`."""
+
+    warehouse: Path = Path("warehouse/wastewatch.duckdb")
+    reports_dir: Path = Path("reports")
+    currency: str = Field("USD", description="Reporting currency when the bill names none.")
+    sources: list[Source] = Field(default_factory=list)
+    tags: dict[str, list[str]] = Field(default_factory=lambda: {k: list(v) for k, v in DEFAULT_TAGS.items()})
+    checkpoints: list[str] = Field(default_factory=list)
+    datasets: list[str] = Field(default_factory=list)
+    rules: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    budgets: dict[str, dict[str, Decimal]] = Field(default_factory=dict)
+    prices: Prices = Field(default_factory=Prices)
+    # where this config was read from; set by load_config, not by the file
+    path: Path | None = Field(None, exclude=True)
+
+    @field_validator("tags")
+    @classmethod
+    def _tags_known(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        unknown = sorted(set(value) - set(DEFAULT_TAGS))
+        if unknown:
+            raise ValueError(f"unknown canonical tag {unknown[0]!r}; expected one of {sorted(DEFAULT_TAGS)}")
+        merged = {k: list(v) for k, v in DEFAULT_TAGS.items()}
+        merged.update(value)
+        return merged
+
+    @field_validator("budgets")
+    @classmethod
+    def _budget_dims(cls, value: dict[str, dict[str, Decimal]]) -> dict[str, dict[str, Decimal]]:
+        for dim in value:
+            if dim not in ("team", "project"):
+                raise ValueError(f"budgets are set per 'team' or 'project', not {dim!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _unique_sources(self) -> Config:
+        seen: set[str] = set()
+        for source in self.sources:
+            if source.name in seen:
+                raise ValueError(f"two sources are named {source.name!r}; names must be unique")
+            seen.add(source.name)
+        return self
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent if self.path else Path.cwd()
+
+    def resolve(self, p: Path | str) -> Path:
+        """A path from the config, made absolute against the config file's folder."""
+        path = Path(p).expanduser()
+        return path if path.is_absolute() else (self.base_dir / path)
+
+    @property
+    def warehouse_path(self) -> Path:
+        return self.resolve(self.warehouse)
+
+    @property
+    def published_path(self) -> Path:
+        w = self.warehouse_path
+        return w.with_name(w.stem + ".published" + w.suffix)
+
+    @property
+    def reports_path(self) -> Path:
+        return self.resolve(self.reports_dir)
+
+    def source_location(self, source: Source) -> str:
+        """The source's uri with local paths made absolute."""
+        return source.uri if source.is_s3 else str(self.resolve(source.uri))
+
+    def sources_of(self, kinds: tuple[str, ...]) -> list[Source]:
+        return [s for s in self.sources if s.kind in kinds and s.enabled]
+
+    def rule_overrides(self, rule_id: str) -> dict[str, Any]:
+        return dict(self.rules.get(rule_id, {}))
+
+
+def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
+    """The 1-based line in the YAML file of the value at `loc` (a pydantic error location)."""
+    line = node.start_mark.line + 1 if node is not None else None
+    for part in loc:
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                if key_node.value == str(part):
+                    node, line = value_node, key_node.start_mark.line + 1
+                    break
+            else:
+                return line
+        elif isinstance(node, yaml.SequenceNode) and isinstance(part, int) and part < len(node.value):
+            node = node.value[part]
+            line = node.start_mark.line + 1
+        else:
+            return line
+    return line
+
+
+def _format_loc(loc: tuple[Any, ...]) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def _explain(err: dict[str, Any]) -> str:
+    kind = err["type"]
+    if kind == "extra_forbidden":
+        return "unknown key"
+    if kind == "missing":
+        return "required key is missing"
+    if kind == "literal_error":
+        expected = err.get("ctx", {}).get("expected", "")
+        return f"got {err.get('input')!r}, expected one of {expected}"
+    msg = err["msg"]
+    return re.sub(r"^Value error, ", "", msg)
+
+
+def parse_config(text: str, path: Path) -> Config:
+    """Parse and validate YAML text; errors name `path`, the line and the key."""
+    try:
+        root = yaml.compose(text)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ConfigError(f"{where}: not valid YAML: {problem}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}:1: the top level must be a mapping of keys, got {type(data).__name__}")
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as exc:
+        lines = []
+        for err in exc.errors():
+            loc = tuple(err["loc"])
+            line = _line_of(root, loc)
+            where = f"{path}:{line}" if line else str(path)
+            lines.append(f"{where}: {_format_loc(loc)}: {_explain(err)}")
+        raise ConfigError("\n".join(lines)) from None
+    config = config.model_copy(update={"path": path.resolve()})
+    _check_rule_overrides(config, root)
+    return config
+
+
+def _check_rule_overrides(config: Config, root: yaml.Node | None) -> None:
+    """Rule parameter overrides are validated against each rule's Params model."""
+    from rules import get_rule  # rules never import pipelines; the reverse is fine
+
+    problems = []
+    for rule_id, overrides in config.rules.items():
+        try:
+            rule = get_rule(rule_id)
+        except KeyError as exc:
+            line = _line_of(root, ("rules", rule_id))
+            problems.append(f"{config.path}:{line}: rules.{rule_id}: {exc.args[0]}")
+            continue
+        try:
+            rule.params.model_validate(overrides)
+        except ValidationError as exc:
+            for err in exc.errors():
+                loc = ("rules", rule_id, *err["loc"])
+                line = _line_of(root, loc)
+                problems.append(f"{config.path}:{line}: {_format_loc(loc)}: {_explain(err)}")
+    if problems:
+        raise ConfigError("\n".join(problems))
+
+
+def load_config(path: Path | str | None = None) -> Config:
+    """Read `path` (default ./wastewatch.yaml)."""
+    p = Path(path) if path else Path(DEFAULT_CONFIG_NAME)
+    if not p.exists():
+        raise ConfigError(
+            f"{p}: configuration file not found (create one with `wastewatch init`, or pass --config PATH)"
+        )
+    if p.is_dir():
+        raise ConfigError(f"{p}: is a folder, expected a wastewatch.yaml file")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{p}: cannot read configuration: {exc}") from None
+    return parse_config(text, p)
+
+
+STARTER_CONFIG = """\
+# wastewatch configuration. Paths are relative to this file's folder.
+# Reference: README.md, section "Configuration".
+
+# The embedded DuckDB warehouse (written by ingest/evaluate; a read-only copy is published beside it
+# as <name>.published.duckdb after every run, for ad-hoc queries).
+warehouse: warehouse/wastewatch.duckdb
+
+# Weekly reports land in <reports_dir>/<ISO week>/ (report.html, report.md, findings.csv, ...).
+reports_dir: reports
+
+# Billing currency used when a bill names none.
+currency: USD
+
+# Where to read from. Each source: name (unique), kind (one reader each), uri (a file, a folder, a glob,
+# or s3://bucket/prefix/), optional endpoint_url/region for S3-compatible stores, and reader options.
+sources:
+  - name: focus-main
+    kind: focus                # FOCUS 1.0/1.1/1.2 CSV, CSV.gz or Parquet
+    uri: landing/billing/focus/
+  - name: gpu-nodes
+    kind: nvidia_smi           # nvidia-smi --query-gpu=... --format=csv output, one file per host
+    uri: landing/telemetry/nvidia-smi/
+    options:
+      timezone: UTC            # zone of nvidia-smi's local timestamps
+      # host: gpu-node-01      # fixed host for every file; default: the file name up to its first '_' or '.csv'
+      # host_pattern: '(?P<host>[^/]+)/[^/]+$'   # or a regex over the path relative to uri
+#  - name: cur2-prod
+#    kind: aws_cur2
+#    uri: s3://acme-billing/cur2/
+#    endpoint_url: http://127.0.0.1:9000
+
+# Canonical tag keys and the billing tag keys they come from (first match wins; matching ignores case,
+# surrounding spaces and the prefixes user:, resourceTags/user:, user_). `host` maps telemetry host
+# names to billed resources.
+tags:
+  team: [team, Team, "user:team", user_team]
+  project: [project, "user:project"]
+  owner: [owner, created_by]
+  job_id: [job_id, run_id, slurm_job_id]
+  host: [hostname, Name, host]
+
+# Where checkpoints live and how a path names its run (used by the storage rules).
+checkpoints: []
+#  - "s3://acme-ckpt/{project}/{run_id}/**"
+
+# Roots whose sub-folders are datasets (used by the duplicate-dataset rule).
+datasets: []
+#  - "s3://acme-data/datasets/"
+
+# Per-rule parameter overrides; `wastewatch rules show GPU001` lists each rule's parameters.
+rules: {}
+#  GPU001: {max_util_pct: 5, min_idle_hours: 2}
+
+# Monthly budgets in the billing currency.
+budgets: {}
+#  team: {nlp: 40000, vision: 15000}
+
+# Fallback prices where the bill gives no unit price.
+prices:
+  storage_gb_month: {STANDARD: 0.023, STANDARD_IA: 0.0125, GLACIER_IR: 0.004}
+"""

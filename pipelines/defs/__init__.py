@@ -1,0 +1,1 @@
+"""Dagster definitions, autoloaded by `pipelines.definitions`."""

@@ -1,0 +1,67 @@
+"""Run the registered rules for one ISO week and replace that week's findings (one transaction per rule)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+
+import duckdb
+import polars as pl
+
+from pipelines.config import Config
+from pipelines.warehouse import transaction, utcnow
+from rules import ALL_RULES, FINDING_COLUMNS, Rule, Window
+
+
+@dataclass
+class RuleOutcome:
+    rule_id: str
+    findings: int
+    waste_findings: int
+    estimated_waste: dict[str, Decimal]  # by currency
+    params: dict[str, object]
+
+
+def active_rules() -> tuple[Rule, ...]:
+    return tuple(r for r in ALL_RULES if r.status != "deprecated")
+
+
+def evaluate_rule(
+    con: duckdb.DuckDBPyConnection,
+    config: Config,
+    rule: Rule,
+    window: Window,
+    detected_at: datetime | None = None,
+) -> tuple[RuleOutcome, pl.DataFrame]:
+    params = rule.make_params(config.rule_overrides(rule.id))
+    frame = rule.evaluate(con, window, params, detected_at or utcnow())
+    write_findings(con, rule.id, window, frame)
+    waste = frame.filter(pl.col("status") == "waste")
+    by_currency: dict[str, Decimal] = {}
+    for row in waste.group_by("currency").agg(pl.col("estimated_waste").sum()).iter_rows():
+        by_currency[row[0] or config.currency] = Decimal(str(row[1]))
+    outcome = RuleOutcome(rule.id, frame.height, waste.height, by_currency, params.model_dump(mode="json"))
+    return outcome, frame
+
+
+def write_findings(con: duckdb.DuckDBPyConnection, rule_id: str, window: Window, frame: pl.DataFrame) -> None:
+    """Replace the (rule, week) findings with `frame`; re-running the same week is idempotent."""
+    casts = ", ".join(f"cast({name} as {kind}) as {name}" for name, kind in FINDING_COLUMNS.items())
+    arrow = frame.to_arrow()
+    con.register("_new_findings", arrow)
+    try:
+        with transaction(con):
+            con.execute(
+                "delete from findings where rule_id = $r and week_start = $w",
+                {"r": rule_id, "w": window.start.date()},
+            )
+            con.execute(f"insert into findings select {casts} from _new_findings")  # noqa: S608 - our constants
+    finally:
+        con.unregister("_new_findings")
+
+
+def evaluate_week(
+    con: duckdb.DuckDBPyConnection, config: Config, window: Window, detected_at: datetime | None = None
+) -> list[RuleOutcome]:
+    return [evaluate_rule(con, config, rule, window, detected_at)[0] for rule in active_rules()]

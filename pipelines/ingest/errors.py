@@ -1,0 +1,16 @@
+"""Errors a reader raises for a file it cannot load."""
+
+from __future__ import annotations
+
+
+class RejectedFile(Exception):
+    """The file cannot be loaded. The message names the file, the line/column when known, and the problem."""
+
+    def __init__(self, file: str, problem: str, line: int | None = None, column: str | None = None) -> None:
+        self.file, self.problem, self.line, self.column = file, problem, line, column
+        where = file
+        if line is not None:
+            where += f":{line}"
+        if column:
+            where += f": column {column!r}"
+        super().__init__(f"{where}: {problem}")

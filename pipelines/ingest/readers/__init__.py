@@ -1,0 +1,1 @@
+"""One reader per source kind."""

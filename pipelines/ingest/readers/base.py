@@ -1,0 +1,68 @@
+"""What every reader shares: the reader interface, SQL quoting of file-derived identifiers, error text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Protocol
+
+import duckdb
+
+from pipelines.config import Config, Source
+from pipelines.ingest.files import SourceFile
+
+
+@dataclass
+class LoadResult:
+    rows: int
+    billing_period: str | None = None
+    billed_cost_sum: Decimal | None = None
+    effective_cost_sum: Decimal | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LoadContext:
+    """Everything a reader needs besides the file: the source, the config, the ledger id and time."""
+
+    source: Source
+    config: Config
+    file_id: str
+    loaded_at: Any
+
+
+class Reader(Protocol):
+    kind: str
+    target_table: str
+
+    def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
+        """Insert the file's rows into `target_table` (inside the caller's transaction)."""
+        ...
+
+
+def quote_ident(name: str) -> str:
+    """A column name read from a file header, quoted for SQL (never a value)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def quote_literal(text: str) -> str:
+    """A column name used as a JSON key in SQL text (never a data value)."""
+    return "'" + text.replace("'", "''") + "'"
+
+
+def duckdb_problem(exc: Exception) -> str:
+    """DuckDB's error without the SQL echo: the first line, minus its 'X Error:' prefix."""
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    for prefix in ("IO Error: ", "Invalid Input Error: ", "Conversion Error: ", "Binder Error: "):
+        if first.startswith(prefix):
+            return first[len(prefix) :]
+    return first
+
+
+def src_cte(from_clause: str, columns: dict[str, str]) -> str:
+    """`with _src as (...)`: numbered rows of the file with canonical column names as VARCHAR.
+
+    `columns` maps canonical name -> SQL expression over the file's own columns (identifiers only).
+    """
+    select = ",\n        ".join(f"{expr} as {quote_ident(name)}" for name, expr in columns.items())
+    return f"with _src as (\n    select row_number() over () as _row,\n        {select}\n    from {from_clause}\n)\n"  # noqa: S608 - identifiers only, values are bound

@@ -1,0 +1,72 @@
+"""Run the Dagster jobs in-process: the CLI and tests execute exactly the asset graph Dagster schedules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+
+from pipelines.definitions import defs
+from pipelines.defs.jobs import INGEST_SELECTION, WEEKLY_SELECTION
+from pipelines.defs.partitions import week_to_partition
+from pipelines.defs.resources import WastewatchResource
+
+QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+
+
+@dataclass
+class RunOutcome:
+    success: bool
+    metadata: dict[str, dict[str, Any]] = field(default_factory=dict)  # asset key -> metadata values
+    failures: list[str] = field(default_factory=list)
+
+    def value(self, asset: str, key: str, default: Any = None) -> Any:
+        return self.metadata.get(asset, {}).get(key, default)
+
+
+def _assets() -> list[dg.AssetsDefinition]:
+    return [a for a in defs().assets or [] if isinstance(a, dg.AssetsDefinition)]
+
+
+def _materialize(
+    config_path: Path, selection: dg.AssetSelection, partition_key: str | None, verbose: bool
+) -> RunOutcome:
+    result = dg.materialize(
+        _assets(),
+        selection=selection,
+        resources={"wastewatch": WastewatchResource(config_path=str(config_path.resolve()))},
+        partition_key=partition_key,
+        run_config=None if verbose else QUIET_LOGS,
+        raise_on_error=False,
+    )
+    outcome = RunOutcome(success=result.success)
+    for event in result.get_asset_materialization_events():
+        mat = event.materialization
+        assert mat is not None
+        outcome.metadata[mat.asset_key.to_user_string()] = {k: v.value for k, v in mat.metadata.items()}
+    for event in result.all_events:
+        if event.is_step_failure and event.step_failure_data and event.step_failure_data.error:
+            err = event.step_failure_data.error
+            cause = err.cause.message if err.cause else err.message
+            outcome.failures.append(f"{event.step_key}: {cause.strip()}")
+    return outcome
+
+
+def run_ingest(config_path: Path, verbose: bool = False) -> RunOutcome:
+    """Ingest new files, rebuild marts, publish (the `nightly_ingest` job)."""
+    return _materialize(config_path, INGEST_SELECTION, None, verbose)
+
+
+def run_weekly(
+    config_path: Path, week: str, verbose: bool = False, evaluate: bool = True, report: bool = True
+) -> RunOutcome:
+    """Evaluate rules and/or write the report for one ISO week (the `weekly_report` job)."""
+    if evaluate and report:
+        selection = WEEKLY_SELECTION
+    elif evaluate:
+        selection = dg.AssetSelection.groups("rules")
+    else:
+        selection = dg.AssetSelection.assets(["reports", "weekly_report"])
+    return _materialize(config_path, selection, week_to_partition(week), verbose)

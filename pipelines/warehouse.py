@@ -1,0 +1,235 @@
+"""The DuckDB warehouse: connections, schema creation and upgrades, the SQL file loader, publishing.
+
+SQL lives in `sql/<layer>/<name>.sql`, one object per file. Values always travel as named parameters
+(`$name`); only identifiers from our own constants are ever spliced into SQL text.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from pipelines.config import Config
+
+SCHEMA_VERSION = 1
+RAW_TABLES = (
+    "schema_version",
+    "ingest_files",
+    "billing_line_items",
+    "gpu_samples",
+    "findings",
+    "gpu_instance_types",
+)
+MARTS = ("resources", "cost_hourly", "gpu_hours")
+CATALOG_DIR = Path(__file__).parent / "catalog"
+
+
+class WarehouseError(Exception):
+    """The warehouse cannot be opened or upgraded."""
+
+
+def sql_root() -> Path:
+    """`sql/` beside the packages in a checkout, or the copy shipped inside the wheel."""
+    shipped = Path(__file__).parent / "_sql"
+    return shipped if shipped.is_dir() else Path(__file__).resolve().parent.parent / "sql"
+
+
+@cache
+def sql_text(layer: str, name: str) -> str:
+    path = sql_root() / layer / f"{name}.sql"
+    return path.read_text(encoding="utf-8")
+
+
+def header(sql: str) -> dict[str, str]:
+    """The `-- key: value` comment header of a SQL file (grain, depends_on, ...)."""
+    out: dict[str, str] = {}
+    for line in sql.splitlines():
+        m = re.match(r"--\s*([a-z_]+):\s*(.+)", line.strip())
+        if m:
+            out[m.group(1)] = m.group(2).strip()
+        elif line.strip() and not line.strip().startswith("--"):
+            break
+    return out
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC).replace(tzinfo=None)
+
+
+def _configure(con: duckdb.DuckDBPyConnection) -> None:
+    con.execute("set TimeZone = 'UTC'")
+    # DuckDB 2.0 deprecates `x -> expr` lambdas; our SQL uses `lambda x: expr`.
+    for path in sorted((sql_root() / "macros").glob("*.sql")):
+        con.execute(path.read_text(encoding="utf-8"))
+
+
+def connect(path: Path | str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse; a writable connection creates or upgrades the schema first."""
+    p = Path(path)
+    if read_only and not p.exists():
+        raise WarehouseError(f"{p}: no warehouse here yet (run `wastewatch ingest` first)")
+    if not read_only:
+        p.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        con = duckdb.connect(str(p), read_only=read_only)
+    except duckdb.IOException as exc:
+        raise WarehouseError(f"{p}: cannot open the warehouse: {exc}") from None
+    _configure(con)
+    if not read_only:
+        migrate(con)
+        _load_catalogs(con)
+    return con
+
+
+@contextmanager
+def open_warehouse(config: Config, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
+    con = connect(config.warehouse_path, read_only=read_only)
+    try:
+        yield con
+    finally:
+        con.close()
+
+
+@contextmanager
+def transaction(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    """One transaction: committed when the block ends, rolled back if it raises."""
+    con.execute("begin transaction")
+    try:
+        yield con
+    except BaseException:
+        con.execute("rollback")
+        raise
+    con.execute("commit")
+
+
+def current_version(con: duckdb.DuckDBPyConnection) -> int | None:
+    exists = one(con, "select count(*) from information_schema.tables where table_name = 'schema_version'")
+    if not exists or not exists[0]:
+        return None
+    row = one(con, "select max(version) from schema_version")
+    return row[0] if row else None
+
+
+def migrations(directory: Path | None = None) -> list[tuple[int, Path]]:
+    folder = directory or (sql_root() / "raw" / "migrations")
+    out = []
+    for path in sorted(folder.glob("*.sql")):
+        m = re.match(r"(\d+)_", path.name)
+        if m:
+            out.append((int(m.group(1)), path))
+    return out
+
+
+def migrate(
+    con: duckdb.DuckDBPyConnection,
+    target: int = SCHEMA_VERSION,
+    migrations_dir: Path | None = None,
+) -> int:
+    """Create a new warehouse at `target`, or apply the missing migrations in one transaction."""
+    version = current_version(con)
+    if version is None and _has_tables(con):
+        raise WarehouseError(
+            "this DuckDB file has tables but no wastewatch schema_version; refusing to touch it"
+        )
+    if version is not None and version > target:
+        raise WarehouseError(
+            f"the warehouse has schema version {version}, newer than this wastewatch ({target}); upgrade wastewatch"
+        )
+    if version == target:
+        return version
+    with transaction(con):
+        if version is None:
+            for table in RAW_TABLES:
+                con.execute(sql_text("raw", table))
+            con.execute(
+                "insert into schema_version values ($v, 'initial schema', $now)",
+                {"v": target, "now": utcnow()},
+            )
+        else:
+            for number, path in migrations(migrations_dir):
+                if version < number <= target:
+                    con.execute(path.read_text(encoding="utf-8"))
+                    con.execute(
+                        "insert into schema_version values ($v, $d, $now)",
+                        {"v": number, "d": path.stem, "now": utcnow()},
+                    )
+    return target
+
+
+def _has_tables(con: duckdb.DuckDBPyConnection) -> bool:
+    row = one(con, "select count(*) from information_schema.tables where table_schema = 'main'")
+    return bool(row and row[0])
+
+
+def _load_catalogs(con: duckdb.DuckDBPyConnection) -> None:
+    path = CATALOG_DIR / "gpu_instance_types.csv"
+    with transaction(con):
+        con.execute("delete from gpu_instance_types")
+        con.execute(
+            "insert into gpu_instance_types select * from read_csv($p, header = true, "
+            "columns = {'instance_type': 'varchar', 'provider': 'varchar', 'gpu_model': 'varchar', "
+            "'gpu_count': 'integer', 'gpu_memory_gib': 'double'})",
+            {"p": str(path)},
+        )
+
+
+def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    row = one(con, "select count(*) from information_schema.tables where table_name = $n", {"n": name})
+    return bool(row and row[0])
+
+
+def rows(
+    con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    cur = con.execute(sql, params or {})
+    cols = [d[0] for d in cur.description]
+    return [dict(zip(cols, r, strict=True)) for r in cur.fetchall()]
+
+
+def publish(config: Config) -> Path:
+    """Copy the warehouse atomically to its read-only published twin for ad-hoc users.
+
+    The caller must not hold a connection to the warehouse. The copy is written beside the target
+    and renamed over it, so a reader never sees a half-written file.
+    """
+    src = config.warehouse_path
+    dst = config.published_path
+    if not src.exists():
+        raise WarehouseError(f"{src}: nothing to publish yet")
+    con = duckdb.connect(str(src))
+    try:
+        con.execute("checkpoint")
+    finally:
+        con.close()
+    fd, tmp = tempfile.mkstemp(prefix=dst.name + ".", suffix=".tmp", dir=dst.parent)
+    os.close(fd)
+    try:
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, dst)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return dst
+
+
+def one(
+    con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
+) -> tuple[Any, ...] | None:
+    """The first row of a query (the whole result is consumed, as DuckDB 2.0 requires)."""
+    result = con.execute(sql, params or {}).fetchall()
+    return result[0] if result else None
+
+
+def scalar(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None) -> Any:
+    row = one(con, sql, params)
+    return row[0] if row else None

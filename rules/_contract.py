@@ -1,0 +1,216 @@
+"""The rule contract: identity, typed parameters, the time window and the finding schema.
+
+A rule reads marts only (never raw files or staging), takes `(con, window, params)` and returns findings
+with exactly the columns of FINDING_COLUMNS. Nothing here imports Dagster.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from pathlib import Path
+from typing import Any, Literal
+
+import duckdb
+import polars as pl
+from pydantic import BaseModel, ConfigDict
+
+Category = Literal["idle", "overprovisioned", "orphaned", "duplicate", "failed", "unattributed", "anomaly"]
+Severity = Literal["low", "medium", "high"]
+Lifecycle = Literal["preview", "stable", "deprecated"]
+STATUSES = ("waste", "suspect", "insufficient_data")
+
+DOC_HEADINGS = (
+    "What it detects",
+    "Why it is waste",
+    "How it is computed",
+    "Thresholds",
+    "Known false positives",
+    "Example finding",
+    "Remediation",
+    "References",
+)
+
+# name -> DuckDB type, in the order every findings table and file carries them
+FINDING_COLUMNS: dict[str, str] = {
+    "finding_id": "VARCHAR",
+    "rule_id": "VARCHAR",
+    "rule_name": "VARCHAR",
+    "category": "VARCHAR",
+    "severity": "VARCHAR",
+    "week_start": "DATE",
+    "week_end": "DATE",
+    "resource_id": "VARCHAR",
+    "resource_type": "VARCHAR",
+    "provider": "VARCHAR",
+    "account_id": "VARCHAR",
+    "region_id": "VARCHAR",
+    "team": "VARCHAR",
+    "project": "VARCHAR",
+    "owner": "VARCHAR",
+    "job_id": "VARCHAR",
+    "status": "VARCHAR",
+    "reason": "VARCHAR",
+    "evidence": "JSON",
+    "estimated_waste": "DECIMAL(18,6)",
+    "currency": "VARCHAR",
+    "waste_basis": "VARCHAR",
+    "params": "JSON",
+    "detected_at": "TIMESTAMP",
+}
+
+# what a rule's query must return; the contract adds identity, window, params and timestamps
+QUERY_COLUMNS = (
+    "resource_id", "resource_type", "provider", "account_id", "region_id", "team", "project", "owner",
+    "job_id", "status", "reason", "evidence", "estimated_waste", "currency", "waste_basis",
+)  # fmt: skip
+
+
+class RuleParams(BaseModel):
+    """Base of every rule's thresholds: typed, defaults documented, unknown keys rejected."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass(frozen=True)
+class Window:
+    """A half-open UTC time window [start, end); reports use ISO weeks (Monday 00:00 UTC)."""
+
+    start: datetime
+    end: datetime
+
+    @classmethod
+    def iso_week(cls, week: str) -> Window:
+        m = re.fullmatch(r"(\d{4})-W(\d{2})", week.strip())
+        if not m:
+            raise ValueError(f"{week!r} is not an ISO week like 2026-W48")
+        year, num = int(m.group(1)), int(m.group(2))
+        try:
+            monday = date.fromisocalendar(year, num, 1)
+        except ValueError:
+            raise ValueError(f"{week!r}: week {num} does not exist in {year}") from None
+        start = datetime(monday.year, monday.month, monday.day)
+        return cls(start, start + timedelta(days=7))
+
+    @classmethod
+    def containing(cls, day: date) -> Window:
+        y, w, _ = day.isocalendar()
+        return cls.iso_week(f"{y}-W{w:02d}")
+
+    @property
+    def label(self) -> str:
+        y, w, _ = self.start.date().isocalendar()
+        return f"{y}-W{w:02d}"
+
+    @property
+    def hours(self) -> float:
+        return (self.end - self.start).total_seconds() / 3600
+
+    def previous(self) -> Window:
+        return Window(self.start - timedelta(days=7), self.start)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One waste rule. `query` is a SQL file returning QUERY_COLUMNS; `evaluate_fn` replaces it."""
+
+    id: str
+    name: str
+    category: Category
+    severity: Severity
+    status: Lifecycle
+    summary: str
+    doc: str
+    params: type[RuleParams]
+    requires: tuple[str, ...]
+    query: Path | None = None
+    evaluate_fn: Callable[[duckdb.DuckDBPyConnection, Window, RuleParams], pl.DataFrame] | None = None
+    aliases: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def folder(self) -> str:
+        return f"{self.id.lower()}_{self.name.replace('-', '_')}"
+
+    def make_params(self, overrides: dict[str, Any] | None = None) -> RuleParams:
+        return self.params.model_validate(overrides or {})
+
+    def doc_sections(self) -> dict[str, str]:
+        return parse_doc_sections(self.doc)
+
+    def evaluate(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        window: Window,
+        params: RuleParams | None = None,
+        detected_at: datetime | None = None,
+    ) -> pl.DataFrame:
+        """Run the rule for `window`; returns FINDING_COLUMNS, one row per (rule, resource, week)."""
+        params = params or self.make_params()
+        if self.evaluate_fn is not None:
+            raw = self.evaluate_fn(con, window, params)
+        else:
+            assert self.query is not None, f"{self.id} has neither a query nor an evaluate function"
+            sql = self.query.read_text(encoding="utf-8")
+            bind = {"window_start": window.start, "window_end": window.end, **params.model_dump()}
+            needed = set(re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", _strip_sql_comments(sql)))
+            rel = con.sql(sql, params={k: v for k, v in bind.items() if k in needed})
+            assert rel is not None
+            raw = rel.pl()
+        return self._complete(raw, window, params, detected_at or datetime.now(UTC).replace(tzinfo=None))
+
+    def _complete(
+        self, raw: pl.DataFrame, window: Window, params: RuleParams, detected_at: datetime
+    ) -> pl.DataFrame:
+        missing = [c for c in QUERY_COLUMNS if c not in raw.columns]
+        if missing:
+            raise ValueError(f"{self.id}: the rule returned no column(s) {missing}")
+        bad = set(raw.get_column("status").unique().to_list()) - set(STATUSES)
+        if bad:
+            raise ValueError(f"{self.id}: unknown status {sorted(bad)}; expected one of {STATUSES}")
+        week = window.label
+        params_json = json.dumps(params.model_dump(mode="json"), sort_keys=True)
+        out = raw.select(QUERY_COLUMNS).with_columns(
+            pl.col("resource_id")
+            .map_elements(lambda r: finding_id(self.id, r, week), return_dtype=pl.String)
+            .alias("finding_id"),
+            pl.lit(self.id).alias("rule_id"),
+            pl.lit(self.name).alias("rule_name"),
+            pl.lit(self.category).alias("category"),
+            pl.lit(self.severity).alias("severity"),
+            pl.lit(window.start.date()).alias("week_start"),
+            pl.lit((window.end - timedelta(days=1)).date()).alias("week_end"),
+            pl.lit(params_json).alias("params"),
+            pl.lit(detected_at).alias("detected_at"),
+            pl.col("evidence").cast(pl.String),
+        )
+        if out.get_column("finding_id").n_unique() != out.height:
+            raise ValueError(f"{self.id}: more than one finding for the same resource and week")
+        return out.select(list(FINDING_COLUMNS))
+
+
+def finding_id(rule_id: str, resource_id: str | None, week: str) -> str:
+    """Stable across re-runs and weeks' re-evaluation: sha1 of rule, resource and ISO week."""
+    key = f"{rule_id}|{resource_id or ''}|{week}".encode()
+    return hashlib.sha1(key).hexdigest()[:16]
+
+
+def _strip_sql_comments(sql: str) -> str:
+    return re.sub(r"--[^\n]*", "", sql)
+
+
+def parse_doc_sections(doc: str) -> dict[str, str]:
+    """Split a rule docstring into its fixed headings (a heading is a line equal to one of DOC_HEADINGS)."""
+    sections: dict[str, list[str]] = {}
+    current: str | None = None
+    for line in doc.splitlines():
+        stripped = line.strip()
+        if stripped in DOC_HEADINGS:
+            current = stripped
+            sections[current] = []
+        elif current is not None:
+            sections[current].append(line)
+    return {k: "\n".join(v).strip() for k, v in sections.items()}

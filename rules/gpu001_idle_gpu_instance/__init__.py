@@ -1,0 +1,95 @@
+"""GPU001 idle-gpu-instance: GPU instances billed while every one of their GPUs sat idle.
+
+What it detects
+    GPU instances (any resource whose instance type has GPUs, or whose host reported GPUs) that were
+    billed for stretches of at least `min_idle_hours` consecutive hours during which every GPU averaged
+    at most `max_util_pct` utilisation: instances left running overnight or over a weekend, a node whose
+    job crashed while the machine kept billing, a reservation nobody scheduled onto.
+
+Why it is waste
+    A GPU instance is billed by the hour whether or not its GPUs compute. An 8-GPU H100 instance costs
+    tens of dollars an hour; an idle night is hundreds of dollars that bought nothing.
+
+How it is computed
+    From the marts only: `resources` (GPU count per billed resource), `cost_hourly` (the effective cost
+    of each resource-hour) and `gpu_hours` (per-GPU utilisation and coverage per hour, mapped to the
+    billed resource through the billing host tag, the resource name or id). A billed hour is `idle`
+    when every GPU of the instance has telemetry for at least `min_coverage` of the hour and none
+    averaged above `max_util_pct`; `no_data` when any GPU lacks that telemetry. Consecutive idle hours
+    form a stretch (an unbilled, busy or unobserved hour ends it); stretches are followed 48 h past the
+    window's edges so a stretch crossing midnight on Sunday is judged by its whole length.
+    estimated_waste = sum of effective_cost over the in-week hours of stretches of at least
+    `min_idle_hours` hours. A resource with no idle waste but at least `min_idle_hours` billed hours
+    without telemetry gets an `insufficient_data` finding (estimated_waste 0): missing telemetry is never
+    read as "busy".
+
+Thresholds
+    max_util_pct (default 5, percent): the highest hourly mean utilisation of any GPU for the hour to
+    count as idle.
+    min_idle_hours (default 2, hours): the shortest stretch of consecutive idle billed hours that counts.
+    min_coverage (default 0.5, share of the hour): how much of an hour a GPU's samples must cover for
+    the hour to count as observed.
+
+Known false positives
+    Warm pools and standby capacity kept idle on purpose; instances doing CPU-only work (data
+    preparation) on a GPU machine; GPUs used through a path the telemetry does not see (MIG instances
+    reported on a different host). Acknowledge such findings (`wastewatch ack`) or raise thresholds.
+
+Example finding
+    rule_id: GPU001
+    resource_id: i-0a1b2c3d4e5f60718
+    resource_type: GPU instance
+    status: waste
+    team: nlp
+    reason: "p5.48xlarge i-0a1b2c3d4e5f60718 (gpu-node-03, 8×H100) sat idle for 30 of 168 billed hours in 3 stretch(es) of ≥2 h (every GPU ≤5% util, mean 0.3%), costing USD 1651.20."
+    estimated_waste: 1651.20
+    currency: USD
+    waste_basis: effective cost (cost_hourly) of the billed hours in idle stretches of at least 2 consecutive hours
+
+Remediation
+    Stop or terminate the instance when no job is queued for it (a scheduler idle-shutdown, an
+    auto-stop script on the node watching nvidia-smi, or a Slurm/Kubernetes autoscaler scale-down);
+    release reservations nobody uses; for crashed jobs, make the job's exit stop the machine.
+
+References
+    Princeton jobstats / Job Defense Shield zero-utilisation alerts (60-120 min);
+    gpu-pruner idle definition (30 min under 1 % engine activity);
+    Azure Advisor idle VM thresholds; FOCUS 1.2 EffectiveCost semantics.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field
+
+from rules._contract import Rule, RuleParams
+
+
+class Params(RuleParams):
+    max_util_pct: float = Field(
+        5.0, ge=0, le=100, description="Highest hourly mean GPU util (%) of an idle hour."
+    )
+    min_idle_hours: int = Field(
+        2, ge=1, le=48, description="Shortest stretch of idle billed hours that counts."
+    )
+    min_coverage: float = Field(
+        0.5,
+        gt=0,
+        le=1,
+        description="Share of an hour a GPU's samples must cover for the hour to be observed.",
+    )
+
+
+RULE = Rule(
+    id="GPU001",
+    name="idle-gpu-instance",
+    category="idle",
+    severity="high",
+    status="stable",
+    summary="GPU instances billed while every one of their GPUs sat idle.",
+    doc=__doc__ or "",
+    params=Params,
+    requires=("resources", "cost_hourly", "gpu_hours"),
+    query=Path(__file__).with_name("query.sql"),
+)

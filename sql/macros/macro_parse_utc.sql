@@ -1,0 +1,8 @@
+-- A timestamp string in any ISO-8601-like form -> naive UTC TIMESTAMP. Strings with an offset or Z are
+-- converted; strings without a zone are read as `zone` (FOCUS requires UTC; nvidia-smi writes local time).
+create or replace temp macro parse_utc(s, zone) as
+    case
+        when regexp_matches(trim(s), '(Z|[+-]\d{2}(:?\d{2})?)$')
+            then try_cast(trim(s) as timestamptz) at time zone 'UTC'
+        else timezone('UTC', timezone(zone, try_cast(replace(trim(s), '/', '-') as timestamp)))
+    end;

@@ -1,0 +1,21 @@
+-- grain: one row per source file (the ingestion ledger)
+-- Decides what is new: a file whose size and checksum/etag are unchanged is not read again.
+create table if not exists ingest_files (
+    file_id varchar primary key,          -- sha1(source, uri)
+    source varchar not null,              -- the source's name in wastewatch.yaml
+    kind varchar not null,                -- reader kind (focus, nvidia_smi, ...)
+    uri varchar not null,                 -- absolute path or s3://bucket/key
+    size_bytes bigint,
+    modified_at timestamp,
+    etag varchar,                         -- S3 ETag (quotes stripped) when read from S3
+    checksum varchar,                     -- sha256 of the bytes read
+    billing_period varchar,               -- YYYY-MM for billing files when known
+    rows bigint,                          -- rows landed from this file
+    billed_cost_sum decimal(18, 6),       -- reconciliation: sums of what landed (billing files)
+    effective_cost_sum decimal(18, 6),
+    status varchar not null,              -- loaded | rejected
+    error varchar,                        -- for rejected files: file, line/column and the problem
+    first_seen_at timestamp not null,
+    checked_at timestamp not null,        -- last time a run looked at this version of the file
+    loaded_at timestamp                   -- last successful load
+);

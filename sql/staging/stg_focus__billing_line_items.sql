@@ -1,0 +1,110 @@
+-- grain: one row per FOCUS line item of one file
+-- depends_on: the file relation `_src` (VARCHAR columns in FOCUS snake_case, plus _row and _x_*),
+--             built by pipelines/ingest/readers/focus.py
+-- Types, UTC timestamps, canonical spellings of FOCUS enumerations, normalised tags, promoted tags.
+with typed as (
+    select
+        _row,
+        nullif(trim(availability_zone), '') as availability_zone,
+        cast(billed_cost as decimal(18, 6)) as billed_cost,
+        billing_account_id,
+        billing_account_name,
+        billing_account_type,
+        upper(coalesce(nullif(trim(billing_currency), ''), $default_currency)) as billing_currency,
+        parse_utc(billing_period_end, 'UTC') as billing_period_end,
+        parse_utc(billing_period_start, 'UTC') as billing_period_start,
+        capacity_reservation_id,
+        canonical_value(capacity_reservation_status, ['Used', 'Unused']) as capacity_reservation_status,
+        canonical_value(charge_category, ['Usage', 'Purchase', 'Tax', 'Credit', 'Adjustment']) as charge_category,
+        canonical_value(charge_class, ['Correction']) as charge_class,
+        charge_description,
+        canonical_value(charge_frequency, ['One-Time', 'Recurring', 'Usage-Based']) as charge_frequency,
+        parse_utc(charge_period_end, 'UTC') as charge_period_end,
+        parse_utc(charge_period_start, 'UTC') as charge_period_start,
+        canonical_value(commitment_discount_category, ['Spend', 'Usage']) as commitment_discount_category,
+        commitment_discount_id,
+        commitment_discount_name,
+        try_cast(commitment_discount_quantity as double) as commitment_discount_quantity,
+        canonical_value(commitment_discount_status, ['Used', 'Unused']) as commitment_discount_status,
+        commitment_discount_type,
+        commitment_discount_unit,
+        try_cast(consumed_quantity as double) as consumed_quantity,
+        consumed_unit,
+        try_cast(contracted_cost as decimal(18, 6)) as contracted_cost,
+        try_cast(contracted_unit_price as decimal(28, 12)) as contracted_unit_price,
+        cast(effective_cost as decimal(18, 6)) as effective_cost,
+        invoice_id,
+        invoice_issuer_name,
+        try_cast(list_cost as decimal(18, 6)) as list_cost,
+        try_cast(list_unit_price as decimal(28, 12)) as list_unit_price,
+        canonical_value(pricing_category, ['Standard', 'Dynamic', 'Committed', 'Other']) as pricing_category,
+        pricing_currency,
+        try_cast(pricing_currency_contracted_unit_price as decimal(28, 12))
+            as pricing_currency_contracted_unit_price,
+        try_cast(pricing_currency_effective_cost as decimal(18, 6)) as pricing_currency_effective_cost,
+        try_cast(pricing_currency_list_unit_price as decimal(28, 12)) as pricing_currency_list_unit_price,
+        try_cast(pricing_quantity as double) as pricing_quantity,
+        pricing_unit,
+        provider_name,
+        publisher_name,
+        region_id,
+        region_name,
+        nullif(trim(resource_id), '') as resource_id,
+        resource_name,
+        resource_type,
+        canonical_value(
+            service_category,
+            [
+                'AI and Machine Learning', 'Analytics', 'Business Applications', 'Compute', 'Databases',
+                'Developer Tools', 'Multicloud', 'Identity', 'Integration', 'Internet of Things',
+                'Management and Governance', 'Media', 'Migration', 'Mobile', 'Networking', 'Security',
+                'Storage', 'Web', 'Other'
+            ]
+        ) as service_category,
+        service_name,
+        service_subcategory,
+        sku_id,
+        sku_meter,
+        nullif(trim(sku_price_details), '')::json as sku_price_details,
+        sku_price_id,
+        sub_account_id,
+        sub_account_name,
+        sub_account_type,
+        normalize_tags(tags) as tags,
+        nullif(trim(tags), '')::json as x_tags_raw,
+        _x_extra::json as x_extra,
+        _x_instance_type,
+        _x_usage_type,
+        _x_gpu_count
+    from _src
+),
+
+enriched as (
+    select
+        *,
+        tag_lookup(tags, $team_keys) as team,
+        tag_lookup(tags, $project_keys) as project,
+        tag_lookup(tags, $owner_keys) as owner,
+        tag_lookup(tags, $job_id_keys) as job_id,
+        tag_lookup(tags, $host_keys) as x_host,
+        coalesce(
+            nullif(trim(_x_instance_type), ''),
+            sku_price_details ->> 'InstanceType',
+            nullif(regexp_extract(coalesce(_x_usage_type, ''), 'Usage:([a-z0-9][a-z0-9-]*\.[a-z0-9]+)$', 1), '')
+        ) as x_instance_type,
+        coalesce(try_cast(_x_gpu_count as integer), try_cast(sku_price_details ->> 'GpuCount' as integer))
+            as x_gpu_count
+    from typed
+)
+
+select
+    * exclude (_row, _x_instance_type, _x_usage_type, _x_gpu_count),
+    $focus_version as x_focus_version,
+    $source_name as x_source_name,
+    'focus' as x_source_format,
+    $source_file as x_source_file,
+    $file_id as x_file_id,
+    _row as x_source_row,
+    strftime(coalesce(billing_period_start, charge_period_start), '%Y-%m') as x_billing_period,
+    $loaded_at as x_loaded_at
+from enriched

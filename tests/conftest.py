@@ -1,0 +1,65 @@
+"""Shared fixtures: real DuckDB files under tmp_path, real config files, real fixture data."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipelines.config import Config, load_config
+from pipelines.warehouse import connect
+
+FIXTURES = Path(__file__).parent / "fixtures"
+FOCUS_SAMPLE = FIXTURES / "billing" / "focus_sample_1.0.csv"
+H200 = FIXTURES / "telemetry" / "h200"
+
+
+@pytest.fixture
+def fixtures() -> Path:
+    return FIXTURES
+
+
+def write_config(directory: Path, body: str) -> Path:
+    """Write `wastewatch.yaml` into `directory` (dedented) and return its path."""
+    path = directory / "wastewatch.yaml"
+    path.write_text(textwrap.dedent(body).lstrip(), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty project folder with landing zones for billing and telemetry."""
+    (tmp_path / "landing" / "billing").mkdir(parents=True)
+    (tmp_path / "landing" / "telemetry").mkdir(parents=True)
+    write_config(
+        tmp_path,
+        """
+        sources:
+          - {name: focus, kind: focus, uri: landing/billing/}
+          - {name: smi, kind: nvidia_smi, uri: landing/telemetry/}
+        """,
+    )
+    return tmp_path
+
+
+@pytest.fixture
+def config(project: Path) -> Config:
+    return load_config(project / "wastewatch.yaml")
+
+
+@pytest.fixture
+def con(config: Config) -> Iterator[duckdb.DuckDBPyConnection]:
+    c = connect(config.warehouse_path)
+    yield c
+    c.close()
+
+
+def copy_into(src: Path, directory: Path, name: str | None = None) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    dst = directory / (name or src.name)
+    shutil.copyfile(src, dst)
+    return dst
