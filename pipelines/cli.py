@@ -9,14 +9,17 @@ import csv
 import io
 import json
 import sys
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from pipelines.config import DEFAULT_CONFIG_NAME, STARTER_CONFIG, Config, ConfigError, load_config
+
+if TYPE_CHECKING:
+    from pipelines.runner import RunOutcome
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
 
@@ -45,10 +48,19 @@ def _week(value: str | None) -> str:
 
     if value is None:
         return last_complete_week(datetime.now(UTC).date())
+    from pipelines.defs.partitions import week_to_partition, weekly_partitions
+
     try:
-        return Window.iso_week(value).label
+        label = Window.iso_week(value).label
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--week") from None
+    keys = weekly_partitions.get_partition_keys()
+    if week_to_partition(label) not in keys:
+        first, last = (Window.containing(date.fromisoformat(k)).label for k in (keys[0], keys[-1]))
+        raise click.BadParameter(
+            f"{label} is outside the weeks wastewatch evaluates ({first} to {last})", param_hint="--week"
+        )
+    return label
 
 
 def _fmt_money(amount: Any, currency: str) -> str:
@@ -71,6 +83,7 @@ def main(ctx: click.Context, config_path: Path | None, verbose: bool) -> None:
     """wastewatch finds the money GPU and AI-training infrastructure burns for nothing."""
     ctx.ensure_object(dict)
     ctx.obj["config_path"] = config_path or Path(DEFAULT_CONFIG_NAME)
+    ctx.obj["config_given"] = config_path is not None  # --config or WASTEWATCH_CONFIG
     ctx.obj["verbose"] = verbose
 
 
@@ -89,11 +102,18 @@ def init(ctx: click.Context, path: Path | None, force: bool) -> None:
 
 
 def _do_ingest(ctx: click.Context, config: Config) -> int:
+    from pipelines.ingest import READERS
     from pipelines.runner import run_ingest
     from pipelines.warehouse import open_warehouse, rows, utcnow
 
     started = utcnow()
     click.echo(f"ingesting {len(config.sources)} source(s) into {config.warehouse_path}", err=True)
+    for source in config.sources:
+        if source.enabled and source.kind not in READERS:
+            click.echo(
+                f"note: source {source.name!r}: no reader for kind {source.kind!r} yet; its files stay for later",
+                err=True,
+            )
     outcome = run_ingest(config.path or ctx.obj["config_path"], verbose=ctx.obj["verbose"])
     if not outcome.success:
         raise Failure(
@@ -127,7 +147,7 @@ def ingest(ctx: click.Context) -> None:
     ctx.exit(_do_ingest(ctx, config))
 
 
-def _do_weekly(ctx: click.Context, config: Config, week: str, evaluate: bool, report: bool) -> None:
+def _do_weekly(ctx: click.Context, config: Config, week: str, evaluate: bool, report: bool) -> RunOutcome:
     from pipelines.runner import run_weekly
 
     outcome = run_weekly(
@@ -159,6 +179,7 @@ def _do_weekly(ctx: click.Context, config: Config, week: str, evaluate: bool, re
                 click.echo(
                     f"  spend {_fmt_money(v, cur)}, waste {_fmt_money(md.get('waste_' + cur, 0), cur)}"
                 )
+    return outcome
 
 
 @main.command()
@@ -269,8 +290,8 @@ def rules_show(ctx: click.Context, rule_id: str) -> None:
     click.echo(rule.doc.strip())
     click.echo("\nParameters (default -> effective):")
     overrides: dict[str, Any] = {}
-    cfg_path = ctx.obj["config_path"]
-    if Path(cfg_path).exists():
+    # the default ./wastewatch.yaml is optional here; a config named explicitly must exist
+    if ctx.obj["config_given"] or Path(ctx.obj["config_path"]).exists():
         overrides = _config(ctx).rule_overrides(rule.id)
     effective = rule.make_params(overrides)
     for name, f in rule.params.model_fields.items():
@@ -304,9 +325,13 @@ def demo(ctx: click.Context, directory: Path, week: str | None, weeks: int, seed
     ctx.obj["config_path"] = config_path
     config = _config(ctx)
     code = _do_ingest(ctx, config)
-    _do_weekly(ctx, config, w, evaluate=True, report=True)
-    gpu001 = planted["report_week"]["rules"]["GPU001"]["waste"]
-    click.echo(f"planted GPU001 idle-instance waste for {w}: {_fmt_money(gpu001, 'USD')} (see expected.json)")
+    outcome = _do_weekly(ctx, config, w, evaluate=True, report=True)
+    planted_gpu001 = planted["report_week"]["rules"]["GPU001"]["waste"]
+    found = outcome.value("findings/gpu001_idle_gpu_instance", "estimated_waste_USD", 0.0)
+    click.echo(
+        f"GPU001 idle-gpu-instance in {w}: found {_fmt_money(found, 'USD')}, planted {_fmt_money(planted_gpu001, 'USD')} "
+        f"(expected.json lists every planted amount)"
+    )
     ctx.exit(code)
 
 

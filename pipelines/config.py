@@ -31,6 +31,9 @@ SourceKind = Literal[
 
 DEFAULT_CONFIG_NAME = "wastewatch.yaml"
 
+CanonicalTag = Literal["team", "project", "owner", "job_id", "host"]
+BudgetDimension = Literal["team", "project"]
+
 DEFAULT_TAGS: dict[str, list[str]] = {
     "team": ["team", "Team", "user:team", "user_team"],
     "project": ["project", "Project", "user:project"],
@@ -76,32 +79,26 @@ class Config(_Strict):
     reports_dir: Path = Path("reports")
     currency: str = Field("USD", description="Reporting currency when the bill names none.")
     sources: list[Source] = Field(default_factory=list)
-    tags: dict[str, list[str]] = Field(default_factory=lambda: {k: list(v) for k, v in DEFAULT_TAGS.items()})
+    tags: dict[CanonicalTag, list[str]] = Field(
+        default_factory=lambda: {k: list(v) for k, v in DEFAULT_TAGS.items()}
+    )
     checkpoints: list[str] = Field(default_factory=list)
     datasets: list[str] = Field(default_factory=list)
     rules: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    budgets: dict[str, dict[str, Decimal]] = Field(default_factory=dict)
+    budgets: dict[BudgetDimension, dict[str, Decimal]] = Field(
+        default_factory=dict, description="Monthly budgets per 'team' or 'project'."
+    )
     prices: Prices = Field(default_factory=Prices)
     # where this config was read from; set by load_config, not by the file
     path: Path | None = Field(None, exclude=True)
 
     @field_validator("tags")
     @classmethod
-    def _tags_known(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
-        unknown = sorted(set(value) - set(DEFAULT_TAGS))
-        if unknown:
-            raise ValueError(f"unknown canonical tag {unknown[0]!r}; expected one of {sorted(DEFAULT_TAGS)}")
+    def _tags_merged(cls, value: dict[str, list[str]]) -> dict[str, list[str]]:
+        """Canonical keys the file leaves out keep their default aliases."""
         merged = {k: list(v) for k, v in DEFAULT_TAGS.items()}
         merged.update(value)
         return merged
-
-    @field_validator("budgets")
-    @classmethod
-    def _budget_dims(cls, value: dict[str, dict[str, Decimal]]) -> dict[str, dict[str, Decimal]]:
-        for dim in value:
-            if dim not in ("team", "project"):
-                raise ValueError(f"budgets are set per 'team' or 'project', not {dim!r}")
-        return value
 
     @model_validator(mode="after")
     def _unique_sources(self) -> Config:
@@ -167,6 +164,8 @@ def _line_of(node: yaml.Node | None, loc: tuple[Any, ...]) -> int | None:
 def _format_loc(loc: tuple[Any, ...]) -> str:
     out = ""
     for part in loc:
+        if part == "[key]":  # pydantic's marker for an invalid mapping key: the key itself is the path
+            continue
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out or "(top level)"
 
@@ -198,42 +197,81 @@ def parse_config(text: str, path: Path) -> Config:
         data = {}
     if not isinstance(data, dict):
         raise ConfigError(f"{path}:1: the top level must be a mapping of keys, got {type(data).__name__}")
+    duplicates = _duplicate_sources(data, root, path)
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
-        lines = []
+        lines = list(duplicates)
         for err in exc.errors():
             loc = tuple(err["loc"])
+            if not loc and duplicates:  # the model-level duplicate-name check, reported above with its line
+                continue
             line = _line_of(root, loc)
             where = f"{path}:{line}" if line else str(path)
             lines.append(f"{where}: {_format_loc(loc)}: {_explain(err)}")
         raise ConfigError("\n".join(lines)) from None
     config = config.model_copy(update={"path": path.resolve()})
-    _check_rule_overrides(config, root)
-    return config
+    return _check_rule_overrides(config, root, path)
 
 
-def _check_rule_overrides(config: Config, root: yaml.Node | None) -> None:
-    """Rule parameter overrides are validated against each rule's Params model."""
+def _duplicate_sources(data: dict[str, Any], root: yaml.Node | None, path: Path) -> list[str]:
+    """`sources[i].name: ...` for every source whose name an earlier source already has."""
+    sources = data.get("sources")
+    if not isinstance(sources, list):
+        return []
+    first: dict[str, int] = {}
+    problems = []
+    for i, source in enumerate(sources):
+        name = source.get("name") if isinstance(source, dict) else None
+        if not isinstance(name, str):
+            continue
+        if name in first:
+            loc = ("sources", i, "name")
+            problems.append(
+                f"{path}:{_line_of(root, loc)}: {_format_loc(loc)}: "
+                f"two sources are named {name!r} (sources[{first[name]}] too); names must be unique"
+            )
+        else:
+            first[name] = i
+    return problems
+
+
+def _check_rule_overrides(config: Config, root: yaml.Node | None, path: Path) -> Config:
+    """Rule parameter overrides are validated against each rule's Params model.
+
+    A rule may be named by id, name or alias in any case (as `get_rule` accepts); the overrides are
+    stored under the rule's id, which is what `rule_overrides(rule.id)` looks up.
+    """
     from rules import get_rule  # rules never import pipelines; the reverse is fine
 
     problems = []
+    by_id: dict[str, dict[str, Any]] = {}
+    key_of: dict[str, str] = {}
     for rule_id, overrides in config.rules.items():
         try:
             rule = get_rule(rule_id)
         except KeyError as exc:
             line = _line_of(root, ("rules", rule_id))
-            problems.append(f"{config.path}:{line}: rules.{rule_id}: {exc.args[0]}")
+            problems.append(f"{path}:{line}: rules.{rule_id}: {exc.args[0]}")
             continue
+        if rule.id in key_of:
+            line = _line_of(root, ("rules", rule_id))
+            problems.append(
+                f"{path}:{line}: rules.{rule_id}: {rule.id} is already configured as rules.{key_of[rule.id]}"
+            )
+            continue
+        key_of[rule.id] = rule_id
+        by_id[rule.id] = overrides
         try:
             rule.params.model_validate(overrides)
         except ValidationError as exc:
             for err in exc.errors():
                 loc = ("rules", rule_id, *err["loc"])
                 line = _line_of(root, loc)
-                problems.append(f"{config.path}:{line}: {_format_loc(loc)}: {_explain(err)}")
+                problems.append(f"{path}:{line}: {_format_loc(loc)}: {_explain(err)}")
     if problems:
         raise ConfigError("\n".join(problems))
+    return config.model_copy(update={"rules": by_id})
 
 
 def load_config(path: Path | str | None = None) -> Config:

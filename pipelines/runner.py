@@ -10,7 +10,7 @@ import dagster as dg
 
 from pipelines.definitions import defs
 from pipelines.defs.jobs import INGEST_SELECTION, WEEKLY_SELECTION
-from pipelines.defs.partitions import week_to_partition
+from pipelines.defs.partitions import partition_to_window, week_to_partition, weekly_partitions
 from pipelines.defs.resources import WastewatchResource
 
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -63,10 +63,21 @@ def run_weekly(
     config_path: Path, week: str, verbose: bool = False, evaluate: bool = True, report: bool = True
 ) -> RunOutcome:
     """Evaluate rules and/or write the report for one ISO week (the `weekly_report` job)."""
+    partition_key = week_to_partition(week)
+    weeks = weekly_partitions.get_partition_keys()
+    if partition_key not in weeks:
+        # Dagster would raise DagsterUnknownPartitionError from deep inside materialize()
+        first, last = (partition_to_window(k).label for k in (weeks[0], weeks[-1]))
+        return RunOutcome(
+            success=False,
+            failures=[
+                f"{week} is not a week wastewatch can evaluate: weeks run from {first} to {last} (this week)"
+            ],
+        )
     if evaluate and report:
         selection = WEEKLY_SELECTION
     elif evaluate:
         selection = dg.AssetSelection.groups("rules")
     else:
         selection = dg.AssetSelection.assets(["reports", "weekly_report"])
-    return _materialize(config_path, selection, week_to_partition(week), verbose)
+    return _materialize(config_path, selection, partition_key, verbose)

@@ -84,10 +84,17 @@ def connect(path: Path | str, read_only: bool = False) -> duckdb.DuckDBPyConnect
         con = duckdb.connect(str(p), read_only=read_only)
     except duckdb.IOException as exc:
         raise WarehouseError(f"{p}: cannot open the warehouse: {exc}") from None
-    _configure(con)
-    if not read_only:
-        migrate(con)
-        _load_catalogs(con)
+    try:
+        _configure(con)
+        if not read_only:
+            migrate(con)
+            _load_catalogs(con)
+    except WarehouseError as exc:
+        con.close()  # a refused file must not stay locked by this process
+        raise WarehouseError(f"{p}: {exc}") from None
+    except BaseException:
+        con.close()
+        raise
     return con
 
 
@@ -147,6 +154,15 @@ def migrate(
         )
     if version == target:
         return version
+    if version is not None:
+        available = {number for number, _ in migrations(migrations_dir)}
+        missing = [n for n in range(version + 1, target + 1) if n not in available]
+        if missing:
+            folder = migrations_dir or (sql_root() / "raw" / "migrations")
+            raise WarehouseError(
+                f"cannot upgrade the warehouse from schema version {version} to {target}: "
+                f"no migration for version(s) {', '.join(map(str, missing))} in {folder}"
+            )
     with transaction(con):
         if version is None:
             for table in RAW_TABLES:
@@ -158,7 +174,13 @@ def migrate(
         else:
             for number, path in migrations(migrations_dir):
                 if version < number <= target:
-                    con.execute(path.read_text(encoding="utf-8"))
+                    try:
+                        con.execute(path.read_text(encoding="utf-8"))
+                    except duckdb.Error as exc:
+                        raise WarehouseError(
+                            f"{path.name}: migration to schema version {number} failed, the warehouse "
+                            f"stays at version {version}: {str(exc).splitlines()[0]}"
+                        ) from exc
                     con.execute(
                         "insert into schema_version values ($v, $d, $now)",
                         {"v": number, "d": path.stem, "now": utcnow()},
@@ -215,6 +237,7 @@ def publish(config: Config) -> Path:
     os.close(fd)
     try:
         shutil.copyfile(src, tmp)
+        shutil.copymode(src, tmp)  # mkstemp makes the file 0600; readers need the warehouse's permissions
         os.replace(tmp, dst)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

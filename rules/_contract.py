@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
@@ -213,4 +214,5 @@ def parse_doc_sections(doc: str) -> dict[str, str]:
             sections[current] = []
         elif current is not None:
             sections[current].append(line)
-    return {k: "\n".join(v).strip() for k, v in sections.items()}
+    # dedent the whole body (not only its first line), so indented YAML and lists keep their shape
+    return {k: textwrap.dedent("\n".join(v)).strip() for k, v in sections.items()}

@@ -5,9 +5,11 @@ Both run in-process (one Python process, one DuckDB writer at a time); the CLI r
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import dagster as dg
 
-from pipelines.defs.partitions import weekly_partitions
+from pipelines.defs.partitions import last_complete_week, week_to_partition
 
 INGEST_SELECTION = dg.AssetSelection.groups("ingest", "transform") | dg.AssetSelection.assets(
     "published_warehouse"
@@ -23,8 +25,7 @@ nightly_ingest = dg.define_asset_job(
 
 weekly_report_job = dg.define_asset_job(
     "weekly_report",
-    selection=WEEKLY_SELECTION,
-    partitions_def=weekly_partitions,
+    selection=WEEKLY_SELECTION,  # weekly-partitioned assets: the job's partitions are inferred from them
     executor_def=dg.in_process_executor,
     description="Evaluate every rule for an ISO week and write that week's report.",
 )
@@ -37,10 +38,18 @@ nightly_ingest_schedule = dg.ScheduleDefinition(
     description="Every night at 02:00 UTC.",
 )
 
-weekly_report_schedule = dg.build_schedule_from_partitioned_job(
-    weekly_report_job,
+
+# Not `build_schedule_from_partitioned_job`: the weekly partitions include the current, unfinished week
+# (end_offset=1, so `wastewatch evaluate --week` works mid-week), and a schedule built from the job would
+# target that newest partition, i.e. the week that started minutes ago. The report is for the week that ended.
+@dg.schedule(
     name="weekly_report_schedule",
-    hour_of_day=6,
-    minute_of_hour=0,
+    job=weekly_report_job,
+    cron_schedule="0 6 * * 1",
+    execution_timezone="UTC",
     description="Every Monday at 06:00 UTC, for the ISO week that just ended.",
 )
+def weekly_report_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
+    tick = context.scheduled_execution_time or datetime.now(UTC)
+    partition_key = week_to_partition(last_complete_week(tick.astimezone(UTC).date()))
+    return dg.RunRequest(run_key=partition_key, partition_key=partition_key)

@@ -15,13 +15,15 @@ How it is computed
     of each resource-hour) and `gpu_hours` (per-GPU utilisation and coverage per hour, mapped to the
     billed resource through the billing host tag, the resource name or id). A billed hour is `idle`
     when every GPU of the instance has telemetry for at least `min_coverage` of the hour and none
-    averaged above `max_util_pct`; `no_data` when any GPU lacks that telemetry. Consecutive idle hours
+    averaged above `max_util_pct`; `no_data` when any GPU lacks that telemetry or reports no
+    utilisation (each GPU counted once, whichever host name reported it). Consecutive idle hours
     form a stretch (an unbilled, busy or unobserved hour ends it); stretches are followed 48 h past the
     window's edges so a stretch crossing midnight on Sunday is judged by its whole length.
     estimated_waste = sum of effective_cost over the in-week hours of stretches of at least
-    `min_idle_hours` hours. A resource with no idle waste but at least `min_idle_hours` billed hours
-    without telemetry gets an `insufficient_data` finding (estimated_waste 0): missing telemetry is never
-    read as "busy".
+    `min_idle_hours` hours, in the resource's billing currency (`resources.currency`): lines billed in
+    another currency are left out, never added to it. A resource with no idle waste but at least
+    `min_idle_hours` billed hours without telemetry gets an `insufficient_data` finding
+    (estimated_waste 0): missing telemetry is never read as "busy".
 
 Thresholds
     max_util_pct (default 5, percent): the highest hourly mean utilisation of any GPU for the hour to
@@ -41,7 +43,7 @@ Example finding
     resource_type: GPU instance
     status: waste
     team: nlp
-    reason: "p5.48xlarge i-0a1b2c3d4e5f60718 (gpu-node-03, 8×H100) sat idle for 30 of 168 billed hours in 3 stretch(es) of ≥2 h (every GPU ≤5% util, mean 0.3%), costing USD 1651.20."
+    reason: "p5.48xlarge i-0a1b2c3d4e5f60718 (gpu-node-03, 8×H100) sat idle for 30 of 168 billed hours in 3 stretch(es) of ≥2 h (every GPU ≤5.0% util, mean 0.3%), costing USD 1651.20."
     estimated_waste: 1651.20
     currency: USD
     waste_basis: effective cost (cost_hourly) of the billed hours in idle stretches of at least 2 consecutive hours

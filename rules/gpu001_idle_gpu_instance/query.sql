@@ -18,7 +18,8 @@ billed as (
         sum(c.effective_cost) as cost,
         any_value(c.billing_currency) as currency
     from cost_hourly as c
-    inner join gpu_resources as r on r.resource_id = c.resource_id
+    -- priced in the resource's billing currency only: amounts in two currencies are never added
+    inner join gpu_resources as r on r.resource_id = c.resource_id and c.billing_currency = r.currency
     where c.hour >= $window_start::timestamp - interval 48 hour
         and c.hour < $window_end::timestamp + interval 48 hour
     group by c.resource_id, c.hour
@@ -29,7 +30,10 @@ telemetry as (
     select
         resource_id,
         hour,
-        count(*) filter (where coverage >= $min_coverage) as gpus_observed,
+        -- distinct: one GPU reported under two host names is still one GPU; a NULL util is no data
+        count(distinct gpu_id) filter (
+            where coverage >= $min_coverage and util_mean is not null
+        ) as gpus_observed,
         max(util_mean) filter (where coverage >= $min_coverage) as busiest_gpu_util,
         avg(util_mean) as mean_util,
         avg(power_mean_w) as mean_power_w,
@@ -101,9 +105,10 @@ waste as (
         avg(mean_util) as idle_mean_util,
         avg(mean_power_w) as idle_mean_power_w,
         max(mean_mem_used_mib) as idle_max_mem_used_mib,
-        list(distinct {'start': strftime(stretch_start, '%Y-%m-%dT%H:%M:%SZ'),
-                       'end': strftime(stretch_end, '%Y-%m-%dT%H:%M:%SZ'),
-                       'hours': stretch_hours}) as stretches
+        -- sorted (by start) so the evidence is the same on every run
+        list_sort(list(distinct {'start': strftime(stretch_start, '%Y-%m-%dT%H:%M:%SZ'),
+                                 'end': strftime(stretch_end, '%Y-%m-%dT%H:%M:%SZ'),
+                                 'hours': stretch_hours})) as stretches
     from priced
     group by resource_id
 ),

@@ -1,0 +1,531 @@
+"""Run every rule's YAML cases (`tests/fixtures/rules/<ID>.yml`) against a real DuckDB warehouse file.
+
+One parametrized test per case, with ids like `GPU001::test_flags_idle_overnight` (sqlfluff's
+yaml_test_cases_test.py shape). Each case gets a fresh warehouse under tmp_path made by
+`pipelines.warehouse.connect()`; `build_marts` creates the mart tables with the columns the mart SQL
+produces, they are emptied, and the case's rows are inserted.
+
+File shape:
+
+    rule: GPU001                        # the rule every case of the file runs
+    defaults:                           # optional: column defaults for this file, per mart table
+      cost_hourly: {effective_cost: 98.32}
+    test_flags_idle_overnight:          # a case; its name starts with test_
+      params: {min_idle_hours: 1}       # optional overrides of the rule's Params (validated, typos fail)
+      window: {week: 2026-W48}          # or {start: 2026-11-23, end: 2026-11-30}; default 2026-W48
+      given:                            # rows per mart table: resources, cost_hourly, gpu_hours
+        resources:   [{resource_id: i-1, gpu_count: 8}]
+        cost_hourly: [{resource_id: i-1, from: 2026-11-23T00:00, to: 2026-11-23T08:00, effective_cost: 98.32}]
+        gpu_hours:   [{resource_id: i-1, from: 2026-11-23T00:00, to: 2026-11-23T08:00, gpus: 8, util_mean: 0.4}]
+      expect:                           # ALL the findings, each matched by resource_id
+        - resource_id: i-1
+          status: waste
+          estimated_waste: 786.56       # within 0.005 (to the cent) unless the entry sets `tolerance:`
+          reason: [idle for 8 of 8]     # one substring or a list of substrings of `reason`
+          evidence: {idle_hours: 8}     # a subset of the evidence JSON (see "Comparing" below)
+          evidence_keys: [stretches]    # keys that must be present, whatever their value
+          params: {min_idle_hours: 1}   # a subset of the effective params written into the finding
+          # any other finding column (team, currency, resource_type, ...) compares for equality
+    test_busy_is_not_flagged:
+      given: {...}
+      expect_none: true                 # the rule returns no finding at all
+
+Row expansion (every other key of a row is a column of its table; unknown keys are errors):
+    at: T                   one row for the hour starting at T
+    from: T, to: U          one row per hour in [T, U) — `to` is exclusive, like the rule window
+    gpus: N | [i, j, ...]   gpu_hours only: one row per GPU, indices 0..N-1 or the ones listed;
+                            sets gpu_index, and gpu_id = "<resource_id>/gpu<i>" unless the row gives one
+                            (so the same GPU reported under two host names keeps one gpu_id)
+    `from`/`to`/`at` and `gpus` combine: one row per hour and per GPU.
+Times are naive UTC: ISO strings (`2026-11-23T18:00`) or YAML dates (midnight); hours must be whole.
+
+Defaults for columns a row leaves out (DEFAULTS below, then the file's `defaults`, then the row):
+    resources:   an 8×H100 p5.48xlarge in AWS us-east-1 billed in USD; resource_name and host = resource_id.
+    cost_hourly: effective_cost is required; billed_cost and list_cost = effective_cost; billing_currency,
+                 provider, account, region, instance type and tags come from the case's resource row.
+    gpu_hours:   util_mean is required (write `util_mean: null` for "reported, but no utilisation");
+                 coverage 1.0, 60 samples; util_p95/util_max = util_mean; mem_used_max = mem_used_mean;
+                 power_max = power_mean; host from the resource row; an 80 GB H100's memory.
+
+Comparing: numbers within 1e-9 (estimated_waste: the tolerance above); dicts as subsets; lists as
+multisets (the same elements in any order: DuckDB's list(distinct ...) has no order); anything else by
+equality (dates also by their ISO text).
+
+Every case also checks the contract's invariants: columns == FINDING_COLUMNS, known statuses, unique
+finding ids, the rule id and week on every row, `waste` findings priced > 0, `insufficient_data` findings
+priced 0, per currency total waste <= the window's total effective cost (money never invented), and
+the frame inserts into the warehouse's `findings` table (pipelines.evaluate.write_findings).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import date, datetime, timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import polars as pl
+import pytest
+import yaml
+
+from pipelines.evaluate import write_findings
+from pipelines.transform import MARTS, build_marts
+from pipelines.warehouse import connect, rows, scalar
+from rules import ALL_RULES, FINDING_COLUMNS, STATUSES, Rule, Window, get_rule
+
+CASES_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "rules"
+DEFAULT_WEEK = "2026-W48"
+DETECTED_AT = datetime(2026, 12, 7, 6, 0)
+WASTE_TOLERANCE = 0.005
+FILE_KEYS = {"rule", "defaults"}
+CASE_KEYS = {"params", "window", "given", "expect", "expect_none"}
+EXPECT_EXTRA_KEYS = {"tolerance", "evidence_keys"}
+GENERATOR_KEYS = {"at", "from", "to", "gpus"}
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "resources": {
+        "resource_type": None,
+        "provider": "AWS",
+        "account_id": "111122223333",
+        "region_id": "us-east-1",
+        "service_name": "Amazon Elastic Compute Cloud",
+        "instance_type": "p5.48xlarge",
+        "gpu_model": "H100",
+        "gpu_count": 8,
+        "gpu_memory_gib": 80.0,
+        "gpus_reporting": None,
+        "team": None,
+        "project": None,
+        "owner": None,
+        "tags": None,
+        "currency": "USD",
+        "first_seen": None,
+        "last_seen": None,
+    },
+    "cost_hourly": {
+        "service_category": "Compute",
+        "charge_category": "Usage",
+        "allocation": "hourly",
+        "line_items": 1,
+    },
+    "gpu_hours": {
+        "samples": 60,
+        "coverage": 1.0,
+        "mem_used_mean_mib": 0.0,
+        "mem_total_mib": 81559.0,
+        "power_mean_w": 70.0,
+        "sm_active_mean": None,
+        "tensor_active_mean": None,
+        "job_id": None,
+    },
+}
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "resources": ("resource_id",),
+    "cost_hourly": ("resource_id", "hour", "effective_cost"),
+    "gpu_hours": ("resource_id", "hour", "util_mean"),
+}
+# columns of cost_hourly that follow the case's resource row when the cost row leaves them out
+FROM_RESOURCE = {
+    "billing_currency": "currency",
+    "provider": "provider",
+    "account_id": "account_id",
+    "region_id": "region_id",
+    "service_name": "service_name",
+    "instance_type": "instance_type",
+    "team": "team",
+    "project": "project",
+    "owner": "owner",
+}
+
+
+# ---------------------------------------------------------------------------------------------- loading
+
+
+def _case_files() -> list[Path]:
+    return sorted(CASES_DIR.glob("*.yml"))
+
+
+def _load(path: Path) -> dict[str, Any]:
+    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    assert isinstance(doc, dict), f"{path.name}: expected a mapping at the top"
+    return doc
+
+
+def _collect() -> Iterator[Any]:
+    for path in _case_files():
+        doc = _load(path)
+        for name in doc:
+            if name not in FILE_KEYS:
+                yield pytest.param(path, name, id=f"{doc.get('rule', path.stem)}::{name}")
+
+
+# ---------------------------------------------------------------------------------------------- rows
+
+
+def _when(value: Any) -> datetime:
+    if isinstance(value, datetime):
+        out = value
+    elif isinstance(value, date):
+        out = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        out = datetime.fromisoformat(value)
+    else:
+        raise ValueError(f"not a time: {value!r}")
+    if out.tzinfo is not None:
+        raise ValueError(f"{value!r}: write naive UTC times (no offset)")
+    return out
+
+
+def _hours(row: dict[str, Any]) -> list[datetime]:
+    if "at" in row:
+        if "from" in row or "to" in row:
+            raise ValueError(f"a row takes `at` or `from`/`to`, not both: {row}")
+        hours = [_when(row.pop("at"))]
+    elif "from" in row or "to" in row:
+        if "from" not in row or "to" not in row:
+            raise ValueError(f"`from` needs `to` (exclusive) and vice versa: {row}")
+        start, end = _when(row.pop("from")), _when(row.pop("to"))
+        if end <= start:
+            raise ValueError(f"empty hour range {start} .. {end}")
+        hours = []
+        while start < end:
+            hours.append(start)
+            start += timedelta(hours=1)
+    else:
+        return [_when(row.pop("hour"))] if "hour" in row else []
+    for h in hours:
+        if h.minute or h.second or h.microsecond:
+            raise ValueError(f"{h}: mart rows are hourly; use whole hours")
+    return hours
+
+
+def expand(table: str, raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """One given row -> the mart rows it stands for (see the module docstring)."""
+    row = dict(raw)
+    if table == "resources":
+        if GENERATOR_KEYS & set(row):
+            raise ValueError(f"resources rows take no {sorted(GENERATOR_KEYS & set(row))}: {raw}")
+        return [row]
+    hours = _hours(row)
+    if not hours:
+        raise ValueError(f"{table} row without `at`, `from`/`to` or `hour`: {raw}")
+    gpus: list[int | None] = [None]
+    if "gpus" in row:
+        if table != "gpu_hours":
+            raise ValueError(f"`gpus` belongs on gpu_hours rows: {raw}")
+        spec = row.pop("gpus")
+        gpus = list(range(spec)) if isinstance(spec, int) else [int(i) for i in spec]
+    out = []
+    for hour in hours:
+        for gpu in gpus:
+            r = {**row, "hour": hour}
+            if gpu is not None:
+                r["gpu_index"] = gpu
+            out.append(r)
+    return out
+
+
+def complete(
+    table: str,
+    row: dict[str, Any],
+    columns: list[str],
+    file_defaults: dict[str, Any],
+    resources: dict[str, dict[str, Any]],
+) -> dict[str, Any]:
+    """Fill the columns a row leaves out: static defaults, the file's defaults, then derived values."""
+    unknown = set(row) - set(columns)
+    if unknown:
+        raise ValueError(f"{table}: no column(s) {sorted(unknown)}; columns are {columns}")
+    out = {**DEFAULTS[table], **file_defaults, **row}
+    missing = [c for c in REQUIRED[table] if c not in out]
+    if missing:
+        raise ValueError(f"{table} row needs {missing}: {row}")
+    res = resources.get(out["resource_id"], {})
+    if table == "resources":
+        out.setdefault("resource_name", out["resource_id"])
+        out.setdefault("host", out["resource_name"])
+    elif table == "cost_hourly":
+        for col, res_col in FROM_RESOURCE.items():
+            out.setdefault(col, res.get(res_col, DEFAULTS["resources"].get(res_col)))
+        out.setdefault("billed_cost", out["effective_cost"])
+        out.setdefault("list_cost", out["effective_cost"])
+    elif table == "gpu_hours":
+        out.setdefault("host", res.get("host", out["resource_id"]))
+        out.setdefault("gpu_index", 0)
+        out.setdefault("gpu_id", f"{out['resource_id']}/gpu{out['gpu_index']}")
+        out.setdefault("gpu_uuid", f"GPU-{out['resource_id']}-{out['gpu_index']}")
+        model = res.get("gpu_model", DEFAULTS["resources"]["gpu_model"])
+        out.setdefault("gpu_model", f"NVIDIA {model}" if model else None)
+        out.setdefault("util_p95", out["util_mean"])
+        out.setdefault("util_max", out["util_mean"])
+        out.setdefault("mem_used_max_mib", out["mem_used_mean_mib"])
+        out.setdefault("power_max_w", out["power_mean_w"])
+    for col in columns:
+        out.setdefault(col, None)
+    return {c: out[c] for c in columns}
+
+
+def _text(value: Any) -> str | None:
+    """Values travel as text and DuckDB casts them to the column's type (exact for decimals)."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        return value.isoformat(sep=" ")
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return json.dumps(value)
+    return str(value)
+
+
+def mart_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
+    return [
+        (r["column_name"], r["data_type"])
+        for r in rows(
+            con,
+            "select column_name, data_type from information_schema.columns "
+            "where table_name = $t order by ordinal_position",
+            {"t": table},
+        )
+    ]
+
+
+def load_given(
+    con: duckdb.DuckDBPyConnection, given: dict[str, Any], file_defaults: dict[str, Any]
+) -> dict[str, int]:
+    """Empty the marts and insert the case's rows; returns rows inserted per table."""
+    unknown = set(given) - set(MARTS)
+    if unknown:
+        raise ValueError(f"given: unknown table(s) {sorted(unknown)}; rules read the marts {MARTS}")
+    unknown = set(file_defaults) - set(MARTS)
+    if unknown:
+        raise ValueError(f"defaults: unknown table(s) {sorted(unknown)}")
+    resources = {r["resource_id"]: r for r in given.get("resources") or [] if "resource_id" in r}
+    resources = {
+        k: {**DEFAULTS["resources"], **file_defaults.get("resources", {}), **v} for k, v in resources.items()
+    }
+    for rid, r in resources.items():
+        r.setdefault("resource_name", rid)
+        r.setdefault("host", r["resource_name"])
+    counts = {}
+    for table in MARTS:
+        typed = mart_columns(con, table)
+        columns = [c for c, _ in typed]
+        full = [
+            complete(table, r, columns, file_defaults.get(table, {}), resources)
+            for raw in given.get(table) or []
+            for r in expand(table, raw)
+        ]
+        con.execute(f"delete from {table}")
+        counts[table] = len(full)
+        if not full:
+            continue
+        frame = pl.DataFrame(
+            {c: [_text(r[c]) for r in full] for c in columns}, schema={c: pl.String for c in columns}
+        )
+        casts = ", ".join(f'cast("{c}" as {t}) as "{c}"' for c, t in typed)
+        con.register("_given", frame.to_arrow())
+        try:
+            con.execute(f"insert into {table} select {casts} from _given")
+        finally:
+            con.unregister("_given")
+    return counts
+
+
+def make_window(spec: dict[str, Any] | None) -> Window:
+    spec = spec or {"week": DEFAULT_WEEK}
+    if set(spec) == {"week"}:
+        return Window.iso_week(str(spec["week"]))
+    if set(spec) == {"start", "end"}:
+        return Window(_when(spec["start"]), _when(spec["end"]))
+    raise ValueError(f"window takes {{week: 2026-W48}} or {{start: ..., end: ...}}, not {spec}")
+
+
+# ---------------------------------------------------------------------------------------------- checks
+
+
+def same(expected: Any, actual: Any) -> bool:
+    if isinstance(expected, dict):
+        return isinstance(actual, dict) and all(
+            k in actual and same(v, actual[k]) for k, v in expected.items()
+        )
+    if isinstance(expected, list):
+        if not isinstance(actual, list) or len(actual) != len(expected):
+            return False
+        left = list(actual)
+        for e in expected:
+            hit = next((i for i, a in enumerate(left) if same(e, a)), None)
+            if hit is None:
+                return False
+            left.pop(hit)
+        return True
+    if isinstance(expected, int | float) and not isinstance(expected, bool):
+        return (
+            isinstance(actual, int | float | Decimal)
+            and not isinstance(actual, bool)
+            and float(actual) == pytest.approx(float(expected), rel=1e-9, abs=1e-9)
+        )
+    if expected == actual:
+        return True
+    return isinstance(expected, date) and isinstance(actual, str) and expected.isoformat() == actual
+
+
+def check_invariants(con: duckdb.DuckDBPyConnection, rule: Rule, window: Window, frame: pl.DataFrame) -> None:
+    assert frame.columns == list(FINDING_COLUMNS)
+    assert set(frame.get_column("status").to_list()) <= set(STATUSES)
+    assert frame.get_column("finding_id").n_unique() == frame.height
+    for f in frame.iter_rows(named=True):
+        assert f["rule_id"] == rule.id and f["rule_name"] == rule.name
+        assert f["week_start"] == window.start.date()
+        assert f["week_end"] == (window.end - timedelta(days=1)).date()
+        assert f["detected_at"] == DETECTED_AT
+        assert isinstance(json.loads(f["evidence"]), dict)
+        assert f["reason"], f"{f['resource_id']}: empty reason"
+        if f["status"] == "insufficient_data":
+            assert f["estimated_waste"] == 0, f"{f['resource_id']}: insufficient_data must not be priced"
+        if f["status"] == "waste":
+            assert f["estimated_waste"] > 0, f"{f['resource_id']}: waste with no dollars"
+    spend = {
+        r["currency"]: r["spend"]
+        for r in rows(
+            con,
+            "select billing_currency as currency, sum(effective_cost) as spend from cost_hourly "
+            "where hour >= $s and hour < $e group by all",
+            {"s": window.start, "e": window.end},
+        )
+    }
+    waste = frame.group_by("currency").agg(pl.col("estimated_waste").sum())
+    for currency, total in waste.iter_rows():
+        assert total <= spend.get(currency, 0), (
+            f"{currency} {total} of waste exceeds the window's {currency} spend {spend.get(currency, 0)}"
+        )
+    # the frame fits the warehouse's findings table (types, NOT NULLs, the primary key)
+    write_findings(con, rule.id, window, frame)
+    assert scalar(con, "select count(*) from findings where rule_id = $r", {"r": rule.id}) == frame.height
+
+
+def check_expected(expected: dict[str, Any], finding: dict[str, Any]) -> list[str]:
+    """The ways `finding` differs from the partial `expected` finding (empty: it matches)."""
+    unknown = set(expected) - set(FINDING_COLUMNS) - EXPECT_EXTRA_KEYS
+    if unknown:
+        raise ValueError(f"expect: unknown key(s) {sorted(unknown)}")
+    problems = []
+    tolerance = float(expected.get("tolerance", WASTE_TOLERANCE))
+    evidence = json.loads(finding["evidence"])
+    for key, want in expected.items():
+        got = finding.get(key)
+        if key == "tolerance":
+            continue
+        if key == "estimated_waste":
+            if abs(float(got) - float(want)) > tolerance:
+                problems.append(f"estimated_waste {got} != {want} (± {tolerance})")
+        elif key == "reason":
+            for part in [want] if isinstance(want, str) else want:
+                if str(part) not in got:
+                    problems.append(f"reason lacks {part!r}")
+        elif key == "evidence":
+            for k, v in want.items():
+                if k not in evidence:
+                    problems.append(f"evidence has no {k!r}")
+                elif not same(v, evidence[k]):
+                    problems.append(f"evidence[{k!r}] = {evidence[k]!r}, expected {v!r}")
+        elif key == "evidence_keys":
+            problems += [f"evidence has no {k!r}" for k in want if k not in evidence]
+        elif key == "params":
+            effective = json.loads(finding["params"])
+            if not same(want, effective):
+                problems.append(f"params {effective} do not include {want}")
+        elif not same(want, got):
+            problems.append(f"{key} = {got!r}, expected {want!r}")
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------- tests
+
+
+def test_case_files_are_well_formed() -> None:
+    files = _case_files()
+    assert files, f"no rule cases in {CASES_DIR}"
+    registered = {r.id for r in ALL_RULES}
+    for path in files:
+        doc = _load(path)
+        assert doc.get("rule") in registered, f"{path.name}: rule {doc.get('rule')!r} is not registered"
+        assert path.stem == doc["rule"], (
+            f"{path.name} holds cases of {doc['rule']}; name it {doc['rule']}.yml"
+        )
+        cases = {k: v for k, v in doc.items() if k not in FILE_KEYS}
+        assert cases, f"{path.name}: no cases"
+        for name, case in cases.items():
+            assert name.startswith("test_"), f"{path.name}: case {name!r} must start with test_"
+            assert isinstance(case, dict), f"{path.name}::{name} is not a mapping"
+            assert not set(case) - CASE_KEYS, f"{path.name}::{name}: unknown key(s) {set(case) - CASE_KEYS}"
+            assert ("expect" in case) != bool(case.get("expect_none")), (
+                f"{path.name}::{name}: give either a non-empty `expect` or `expect_none: true`"
+            )
+            if "expect" in case:
+                assert case["expect"], f"{path.name}::{name}: empty expect; write expect_none: true"
+
+
+def test_expansion_syntax() -> None:
+    """The generator helpers themselves: ranges are half-open, GPUs multiply hours, typos fail."""
+    got = expand(
+        "gpu_hours", {"resource_id": "i-1", "from": "2026-11-23T22:00", "to": "2026-11-24", "gpus": 2}
+    )
+    assert [(r["hour"], r["gpu_index"]) for r in got] == [
+        (datetime(2026, 11, 23, 22), 0),
+        (datetime(2026, 11, 23, 22), 1),
+        (datetime(2026, 11, 23, 23), 0),
+        (datetime(2026, 11, 23, 23), 1),
+    ]
+    assert [r["gpu_index"] for r in expand("gpu_hours", {"at": "2026-11-23T05:00", "gpus": [3, 7]})] == [3, 7]
+    with pytest.raises(ValueError, match="whole hours"):
+        expand("cost_hourly", {"at": "2026-11-23T05:30"})
+    with pytest.raises(ValueError, match="gpu_hours"):
+        expand("cost_hourly", {"at": "2026-11-23T05:00", "gpus": 8})
+    with pytest.raises(ValueError, match="no column"):
+        complete(
+            "gpu_hours",
+            {"resource_id": "i-1", "hour": datetime(2026, 11, 23), "util": 1},
+            ["resource_id", "hour"],
+            {},
+            {},
+        )
+
+
+@pytest.mark.parametrize(("path", "name"), list(_collect()))
+def test_rule_case(path: Path, name: str, tmp_path: Path) -> None:
+    doc = _load(path)
+    case = doc[name]
+    rule = get_rule(doc["rule"])
+    window = make_window(case.get("window"))
+    params = rule.make_params(case.get("params"))
+
+    con = connect(tmp_path / "wastewatch.duckdb")
+    try:
+        build_marts(con)
+        load_given(con, case.get("given") or {}, doc.get("defaults") or {})
+        frame = rule.evaluate(con, window, params, detected_at=DETECTED_AT)
+        check_invariants(con, rule, window, frame)
+    finally:
+        con.close()
+
+    findings = frame.to_dicts()
+    shown = "\n".join(
+        f"  {f['resource_id']} {f['status']} {f['estimated_waste']}: {f['reason']}" for f in findings
+    )
+    if case.get("expect_none"):
+        assert not findings, f"expected no findings, got:\n{shown}"
+        return
+    expected = case["expect"]
+    assert all("resource_id" in e for e in expected), "each expected finding names its resource_id"
+    assert sorted(e["resource_id"] for e in expected) == sorted(f["resource_id"] for f in findings), (
+        f"expected findings for {sorted(e['resource_id'] for e in expected)}, got:\n{shown}"
+    )
+    by_resource = {f["resource_id"]: f for f in findings}
+    problems = [
+        f"{e['resource_id']}: {p}" for e in expected for p in check_expected(e, by_resource[e["resource_id"]])
+    ]
+    assert not problems, "\n".join(problems) + f"\nfindings:\n{shown}"

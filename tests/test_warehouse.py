@@ -1,0 +1,371 @@
+"""The warehouse file: creation, reopening, upgrades (and failed ones), refusals, publishing."""
+
+from __future__ import annotations
+
+import csv
+import stat
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipelines.config import Config
+from pipelines.ingest import ingest
+from pipelines.warehouse import (
+    CATALOG_DIR,
+    RAW_TABLES,
+    SCHEMA_VERSION,
+    WarehouseError,
+    connect,
+    current_version,
+    migrate,
+    publish,
+)
+from tests.conftest import FOCUS_SAMPLE, copy_into
+
+NEXT = SCHEMA_VERSION + 1
+
+
+def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    return {
+        r[0]
+        for r in con.execute(
+            "select table_name from information_schema.tables where table_schema = 'main'"
+        ).fetchall()
+    }
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
+    return [
+        r[0]
+        for r in con.execute(
+            "select column_name from information_schema.columns where table_name = $t order by ordinal_position",
+            {"t": table},
+        ).fetchall()
+    ]
+
+
+def _versions(con: duckdb.DuckDBPyConnection) -> list[tuple[int, str]]:
+    return con.execute("select version, description from schema_version order by version").fetchall()
+
+
+def _add_ledger_row(con: duckdb.DuckDBPyConnection, uri: str = "/landing/a.csv", rows: int = 42) -> None:
+    con.execute(
+        """insert into ingest_files (file_id, source, kind, uri, size_bytes, rows, status,
+                                     first_seen_at, checked_at, loaded_at)
+           values ($id, 'focus', 'focus', $uri, 123, $rows, 'loaded',
+                   timestamp '2024-09-02 00:00:00', timestamp '2024-09-02 00:00:00',
+                   timestamp '2024-09-02 00:00:00')""",
+        {"id": f"id-{uri}", "uri": uri, "rows": rows},
+    )
+
+
+def _ledger(con: duckdb.DuckDBPyConnection) -> list[tuple]:
+    return con.execute("select uri, rows, status from ingest_files order by uri").fetchall()
+
+
+def _catalog_rows() -> int:
+    with (CATALOG_DIR / "gpu_instance_types.csv").open(newline="", encoding="utf-8") as f:
+        return sum(1 for _ in csv.DictReader(f))
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> Path:
+    """A warehouse at the current schema version holding one ledger row; closed."""
+    path = tmp_path / "wh" / "wastewatch.duckdb"
+    con = connect(path)
+    _add_ledger_row(con)
+    con.close()
+    return path
+
+
+def _write_migrations(tmp_path: Path, files: dict[str, str]) -> Path:
+    folder = tmp_path / "migrations"
+    folder.mkdir(exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+# --- creation and reopening -------------------------------------------------------------------------
+
+
+def test_new_file_is_stamped_and_has_every_raw_table(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "er" / "wastewatch.duckdb"  # parent folders are created
+    con = connect(path)
+    try:
+        assert path.is_file()
+        assert set(RAW_TABLES) <= _tables(con)
+        assert current_version(con) == SCHEMA_VERSION
+        assert _versions(con) == [(SCHEMA_VERSION, "initial schema")]
+        assert con.execute("select count(*) from gpu_instance_types").fetchall()[0][0] == _catalog_rows() > 0
+        for table in ("ingest_files", "billing_line_items", "gpu_samples", "findings"):
+            assert con.execute(f"select count(*) from {table}").fetchall()[0][0] == 0, table
+        assert con.execute("select current_setting('TimeZone')").fetchall()[0][0] == "UTC"
+    finally:
+        con.close()
+
+
+def test_reopening_is_a_no_op_that_keeps_the_data(warehouse: Path) -> None:
+    for _ in range(2):
+        con = connect(warehouse)
+        try:
+            assert _versions(con) == [(SCHEMA_VERSION, "initial schema")]
+            assert _ledger(con) == [("/landing/a.csv", 42, "loaded")]
+            # the instance-type catalogue is reloaded, never appended
+            assert con.execute("select count(*) from gpu_instance_types").fetchall()[0][0] == _catalog_rows()
+        finally:
+            con.close()
+
+
+def test_read_only_connection_on_a_missing_file_is_refused_and_creates_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "nowhere" / "wastewatch.duckdb"
+    with pytest.raises(WarehouseError) as err:
+        connect(path, read_only=True)
+    assert str(path) in str(err.value) and "no warehouse here yet" in str(err.value)
+    assert not path.exists() and not path.parent.exists()
+
+
+def test_read_only_connection_reads_but_cannot_write(warehouse: Path) -> None:
+    con = connect(warehouse, read_only=True)
+    try:
+        assert _ledger(con) == [("/landing/a.csv", 42, "loaded")]
+        with pytest.raises(duckdb.Error, match="read-only"):
+            _add_ledger_row(con, "/landing/b.csv")
+    finally:
+        con.close()
+
+
+# --- upgrades ------------------------------------------------------------------------------------------
+
+
+def test_upgrade_applies_the_missing_migration_and_keeps_the_data(warehouse: Path, tmp_path: Path) -> None:
+    folder = _write_migrations(
+        tmp_path,
+        {
+            # already applied (<= the file's version): must not run again, or this bad SQL would fail
+            f"{SCHEMA_VERSION:04d}_initial.sql": "this is not sql",
+            f"{NEXT:04d}_add_note.sql": (
+                "alter table ingest_files add column note varchar;\n"
+                "update ingest_files set note = 'migrated';\n"
+            ),
+            "README.md": "not a migration",
+            "notes.sql": "not numbered, so not a migration either",
+        },
+    )
+    con = connect(warehouse)
+    try:
+        assert migrate(con, target=NEXT, migrations_dir=folder) == NEXT
+        assert current_version(con) == NEXT
+    finally:
+        con.close()
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        assert _versions(con) == [(SCHEMA_VERSION, "initial schema"), (NEXT, f"{NEXT:04d}_add_note")]
+        assert _columns(con, "ingest_files")[-1] == "note"
+        assert con.execute("select uri, rows, status, note from ingest_files").fetchall() == [
+            ("/landing/a.csv", 42, "loaded", "migrated")
+        ]
+    finally:
+        con.close()
+
+
+def test_several_migrations_run_in_number_order(warehouse: Path, tmp_path: Path) -> None:
+    folder = _write_migrations(
+        tmp_path,
+        {
+            f"{NEXT + 1:04d}_tag_note.sql": "update ingest_files set note = note || '+second';",
+            f"{NEXT:04d}_add_note.sql": (
+                "alter table ingest_files add column note varchar; update ingest_files set note = 'first';"
+            ),
+        },
+    )
+    con = connect(warehouse)
+    try:
+        assert migrate(con, target=NEXT + 1, migrations_dir=folder) == NEXT + 1
+        assert [v for v, _ in _versions(con)] == [SCHEMA_VERSION, NEXT, NEXT + 1]
+        assert con.execute("select note from ingest_files").fetchall() == [("first+second",)]
+        # at the target already: nothing runs again
+        assert migrate(con, target=NEXT + 1, migrations_dir=folder) == NEXT + 1
+        assert con.execute("select note from ingest_files").fetchall() == [("first+second",)]
+    finally:
+        con.close()
+
+
+def test_a_failing_migration_rolls_back_and_leaves_the_old_version(warehouse: Path, tmp_path: Path) -> None:
+    folder = _write_migrations(
+        tmp_path,
+        {
+            f"{NEXT:04d}_broken.sql": (
+                "alter table ingest_files add column note varchar;\n"
+                "delete from ingest_files;\n"
+                "select * from no_such_table;\n"
+            ),
+        },
+    )
+    con = connect(warehouse)
+    try:
+        with pytest.raises(WarehouseError) as err:
+            migrate(con, target=NEXT, migrations_dir=folder)
+        assert f"{NEXT:04d}_broken.sql" in str(err.value) and "no_such_table" in str(err.value)
+        # the same connection sees the rolled-back state ...
+        assert current_version(con) == SCHEMA_VERSION
+        assert "note" not in _columns(con, "ingest_files")
+        assert _ledger(con) == [("/landing/a.csv", 42, "loaded")]
+    finally:
+        con.close()
+    # ... and so does the file
+    con = connect(warehouse)
+    try:
+        assert _versions(con) == [(SCHEMA_VERSION, "initial schema")]
+        assert "note" not in _columns(con, "ingest_files")
+        assert _ledger(con) == [("/landing/a.csv", 42, "loaded")]
+    finally:
+        con.close()
+
+
+def test_an_upgrade_with_a_missing_migration_is_refused_before_anything_runs(
+    warehouse: Path, tmp_path: Path
+) -> None:
+    folder = _write_migrations(
+        tmp_path, {f"{NEXT:04d}_add_note.sql": "alter table ingest_files add column note varchar;"}
+    )
+    con = connect(warehouse)
+    try:
+        with pytest.raises(WarehouseError) as err:
+            migrate(con, target=NEXT + 1, migrations_dir=folder)
+        message = str(err.value)
+        assert f"from schema version {SCHEMA_VERSION} to {NEXT + 1}" in message
+        assert f"no migration for version(s) {NEXT + 1}" in message
+        assert current_version(con) == SCHEMA_VERSION
+        assert "note" not in _columns(con, "ingest_files")
+    finally:
+        con.close()
+
+
+# --- refusals ----------------------------------------------------------------------------------------
+
+
+def test_a_warehouse_newer_than_the_code_is_refused_and_left_alone(warehouse: Path) -> None:
+    con = duckdb.connect(str(warehouse))
+    con.execute(
+        "insert into schema_version values ($v, 'from the future', timestamp '2030-01-01 00:00:00')",
+        {"v": NEXT},
+    )
+    con.close()
+    with pytest.raises(WarehouseError) as err:
+        connect(warehouse)
+    message = str(err.value)
+    assert str(warehouse) in message
+    assert f"schema version {NEXT}, newer than this wastewatch ({SCHEMA_VERSION})" in message
+    # the refused file is not held open by this process, and nothing in it changed
+    ro = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        assert [v for v, _ in _versions(ro)] == [SCHEMA_VERSION, NEXT]
+        assert _ledger(ro) == [("/landing/a.csv", 42, "loaded")]
+    finally:
+        ro.close()
+
+
+def test_a_foreign_duckdb_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "theirs.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("create table invoices as select 7 as id, 'keep me' as note")
+    con.close()
+    with pytest.raises(WarehouseError) as err:
+        connect(path)
+    assert str(path) in str(err.value) and "no wastewatch schema_version" in str(err.value)
+    ro = duckdb.connect(str(path), read_only=True)  # would fail if connect() had kept the file open
+    try:
+        assert _tables(ro) == {"invoices"}
+        assert ro.execute("select * from invoices").fetchall() == [(7, "keep me")]
+    finally:
+        ro.close()
+
+
+def test_an_empty_duckdb_file_becomes_a_warehouse(tmp_path: Path) -> None:
+    path = tmp_path / "empty.duckdb"
+    duckdb.connect(str(path)).close()
+    con = connect(path)
+    try:
+        assert current_version(con) == SCHEMA_VERSION and set(RAW_TABLES) <= _tables(con)
+    finally:
+        con.close()
+
+
+# --- publishing --------------------------------------------------------------------------------------
+
+
+def _counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    return {t: con.execute(f"select count(*) from {t}").fetchall()[0][0] for t in RAW_TABLES}
+
+
+def test_publish_writes_a_complete_read_only_twin_atomically(
+    project: Path, config: Config, con: duckdb.DuckDBPyConnection
+) -> None:
+    copy_into(FOCUS_SAMPLE, project / "landing" / "billing")
+    assert [o.status for o in ingest(con, config).outcomes] == ["loaded"]
+    live_counts = _counts(con)
+    live_billed = con.execute("select sum(billed_cost) from billing_line_items").fetchall()[0][0]
+    assert live_counts["billing_line_items"] == 1000
+    con.close()  # publish() needs the writer closed
+
+    published = publish(config)
+    assert (
+        published == config.published_path == config.warehouse_path.with_name("wastewatch.published.duckdb")
+    )
+    # no temporary copy is left behind, only the warehouse and its twin
+    assert sorted(p.name for p in published.parent.iterdir()) == [
+        "wastewatch.duckdb",
+        "wastewatch.published.duckdb",
+    ]
+    # readable by whoever may read the warehouse (not the 0600 of a temp file)
+    assert stat.S_IMODE(published.stat().st_mode) == stat.S_IMODE(config.warehouse_path.stat().st_mode)
+
+    ro = connect(published, read_only=True)
+    try:
+        assert _counts(ro) == live_counts
+        assert ro.execute("select sum(billed_cost) from billing_line_items").fetchall()[0][0] == live_billed
+        with pytest.raises(duckdb.Error, match="read-only"):
+            ro.execute("delete from billing_line_items")
+    finally:
+        ro.close()
+
+
+def test_publishing_again_replaces_the_twin_by_rename(config: Config, con: duckdb.DuckDBPyConnection) -> None:
+    _add_ledger_row(con, "/landing/one.csv")
+    con.close()
+    first = publish(config)
+    inode = first.stat().st_ino
+
+    con2 = connect(config.warehouse_path)
+    _add_ledger_row(con2, "/landing/two.csv")
+    con2.close()
+    second = publish(config)
+
+    assert second == first
+    assert second.stat().st_ino != inode  # a new file renamed over the old one, not rewritten in place
+    ro = duckdb.connect(str(second), read_only=True)
+    try:
+        assert [r[0] for r in _ledger(ro)] == ["/landing/one.csv", "/landing/two.csv"]
+    finally:
+        ro.close()
+    assert sorted(p.name for p in second.parent.iterdir()) == [
+        "wastewatch.duckdb",
+        "wastewatch.published.duckdb",
+    ]
+
+
+def test_publish_without_a_warehouse_is_refused(config: Config) -> None:
+    with pytest.raises(WarehouseError) as err:
+        publish(config)
+    assert str(config.warehouse_path) in str(err.value) and "nothing to publish" in str(err.value)
+    assert not config.published_path.exists()
+
+
+def test_schema_reference_is_generated_from_the_sql() -> None:
+    """docs/schema.md must equal the generator's output (run `make docs` after changing sql/)."""
+    from pipelines.schema_docs import render
+
+    docs = Path(__file__).resolve().parent.parent / "docs" / "schema.md"
+    assert docs.read_text(encoding="utf-8") == render()
