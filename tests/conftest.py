@@ -63,3 +63,19 @@ def copy_into(src: Path, directory: Path, name: str | None = None) -> Path:
     dst = directory / (name or src.name)
     shutil.copyfile(src, dst)
     return dst
+
+
+@pytest.fixture(scope="session")
+def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """`wastewatch demo` for one week (2026-W48), run once per session: (folder, CLI output).
+
+    One week keeps the suite fast; `make demo` runs four (the README gives its timing).
+    """
+    from click.testing import CliRunner
+
+    from pipelines.cli import main
+
+    directory = tmp_path_factory.mktemp("demo")
+    result = CliRunner().invoke(main, ["demo", "--dir", str(directory), "--week", "2026-W48", "--weeks", "1"])
+    assert result.exit_code == 0, result.output
+    return directory, result.output

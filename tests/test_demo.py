@@ -8,20 +8,8 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
-
-from pipelines.cli import main
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    # one week keeps the suite fast; `make demo` runs four (see README for its timing)
-    directory = tmp_path_factory.mktemp("demo")
-    result = CliRunner().invoke(main, ["demo", "--dir", str(directory), "--week", "2026-W48", "--weeks", "1"])
-    assert result.exit_code == 0, result.output
-    return directory, result.output
 
 
 def test_demo_report_matches_the_planted_idle_waste(demo_dir: tuple[Path, str]) -> None:
