@@ -1,0 +1,11 @@
+-- grain: one row per file the ledger currently holds as rejected
+-- depends_on: ingest_files
+select
+    source,
+    kind,
+    uri,
+    error,
+    checked_at
+from ingest_files
+where status = 'rejected'
+order by checked_at desc, uri
