@@ -35,7 +35,7 @@ docs: $(STAMP)
 	$(BIN)/python -m pipelines.schema_docs > docs/schema.md
 
 bench: $(STAMP)
-	$(BIN)/python bench/run_all.py
+	$(BIN)/python bench/ingest.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis demo .dagster

@@ -1,0 +1,103 @@
+"""Benchmark: ingestion and marts on the demo's landing zone, against DuckDB's own scan of the same files.
+
+    .venv/bin/python bench/ingest.py [--weeks 4] [--dir bench/out/ingest]
+
+Prints wall time, rows/s and the ratio to DuckDB reading the same CSV files itself (a bare `count(*)`
+scan and a plain all-VARCHAR load into a table), plus each phase's peak memory (RSS of a fresh process).
+Not a test: nothing here asserts a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PHASES = {
+    "duckdb_scan": """
+import duckdb, glob
+files = sorted(glob.glob(f"{root}/landing/telemetry/nvidia-smi/*.csv"))
+con = duckdb.connect()
+n = con.execute("select count(*) from read_csv($f, header=true, all_varchar=true, delim=',', quote='')", {"f": files}).fetchall()[0][0]
+""",
+    "duckdb_load": """
+import duckdb, glob
+files = sorted(glob.glob(f"{root}/landing/telemetry/nvidia-smi/*.csv"))
+con = duckdb.connect(f"{root}/bench_reference.duckdb")
+con.execute("create or replace table t as select * from read_csv($f, header=true, all_varchar=true, delim=',', quote='')", {"f": files})
+n = con.execute("select count(*) from t").fetchall()[0][0]
+con.close()
+""",
+    "wastewatch_ingest": """
+from pipelines.config import load_config
+from pipelines.warehouse import open_warehouse
+from pipelines.ingest import ingest
+cfg = load_config(f"{root}/wastewatch.yaml")
+with open_warehouse(cfg) as con:
+    report = ingest(con, cfg)
+    n = report.rows_into("gpu_samples") + report.rows_into("billing_line_items")
+""",
+    "marts": """
+from pipelines.config import load_config
+from pipelines.warehouse import open_warehouse
+from pipelines.transform import build_marts
+cfg = load_config(f"{root}/wastewatch.yaml")
+with open_warehouse(cfg) as con:
+    n = sum(build_marts(con).values())
+""",
+}
+
+RUNNER = """
+import json, resource, sys, time
+root = sys.argv[1]
+t = time.perf_counter()
+{body}
+print(json.dumps({{"seconds": time.perf_counter() - t, "rows": n,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+"""
+
+
+def run_phase(name: str, root: Path) -> dict[str, float]:
+    code = RUNNER.format(body=PHASES[name])
+    out = subprocess.run([sys.executable, "-c", code, str(root)], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--weeks", type=int, default=4)
+    parser.add_argument("--dir", type=Path, default=Path("bench/out/ingest"))
+    args = parser.parse_args()
+    from pipelines.demo import generate
+
+    root = args.dir.resolve()
+    t = time.perf_counter()
+    generate(root, last_week="2026-W48", weeks=args.weeks)
+    gen = time.perf_counter() - t
+    for stale in (root / "warehouse", root / "bench_reference.duckdb"):
+        if stale.is_dir():
+            for f in stale.iterdir():
+                f.unlink()
+        elif stale.exists():
+            stale.unlink()
+    files = sorted((root / "landing" / "telemetry" / "nvidia-smi").glob("*.csv"))
+    size_mb = sum(f.stat().st_size for f in files) / 1e6
+    print(f"landing zone: {args.weeks} week(s), {len(files)} telemetry files, {size_mb:,.0f} MB (generated in {gen:.1f} s)")
+    results = {name: run_phase(name, root) for name in PHASES}
+    scan, load = results["duckdb_scan"]["seconds"], results["duckdb_load"]["seconds"]
+    for name, r in results.items():
+        ratio = f"{r['seconds'] / scan:5.1f}x scan  {r['seconds'] / load:5.1f}x load"
+        print(
+            f"{name:18} {r['seconds']:7.1f} s  {r['rows']:>11,} rows  {r['rows'] / r['seconds']:>12,.0f} rows/s  "
+            f"{ratio}  peak RSS {r['peak_rss_mb']:,.0f} MB"
+        )
+    print(f"(this process: peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
