@@ -41,6 +41,8 @@ ALL_ASSETS = [
     "findings/gpu001_idle_gpu_instance",
     "gpu_hours",
     "gpu_samples",
+    "inventory_hosts",
+    "jobs",
     "published_warehouse",
     "reports/weekly_report",
     "resources",
@@ -109,7 +111,7 @@ def test_definitions_load_with_deprecation_beta_and_preview_warnings_as_errors()
         env={k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"},
     )
     assert proc.returncode == 0, proc.stderr
-    expected = "loaded 8 assets ['__ASSET_JOB', 'nightly_ingest', 'weekly_report']"
+    expected = "loaded 10 assets ['__ASSET_JOB', 'nightly_ingest', 'weekly_report']"
     assert proc.stdout.strip() == expected, proc.stdout + proc.stderr
 
 
@@ -119,6 +121,8 @@ def test_asset_graph_snapshot(definitions: dg.Definitions) -> None:
     assert {k: s.group_name for k, s in specs.items()} == {
         "billing_line_items": "ingest",
         "gpu_samples": "ingest",
+        "jobs": "ingest",
+        "inventory_hosts": "ingest",
         "resources": "transform",
         "cost_hourly": "transform",
         "gpu_hours": "transform",
@@ -130,6 +134,8 @@ def test_asset_graph_snapshot(definitions: dg.Definitions) -> None:
     assert deps == {
         "billing_line_items": [],
         "gpu_samples": [],
+        "jobs": [],
+        "inventory_hosts": [],
         "resources": ["billing_line_items", "gpu_samples"],
         "cost_hourly": ["billing_line_items"],
         "gpu_hours": ["billing_line_items", "gpu_samples"],
@@ -169,6 +175,8 @@ def test_asset_checks_guard_ingestion_and_reconciliation(definitions: dg.Definit
     assert checks == {
         ("billing_line_items", "no_rejected_files"): False,
         ("gpu_samples", "no_rejected_files"): False,
+        ("jobs", "no_rejected_files"): False,
+        ("inventory_hosts", "no_rejected_files"): False,
         ("cost_hourly", "reconciles_with_billing"): True,  # a broken reconciliation stops the marts
     }
 
@@ -185,6 +193,8 @@ def test_jobs_run_in_process_over_the_right_assets(definitions: dg.Definitions) 
             "cost_hourly",
             "gpu_hours",
             "gpu_samples",
+            "inventory_hosts",
+            "jobs",
             "published_warehouse",
             "resources",
         ],
@@ -469,6 +479,8 @@ def test_ingest_run_reports_what_it_loaded(materialised: Materialised) -> None:
         "cost_hourly",
         "gpu_hours",
         "gpu_samples",
+        "inventory_hosts",
+        "jobs",
         "published_warehouse",
         "resources",
     ]
@@ -642,6 +654,8 @@ def test_ingest_job_again_loads_nothing_and_its_checks_pass(materialised: Materi
     assert checks == {
         ("billing_line_items", "no_rejected_files"): (True, {"files_rejected": 0}),
         ("gpu_samples", "no_rejected_files"): (True, {"files_rejected": 0}),
+        ("jobs", "no_rejected_files"): (True, {"files_rejected": 0}),
+        ("inventory_hosts", "no_rejected_files"): (True, {"files_rejected": 0}),
         ("cost_hourly", "reconciles_with_billing"): (
             True,
             {"USD": f"lines {effective:.6f} / hourly {effective:.6f}"},

@@ -369,3 +369,49 @@ def test_schema_reference_is_generated_from_the_sql() -> None:
 
     docs = Path(__file__).resolve().parent.parent / "docs" / "schema.md"
     assert docs.read_text(encoding="utf-8") == render()
+
+
+SNAPSHOT = Path(__file__).parent / "fixtures" / "warehouse_schema.json"
+
+
+def _fresh_schema(tmp_path: Path) -> dict[str, list[str]]:
+    con = connect(tmp_path / "snapshot.duckdb")
+    try:
+        return {
+            t: [
+                f"{c} {ty}"
+                for c, ty in con.execute(
+                    f"select column_name, data_type from information_schema.columns where table_name = '{t}' order by ordinal_position"
+                ).fetchall()
+            ]
+            for t in RAW_TABLES
+        }
+    finally:
+        con.close()
+
+
+def test_existing_tables_change_only_with_a_migration(tmp_path: Path) -> None:
+    """A landed table's columns may change only together with SCHEMA_VERSION + a migration.
+
+    New tables need no migration (they are created on connect). After a deliberate change, refresh the
+    snapshot: WASTEWATCH_UPDATE_SNAPSHOT=1 pytest tests/test_warehouse.py -k migration
+    """
+    import json
+    import os
+
+    fresh = _fresh_schema(tmp_path)
+    if os.environ.get("WASTEWATCH_UPDATE_SNAPSHOT") == "1" or not SNAPSHOT.exists():
+        SNAPSHOT.write_text(json.dumps({"schema_version": SCHEMA_VERSION, "tables": fresh}, indent=1) + "\n")
+    snap = json.loads(SNAPSHOT.read_text())
+    changed = [t for t, cols in snap["tables"].items() if t in fresh and fresh[t] != cols]
+    if snap["schema_version"] == SCHEMA_VERSION:
+        assert not changed, (
+            f"tables {changed} changed without a migration: bump SCHEMA_VERSION, add sql/raw/migrations/"
+            f"{SCHEMA_VERSION + 1:04d}_<what>.sql, then refresh the snapshot (see this test's docstring)"
+        )
+    else:
+        assert snap["schema_version"] < SCHEMA_VERSION, "the snapshot is newer than the code"
+    dropped = [t for t in snap["tables"] if t not in fresh]
+    assert not dropped, f"tables {dropped} disappeared from sql/raw/: a warehouse never loses a table's data"
+    added = [t for t in fresh if t not in snap["tables"]]
+    assert not added, f"new tables {added}: refresh the snapshot (see this test's docstring)"

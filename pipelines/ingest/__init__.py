@@ -17,13 +17,9 @@ import duckdb
 from pipelines.config import Config, Source
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile, list_local
+from pipelines.ingest.readers import get_reader
 from pipelines.ingest.readers.base import LoadContext, LoadResult, Reader, duckdb_problem
-from pipelines.ingest.readers.focus import FocusReader
-from pipelines.ingest.readers.nvidia_smi import NvidiaSmiReader
 from pipelines.warehouse import one, transaction, utcnow
-
-READERS: dict[str, Reader] = {"focus": FocusReader(), "nvidia_smi": NvidiaSmiReader()}
-TARGETS = {kind: reader.target_table for kind, reader in READERS.items()}
 
 
 @dataclass
@@ -79,7 +75,7 @@ def ingest(
     for source in config.sources:
         if not source.enabled:
             continue
-        reader = READERS.get(source.kind)
+        reader = get_reader(source.kind)
         if reader is None:
             report.notes.append(f"source {source.name!r}: no reader for kind {source.kind!r} yet; skipped")
             continue

@@ -1,10 +1,22 @@
-"""Landed tables: one asset per warehouse table that readers write (all sources of those kinds)."""
+"""Landed tables: one asset per warehouse table that readers write (all sources of the kinds feeding it)."""
 
 import dagster as dg
 
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
 from pipelines.ingest import ingest
+from pipelines.ingest.readers import READER_TARGETS
 from pipelines.warehouse import rows, scalar
+
+# landed tables that have an ingestion asset (a table appears here once its DDL is in sql/raw/)
+INGEST_TABLES = ("billing_line_items", "gpu_samples", "jobs", "inventory_hosts")
+
+DESCRIPTIONS = {
+    "billing_line_items": "FOCUS-shaped billing line items from every billing source (new and changed files only).",
+    "gpu_samples": "GPU telemetry samples (UTC, one row per GPU per sample) from every telemetry source.",
+    "jobs": "Scheduler jobs (Slurm, Kubernetes, CSV): who held which GPUs on which hosts, when, and how it ended.",
+    "inventory_hosts": "Hosts known to an inventory (EC2 DescribeInstances, hosts CSV): host <-> instance id.",
+    "storage_objects": "Object-store and file-system objects per inventory date (S3 Inventory, listings, scans).",
+}
 
 
 def _ingest_table(
@@ -48,37 +60,29 @@ def _ingest_table(
     return dg.MaterializeResult(metadata=metadata, check_results=[check])
 
 
-def _rejected_check(table: str) -> list[dg.AssetCheckSpec]:
-    return [
-        dg.AssetCheckSpec(
-            "no_rejected_files",
-            asset=table,
-            description="Every file of this run's sources loaded (rejected files are listed in ingest_files).",
-        )
-    ]
+def _ingest_asset(table: str) -> dg.AssetsDefinition:
+    kinds = sorted(k for k, t in READER_TARGETS.items() if t == table)
+
+    @dg.asset(
+        key=table,
+        group_name="ingest",
+        kinds={"duckdb"},
+        pool=WAREHOUSE_POOL,
+        check_specs=[
+            dg.AssetCheckSpec(
+                "no_rejected_files",
+                asset=table,
+                description="Every file of this run's sources loaded (rejected files are listed in ingest_files).",
+            )
+        ],
+        description=f"{DESCRIPTIONS[table]} Source kinds: {', '.join(kinds)}.",
+    )
+    def _asset(context: dg.AssetExecutionContext, wastewatch: WastewatchResource) -> dg.MaterializeResult:
+        return _ingest_table(context, wastewatch, table)
+
+    return _asset
 
 
-@dg.asset(
-    key="billing_line_items",
-    group_name="ingest",
-    kinds={"duckdb"},
-    pool=WAREHOUSE_POOL,
-    check_specs=_rejected_check("billing_line_items"),
-    description="FOCUS-shaped billing line items from every billing source (new and changed files only).",
-)
-def billing_line_items(
-    context: dg.AssetExecutionContext, wastewatch: WastewatchResource
-) -> dg.MaterializeResult:
-    return _ingest_table(context, wastewatch, "billing_line_items")
-
-
-@dg.asset(
-    key="gpu_samples",
-    group_name="ingest",
-    kinds={"duckdb"},
-    pool=WAREHOUSE_POOL,
-    check_specs=_rejected_check("gpu_samples"),
-    description="GPU telemetry samples (UTC, one row per GPU per sample) from every telemetry source.",
-)
-def gpu_samples(context: dg.AssetExecutionContext, wastewatch: WastewatchResource) -> dg.MaterializeResult:
-    return _ingest_table(context, wastewatch, "gpu_samples")
+@dg.definitions
+def ingest_assets() -> dg.Definitions:
+    return dg.Definitions(assets=[_ingest_asset(table) for table in INGEST_TABLES])

@@ -7,8 +7,8 @@ import dagster as dg
 from pipelines.config import ConfigError
 from pipelines.defs.jobs import nightly_ingest
 from pipelines.defs.resources import WastewatchResource
-from pipelines.ingest import READERS
 from pipelines.ingest.files import list_local
+from pipelines.ingest.readers import get_reader
 
 
 @dg.sensor(
@@ -28,7 +28,7 @@ def new_files_sensor(
     digest = hashlib.sha256()
     count = 0
     for source in config.sources:
-        if not source.enabled or source.is_s3 or source.kind not in READERS:
+        if not source.enabled or source.is_s3 or get_reader(source.kind) is None:
             continue
         for f in list_local(config, source):
             digest.update(f"{source.name}|{f.uri}|{f.size}|{f.modified_at.isoformat()}\n".encode())

@@ -1,6 +1,5 @@
 """The weekly report files and the published read-only warehouse."""
 
-
 import dagster as dg
 
 from pipelines.defs.partitions import partition_to_window, weekly_partitions

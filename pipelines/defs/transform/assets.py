@@ -1,85 +1,87 @@
-"""Marts rebuilt from the landed tables: resources, cost_hourly, gpu_hours."""
+"""Marts rebuilt from the landed tables: one asset per `sql/marts/` file listed in pipelines.transform.MARTS.
 
+Dependencies come from each file's `-- depends_on:` header (intermediate views resolved to what they read),
+so adding a mart is adding its SQL file and its name to MARTS.
+"""
+
+import re
+from collections.abc import Callable
 from decimal import Decimal
 
 import dagster as dg
+import duckdb
 
+from pipelines.defs.ingest.assets import INGEST_TABLES
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
-from pipelines.transform import build_mart
-from pipelines.warehouse import rows
+from pipelines.transform import INTERMEDIATE, MARTS, build_mart
+from pipelines.warehouse import header, rows, sql_text
+
+DESCRIPTIONS = {
+    "resources": "One row per billed resource: instance type, GPU model and count, host, tags.",
+    "cost_hourly": "Effective cost of every resource-hour (lines spread evenly over their charge period).",
+    "gpu_hours": "One row per GPU-hour: samples, coverage, mean/p95/max util, memory, power, billed resource.",
+}
+
+Extra = Callable[[duckdb.DuckDBPyConnection], tuple[dict[str, object], list[dg.AssetCheckResult]]]
 
 
-@dg.asset(
-    key="resources",
-    group_name="transform",
-    kinds={"duckdb"},
-    pool=WAREHOUSE_POOL,
-    deps=["billing_line_items", "gpu_samples"],
-    description="One row per billed resource: instance type, GPU model and count, host, tags.",
-)
-def resources_mart(wastewatch: WastewatchResource) -> dg.MaterializeResult:
-    with wastewatch.warehouse() as con:
-        n = build_mart(con, "resources")
-        stats = rows(
-            con,
-            "select count(*) filter (where gpu_count > 0) as gpu_resources, "
-            "coalesce(sum(gpu_count), 0) as gpus from resources",
-        )[0]
-        unmatched = rows(con, "select count(*) as n from int_host_resources where resource_id is null")[0][
-            "n"
-        ]
-    return dg.MaterializeResult(
-        metadata={
-            "dagster/row_count": n,
-            "gpu_resources": int(stats["gpu_resources"]),
-            "gpus": int(stats["gpus"]),
-            "telemetry_hosts_without_bill": int(unmatched),
-        }
+def _depends_on(layer: str, name: str) -> list[str]:
+    names = re.split(r"[,\s]+", header(sql_text(layer, name)).get("depends_on", ""))
+    return [n for n in names if n]
+
+
+def mart_deps(name: str) -> list[str]:
+    """Asset keys a mart depends on: landed tables and other marts, through intermediate views."""
+    out: list[str] = []
+    todo = _depends_on("marts", name)
+    while todo:
+        dep = todo.pop(0)
+        if dep in INTERMEDIATE:
+            todo.extend(_depends_on("intermediate", dep))
+        elif (dep in INGEST_TABLES or dep in MARTS) and dep != name and dep not in out:
+            out.append(dep)
+    return out
+
+
+def _resources_stats(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, object], list[dg.AssetCheckResult]]:
+    stats = rows(
+        con,
+        "select count(*) filter (where gpu_count > 0) as gpu_resources, coalesce(sum(gpu_count), 0) as gpus "
+        "from resources",
+    )[0]
+    unmatched = rows(con, "select count(*) as n from int_host_resources where resource_id is null")[0]["n"]
+    return {
+        "gpu_resources": int(stats["gpu_resources"]),
+        "gpus": int(stats["gpus"]),
+        "telemetry_hosts_without_bill": int(unmatched),
+    }, []
+
+
+def _cost_reconciliation(
+    con: duckdb.DuckDBPyConnection,
+) -> tuple[dict[str, object], list[dg.AssetCheckResult]]:
+    recon = rows(
+        con,
+        """
+        with b as (select billing_currency as currency, sum(billed_cost) as billed, sum(effective_cost) as effective
+                   from billing_line_items group by 1),
+             h as (select billing_currency as currency, sum(billed_cost) as billed, sum(effective_cost) as effective
+                   from cost_hourly group by 1)
+        select coalesce(b.currency, h.currency) as currency, b.billed as line_billed, h.billed as hourly_billed,
+               b.effective as line_effective, h.effective as hourly_effective
+        from b full outer join h on b.currency = h.currency order by 1
+        """,
     )
-
-
-@dg.asset(
-    key="cost_hourly",
-    group_name="transform",
-    kinds={"duckdb"},
-    pool=WAREHOUSE_POOL,
-    deps=["billing_line_items"],
-    check_specs=[
-        dg.AssetCheckSpec(
-            "reconciles_with_billing",
-            asset="cost_hourly",
-            blocking=True,
-            description="Per currency, cost_hourly holds exactly the billed and effective cost of billing_line_items.",
-        )
-    ],
-    description="Effective cost of every resource-hour (lines spread evenly over their charge period).",
-)
-def cost_hourly(wastewatch: WastewatchResource) -> dg.MaterializeResult:
-    with wastewatch.warehouse() as con:
-        n = build_mart(con, "cost_hourly")
-        recon = rows(
-            con,
-            """
-            with b as (select billing_currency as currency, sum(billed_cost) as billed, sum(effective_cost) as effective
-                       from billing_line_items group by 1),
-                 h as (select billing_currency as currency, sum(billed_cost) as billed, sum(effective_cost) as effective
-                       from cost_hourly group by 1)
-            select coalesce(b.currency, h.currency) as currency, b.billed as line_billed, h.billed as hourly_billed,
-                   b.effective as line_effective, h.effective as hourly_effective
-            from b full outer join h on b.currency = h.currency order by 1
-            """,
-        )
     tolerance = Decimal("0.01")
     passed = all(
         abs((r["line_billed"] or 0) - (r["hourly_billed"] or 0)) <= tolerance
         and abs((r["line_effective"] or 0) - (r["hourly_effective"] or 0)) <= tolerance
         for r in recon
     )
-    metadata: dict[str, object] = {"dagster/row_count": n}
-    for r in recon:
-        metadata[f"effective_cost_{r['currency']}"] = dg.MetadataValue.float(
-            float(r["hourly_effective"] or 0)
-        )
+    metadata: dict[str, object] = {
+        f"effective_cost_{r['currency']}": dg.MetadataValue.float(float(r["hourly_effective"] or 0))
+        for r in recon
+    }
     check = dg.AssetCheckResult(
         check_name="reconciles_with_billing",
         passed=passed,
@@ -87,30 +89,58 @@ def cost_hourly(wastewatch: WastewatchResource) -> dg.MaterializeResult:
             r["currency"]: f"lines {r['line_effective']} / hourly {r['hourly_effective']}" for r in recon
         },
     )
-    return dg.MaterializeResult(metadata=metadata, check_results=[check])
+    return metadata, [check]
 
 
-@dg.asset(
-    key="gpu_hours",
-    group_name="transform",
-    kinds={"duckdb"},
-    pool=WAREHOUSE_POOL,
-    deps=["gpu_samples", "billing_line_items"],
-    description="One row per GPU-hour: samples, coverage, mean/p95/max util, memory, power, billed resource.",
-)
-def gpu_hours(wastewatch: WastewatchResource) -> dg.MaterializeResult:
-    with wastewatch.warehouse() as con:
-        n = build_mart(con, "gpu_hours")
-        stats = rows(
-            con,
-            "select count(*) filter (where resource_id is null) as unbilled, "
-            "coalesce(avg(coverage), 0) as coverage, coalesce(avg(util_mean), 0) as util from gpu_hours",
-        )[0]
-    return dg.MaterializeResult(
-        metadata={
-            "dagster/row_count": n,
-            "gpu_hours_without_billed_resource": int(stats["unbilled"]),
-            "mean_coverage": dg.MetadataValue.float(round(float(stats["coverage"]), 3)),
-            "mean_util_pct": dg.MetadataValue.float(round(float(stats["util"]), 2)),
-        }
+def _gpu_hours_stats(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, object], list[dg.AssetCheckResult]]:
+    stats = rows(
+        con,
+        "select count(*) filter (where resource_id is null) as unbilled, "
+        "coalesce(avg(coverage), 0) as coverage, coalesce(avg(util_mean), 0) as util from gpu_hours",
+    )[0]
+    return {
+        "gpu_hours_without_billed_resource": int(stats["unbilled"]),
+        "mean_coverage": dg.MetadataValue.float(round(float(stats["coverage"]), 3)),
+        "mean_util_pct": dg.MetadataValue.float(round(float(stats["util"]), 2)),
+    }, []
+
+
+EXTRAS: dict[str, Extra] = {
+    "resources": _resources_stats,
+    "cost_hourly": _cost_reconciliation,
+    "gpu_hours": _gpu_hours_stats,
+}
+CHECKS: dict[str, list[dg.AssetCheckSpec]] = {
+    "cost_hourly": [
+        dg.AssetCheckSpec(
+            "reconciles_with_billing",
+            asset="cost_hourly",
+            blocking=True,
+            description="Per currency, cost_hourly holds exactly the billed and effective cost of billing_line_items.",
+        )
+    ],
+}
+
+
+def _mart_asset(name: str) -> dg.AssetsDefinition:
+    @dg.asset(
+        key=name,
+        group_name="transform",
+        kinds={"duckdb"},
+        pool=WAREHOUSE_POOL,
+        deps=mart_deps(name),
+        check_specs=CHECKS.get(name),
+        description=DESCRIPTIONS.get(name) or header(sql_text("marts", name)).get("grain", name),
     )
+    def _asset(wastewatch: WastewatchResource) -> dg.MaterializeResult:
+        with wastewatch.warehouse() as con:
+            n = build_mart(con, name)
+            extra, checks = EXTRAS[name](con) if name in EXTRAS else ({}, [])
+        return dg.MaterializeResult(metadata={"dagster/row_count": n, **extra}, check_results=checks)
+
+    return _asset
+
+
+@dg.definitions
+def transform_assets() -> dg.Definitions:
+    return dg.Definitions(assets=[_mart_asset(name) for name in MARTS])
