@@ -21,7 +21,7 @@ import duckdb
 
 from pipelines.config import Config
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 RAW_TABLES = (
     "schema_version",
     "ingest_files",

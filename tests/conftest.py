@@ -79,3 +79,37 @@ def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     result = CliRunner().invoke(main, ["demo", "--dir", str(directory), "--week", "2026-W48", "--weeks", "1"])
     assert result.exit_code == 0, result.output
     return directory, result.output
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[str]:
+    """A real S3 (and EC2) HTTP endpoint on 127.0.0.1: moto's server mode, for everything boto3 touches.
+
+    Yields the endpoint URL. Credentials are dummies set in the environment for the session; tests create
+    their own buckets (use unique names: the server is shared by the session).
+    """
+    import os
+    import socket
+
+    from moto.server import ThreadedMotoServer
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    saved = {
+        k: os.environ.get(k) for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION")
+    }
+    os.environ.update(
+        AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1"
+    )
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.stop()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

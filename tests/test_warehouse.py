@@ -371,47 +371,79 @@ def test_schema_reference_is_generated_from_the_sql() -> None:
     assert docs.read_text(encoding="utf-8") == render()
 
 
-SNAPSHOT = Path(__file__).parent / "fixtures" / "warehouse_schema.json"
+SNAPSHOTS = Path(__file__).parent / "fixtures" / "schema"
 
 
-def _fresh_schema(tmp_path: Path) -> dict[str, list[str]]:
-    con = connect(tmp_path / "snapshot.duckdb")
-    try:
-        return {
-            t: [
-                f"{c} {ty}"
-                for c, ty in con.execute(
-                    f"select column_name, data_type from information_schema.columns where table_name = '{t}' order by ordinal_position"
-                ).fetchall()
-            ]
-            for t in RAW_TABLES
-        }
-    finally:
-        con.close()
+def _schema(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    return {
+        t: [
+            f"{c} {ty}"
+            for c, ty in con.execute(
+                "select column_name, data_type from information_schema.columns where table_name = $t "
+                "order by ordinal_position",
+                {"t": t},
+            ).fetchall()
+        ]
+        for t in RAW_TABLES
+    }
 
 
 def test_existing_tables_change_only_with_a_migration(tmp_path: Path) -> None:
-    """A landed table's columns may change only together with SCHEMA_VERSION + a migration.
+    """Each schema version's landed tables are snapshotted in tests/fixtures/schema/v<N>.json.
 
-    New tables need no migration (they are created on connect). After a deliberate change, refresh the
-    snapshot: WASTEWATCH_UPDATE_SNAPSHOT=1 pytest tests/test_warehouse.py -k migration
+    A landed table's columns may change only together with SCHEMA_VERSION + a migration; new tables need
+    none (they are created on connect). After a deliberate change, write the new version's snapshot:
+    WASTEWATCH_UPDATE_SNAPSHOT=1 pytest tests/test_warehouse.py -k migration
     """
     import json
     import os
 
-    fresh = _fresh_schema(tmp_path)
-    if os.environ.get("WASTEWATCH_UPDATE_SNAPSHOT") == "1" or not SNAPSHOT.exists():
-        SNAPSHOT.write_text(json.dumps({"schema_version": SCHEMA_VERSION, "tables": fresh}, indent=1) + "\n")
-    snap = json.loads(SNAPSHOT.read_text())
-    changed = [t for t, cols in snap["tables"].items() if t in fresh and fresh[t] != cols]
-    if snap["schema_version"] == SCHEMA_VERSION:
-        assert not changed, (
-            f"tables {changed} changed without a migration: bump SCHEMA_VERSION, add sql/raw/migrations/"
-            f"{SCHEMA_VERSION + 1:04d}_<what>.sql, then refresh the snapshot (see this test's docstring)"
-        )
-    else:
-        assert snap["schema_version"] < SCHEMA_VERSION, "the snapshot is newer than the code"
-    dropped = [t for t in snap["tables"] if t not in fresh]
+    con = connect(tmp_path / "fresh.duckdb")
+    fresh = _schema(con)
+    con.close()
+    path = SNAPSHOTS / f"v{SCHEMA_VERSION}.json"
+    if os.environ.get("WASTEWATCH_UPDATE_SNAPSHOT") == "1":
+        path.write_text(json.dumps({"schema_version": SCHEMA_VERSION, "tables": fresh}, indent=1) + "\n")
+    assert path.exists(), (
+        f"no snapshot for schema version {SCHEMA_VERSION}: write it (see this test's docstring)"
+    )
+    snap = json.loads(path.read_text())["tables"]
+    changed = [t for t, cols in snap.items() if t in fresh and fresh[t] != cols]
+    assert not changed, (
+        f"tables {changed} changed without a migration: bump SCHEMA_VERSION, add sql/raw/migrations/"
+        f"{SCHEMA_VERSION + 1:04d}_<what>.sql, then write the new version's snapshot (see this test's docstring)"
+    )
+    dropped = [t for t in snap if t not in fresh]
     assert not dropped, f"tables {dropped} disappeared from sql/raw/: a warehouse never loses a table's data"
-    added = [t for t in fresh if t not in snap["tables"]]
-    assert not added, f"new tables {added}: refresh the snapshot (see this test's docstring)"
+    added = [t for t in fresh if t not in snap]
+    assert not added, f"new tables {added}: write the snapshot again (see this test's docstring)"
+
+
+@pytest.mark.parametrize("snapshot", sorted(SNAPSHOTS.glob("v*.json")), ids=lambda p: p.stem)
+def test_every_older_schema_upgrades_to_the_current_one_keeping_its_rows(
+    snapshot: Path, tmp_path: Path
+) -> None:
+    """A warehouse laid out as version N (from its snapshot) upgrades to exactly a fresh warehouse's schema."""
+    import json
+
+    snap = json.loads(snapshot.read_text())
+    path = tmp_path / "old.duckdb"
+    old = duckdb.connect(str(path))
+    for table, cols in snap["tables"].items():
+        old.execute(f"create table {table} ({', '.join(cols)})")
+    old.execute(
+        "insert into schema_version values ($v, 'snapshot', now()::timestamp)", {"v": snap["schema_version"]}
+    )
+    old.execute(
+        "insert into ingest_files (file_id, source, kind, uri, status, first_seen_at, checked_at) "
+        "values ('f1', 's', 'focus', '/x.csv', 'loaded', now()::timestamp, now()::timestamp)"
+    )
+    old.close()
+    con = connect(path)
+    upgraded = _schema(con)
+    assert con.execute("select max(version) from schema_version").fetchall() == [(SCHEMA_VERSION,)]
+    assert con.execute("select file_id from ingest_files").fetchall() == [("f1",)]
+    con.close()
+    fresh_con = connect(tmp_path / "fresh.duckdb")
+    assert upgraded == _schema(fresh_con)
+    fresh_con.close()

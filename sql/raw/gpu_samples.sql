@@ -25,5 +25,14 @@ create table if not exists gpu_samples (
     source varchar not null,
     x_source_file varchar not null,
     x_file_id varchar not null,
-    x_sample_date date not null           -- partition key
+    x_sample_date date not null,          -- partition key
+    -- added in schema version 2 (migration 0002), hence after the lineage columns
+    pod varchar,                          -- Kubernetes pod / namespace / container using the GPU (DCGM labels)
+    namespace varchar,
+    container varchar,
+    mig_profile varchar,                  -- MIG: GPU instance profile (e.g. 1g.10gb) and id; NULL for a whole GPU
+    mig_instance_id varchar,
+    job_id varchar,                       -- scheduler job the telemetry itself names (DCGM hpc_job), when known
+    gr_engine_active double,              -- DCGM_FI_PROF_GR_ENGINE_ACTIVE, 0-1
+    labels map(varchar, varchar)          -- other exporter labels, normalised keys
 );
