@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import duckdb
 
@@ -81,6 +82,15 @@ def ingest(
             continue
         if targets is not None and reader.target_table not in targets:
             continue
+        if hasattr(reader, "load_source"):
+            outcome = _ingest_whole_source(con, config, source, reader)
+            report.outcomes.append(outcome)
+            if progress:
+                progress(
+                    f"{outcome.status:9} {outcome.uri}"
+                    + (f" ({outcome.rows:,} rows)" if outcome.rows else "")
+                )
+            continue
         if source.is_s3:
             report.notes.append(f"source {source.name!r}: s3:// sources are not supported yet; skipped")
             continue
@@ -132,12 +142,41 @@ def _ingest_file(
     return FileOutcome(source.name, f.uri, "rejected", error=error, target=target)
 
 
+def _ingest_whole_source(
+    con: duckdb.DuckDBPyConnection, config: Config, source: Source, reader: Reader
+) -> FileOutcome:
+    """A reader that reads a whole source at once (an API listing, a file-system walk) rather than files.
+
+    It defines `load_source(con, source, ctx) -> LoadResult`; each run replaces the source's previous rows
+    in one transaction, and the ledger holds one row for the source (uri = its location).
+    """
+    location = config.source_location(source)
+    fid = file_id(source.name, f"source:{location}")
+    now = utcnow()
+    pseudo = SourceFile(uri=location, local_path=Path(location), relative="", size=0, modified_at=now)
+    ctx = LoadContext(source=source, config=config, file_id=fid, loaded_at=now)
+    target = reader.target_table
+    try:
+        with transaction(con):
+            con.execute(f"delete from {target} where x_file_id = $id", {"id": fid})  # noqa: S608 - our constant
+            result = reader.load_source(con, source, ctx)  # type: ignore[attr-defined]
+            _record(con, fid, source, pseudo, None, "loaded", None, result, now)
+        return FileOutcome(source.name, location, "loaded", rows=result.rows, target=target)
+    except RejectedFile as exc:
+        error = str(exc)
+    except duckdb.Error as exc:
+        error = f"{location}: cannot load: {duckdb_problem(exc)}"
+    with transaction(con):
+        _record(con, fid, source, pseudo, None, "rejected", error, None, now)
+    return FileOutcome(source.name, location, "rejected", error=error, target=target)
+
+
 def _record(
     con: duckdb.DuckDBPyConnection,
     fid: str,
     source: Source,
     f: SourceFile,
-    checksum: str,
+    checksum: str | None,
     status: str,
     error: str | None,
     result: LoadResult | None,
