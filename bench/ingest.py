@@ -86,7 +86,9 @@ def main() -> int:
             stale.unlink()
     files = sorted((root / "landing" / "telemetry" / "nvidia-smi").glob("*.csv"))
     size_mb = sum(f.stat().st_size for f in files) / 1e6
-    print(f"landing zone: {args.weeks} week(s), {len(files)} telemetry files, {size_mb:,.0f} MB (generated in {gen:.1f} s)")
+    print(
+        f"landing zone: {args.weeks} week(s), {len(files)} telemetry files, {size_mb:,.0f} MB (generated in {gen:.1f} s)"
+    )
     results = {name: run_phase(name, root) for name in PHASES}
     scan, load = results["duckdb_scan"]["seconds"], results["duckdb_load"]["seconds"]
     for name, r in results.items():

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import sys
 from datetime import UTC, date, datetime
 from decimal import Decimal
@@ -162,14 +163,19 @@ def _do_weekly(ctx: click.Context, config: Config, week: str, evaluate: bool, re
             f"{week}: run failed:\n  " + "\n  ".join(outcome.failures or ["see the Dagster log (-v)"]),
             code=EXIT_REJECTED,
         )
+    from rules import ALL_RULES
+
+    # attention rules (unattributed spend, budgets, anomalies) report an amount at stake, never waste
+    attention = {f"findings/{r.folder}": r.attention for r in ALL_RULES}
     for key, md in sorted(outcome.metadata.items()):
         if key.startswith("findings/"):
-            waste = ", ".join(
+            amount = ", ".join(
                 _fmt_money(v, k.removeprefix("estimated_waste_"))
                 for k, v in md.items()
                 if k.startswith("estimated_waste_")
             )
-            click.echo(f"{key}: {md.get('findings', 0)} finding(s){'; waste ' + waste if waste else ''}")
+            label = "at stake" if attention.get(key) else "waste"
+            click.echo(f"{key}: {md.get('findings', 0)} finding(s){f'; {label} ' + amount if amount else ''}")
     md = outcome.metadata.get("reports/weekly_report")
     if md:
         click.echo(f"report: {md['report_html']}")
@@ -289,13 +295,200 @@ def rules_show(ctx: click.Context, rule_id: str) -> None:
         raise Failure(str(exc.args[0])) from None
     click.echo(rule.doc.strip())
     click.echo("\nParameters (default -> effective):")
-    overrides: dict[str, Any] = {}
+    config: Config | None = None
     # the default ./wastewatch.yaml is optional here; a config named explicitly must exist
     if ctx.obj["config_given"] or Path(ctx.obj["config_path"]).exists():
-        overrides = _config(ctx).rule_overrides(rule.id)
-    effective = rule.make_params(overrides)
+        config = _config(ctx)
+    effective = rule.make_params(config.rule_overrides(rule.id) if config else {}, config)
     for name, f in rule.params.model_fields.items():
         click.echo(f"  {name}: {f.default} -> {getattr(effective, name)}   {f.description or ''}")
+
+
+@main.command()
+@click.argument("finding", required=False)
+@click.option(
+    "--until",
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    help="Last day the ack holds (inclusive; YYYY-MM-DD): it covers every ISO week starting on or before it.",
+)
+@click.option("--reason", default="", help="Why this finding is a known exception (required).")
+@click.option("--by", "acked_by", envvar="USER", help="Who acknowledges it (default $USER).")
+@click.option("--revoke", is_flag=True, help="End the finding's ack now (needs --reason).")
+@click.option("--list", "list_acks", is_flag=True, help="List the acks in force.")
+@click.pass_context
+def ack(
+    ctx: click.Context,
+    finding: str | None,
+    until: datetime | None,
+    reason: str,
+    acked_by: str | None,
+    revoke: bool,
+    list_acks: bool,
+) -> None:
+    """Acknowledge a finding: listed apart, left out of the waste total until --until.
+
+    FINDING is a finding id or its key across weeks (both in the report and findings.csv), or RULE:RESOURCE,
+    e.g. `wastewatch ack GPU001:i-0a1b2c3d4e5f60718 --until 2026-12-31 --reason "warm pool for the demo"`.
+    """
+    from pipelines.report.acks import AckError, in_force, record, resolve
+    from pipelines.warehouse import WarehouseError, connect
+
+    config = _config(ctx)
+    if list_acks:
+        try:
+            con = connect(config.warehouse_path, read_only=True)
+        except WarehouseError as exc:
+            raise Failure(str(exc)) from None
+        try:
+            acks = in_force(con)
+        finally:
+            con.close()
+        for a in acks:
+            click.echo(
+                f"{a['finding_key']}  {a['rule_id']}:{a['resource_id']}  until {a['acked_until']}  "
+                f"{a['reason']} ({a['acked_by'] or 'unknown'}, {a['acked_at']:%Y-%m-%d})"
+            )
+        if not acks:
+            click.echo("no acks in force")
+        return
+    if finding is None:
+        raise click.UsageError("name a FINDING (or use --list)")
+    if revoke == (until is not None):
+        raise click.UsageError("give --until DATE to acknowledge, or --revoke to end an ack")
+    if not reason.strip():
+        raise click.UsageError("--reason is required: say why this finding is a known exception")
+    try:
+        con = connect(config.warehouse_path)
+    except WarehouseError as exc:
+        raise Failure(str(exc)) from None
+    try:
+        target = resolve(con, finding)
+        record(con, target, None if revoke else until.date() if until else None, reason, acked_by)
+    except AckError as exc:
+        raise Failure(str(exc)) from None
+    finally:
+        con.close()
+    name = f"{target.rule_id}:{target.resource_id}"
+    if revoke:
+        click.echo(f"{name} (key {target.finding_key}): ack revoked; it counts as waste again")
+    else:
+        assert until is not None
+        click.echo(
+            f"{name} (key {target.finding_key}): acknowledged until {until:%Y-%m-%d}; "
+            f"seen in {len(target.weeks)} week(s), latest {target.weeks[0]}"
+        )
+    click.echo("reports change when rewritten: wastewatch report --week <ISO week>")
+
+
+class _Number(click.ParamType):
+    """7e9, 7000000000, 7B, 2T, 1.5M: a count with an optional K/M/B/T suffix."""
+
+    name = "number"
+    SUFFIX = {"k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, int | float):
+            return float(value)
+        text = str(value).strip().replace("_", "").replace(",", "")
+        scale = self.SUFFIX.get(text[-1:].lower(), 1.0) if text else 1.0
+        try:
+            number = float(text[:-1] if scale != 1.0 else text) * scale
+        except ValueError:
+            self.fail(f"{value!r} is not a number like 7e9 or 7B", param, ctx)
+        if not math.isfinite(number) or number <= 0:
+            self.fail(f"{value!r} must be a positive number", param, ctx)
+        return number
+
+
+@main.command()
+@click.option("--params", "n_params", type=_Number(), help="Model parameters, e.g. 7e9 or 7B.")
+@click.option("--tokens", type=_Number(), help="Training tokens, e.g. 2e12 or 2T.")
+@click.option("--gpu", help="GPU model, e.g. h100, a100, h200, b200, mi300x, l40s (see --list-gpus).")
+@click.option("--gpus", type=click.IntRange(min=1), help="GPUs the run uses.")
+@click.option("--mfu", type=click.FloatRange(0, 1, min_open=True), default=0.4, show_default=True,
+              help="Model FLOPs utilisation: the share of the peak the run achieves.")  # fmt: skip
+@click.option("--price", type=click.FloatRange(0, min_open=True),
+              help="Price per GPU-hour; default: measured from the warehouse for that GPU.")  # fmt: skip
+@click.option("--mtbf-gpu-hours", type=click.FloatRange(0, min_open=True),
+              help="GPU-hours per failure; default: measured in `jobs`, else a published figure.")  # fmt: skip
+@click.option("--save-every", type=click.FloatRange(0, min_open=True),
+              help="Checkpoint interval in hours; default: the Young/Daly optimum.")  # fmt: skip
+@click.option("--keep", type=click.IntRange(min=0), default=5, show_default=True,
+              help="Checkpoints retained (0 = all).")  # fmt: skip
+@click.option("--ckpt-bytes-per-param", type=click.FloatRange(0, min_open=True), default=14.0, show_default=True,
+              help="Checkpoint bytes per parameter (BF16 weights + FP32 master + Adam m, v).")  # fmt: skip
+@click.option("--ckpt-write-gbps", type=click.FloatRange(0, min_open=True), default=10.0, show_default=True,
+              help="Aggregate checkpoint write bandwidth, GB/s.")  # fmt: skip
+@click.option("--restart-minutes", type=click.FloatRange(0), default=10.0, show_default=True,
+              help="Time to restart the job after a failure.")  # fmt: skip
+@click.option("--json", "as_json", is_flag=True, help="Print the estimate as JSON.")
+@click.option("--list-gpus", is_flag=True, help="Print the table of peak dense FLOP/s per GPU model.")
+@click.pass_context
+def estimate(
+    ctx: click.Context,
+    n_params: float | None,
+    tokens: float | None,
+    gpu: str | None,
+    gpus: int | None,
+    mfu: float,
+    price: float | None,
+    mtbf_gpu_hours: float | None,
+    save_every: float | None,
+    keep: int,
+    ckpt_bytes_per_param: float,
+    ckpt_write_gbps: float,
+    restart_minutes: float,
+    as_json: bool,
+    list_gpus: bool,
+) -> None:
+    """Estimate a training run: FLOPs, GPU-hours, wall time, cost, failures and checkpoints.
+
+    e.g. wastewatch estimate --params 7e9 --tokens 2e12 --gpu h100 --gpus 512 --mfu 0.4
+    """
+    from pipelines import estimate as est
+
+    if list_gpus:
+        click.echo(est.render_catalog(), nl=False)
+        return
+    missing = [
+        f"--{n}"
+        for n, v in (("params", n_params), ("tokens", tokens), ("gpu", gpu), ("gpus", gpus))
+        if v is None
+    ]
+    if missing:
+        raise click.UsageError(f"missing {', '.join(missing)}")
+    assert n_params is not None and tokens is not None and gpu is not None and gpus is not None
+    con = None
+    currency, storage_price = "USD", est.DEFAULT_STORAGE_PRICE
+    # the warehouse is optional here: it supplies the measured price and failure rate when it exists
+    if ctx.obj["config_given"] or Path(ctx.obj["config_path"]).exists():
+        from pipelines.warehouse import WarehouseError, connect
+
+        config = _config(ctx)
+        currency = config.currency
+        storage_price = float(config.prices.storage_gb_month.get("STANDARD", storage_price))
+        path = config.published_path if config.published_path.exists() else config.warehouse_path
+        if path.exists():
+            try:
+                con = connect(path, read_only=True)
+            except WarehouseError as exc:
+                click.echo(f"note: {exc}; estimating without the warehouse", err=True)
+    try:
+        result = est.estimate(
+            n_params, tokens, gpu, gpus, mfu, price=price, con=con, currency=currency,
+            mtbf_gpu_hours=mtbf_gpu_hours, ckpt_bytes_per_param=ckpt_bytes_per_param,
+            ckpt_write_gbps=ckpt_write_gbps, save_every_hours=save_every, keep=keep or None,
+            restart_minutes=restart_minutes, storage_price_gb_month=storage_price,
+        )  # fmt: skip
+    except est.EstimateError as exc:
+        raise Failure(str(exc)) from None
+    finally:
+        if con is not None:
+            con.close()
+    if as_json:
+        click.echo(json.dumps(result.as_dict(), indent=2))
+    else:
+        click.echo(est.render_text(result), nl=False)
 
 
 @main.command()

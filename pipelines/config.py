@@ -67,9 +67,71 @@ class Source(_Strict):
         return self.uri.startswith("s3://")
 
 
+class DuckDBSettings(_Strict):
+    """Resource limits of the warehouse connection (DuckDB's own settings; unset = DuckDB's default)."""
+
+    memory_limit: str | None = Field(
+        None,
+        pattern=r"^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$",
+        description="e.g. 1GB: DuckDB spills to temp_directory beyond it.",
+    )
+    threads: int | None = Field(None, ge=1, le=512, description="Worker threads (default: all cores).")
+    temp_directory: Path | None = Field(
+        None, description="Where DuckDB spills (default: <warehouse>.tmp beside the warehouse)."
+    )
+
+
+class BillingOptions(_Strict):
+    """`options:` of a billing source (every billing kind)."""
+
+    manifest: Literal["auto", "required", "ignore"] = Field(
+        "auto",
+        description="auto: follow a manifest where the export has one; required: skip periods without one; "
+        "ignore: read every data file.",
+    )
+    on_removed: Literal["delete", "keep"] = Field(
+        "delete", description="A loaded file that disappears from the source: delete its rows, or keep them."
+    )
+    delimiter: str | None = Field(
+        None, min_length=1, max_length=1, description="CSV delimiter (default: sniffed)."
+    )
+
+
+class AzureOptions(BillingOptions):
+    dataset: Literal["amortized", "actual"] = Field(
+        "amortized", description="Which Cost Management dataset to load; files of the other one are skipped."
+    )
+
+
+class GcpOptions(BillingOptions):
+    invoice_timezone: str = Field(
+        "America/Los_Angeles", description="Zone of invoice.month (Google bills in US Pacific time)."
+    )
+    project_labels: bool = Field(True, description="Add project.labels to the tags (resource labels win).")
+
+
+BILLING_OPTIONS: dict[str, type[BillingOptions]] = {
+    "focus": BillingOptions,
+    "aws_cur": BillingOptions,
+    "aws_cur2": BillingOptions,
+    "azure": AzureOptions,
+    "gcp": GcpOptions,
+}
+
+
 class Prices(_Strict):
     storage_gb_month: dict[str, Decimal] = Field(default_factory=dict)
     gpu_hour: dict[str, Decimal] = Field(default_factory=dict)
+
+
+class NotifyConfig(_Strict):
+    """The optional `notify:` section: where the weekly report is announced (see pipelines/report/notify.py)."""
+
+    webhook_url: str | None = Field(None, description="Slack-compatible incoming webhook URL.")
+    email_html: bool = Field(False, description="Write an e-mail-ready email.html beside the report.")
+    teams: bool = Field(True, description="Add one line per team to the post.")
+    report_url: str | None = Field(None, description="Base URL where the reports folder is served.")
+    timeout_s: float = Field(10.0, gt=0, le=120, description="Webhook timeout in seconds.")
 
 
 class Config(_Strict):
@@ -89,6 +151,8 @@ class Config(_Strict):
         default_factory=dict, description="Monthly budgets per 'team' or 'project'."
     )
     prices: Prices = Field(default_factory=Prices)
+    duckdb: DuckDBSettings = Field(default_factory=DuckDBSettings)
+    notify: NotifyConfig | None = None
     # where this config was read from; set by load_config, not by the file
     path: Path | None = Field(None, exclude=True)
 
@@ -126,6 +190,24 @@ class Config(_Strict):
     def published_path(self) -> Path:
         w = self.warehouse_path
         return w.with_name(w.stem + ".published" + w.suffix)
+
+    @property
+    def cache_path(self) -> Path:
+        """Local cache for objects downloaded from s3:// sources (emptied after each source's run)."""
+        w = self.warehouse_path
+        return w.with_name(w.stem + ".cache")
+
+    @property
+    def duckdb_settings(self) -> dict[str, object]:
+        """The settings `warehouse.connect` applies, with paths made absolute."""
+        out: dict[str, object] = {}
+        if self.duckdb.memory_limit:
+            out["memory_limit"] = self.duckdb.memory_limit.replace(" ", "")
+        if self.duckdb.threads:
+            out["threads"] = self.duckdb.threads
+        if self.duckdb.temp_directory:
+            out["temp_directory"] = str(self.resolve(self.duckdb.temp_directory))
+        return out
 
     @property
     def reports_path(self) -> Path:
@@ -211,7 +293,31 @@ def parse_config(text: str, path: Path) -> Config:
             lines.append(f"{where}: {_format_loc(loc)}: {_explain(err)}")
         raise ConfigError("\n".join(lines)) from None
     config = config.model_copy(update={"path": path.resolve()})
+    _check_billing_options(config, root, path)
     return _check_rule_overrides(config, root, path)
+
+
+def _check_billing_options(config: Config, root: yaml.Node | None, path: Path) -> None:
+    """A billing source's `options:` are validated against its kind's options model."""
+    problems = []
+    for i, source in enumerate(config.sources):
+        model = BILLING_OPTIONS.get(source.kind)
+        if model is None:
+            continue
+        try:
+            model.model_validate(source.options)
+        except ValidationError as exc:
+            for err in exc.errors():
+                loc = ("sources", i, "options", *err["loc"])
+                line = _line_of(root, loc)
+                problems.append(f"{path}:{line}: {_format_loc(loc)}: {_explain(err)}")
+    if problems:
+        raise ConfigError("\n".join(problems))
+
+
+def billing_options(source: Source) -> BillingOptions:
+    """The validated options of a billing source (defaults filled in)."""
+    return BILLING_OPTIONS.get(source.kind, BillingOptions).model_validate(source.options)
 
 
 def _duplicate_sources(data: dict[str, Any], root: yaml.Node | None, path: Path) -> list[str]:
@@ -304,6 +410,11 @@ reports_dir: reports
 # Billing currency used when a bill names none.
 currency: USD
 
+# Resource limits of the warehouse connection (unset: DuckDB's defaults, i.e. 80% of RAM and every core).
+# Beyond memory_limit DuckDB spills to temp_directory (default: <warehouse>.tmp beside the warehouse).
+duckdb: {}
+# e.g. duckdb: {memory_limit: 1GB, threads: 2, temp_directory: warehouse/spill}
+
 # Where to read from. Each source: name (unique), kind (one reader each), uri (a file, a folder, a glob,
 # or s3://bucket/prefix/), optional endpoint_url/region for S3-compatible stores, and reader options.
 sources:
@@ -318,9 +429,13 @@ sources:
       # host: gpu-node-01      # fixed host for every file; default: the file name up to its first '_' or '.csv'
       # host_pattern: '(?P<host>[^/]+)/[^/]+$'   # or a regex over the path relative to uri
 #  - name: cur2-prod
-#    kind: aws_cur2
+#    kind: aws_cur2           # CUR 2.0 / Data Exports: Parquet or CSV.gz, BILLING_PERIOD= folders + manifests
 #    uri: s3://acme-billing/cur2/
-#    endpoint_url: http://127.0.0.1:9000
+#    endpoint_url: http://127.0.0.1:9000   # S3-compatible stores only; AWS needs none
+# Other billing kinds (docs/billing.md lists every option):
+# - {name: cur-legacy, kind: aws_cur, uri: landing/billing/cur/}     # legacy CUR, manifests followed
+# - {name: azure-ea, kind: azure, uri: landing/billing/azure/, options: {dataset: amortized}}  # or actual
+# - {name: gcp-billing, kind: gcp, uri: landing/billing/gcp/}        # BigQuery export, CSV or NDJSON
 
 # Canonical tag keys and the billing tag keys they come from (first match wins; matching ignores case,
 # surrounding spaces and the prefixes user:, resourceTags/user:, user_). `host` maps telemetry host

@@ -228,7 +228,8 @@ def _plan(
             crash = s - 20
             p.fill([h], team, 0, crash - 1)
             h.states[crash - 1] = "idle"
-            p.job([h.name], team, crash, s, state="FAILED")
+            crash_job = p.job([h.name], team, crash, s, state="FAILED")
+            notes["crash_job"] = crash_job.job_id
             h.states[crash:s] = ["busy"] * (s - crash)
             h.states[s:e] = ["idle"] * (e - s)
             p.fill([h], team, e, hours)
@@ -659,6 +660,7 @@ def _storage(
         "acme-scratch": [],
     }
     failed_bytes, failed_runs, superseded_bytes = 0, [], 0
+    last_checkpoint: dict[int, datetime] = {}  # failed job id -> when its last checkpoint was written
     for j in jobs:
         if "-train-" not in j.name or j.end - j.start < 6:
             continue
@@ -683,6 +685,7 @@ def _storage(
                 objects["acme-ckpt"].append((key, size, when, _etag(key, size)))
                 if j.state == "FAILED":
                     failed_bytes += size
+                    last_checkpoint[j.job_id] = max(when, last_checkpoint.get(j.job_id, when))
                 elif n < len(steps) - 3:
                     superseded_bytes += size
         if j.state == "FAILED" and steps:
@@ -718,6 +721,7 @@ def _storage(
         "failed_bytes": failed_bytes,
         "failed_runs": failed_runs,
         "superseded_bytes": superseded_bytes,
+        "last_checkpoint": last_checkpoint,
         "dup_dataset": dup,
         "dup_bytes_per_copy": dup_bytes,
     }
@@ -834,7 +838,9 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
         for b, objs in objects.items()
     }
     rw_day0 = (weeks - 1) * 7
-    spike = (rw_day0 + 2, "speech", Decimal(14))  # Wednesday of the report week: 14x the usual egress
+    # Thursday of the report week: 14x the usual egress (Thursday, so even a one-week demo has three
+    # earlier weekdays for COST003's baseline)
+    spike = (rw_day0 + 3, "speech", Decimal(14))
     lines = _billing_lines(hosts, start, hours, storage, spike)
     _write_billing(directory, lines)
     samples = _write_telemetry(directory, hosts, start, weeks, seed)
@@ -904,6 +910,14 @@ def _expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], facts:
 
     week_cost = Decimal(7) / DAYS_PER_MONTH * S3_STANDARD / GIB
     sto001 = Decimal(facts["failed_bytes"]) * week_cost
+    sto001_superseded = Decimal(facts["superseded_bytes"]) * week_cost
+    # GPU004: the planted crash loses the GPU time since its run's last checkpoint (sacct End is 9 s
+    # before the hour the job's block ends)
+    crash = next(j for j in planner.jobs if j.job_id == notes["crash_job"])
+    crash_end = start + timedelta(hours=crash.end) - timedelta(seconds=9)
+    crash_ckpt = facts["last_checkpoint"][crash.job_id]
+    lost_h = Decimal((crash_end - crash_ckpt).total_seconds()) / 3600
+    gpu004 = lost_h * by_name[crash.hosts[0]].itype.effective
     sto002 = Decimal(facts["dup_bytes_per_copy"]) * 2 * week_cost
     normal_egress = Decimal(300) * Decimal("0.09")
     cost003 = normal_egress * (spike[2] - 1)
@@ -945,13 +959,32 @@ def _expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], facts:
                     "basis": f"{starved_hours} h x effective hourly cost x idle share "
                     f"({float(1 - starved_util):.4f}) of a 1-in-4-minutes duty cycle",
                 },
+                "GPU004": {
+                    "name": "failed-job-and-zombie",
+                    "job_id": crash.job_id,
+                    "host": crash.hosts[0],
+                    "last_checkpoint_at": crash_ckpt.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "ended_at": crash_end.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "lost_gpu_hours": float(round(lost_h * 8, 4)),
+                    "waste": money(gpu004),
+                    "basis": "the planted crash: effective hourly cost x hours from the run's last checkpoint to "
+                    "the job's end (the 48 idle hours after it are GPU001's)",
+                },
                 "STO001": {
                     "name": "orphaned-checkpoint",
-                    "waste": money(sto001),
-                    "failed_runs": facts["failed_runs"],
-                    "bytes": facts["failed_bytes"],
-                    "basis": "checkpoint bytes of FAILED runs x $0.023 per GiB-month x 7 / 30.44",
-                    "superseded_bytes_keep_last_3": facts["superseded_bytes"],
+                    "waste": money(sto001 + sto001_superseded),
+                    "failed": {
+                        "runs": facts["failed_runs"],
+                        "bytes": facts["failed_bytes"],
+                        "waste": money(sto001),
+                    },
+                    "superseded": {
+                        "keep_last": 3,
+                        "bytes": facts["superseded_bytes"],
+                        "waste": money(sto001_superseded),
+                    },
+                    "basis": "checkpoint bytes of FAILED runs, plus checkpoints of finished runs older than their "
+                    "last 3, x $0.023 per GiB-month x 7 / 30.44",
                 },
                 "STO002": {
                     "name": "duplicate-dataset",

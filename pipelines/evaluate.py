@@ -34,7 +34,7 @@ def evaluate_rule(
     window: Window,
     detected_at: datetime | None = None,
 ) -> tuple[RuleOutcome, pl.DataFrame]:
-    params = rule.make_params(config.rule_overrides(rule.id))
+    params = rule.make_params(config.rule_overrides(rule.id), config)
     frame = rule.evaluate(con, window, params, detected_at or utcnow())
     write_findings(con, rule.id, window, frame)
     waste = frame.filter(pl.col("status") == "waste")

@@ -1,30 +1,353 @@
-"""Build the intermediate views and the marts from the landed tables (one transaction)."""
+"""Build the intermediate views and the marts from the landed tables (one transaction per mart).
+
+Most marts are rebuilt in full from views over the landed tables. The GPU telemetry is the exception:
+rolling millions of samples up on every run would not scale, so the GPU tables are kept up to date by
+day. `int_gpu_slices` (GPU x hour x job slice, the roll-up of gpu_samples) is rolled up again only for
+the sample days whose fingerprint changed: the ingest ledger's files behind the day's samples (ids,
+checksums, load times, row counts) and the job starts/ends that cut the day into slices. The marts
+`gpu_job_hours` and `gpu_hours` on top of it are rebuilt only for the days whose roll-up changed or
+whose other inputs did: the jobs running that day (ids, states), the billed cost of the GPU instances'
+hours, and the host -> billed resource mapping of the day's hosts. Days whose samples are gone are
+dropped. The fingerprints of what each table was built from live in `int_incremental_days`.
+"""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from functools import cache
+
 import duckdb
 
-from pipelines.warehouse import one, sql_text, transaction
+from pipelines.warehouse import header, one, rows, sql_text, table_exists, transaction, utcnow
 
-INTERMEDIATE = ("int_billed_resources", "int_host_resources")
-MARTS = ("resources", "cost_hourly", "gpu_hours")
+INTERMEDIATE = (
+    "int_billed_resources",
+    "int_jobs",
+    "int_job_hosts",
+    "int_job_boundaries",
+    "int_gpu_slices",
+    "int_host_resources",
+)
+# intermediate objects that are incremental tables (refreshed by day), not views
+ROLLUPS = ("int_gpu_slices",)
+MARTS = ("resources", "cost_hourly", "gpu_job_hours", "gpu_hours", "jobs_enriched") + (
+    "storage_objects_current", "storage_prices", "storage_checkpoints", "storage_datasets",
+    "storage_dataset_matches", "storage_incomplete_uploads",
+)  # fmt: skip
+# marts kept up to date by day (their SQL takes $day_from / $day_to), not rebuilt in full
+DAY_MARTS = ("gpu_job_hours", "gpu_hours")
+
+STATE = "int_incremental_days"
+# Fingerprints: bit_xor over the rows of a day of a hash of each row's values as one string. (DuckDB's
+# multi-argument hash() combines its arguments linearly, so identical values in an even number of rows
+# would cancel out of the xor: a bill restated from 20 to 30 an hour for 24 hours would go unseen.)
+_STATE_DDL = f"""
+create table if not exists {STATE} (
+    object varchar not null,              -- the table: int_gpu_slices, gpu_job_hours, gpu_hours
+    day date not null,
+    fingerprint ubigint not null,         -- of everything the day's rows were built from
+    built_at timestamp not null,
+    primary key (object, day)
+)
+"""
+# per sample day: the files (ledger ids, checksums, load times) and row counts its samples come from
+_SAMPLE_DAYS = """
+with files as (
+    select x_sample_date as day, x_file_id, count(*) as n
+    from gpu_samples
+    group by all
+)
+
+select
+    f.day,
+    bit_xor(hash(concat_ws('|', f.x_file_id, f.n, i.checksum, i.loaded_at))) as fingerprint
+from files as f
+left join ingest_files as i on i.file_id = f.x_file_id
+group by f.day
+"""
+# per day: the jobs running on some host then, with the starts and ends that fall on that day (what cuts
+# the day into slices, and which job each slice belongs to)
+_SLICING_DAYS = """
+with last_sample as (
+    select max(x_sample_date) + interval 1 day as upto
+    from gpu_samples
+),
+
+spans as (
+    select
+        jh.*,
+        unnest(range(
+            date_trunc('day', jh.started_at),
+            greatest(coalesce(jh.ended_at, l.upto), jh.started_at + interval 1 microsecond),
+            interval 1 day
+        )) as day_start
+    from int_job_hosts as jh, last_sample as l
+)
+
+select
+    day_start::date as day,
+    bit_xor(hash(concat_ws(
+        '|', host_key, job_key, gpu_indices::varchar,
+        case when started_at::date = day_start::date then started_at end,
+        case when ended_at::date = day_start::date then ended_at end
+    ))) as fingerprint
+from spans
+group by 1
+"""
+# per day, what gpu_job_hours takes besides the roll-up: the jobs running that day (id, state, name),
+# the billed cost of the GPU instances' hours, and where the day's hosts map to
+_JOB_ATTRIBUTE_DAYS = """
+with last_sample as (
+    select max(x_sample_date) + interval 1 day as upto
+    from gpu_samples
+),
+
+spans as (
+    select
+        j.*,
+        unnest(range(
+            date_trunc('day', j.started_at),
+            greatest(coalesce(j.ended_at, l.upto), j.started_at + interval 1 microsecond),
+            interval 1 day
+        )) as day_start
+    from int_jobs as j, last_sample as l
+    where j.started_at is not null
+)
+
+select
+    day_start::date as day,
+    bit_xor(hash(concat_ws('|', job_key, job_id, state, scheduler, job_name, account))) as fingerprint
+from spans
+group by 1
+"""
+_COST_DAYS = """
+select
+    c.hour::date as day,
+    bit_xor(hash(concat_ws('|', c.resource_id, c.hour, c.billing_currency, c.effective_cost))) as fingerprint
+from cost_hourly as c
+inner join resources as r on r.resource_id = c.resource_id and r.gpu_count > 0
+group by 1
+"""
+_MAPPING_DAYS = """
+with day_hosts as (
+    select distinct day, host
+    from int_gpu_slices
+)
+
+select
+    d.day,
+    bit_xor(hash(concat_ws('|', d.host, hr.resource_id, hr.instance_id, r.gpu_count, r.currency))) as fingerprint
+from day_hosts as d
+left join int_host_resources as hr on hr.host = d.host
+left join resources as r on r.resource_id = hr.resource_id
+group by d.day
+"""
+
+
+@dataclass
+class DayStats:
+    """What one refresh of a day-incremental table did: days built again, days removed, rows written."""
+
+    table: str
+    days_rebuilt: list[date] = field(default_factory=list)
+    days_removed: list[date] = field(default_factory=list)
+    rows: int = 0
+    full: bool = False
+
+    @property
+    def days_rolled_up(self) -> list[date]:
+        return self.days_rebuilt
+
+
+RollupStats = DayStats  # the name the roll-up's callers know
 
 
 def build_intermediate(con: duckdb.DuckDBPyConnection) -> None:
+    """(Re)create the intermediate views; make sure the roll-up tables exist with the current columns."""
+    con.execute(_STATE_DDL)
     for name in INTERMEDIATE:
-        # name comes from our own constant list; the body is our own SQL file
-        con.execute(f"create or replace view {name} as\n{sql_text('intermediate', name)}")
+        if name in ROLLUPS:
+            _ensure_day_table(con, "intermediate", name)
+        else:
+            # name comes from our own constant list; the body is our own SQL file
+            con.execute(f"create or replace view {name} as\n{sql_text('intermediate', name)}")
+
+
+def _ensure_day_table(con: duckdb.DuckDBPyConnection, layer: str, name: str) -> None:
+    """Create the table (empty) from its SQL unless it exists with the same columns; a new shape restarts."""
+    sql = sql_text(layer, name)
+    empty = {"day_from": date(9999, 12, 31), "day_to": date(1, 1, 1)}
+    con.execute(f"create or replace temp table _day_probe as\n{sql}\nlimit 0", empty)
+    wanted = _columns(con, "_day_probe")
+    con.execute("drop table _day_probe")
+    if table_exists(con, name) and _columns(con, name) == wanted:
+        return
+    con.execute(f"drop table if exists {name}")
+    con.execute(f"create table {name} as\n{sql}\nlimit 0", empty)
+    con.execute(f"delete from {STATE} where object = $o", {"o": name})  # noqa: S608 - our constant
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
+    return [
+        (r["column_name"], r["data_type"])
+        for r in rows(
+            con,
+            "select column_name, data_type from information_schema.columns "
+            "where table_name = $t order by ordinal_position",
+            {"t": table},
+        )
+    ]
+
+
+def _fingerprints(con: duckdb.DuckDBPyConnection, sql: str) -> dict[date, int]:
+    return {r["day"]: r["fingerprint"] for r in rows(con, sql)}
+
+
+def _stored(con: duckdb.DuckDBPyConnection, name: str) -> dict[date, int]:
+    return {
+        r["day"]: r["fingerprint"]
+        for r in rows(con, f"select day, fingerprint from {STATE} where object = $o", {"o": name})  # noqa: S608
+    }
+
+
+def _combine(*parts: int | None) -> int:
+    """One fingerprint from several (order matters); stable across runs and processes."""
+    acc = 1469598103934665603
+    for p in parts:
+        acc = ((acc ^ (p if p is not None else 0x9E3779B97F4A7C15)) * 1099511628211) % (1 << 64)
+    return acc
+
+
+def _ranges(days: list[date], longest: int) -> list[tuple[date, date]]:
+    """Consecutive days grouped into ranges of at most `longest` days."""
+    out: list[tuple[date, date]] = []
+    for d in sorted(days):
+        if out and d == out[-1][1] + timedelta(days=1) and (d - out[-1][0]).days < longest:
+            out[-1] = (out[-1][0], d)
+        else:
+            out.append((d, d))
+    return out
+
+
+def _refresh_days(
+    con: duckdb.DuckDBPyConnection,
+    layer: str,
+    name: str,
+    current: dict[date, int],
+    full: bool,
+    days_per_statement: int,
+) -> DayStats:
+    """Delete and rebuild the days of `name` whose fingerprint changed; drop the days no longer current."""
+    stats = DayStats(name, full=full)
+    stored = _stored(con, name)
+    stats.days_rebuilt = sorted(d for d, fp in current.items() if full or stored.get(d) != fp)
+    stats.days_removed = sorted(d for d in stored if d not in current)
+    redo = stats.days_rebuilt + stats.days_removed
+    if not redo:
+        return stats
+    sql = sql_text(layer, name)
+    # identifiers from our own constants only; the days are bound
+    con.execute(f"delete from {name} where list_contains($days, hour::date)", {"days": redo})  # noqa: S608
+    con.execute(
+        f"delete from {STATE} where object = $o and list_contains($days, day)",  # noqa: S608 - identifiers only
+        {"o": name, "days": redo},
+    )
+    for first, last in _ranges(stats.days_rebuilt, days_per_statement):
+        con.execute(f"insert into {name}\n{sql}", {"day_from": first, "day_to": last})
+    if stats.days_rebuilt:
+        now = utcnow()
+        con.execute(
+            f"insert into {STATE} select $o, unnest($days), unnest($fps), $now",  # noqa: S608 - our constant
+            {
+                "o": name,
+                "days": stats.days_rebuilt,
+                "fps": [current[d] for d in stats.days_rebuilt],
+                "now": now,
+            },
+        )
+        row = one(
+            con,
+            f"select count(*) from {name} where list_contains($days, hour::date)",  # noqa: S608 - identifiers only
+            {"days": stats.days_rebuilt},
+        )
+        stats.rows = int(row[0]) if row else 0
+    return stats
+
+
+def refresh_rollups(con: duckdb.DuckDBPyConnection, full: bool = False) -> DayStats:
+    """Roll up the sample days whose files or slicing jobs changed since the last refresh (all if `full`).
+
+    Runs inside the caller's transaction; one day per statement so memory stays bounded by a day of samples.
+    """
+    samples = _fingerprints(con, _SAMPLE_DAYS)
+    slicing = _fingerprints(con, _SLICING_DAYS)
+    current = {day: _combine(fp, slicing.get(day)) for day, fp in samples.items()}
+    return _refresh_days(con, "intermediate", "int_gpu_slices", current, full, days_per_statement=1)
+
+
+def refresh_day_mart(con: duckdb.DuckDBPyConnection, name: str, full: bool = False) -> DayStats:
+    """Rebuild the days of a day-incremental mart whose inputs changed (after `refresh_rollups`)."""
+    _ensure_day_table(con, "marts", name)
+    if name == "gpu_job_hours":
+        attributes = _fingerprints(con, _JOB_ATTRIBUTE_DAYS)
+        cost = _fingerprints(con, _COST_DAYS)
+        mapping = _fingerprints(con, _MAPPING_DAYS)
+        current = {
+            day: _combine(fp, attributes.get(day), cost.get(day), mapping.get(day))
+            for day, fp in _stored(con, "int_gpu_slices").items()
+        }
+    elif name == "gpu_hours":
+        current = _stored(con, "gpu_job_hours")
+    else:
+        raise KeyError(f"{name!r} is not a day-incremental mart")
+    return _refresh_days(con, "marts", name, current, full, days_per_statement=31)
+
+
+def _dependencies(layer: str, name: str) -> list[str]:
+    names = re.split(r"[,\s]+", header(sql_text(layer, name)).get("depends_on", ""))
+    return [n for n in names if n]
+
+
+@cache
+def needs_rollup(name: str) -> bool:
+    """Whether mart `name` reads a roll-up table (directly or through intermediate views)."""
+    todo, seen = list(_dependencies("marts", name)), set()
+    while todo:
+        dep = todo.pop()
+        if dep in ROLLUPS:
+            return True
+        if dep in seen:
+            continue
+        seen.add(dep)
+        if dep in INTERMEDIATE:
+            todo.extend(_dependencies("intermediate", dep))
+        elif dep in MARTS and dep != name:
+            todo.extend(_dependencies("marts", dep))
+    return False
 
 
 def build_mart(con: duckdb.DuckDBPyConnection, name: str) -> int:
-    """(Re)build one mart table in a transaction; returns its row count."""
+    """(Re)build one mart table in a transaction (GPU tables: only their changed days); its row count."""
+    return build_mart_with_rollup(con, name)[0]
+
+
+def build_mart_with_rollup(con: duckdb.DuckDBPyConnection, name: str) -> tuple[int, list[DayStats]]:
+    """`build_mart`, also returning what the day-incremental refreshes did (empty for full rebuilds)."""
     if name not in MARTS:
         raise KeyError(f"unknown mart {name!r}")
+    stats: list[DayStats] = []
     with transaction(con):
         build_intermediate(con)
-        con.execute(f"create or replace table {name} as\n{sql_text('marts', name)}")
+        if needs_rollup(name):
+            stats.append(refresh_rollups(con))
+        if name in DAY_MARTS:
+            stats.append(refresh_day_mart(con, name))
+        else:
+            con.execute(f"create or replace table {name} as\n{sql_text('marts', name)}")
     row = one(con, f"select count(*) from {name}")  # noqa: S608 - identifiers only, values are bound
-    return int(row[0]) if row else 0
+    return (int(row[0]) if row else 0), stats
 
 
 def build_marts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:

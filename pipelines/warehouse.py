@@ -21,7 +21,7 @@ import duckdb
 
 from pipelines.config import Config
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 RAW_TABLES = (
     "schema_version",
     "ingest_files",
@@ -31,6 +31,12 @@ RAW_TABLES = (
     "gpu_instance_types",
     "jobs",
     "inventory_hosts",
+    "finding_acks",
+    "storage_objects",
+    "storage_snapshots",
+    "storage_uploads",
+    "storage_price_list",
+    "storage_patterns",
 )
 CATALOG_DIR = Path(__file__).parent / "catalog"
 
@@ -67,15 +73,35 @@ def utcnow() -> datetime:
     return datetime.now(UTC).replace(tzinfo=None)
 
 
-def _configure(con: duckdb.DuckDBPyConnection) -> None:
+def _configure(con: duckdb.DuckDBPyConnection, settings: dict[str, Any] | None = None) -> None:
     con.execute("set TimeZone = 'UTC'")
+    con.execute("set enable_progress_bar = false")
+    # resource limits from the config's `duckdb:` section (names from our own validated model)
+    for name, value in (settings or {}).items():
+        if name not in DUCKDB_SETTINGS:
+            raise WarehouseError(f"unknown DuckDB setting {name!r}")
+        con.execute(f"set {name} = {_setting_literal(value)}")
     # DuckDB 2.0 deprecates `x -> expr` lambdas; our SQL uses `lambda x: expr`.
     for path in sorted((sql_root() / "macros").glob("*.sql")):
         con.execute(path.read_text(encoding="utf-8"))
 
 
-def connect(path: Path | str, read_only: bool = False) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse; a writable connection creates or upgrades the schema first."""
+DUCKDB_SETTINGS = ("memory_limit", "threads", "temp_directory")
+
+
+def _setting_literal(value: Any) -> str:
+    if isinstance(value, int):
+        return str(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def connect(
+    path: Path | str, read_only: bool = False, settings: dict[str, Any] | None = None
+) -> duckdb.DuckDBPyConnection:
+    """Open the warehouse; a writable connection creates or upgrades the schema first.
+
+    `settings` are DuckDB resource limits (`Config.duckdb_settings`: memory_limit, threads, temp_directory).
+    """
     p = Path(path)
     if read_only and not p.exists():
         raise WarehouseError(f"{p}: no warehouse here yet (run `wastewatch ingest` first)")
@@ -86,7 +112,7 @@ def connect(path: Path | str, read_only: bool = False) -> duckdb.DuckDBPyConnect
     except duckdb.IOException as exc:
         raise WarehouseError(f"{p}: cannot open the warehouse: {exc}") from None
     try:
-        _configure(con)
+        _configure(con, settings)
         if not read_only:
             migrate(con)
             _load_catalogs(con)
@@ -101,7 +127,7 @@ def connect(path: Path | str, read_only: bool = False) -> duckdb.DuckDBPyConnect
 
 @contextmanager
 def open_warehouse(config: Config, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-    con = connect(config.warehouse_path, read_only=read_only)
+    con = connect(config.warehouse_path, read_only=read_only, settings=config.duckdb_settings)
     try:
         yield con
     finally:

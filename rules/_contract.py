@@ -20,7 +20,14 @@ import duckdb
 import polars as pl
 from pydantic import BaseModel, ConfigDict
 
-Category = Literal["idle", "overprovisioned", "orphaned", "duplicate", "failed", "unattributed", "anomaly"]
+Category = Literal[
+    "idle", "overprovisioned", "orphaned", "duplicate", "failed", "unattributed", "anomaly", "budget"
+]  # fmt: skip
+# Attention rules (spend with no owner, budgets, anomalies) point at money that needs a person, not at money
+# burnt for nothing: their findings are reported apart and never added to a waste total. For them
+# `estimated_waste` is the amount at stake (untagged spend, forecast overrun, excess over the baseline),
+# so every waste total is `status = 'waste' and category not in ATTENTION_CATEGORIES`.
+ATTENTION_CATEGORIES = ("unattributed", "anomaly", "budget")
 Severity = Literal["low", "medium", "high"]
 Lifecycle = Literal["preview", "stable", "deprecated"]
 STATUSES = ("waste", "suspect", "insufficient_data")
@@ -131,13 +138,23 @@ class Rule:
     query: Path | None = None
     evaluate_fn: Callable[[duckdb.DuckDBPyConnection, Window, RuleParams], pl.DataFrame] | None = None
     aliases: tuple[str, ...] = field(default_factory=tuple)
+    # parameters a rule takes from other parts of wastewatch.yaml (COST002: `budgets:`); called with the
+    # Config, its result sits under the rule's own `rules:` overrides
+    config_params: Callable[[Any], dict[str, Any]] | None = None
 
     @property
     def folder(self) -> str:
         return f"{self.id.lower()}_{self.name.replace('-', '_')}"
 
-    def make_params(self, overrides: dict[str, Any] | None = None) -> RuleParams:
-        return self.params.model_validate(overrides or {})
+    @property
+    def attention(self) -> bool:
+        """Reported apart from waste, never added to a waste total (see ATTENTION_CATEGORIES)."""
+        return self.category in ATTENTION_CATEGORIES
+
+    def make_params(self, overrides: dict[str, Any] | None = None, config: Any = None) -> RuleParams:
+        """The effective params: defaults, then what `config_params` takes from `config`, then overrides."""
+        base = self.config_params(config) if config is not None and self.config_params is not None else {}
+        return self.params.model_validate({**base, **(overrides or {})})
 
     def doc_sections(self) -> dict[str, str]:
         return parse_doc_sections(self.doc)
@@ -197,6 +214,18 @@ def finding_id(rule_id: str, resource_id: str | None, week: str) -> str:
     """Stable across re-runs and weeks' re-evaluation: sha1 of rule, resource and ISO week."""
     key = f"{rule_id}|{resource_id or ''}|{week}".encode()
     return hashlib.sha1(key).hexdigest()[:16]
+
+
+def finding_key(rule_id: str, resource_id: str | None) -> str:
+    """The same finding from week to week: sha1 of rule and resource (no week).
+
+    A pure function of two stored columns, so it is not stored; in SQL it is
+    `substr(sha1(rule_id || '|' || coalesce(resource_id, '')), 1, 16)` (FINDING_KEY_SQL).
+    """
+    return hashlib.sha1(f"{rule_id}|{resource_id or ''}".encode()).hexdigest()[:16]
+
+
+FINDING_KEY_SQL = "substr(sha1(rule_id || '|' || coalesce(resource_id, '')), 1, 16)"
 
 
 def _strip_sql_comments(sql: str) -> str:

@@ -444,6 +444,7 @@ def test_run_writes_the_weekly_report_with_a_relative_config_from_another_direct
         "findings.parquet",
         "report.html",
         "report.md",
+        "teams",
     ]
     assert (project / "warehouse" / "wastewatch.duckdb").is_file()
     assert (project / "warehouse" / "wastewatch.published.duckdb").is_file()
@@ -456,9 +457,10 @@ def test_run_writes_the_weekly_report_with_a_relative_config_from_another_direct
     assert "2024-W38" in html and f"{spend:,.2f}" in html
 
     findings = pl.read_parquet(week / "findings.parquet")
-    assert findings.columns == list(FINDING_COLUMNS)
+    # the finding contract's columns come first; lifecycle columns (finding_key, first seen, ...) follow
+    assert findings.columns[: len(FINDING_COLUMNS)] == list(FINDING_COLUMNS)
     with (week / "findings.csv").open(newline="", encoding="utf-8") as f:
-        assert next(csv.reader(f)) == list(FINDING_COLUMNS)
+        assert next(csv.reader(f))[: len(FINDING_COLUMNS)] == list(FINDING_COLUMNS)
     # the files hold what the warehouse holds for that week
     con = duckdb.connect(str(project / "warehouse" / "wastewatch.published.duckdb"), read_only=True)
     try:

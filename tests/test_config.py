@@ -161,7 +161,7 @@ BAD_CONFIGS: dict[str, tuple[str, list[str]]] = {
         rules:
           GPU001: {min_idle_hours: 0}
         """,
-        ["{f}:2: rules.GPU001.min_idle_hours:", "greater than or equal to 1"],
+        ["{f}:2: rules.GPU001.min_idle_hours:", "greater than 0"],
     ),
     "rule parameter of the wrong type": (
         """

@@ -35,17 +35,53 @@ from tests.dagster_dev import REPO, DagsterDev, group_members
 
 H200_CAPTURE = H200 / "nvidia_smi_query_gpu.csv"
 FINDINGS_GPU001 = "findings/gpu001_idle_gpu_instance"
+FINDINGS_GPU = [
+    "findings/gpu002_overprovisioned_job",
+    "findings/gpu003_input_starved_job",
+    "findings/gpu004_failed_job_and_zombie",
+]
+FINDINGS_COST = [
+    "findings/cost001_unattributed_spend",
+    "findings/cost002_budget_overrun",
+    "findings/cost003_spend_anomaly",
+]
+FINDINGS_STO = [
+    "findings/sto001_orphaned_checkpoint",
+    "findings/sto002_duplicate_dataset",
+    "findings/sto003_cold_checkpoint_tiering",
+    "findings/sto004_incomplete_multipart_upload",
+]
+STORAGE_MARTS = [
+    "storage_checkpoints",
+    "storage_dataset_matches",
+    "storage_datasets",
+    "storage_incomplete_uploads",
+    "storage_objects_current",
+    "storage_prices",
+]
 ALL_ASSETS = [
     "billing_line_items",
     "cost_hourly",
+    "findings/cost001_unattributed_spend",
+    "findings/cost002_budget_overrun",
+    "findings/cost003_spend_anomaly",
     "findings/gpu001_idle_gpu_instance",
+    "findings/gpu002_overprovisioned_job",
+    "findings/gpu003_input_starved_job",
+    "findings/gpu004_failed_job_and_zombie",
+    *FINDINGS_STO,
     "gpu_hours",
+    "gpu_job_hours",
     "gpu_samples",
     "inventory_hosts",
     "jobs",
+    "jobs_enriched",
     "published_warehouse",
     "reports/weekly_report",
     "resources",
+    *STORAGE_MARTS[:4],
+    "storage_objects",
+    *STORAGE_MARTS[4:],
 ]
 
 
@@ -111,7 +147,7 @@ def test_definitions_load_with_deprecation_beta_and_preview_warnings_as_errors()
         env={k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"},
     )
     assert proc.returncode == 0, proc.stderr
-    expected = "loaded 10 assets ['__ASSET_JOB', 'nightly_ingest', 'weekly_report']"
+    expected = "loaded 29 assets ['__ASSET_JOB', 'nightly_ingest', 'weekly_report']"
     assert proc.stdout.strip() == expected, proc.stdout + proc.stderr
 
 
@@ -123,10 +159,17 @@ def test_asset_graph_snapshot(definitions: dg.Definitions) -> None:
         "gpu_samples": "ingest",
         "jobs": "ingest",
         "inventory_hosts": "ingest",
+        "storage_objects": "ingest",
+        **dict.fromkeys(STORAGE_MARTS, "transform"),
         "resources": "transform",
         "cost_hourly": "transform",
         "gpu_hours": "transform",
+        "gpu_job_hours": "transform",
+        "jobs_enriched": "transform",
         FINDINGS_GPU001: "rules",
+        **dict.fromkeys(FINDINGS_GPU, "rules"),
+        **dict.fromkeys(FINDINGS_COST, "rules"),
+        **dict.fromkeys(FINDINGS_STO, "rules"),
         "reports/weekly_report": "reports",
         "published_warehouse": "reports",
     }
@@ -136,16 +179,68 @@ def test_asset_graph_snapshot(definitions: dg.Definitions) -> None:
         "gpu_samples": [],
         "jobs": [],
         "inventory_hosts": [],
-        "resources": ["billing_line_items", "gpu_samples"],
+        "storage_objects": [],
+        "storage_objects_current": ["storage_objects"],
+        "storage_prices": ["billing_line_items", "resources", "storage_objects_current"],
+        "storage_checkpoints": ["jobs", "storage_objects_current", "storage_prices"],
+        "storage_datasets": ["resources", "storage_objects_current", "storage_prices"],
+        "storage_dataset_matches": ["storage_objects_current", "storage_prices"],
+        "storage_incomplete_uploads": ["storage_objects", "storage_prices"],
+        FINDINGS_STO[0]: ["storage_checkpoints"],
+        FINDINGS_STO[1]: ["storage_dataset_matches", "storage_datasets"],
+        FINDINGS_STO[2]: ["storage_checkpoints", "storage_prices"],
+        FINDINGS_STO[3]: ["storage_incomplete_uploads"],
+        "resources": ["billing_line_items", "gpu_samples", "inventory_hosts", "jobs"],
         "cost_hourly": ["billing_line_items"],
-        "gpu_hours": ["billing_line_items", "gpu_samples"],
-        FINDINGS_GPU001: ["cost_hourly", "gpu_hours", "resources"],
-        "reports/weekly_report": ["cost_hourly", FINDINGS_GPU001],
-        "published_warehouse": ["cost_hourly", "gpu_hours", "resources"],
+        "gpu_hours": ["gpu_job_hours"],
+        "gpu_job_hours": [
+            "billing_line_items",
+            "cost_hourly",
+            "gpu_samples",
+            "inventory_hosts",
+            "jobs",
+            "resources",
+        ],
+        "jobs_enriched": [
+            "billing_line_items",
+            "gpu_job_hours",
+            "gpu_samples",
+            "inventory_hosts",
+            "jobs",
+            "resources",
+        ],
+        FINDINGS_GPU001: ["cost_hourly", "gpu_job_hours", "resources"],
+        **dict.fromkeys(FINDINGS_GPU[:2], ["cost_hourly", "gpu_job_hours", "jobs_enriched", "resources"]),
+        FINDINGS_GPU[2]: [
+            "cost_hourly",
+            "gpu_job_hours",
+            "jobs_enriched",
+            "resources",
+            "storage_checkpoints",
+        ],
+        FINDINGS_COST[0]: ["cost_hourly", "jobs_enriched", "resources"],
+        FINDINGS_COST[1]: ["cost_hourly"],
+        FINDINGS_COST[2]: ["cost_hourly"],
+        "reports/weekly_report": sorted(
+            [
+                "cost_hourly",
+                "gpu_hours",
+                "resources",
+                FINDINGS_GPU001,
+                *FINDINGS_GPU,
+                *FINDINGS_COST,
+                *FINDINGS_STO,
+            ]
+        ),
+        "published_warehouse": sorted(
+            ["cost_hourly", "gpu_hours", "gpu_job_hours", "jobs_enriched", "resources", *STORAGE_MARTS]
+        ),
     }
     # only the weekly assets are partitioned, by ISO week starting Monday
     partitioned = sorted(k for k, s in specs.items() if s.partitions_def is not None)
-    assert partitioned == [FINDINGS_GPU001, "reports/weekly_report"]
+    assert partitioned == sorted(
+        [FINDINGS_GPU001, *FINDINGS_GPU, *FINDINGS_COST, *FINDINGS_STO, "reports/weekly_report"]
+    )
     weekly = specs[FINDINGS_GPU001].partitions_def
     assert isinstance(weekly, dg.WeeklyPartitionsDefinition)
     keys = weekly.get_partition_keys(current_time=datetime(2026, 12, 2, tzinfo=UTC))
@@ -174,9 +269,12 @@ def test_asset_checks_guard_ingestion_and_reconciliation(definitions: dg.Definit
     }
     assert checks == {
         ("billing_line_items", "no_rejected_files"): False,
+        ("billing_line_items", "billing_reconciled"): True,  # ledger = file = table, per file and period
+        ("billing_line_items", "tag_coverage"): False,
         ("gpu_samples", "no_rejected_files"): False,
         ("jobs", "no_rejected_files"): False,
         ("inventory_hosts", "no_rejected_files"): False,
+        ("storage_objects", "no_rejected_files"): False,
         ("cost_hourly", "reconciles_with_billing"): True,  # a broken reconciliation stops the marts
     }
 
@@ -192,13 +290,20 @@ def test_jobs_run_in_process_over_the_right_assets(definitions: dg.Definitions) 
             "billing_line_items",
             "cost_hourly",
             "gpu_hours",
+            "gpu_job_hours",
             "gpu_samples",
             "inventory_hosts",
             "jobs",
+            "jobs_enriched",
             "published_warehouse",
             "resources",
+            *STORAGE_MARTS[:4],
+            "storage_objects",
+            *STORAGE_MARTS[4:],
         ],
-        "weekly_report": [FINDINGS_GPU001, "reports/weekly_report"],
+        "weekly_report": sorted(
+            [FINDINGS_GPU001, *FINDINGS_GPU, *FINDINGS_COST, *FINDINGS_STO, "reports/weekly_report"]
+        ),
     }
     for name in ("nightly_ingest", "weekly_report"):
         job = definitions.resolve_job_def(name)
@@ -478,11 +583,16 @@ def test_ingest_run_reports_what_it_loaded(materialised: Materialised) -> None:
         "billing_line_items",
         "cost_hourly",
         "gpu_hours",
+        "gpu_job_hours",
         "gpu_samples",
         "inventory_hosts",
         "jobs",
+        "jobs_enriched",
         "published_warehouse",
         "resources",
+        *STORAGE_MARTS[:4],
+        "storage_objects",
+        *STORAGE_MARTS[4:],
     ]
     lines = 2 * BILLED_HOURS
     billed = float(BILLED_HOURS * (P5E.billed + P5.billed))
@@ -534,7 +644,7 @@ def test_ingest_publishes_a_read_only_copy(materialised: Materialised) -> None:
         assert con.execute("select count(*) from billing_line_items").fetchone() == (2 * BILLED_HOURS,)
         assert con.execute("select count(*) from resources where gpu_count > 0").fetchone() == (2,)
         weeks = con.execute(
-            "select week_start::varchar, count(*) from findings group by 1 order by 1"
+            "select week_start::varchar, count(*) from findings where rule_id = 'GPU001' group by 1 order by 1"
         ).fetchall()
         assert weeks == [("2026-11-23", 2), ("2026-11-30", 2)]
         with pytest.raises(duckdb.Error):
@@ -565,12 +675,20 @@ def _findings(config_path: Path, week_start: str) -> dict[str, dict[str, object]
 def test_weekly_run_of_a_week_without_telemetry_reports_insufficient_data(materialised: Materialised) -> None:
     out = materialised.w48
     assert out.success and out.failures == []
-    assert sorted(out.metadata) == [FINDINGS_GPU001, "reports/weekly_report"]
+    assert sorted(out.metadata) == sorted(
+        [FINDINGS_GPU001, *FINDINGS_GPU, *FINDINGS_COST, *FINDINGS_STO, "reports/weekly_report"]
+    )
     findings = out.metadata[FINDINGS_GPU001]
     assert findings["week"] == "2026-W48"
     assert (findings["findings"], findings["waste_findings"]) == (2, 0)
     # the override from wastewatch.yaml reached the rule; the rest are the defaults
-    assert findings["params"] == {"max_util_pct": 5.0, "min_idle_hours": 2, "min_coverage": 0.05}
+    assert findings["params"] == {
+        "max_util_pct": 5.0,
+        "min_idle_hours": 2,
+        "min_coverage": 0.05,
+        "max_power_pct": 35.0,
+        "max_mem_util_pct": 10.0,
+    }
     assert "insufficient_data" in findings["preview"]
 
     # only Sunday 22:00 and 23:00 are in 2026-W48 (the other 3 billed hours are the next week's)
@@ -584,7 +702,7 @@ def test_weekly_run_of_a_week_without_telemetry_reports_insufficient_data(materi
         assert f"USD {2 * inst.effective:.2f}" in f["reason"]  # priced at the effective cost
 
     report = out.metadata["reports/weekly_report"]
-    assert report["week"] == "2026-W48" and report["findings"] == 2
+    assert report["week"] == "2026-W48" and report["findings"] >= 2  # GPU001's two, plus attention findings
     assert report["spend_USD"] == float(2 * (P5E.effective + P5.effective))
     assert report["waste_USD"] == 0.0
     week_dir = load_config(materialised.config_path).reports_path / "2026-W48"
@@ -593,7 +711,8 @@ def test_weekly_run_of_a_week_without_telemetry_reports_insufficient_data(materi
     for name in ("report.html", "report.md", "findings.csv", "findings.parquet"):
         assert (week_dir / name).stat().st_size > 0, name
     with (week_dir / "findings.csv").open(newline="", encoding="utf-8") as f:
-        assert sorted(r["resource_id"] for r in csv.DictReader(f)) == [P5E.resource_id, P5.resource_id]
+        gpu001 = [r["resource_id"] for r in csv.DictReader(f) if r["rule_id"] == "GPU001"]
+        assert sorted(gpu001) == [P5E.resource_id, P5.resource_id]
 
 
 def test_an_eight_gpu_instance_reporting_one_gpu_is_insufficient_data_not_busy(
@@ -653,9 +772,15 @@ def test_ingest_job_again_loads_nothing_and_its_checks_pass(materialised: Materi
     effective = BILLED_HOURS * (P5E.effective + P5.effective)
     assert checks == {
         ("billing_line_items", "no_rejected_files"): (True, {"files_rejected": 0}),
+        ("billing_line_items", "billing_reconciled"): (
+            True,
+            {"files_checked": 1, "periods_checked": 1, "mismatches": 0},
+        ),
+        ("billing_line_items", "tag_coverage"): (True, {"USD": f"100.0% of {effective:,.2f} has a team"}),
         ("gpu_samples", "no_rejected_files"): (True, {"files_rejected": 0}),
         ("jobs", "no_rejected_files"): (True, {"files_rejected": 0}),
         ("inventory_hosts", "no_rejected_files"): (True, {"files_rejected": 0}),
+        ("storage_objects", "no_rejected_files"): (True, {"files_rejected": 0}),
         ("cost_hourly", "reconciles_with_billing"): (
             True,
             {"USD": f"lines {effective:.6f} / hourly {effective:.6f}"},

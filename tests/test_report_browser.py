@@ -1,7 +1,9 @@
-"""The HTML report in a real headless Chromium: self-contained, correct totals, readable on a phone and printed.
+"""The HTML report in a real headless Chromium: self-contained, correct totals, charts drawn, readable on a phone
+and printed, one page per team.
 
 Needs Debian's chromium (`.ci/run` installs it). Without it these tests skip, unless
-WASTEWATCH_REQUIRE_BROWSER=1 (set by CI), where a missing browser is a failure.
+WASTEWATCH_REQUIRE_BROWSER=1 (set by CI), where a missing browser is a failure. Screenshots are kept under
+the test's temp dir.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from rules import ALL_RULES
 
 pytestmark = pytest.mark.e2e
 
@@ -62,54 +66,142 @@ def _money(text: str) -> Decimal:
     return Decimal(text.replace(",", "").replace("USD", "").strip())
 
 
-def test_report_is_self_contained_and_its_totals_reconcile(
-    browser: Any, report: tuple[Path, list, dict]
-) -> None:
-    path, findings, expected = report
-    page = browser.new_page()
+def _open(browser: Any, path: Path, **kw: Any) -> tuple[Any, list[str]]:
+    page = browser.new_page(**kw)
     requests: list[str] = []
     page.on("request", lambda r: requests.append(r.url))
     page.goto(path.as_uri())
+    return page, requests
+
+
+def test_report_is_self_contained_and_its_totals_reconcile(
+    browser: Any, report: tuple[Path, list, dict], tmp_path: Path
+) -> None:
+    path, findings, expected = report
+    page, requests = _open(browser, path)
     assert requests == [path.as_uri()]  # no fonts, scripts, images or styles fetched
     waste = _money(page.inner_text("#waste-USD"))
-    listed = sum(Decimal(r["estimated_waste"]) for r in findings if r["status"] == "waste")
-    assert waste == listed.quantize(Decimal("0.01"))
-    assert waste == Decimal(str(expected["report_week"]["rules"]["GPU001"]["waste"]))
+    counted = [r for r in findings if r["counted"] == "true"]
+    assert waste == sum(Decimal(r["estimated_waste"]) for r in counted).quantize(Decimal("0.01"))
     spend = _money(page.inner_text("#spend-USD"))
     assert spend == Decimal(str(expected["report_week"]["spend"])) and waste <= spend
+    # every waste rule with findings shows under its id the sum of its counted findings; GPU001's is the
+    # planted amount (the other rules' planted amounts are checked by their own demo tests)
+    waste_rules = {r.id for r in ALL_RULES if not r.attention}
+    for rule_id in sorted({r["rule_id"] for r in counted if r["rule_id"] in waste_rules}):
+        row = page.locator(f'#waste-by-rule tr[data-rule="{rule_id}"] td.num').first
+        listed = sum(Decimal(r["estimated_waste"]) for r in counted if r["rule_id"] == rule_id)
+        assert _money(row.inner_text()) == listed.quantize(Decimal("0.01")), rule_id
+    gpu001 = page.locator('#waste-by-rule tr[data-rule="GPU001"] td.num').first
+    planted = Decimal(str(expected["report_week"]["rules"]["GPU001"]["waste"]))
+    assert _money(gpu001.inner_text()) == pytest.approx(planted, rel=Decimal("0.01"))
     top = page.locator("#top-findings tbody tr")
-    assert top.count() == min(20, sum(r["status"] == "waste" for r in findings))
-    # the largest finding comes first, with its reason
-    biggest = max(
-        (r for r in findings if r["status"] == "waste"), key=lambda r: Decimal(r["estimated_waste"])
-    )
+    assert top.count() == min(20, len(counted))
+    biggest = max(counted, key=lambda r: Decimal(r["estimated_waste"]))
     assert biggest["resource_id"] in top.first.inner_text()
+    # every finding has its evidence on the page, and the top table links to it
     assert page.locator("details").count() == len(findings)
+    href = top.first.locator("a.evidence").get_attribute("href")
+    assert href == f"#f-{biggest['finding_id']}" and page.locator(href).count() == 1
+    page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
     page.close()
 
 
-def test_report_reads_on_a_phone_without_sideways_scrolling(
+def test_attention_lists_the_planted_untagged_spend_apart_from_waste(
     browser: Any, report: tuple[Path, list, dict]
 ) -> None:
+    path, findings, expected = report
+    page, _ = _open(browser, path)
+    planted = expected["report_week"]["rules"]["COST001"]
+    row = page.locator('#attention-summary tr[data-rule="COST001"] td.num').last
+    assert _money(row.inner_text()) == Decimal(str(planted["spend"]))
+    gpu = [r for r in findings if r["rule_id"] == "COST001" and json.loads(r["evidence"])["gpu"]]
+    assert sum(Decimal(r["estimated_waste"]) for r in gpu) == pytest.approx(
+        Decimal(str(planted["gpu_spend"]))
+    )
+    assert all(r["counted"] == "false" for r in findings if r["attention"] == "true")
+    assert page.locator('table.attention tr[data-resource^="i-"]').count() >= 1
+    page.close()
+
+
+def test_charts_draw_as_inline_svg(browser: Any, report: tuple[Path, list, dict]) -> None:
     path, _, _ = report
-    page = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=3)
-    page.goto(path.as_uri())
+    page, _ = _open(browser, path)
+    weeks = page.locator("#chart-trend-USD g.week")
+    assert weeks.count() >= 1
+    last = weeks.last
+    assert last.get_attribute("data-week") == "2026-W48"
+    assert last.locator("rect.spend").bounding_box()["height"] > 0
+    assert (
+        float(last.get_attribute("data-waste")) > 0
+        and last.locator("rect.waste").bounding_box()["height"] > 0
+    )
+    cells = page.locator("#chart-idle-heatmap rect.cell")
+    assert cells.count() == 7 * 24
+    # the dev boxes sit idle every night: 03:00 on Tuesday has idle GPU-hours, drawn darker than nothing
+    assert (
+        float(
+            page.locator('#chart-idle-heatmap rect[data-day="Tue"][data-hour="3"]').get_attribute("data-idle")
+        )
+        > 0
+    )
+    bands = page.locator("#chart-util-histogram g.band")
+    assert bands.count() == 11
+    drawn = sum(float(bands.nth(i).get_attribute("data-gpu-hours")) for i in range(11))
+    fleet = page.locator("#gpu-fleet-table tbody tr td:nth-child(3)")
+    billed = sum(Decimal(fleet.nth(i).inner_text().replace(",", "")) for i in range(fleet.count()))
+    assert drawn == pytest.approx(float(billed))  # every billed GPU-hour is in one band or "no data"
+    for svg in page.locator("svg.chart").all():
+        box = svg.bounding_box()
+        assert box is not None and box["width"] > 100 and box["height"] > 50
+    page.close()
+
+
+def test_team_pages_are_self_contained_and_link_back(browser: Any, report: tuple[Path, list, dict]) -> None:
+    path, findings, _ = report
+    teams = sorted((path.parent / "teams").glob("*.html"))
+    expected_teams = {r["team"] or "(untagged)" for r in findings} | {"nlp", "vision", "speech"}
+    assert {p.stem for p in teams} >= {t.strip("()") for t in expected_teams}
+    for team_page in teams:
+        page, requests = _open(browser, team_page, viewport={"width": 390, "height": 844})
+        assert requests == [team_page.as_uri()], team_page.name
+        assert page.evaluate("document.documentElement.scrollWidth") <= 390, team_page.name
+        back = page.locator('a[href="../report.html"]').first
+        assert (team_page.parent / back.get_attribute("href")).resolve() == path.resolve()
+        page.close()
+    nlp, _ = _open(browser, path.parent / "teams" / "nlp.html")
+    rows = nlp.locator("#team-findings tbody tr[data-finding-key]")
+    nlp_counted = [r for r in findings if r["team"] == "nlp" and r["counted"] == "true"]
+    assert rows.count() == len(nlp_counted) > 0
+    nlp.close()
+
+
+def test_report_reads_on_a_phone_without_sideways_scrolling(
+    browser: Any, report: tuple[Path, list, dict], tmp_path: Path
+) -> None:
+    path, _, _ = report
+    page, _ = _open(browser, path, viewport={"width": 390, "height": 844}, device_scale_factor=2)
     assert page.evaluate("document.documentElement.scrollWidth") <= 390
     font = page.evaluate("parseFloat(getComputedStyle(document.body).fontSize)")
     assert font >= 14
+    # the charts shrink to the screen instead of overflowing it
+    for svg in page.locator("svg.chart").all():
+        assert svg.bounding_box()["width"] <= 390
+    page.screenshot(path=str(tmp_path / "report-390px.png"), full_page=True)
     page.close()
 
 
 def test_report_prints(browser: Any, report: tuple[Path, list, dict], tmp_path: Path) -> None:
     path, findings, _ = report
-    page = browser.new_page()
-    page.goto(path.as_uri())
+    page, _ = _open(browser, path)
     page.emulate_media(media="print")
     # printed, every finding's details are shown (a closed <details> would hide its evidence on paper)
     hidden = page.evaluate(
         "Array.from(document.querySelectorAll('details pre')).filter(e => e.offsetHeight === 0).length"
     )
     assert hidden == 0 and len(findings) > 0
+    assert page.locator("#chart-idle-heatmap").bounding_box()["height"] > 0
     pdf = page.pdf(format="A4")
     assert pdf.startswith(b"%PDF") and pdf.count(b"/Type /Page") >= 2
+    (tmp_path / "report.pdf").write_bytes(pdf)
     page.close()

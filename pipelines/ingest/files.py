@@ -1,4 +1,4 @@
-"""Finding a source's files and fingerprinting them for the ledger."""
+"""Finding a source's files (local paths or s3:// prefixes) and fingerprinting them for the ledger."""
 
 from __future__ import annotations
 
@@ -8,13 +8,29 @@ import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from pipelines.config import Config, Source
 
-# what each reader kind picks up inside a folder
+if TYPE_CHECKING:
+    from pipelines.ingest.s3 import S3Object
+
+# what each reader kind picks up inside a folder (billing kinds also pick up their manifests)
 PATTERNS: dict[str, tuple[str, ...]] = {
-    "focus": (".csv", ".csv.gz", ".parquet"),
+    "focus": (".csv", ".csv.gz", ".parquet", "manifest.json"),
+    "aws_cur2": (".csv", ".csv.gz", ".parquet", "manifest.json"),
+    "aws_cur": (".csv", ".csv.gz", ".parquet", "manifest.json"),
+    "azure": (".csv", ".csv.gz", ".parquet", "manifest.json"),
+    "gcp": (".csv", ".csv.gz", ".json", ".json.gz", ".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz"),
     "nvidia_smi": (".csv", ".csv.gz", ".txt", ".txt.gz", ".log"),
+    "nvidia_smi_dmon": (".txt", ".txt.gz", ".log", ".log.gz"),
+    "dcgm": (".prom", ".prom.gz", ".txt", ".txt.gz", ".metrics"),
+    "prometheus_json": (".json", ".json.gz"),
+    "metrics_csv": (".csv", ".csv.gz"),
+    "slurm_sacct": (".txt", ".txt.gz", ".log", ".psv", ".csv"),
+    "k8s_pods": (".json", ".json.gz"),
+    "jobs_csv": (".csv", ".csv.gz"),
+    "hosts_csv": (".csv",),
 }
 DEFAULT_PATTERNS = (".csv", ".csv.gz", ".parquet", ".json", ".txt")
 
@@ -29,6 +45,15 @@ class SourceFile:
     size: int
     modified_at: datetime
     etag: str | None = None
+    remote: S3Object | None = None  # for s3:// files: the object; local_path is its place in the cache
+
+    @property
+    def is_remote(self) -> bool:
+        return self.remote is not None
+
+    @property
+    def fetched(self) -> bool:
+        return self.local_path.is_file()
 
     @property
     def name(self) -> str:
@@ -72,6 +97,51 @@ def _as_file(path: Path, root: Path) -> SourceFile:
         size=st.st_size,
         modified_at=datetime.fromtimestamp(st.st_mtime, UTC).replace(tzinfo=None),
     )
+
+
+def list_files(config: Config, source: Source, s3: Any = None) -> list[SourceFile]:
+    """Files of a source: local (see list_local) or every wanted object under an s3:// prefix.
+
+    S3 files are not downloaded here: their `local_path` is where `fetch` puts them in the cache.
+    """
+    if not source.is_s3:
+        return list_local(config, source)
+    from pipelines.ingest import s3 as s3mod
+
+    suffixes = PATTERNS.get(source.kind, DEFAULT_PATTERNS)
+    cache = source_cache(config, source)
+    _, prefix = s3mod.split_uri(source.uri)
+    out = []
+    for obj in s3mod.list_objects(s3, source.uri):
+        if not _wanted(Path(obj.key), suffixes):
+            continue
+        rel = obj.key[len(prefix) :].lstrip("/") if obj.key.startswith(prefix) else obj.key
+        out.append(
+            SourceFile(
+                uri=obj.uri,
+                local_path=cache / obj.bucket / obj.key,
+                relative=rel or Path(obj.key).name,
+                size=obj.size,
+                modified_at=obj.last_modified,
+                etag=obj.etag,
+                remote=obj,
+            )
+        )
+    return out
+
+
+def source_cache(config: Config, source: Source) -> Path:
+    """Where a source's downloaded objects are cached during a run."""
+    return config.cache_path / source.name
+
+
+def fetch(file: SourceFile, s3: Any) -> Path:
+    """Make sure the file's bytes are on this machine (downloads an s3:// object once); its local path."""
+    if file.remote is not None and not file.local_path.is_file():
+        from pipelines.ingest.s3 import download
+
+        download(s3, file.remote, file.local_path)
+    return file.local_path
 
 
 def list_local(config: Config, source: Source) -> list[SourceFile]:

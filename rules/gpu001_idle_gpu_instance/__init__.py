@@ -12,25 +12,42 @@ Why it is waste
 
 How it is computed
     From the marts only: `resources` (GPU count per billed resource), `cost_hourly` (the effective cost
-    of each resource-hour) and `gpu_hours` (per-GPU utilisation and coverage per hour, mapped to the
-    billed resource through the billing host tag, the resource name or id). A billed hour is `idle`
-    when every GPU of the instance has telemetry for at least `min_coverage` of the hour and none
-    averaged above `max_util_pct`; `no_data` when any GPU lacks that telemetry or reports no
-    utilisation (each GPU counted once, whichever host name reported it). Consecutive idle hours
-    form a stretch (an unbilled, busy or unobserved hour ends it); stretches are followed 48 h past the
-    window's edges so a stretch crossing midnight on Sunday is judged by its whole length.
-    estimated_waste = sum of effective_cost over the in-week hours of stretches of at least
-    `min_idle_hours` hours, in the resource's billing currency (`resources.currency`): lines billed in
-    another currency are left out, never added to it. A resource with no idle waste but at least
-    `min_idle_hours` billed hours without telemetry gets an `insufficient_data` finding
-    (estimated_waste 0): missing telemetry is never read as "busy".
+    of each resource-hour) and `gpu_job_hours` (per-GPU utilisation, power, memory and coverage per
+    hour, split where a job starts or ends on the host, mapped to the billed resource through the
+    inventory, the billing host tag, the resource name or id). Each part of a billed hour (the whole
+    hour unless a job started or ended in it) is `idle` when every GPU of the instance has telemetry
+    for at least `min_coverage` of it and none averaged above `max_util_pct` utilisation (or SM
+    activity, when DCGM reports it), above `max_power_pct` of its power limit or above
+    `max_mem_util_pct` memory-controller utilisation. Memory held is not work: an idle GPU holding
+    most of its memory (a parked notebook) is idle, and the reason says how much it held. A part is
+    `no_data` when any GPU lacks that telemetry or reports no utilisation (each GPU counted once,
+    whichever host name reported it), and GPU004's when a failed, cancelled or OOM job ran in it.
+    Consecutive idle parts form a stretch (an unbilled, busy, failed-job or unobserved part ends it);
+    stretches are followed 48 h past the window's edges so a stretch crossing midnight on Sunday is
+    judged by its whole length.
+    estimated_waste = sum of effective_cost x (share of the hour the stretch spans) over the in-week
+    hours of stretches of at least `min_idle_hours` hours, in the resource's billing currency
+    (`resources.currency`): lines billed in another currency are left out, never added to it. A
+    resource with no idle waste but at least `min_idle_hours` billed hours without telemetry gets an
+    `insufficient_data` finding (estimated_waste 0): missing telemetry is never read as "busy".
+    Precedence (no GPU-hour priced twice): GPU004 owns the hours of failed jobs and the billed hours
+    with no telemetry after a host's last job; GPU001 owns every other idle hour, including the hours
+    after a crashed job when telemetry shows the GPUs idle, and the hours of an idle job (a parked
+    notebook); GPU002 and GPU003 price only hours in which some GPU worked (docs/gpu.md).
+    Short captures: `min_idle_hours` takes fractions (0.01 = 36 s), so a capture minutes long is
+    judged by the same rule.
 
 Thresholds
-    max_util_pct (default 5, percent): the highest hourly mean utilisation of any GPU for the hour to
+    max_util_pct (default 5, percent): the highest mean utilisation of any GPU for a part of an hour to
     count as idle.
-    min_idle_hours (default 2, hours): the shortest stretch of consecutive idle billed hours that counts.
-    min_coverage (default 0.5, share of the hour): how much of an hour a GPU's samples must cover for
-    the hour to count as observed.
+    min_idle_hours (default 2, hours): the shortest stretch of consecutive idle billed time that counts;
+    fractions allowed.
+    min_coverage (default 0.5, share of the hour): how much of an hour (or part) a GPU's samples must
+    cover for it to count as observed.
+    max_power_pct (default 35, percent of the power limit): a GPU drawing more on average is working
+    (copies, memory-bound kernels) even at low utilisation; ignored when power or its limit is unknown.
+    max_mem_util_pct (default 10, percent): a GPU whose memory controller is busier is working; ignored
+    when unknown.
 
 Known false positives
     Warm pools and standby capacity kept idle on purpose; instances doing CPU-only work (data
@@ -43,7 +60,7 @@ Example finding
     resource_type: GPU instance
     status: waste
     team: nlp
-    reason: "p5.48xlarge i-0a1b2c3d4e5f60718 (gpu-node-03, 8×H100) sat idle for 30 of 168 billed hours in 3 stretch(es) of ≥2 h (every GPU ≤5.0% util, mean 0.3%), costing USD 1651.20."
+    reason: "p5.48xlarge i-0a1b2c3d4e5f60718 (gpu-node-03, 8×H100) sat idle for 30 of 168 billed hours in 3 stretch(es) of ≥2 h (every GPU ≤5.0% util, mean 0.3%, 68 W), costing USD 1651.20."
     estimated_waste: 1651.20
     currency: USD
     waste_basis: effective cost (cost_hourly) of the billed hours in idle stretches of at least 2 consecutive hours
@@ -70,16 +87,23 @@ from rules._contract import Rule, RuleParams
 
 class Params(RuleParams):
     max_util_pct: float = Field(
-        5.0, ge=0, le=100, description="Highest hourly mean GPU util (%) of an idle hour."
+        5.0, ge=0, le=100, description="Highest mean GPU util (%) of an idle hour (or part of one)."
     )
-    min_idle_hours: int = Field(
-        2, ge=1, le=48, description="Shortest stretch of idle billed hours that counts."
+    # int | float: whole hours stay whole in messages and effective params; fractions for short captures
+    min_idle_hours: int | float = Field(
+        2, gt=0, le=48, description="Shortest stretch of idle billed hours that counts (fractions allowed)."
     )
     min_coverage: float = Field(
         0.5,
         gt=0,
         le=1,
         description="Share of an hour a GPU's samples must cover for the hour to be observed.",
+    )
+    max_power_pct: float = Field(
+        35.0, ge=0, le=100, description="Highest mean power (% of the GPU's power limit) of an idle GPU."
+    )
+    max_mem_util_pct: float = Field(
+        10.0, ge=0, le=100, description="Highest mean memory-controller util (%) of an idle GPU."
     )
 
 
@@ -92,6 +116,6 @@ RULE = Rule(
     summary="GPU instances billed while every one of their GPUs sat idle.",
     doc=__doc__ or "",
     params=Params,
-    requires=("resources", "cost_hourly", "gpu_hours"),
+    requires=("resources", "cost_hourly", "gpu_job_hours"),
     query=Path(__file__).with_name("query.sql"),
 )

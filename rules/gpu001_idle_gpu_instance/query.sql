@@ -1,10 +1,16 @@
 -- GPU001 idle-gpu-instance
--- depends_on: resources, cost_hourly, gpu_hours (marts only)
--- params: $window_start, $window_end, $max_util_pct, $min_idle_hours, $min_coverage
--- An hour of a GPU instance is `idle` when every GPU reported for enough of the hour and none averaged
--- more than max_util_pct; `no_data` when some GPU has no (or too little) telemetry. Idle stretches are
--- followed up to 48 h beyond the window, so a stretch crossing the week's edge is judged by its full
--- length while only its in-week hours are priced (no hour is priced in two weeks).
+-- depends_on: resources, cost_hourly, gpu_job_hours (marts only)
+-- params: $window_start, $window_end, $max_util_pct, $min_idle_hours, $min_coverage, $max_power_pct,
+--         $max_mem_util_pct
+-- Units are the slices of a billed resource-hour (gpu_job_hours splits an hour where a job starts or
+-- ends on the host; a billed hour without any telemetry is one unit). A unit is `idle` when every GPU
+-- reported for enough of it and none averaged more than max_util_pct (SM activity counts as util when
+-- DCGM reports it), drew more than max_power_pct of its power limit, or kept its memory controller
+-- busier than max_mem_util_pct (memory held is not work: a parked notebook is idle); `no_data` when
+-- some GPU has no (or too little) telemetry; `failed_job` when a failed, cancelled or OOM job ran on a
+-- GPU in it (GPU004 prices those). Idle stretches are followed up to 48 h beyond the window, so a
+-- stretch crossing the week's edge is judged by its full length while only its in-week units are
+-- priced (no hour is priced in two weeks). `priced_units` is what this rule puts a price on.
 with gpu_resources as (
     select *
     from resources
@@ -30,34 +36,56 @@ telemetry as (
     select
         resource_id,
         hour,
+        slice_start,
+        max(slice_end) as slice_end,
         -- distinct: one GPU reported under two host names is still one GPU; a NULL util is no data
         count(distinct gpu_id) filter (
             where coverage >= $min_coverage and util_mean is not null
         ) as gpus_observed,
-        max(util_mean) filter (where coverage >= $min_coverage) as busiest_gpu_util,
+        max(greatest(util_mean, 100 * sm_active_mean)) filter (where coverage >= $min_coverage)
+            as busiest_gpu_util,
+        coalesce(bool_or(
+            power_mean_w > $max_power_pct / 100 * power_limit_w
+        ) filter (where coverage >= $min_coverage), false) as power_busy,
+        coalesce(bool_or(mem_util_mean > $max_mem_util_pct) filter (where coverage >= $min_coverage), false)
+            as memory_busy,
+        coalesce(bool_or(job_state in (
+            'FAILED', 'CANCELLED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'BOOT_FAIL', 'DEADLINE'
+        )), false) as failed_job,
         avg(util_mean) as mean_util,
         avg(power_mean_w) as mean_power_w,
-        avg(mem_used_mean_mib) as mean_mem_used_mib
-    from gpu_hours
+        avg(mem_used_mean_mib) as mean_mem_used_mib,
+        max(mem_total_mib) as mem_total_mib,
+        list(distinct job_id) filter (where job_id is not null) as jobs
+    from gpu_job_hours
     where resource_id is not null
         and hour >= $window_start::timestamp - interval 48 hour
         and hour < $window_end::timestamp + interval 48 hour
-    group by resource_id, hour
+    group by resource_id, hour, slice_start
 ),
 
-classified as (
+units as (
     select
         b.resource_id,
         b.hour,
-        b.cost,
+        coalesce(t.slice_start, b.hour) as unit_start,
+        coalesce(t.slice_end, b.hour + interval 1 hour) as unit_end,
+        (epoch(coalesce(t.slice_end, b.hour + interval 1 hour)) - epoch(coalesce(t.slice_start, b.hour)))
+        / 3600 as unit_hours,
+        b.cost * (
+            epoch(coalesce(t.slice_end, b.hour + interval 1 hour)) - epoch(coalesce(t.slice_start, b.hour))
+        ) / 3600 as cost,
         b.currency,
         t.mean_util,
         t.mean_power_w,
         t.mean_mem_used_mib,
+        t.mem_total_mib,
+        t.jobs,
         b.hour >= $window_start::timestamp and b.hour < $window_end::timestamp as in_window,
         case
+            when t.failed_job then 'failed_job'
             when t.gpus_observed is null or t.gpus_observed < r.gpu_count then 'no_data'
-            when t.busiest_gpu_util <= $max_util_pct then 'idle'
+            when t.busiest_gpu_util <= $max_util_pct and not t.power_busy and not t.memory_busy then 'idle'
             else 'busy'
         end as state
     from billed as b
@@ -65,63 +93,119 @@ classified as (
     left join telemetry as t on t.resource_id = b.resource_id and t.hour = b.hour
 ),
 
-idle as (
+ordered as (
     select
         *,
-        hour - to_hours(row_number() over (partition by resource_id order by hour)) as stretch
-    from classified
-    where state = 'idle'
+        lag(hour) over (partition by resource_id order by unit_start) as previous_hour
+    from units
+),
+
+islands as (
+    -- a new island starts at every unit that is not idle and after every unbilled hour
+    select
+        *,
+        sum(case
+            when state <> 'idle' then 1
+            when previous_hour is null or hour > previous_hour + interval 1 hour then 1
+            else 0
+        end) over (
+            partition by resource_id order by unit_start rows between unbounded preceding and current row
+        ) as island
+    from ordered
 ),
 
 stretches as (
     select
         resource_id,
-        stretch,
-        min(hour) as stretch_start,
-        max(hour) + interval 1 hour as stretch_end,
-        count(*) as stretch_hours
-    from idle
-    group by resource_id, stretch
+        island,
+        min(unit_start) as stretch_start,
+        max(unit_end) as stretch_end,
+        (epoch(max(unit_end)) - epoch(min(unit_start))) / 3600 as stretch_hours,
+        list_sort(list_distinct(flatten(list(coalesce(jobs, []))))) as stretch_jobs
+    from islands
+    where state = 'idle'
+    group by resource_id, island
+),
+
+idle_units as (
+    -- the idle units of stretches long enough to count, in the window (for the evidence)
+    select
+        i.*,
+        s.stretch_hours
+    from islands as i
+    inner join stretches as s on s.resource_id = i.resource_id and s.island = i.island
+    where i.state = 'idle' and s.stretch_hours >= $min_idle_hours - 1e-9 and i.in_window
+),
+
+counted_stretches as (
+    select *
+    from stretches
+    where stretch_hours >= $min_idle_hours - 1e-9
+),
+
+priced_units as (
+    -- a stretch is priced by the billed time it spans (a few seconds between two parts of an hour
+    -- that no sample fell in belong to the stretch around them); in-window hours only
+    select
+        b.resource_id,
+        b.hour,
+        greatest(b.hour, s.stretch_start) as slice_start,
+        least(b.hour + interval 1 hour, s.stretch_end) as slice_end,
+        null::varchar as gpu_id,
+        b.cost * (epoch(least(b.hour + interval 1 hour, s.stretch_end)) - epoch(greatest(b.hour, s.stretch_start)))
+        / 3600 as cost,
+        (epoch(least(b.hour + interval 1 hour, s.stretch_end)) - epoch(greatest(b.hour, s.stretch_start)))
+        / 3600 as unit_hours,
+        b.currency,
+        s.island
+    from counted_stretches as s
+    inner join billed as b
+        on b.resource_id = s.resource_id and b.hour < s.stretch_end and b.hour + interval 1 hour > s.stretch_start
+    where b.hour >= $window_start::timestamp and b.hour < $window_end::timestamp
 ),
 
 priced as (
     select
-        i.*,
-        s.stretch_start,
-        s.stretch_end,
-        s.stretch_hours
-    from idle as i
-    inner join stretches as s on s.resource_id = i.resource_id and s.stretch = i.stretch
-    where s.stretch_hours >= $min_idle_hours and i.in_window
+        resource_id,
+        sum(unit_hours) as idle_hours,
+        sum(cost) as waste,
+        count(distinct island) as idle_stretches
+    from priced_units
+    group by resource_id
 ),
 
 waste as (
     select
-        resource_id,
-        count(*) as idle_hours,
-        sum(cost) as waste,
-        count(distinct stretch) as idle_stretches,
-        max(stretch_hours) as longest_stretch_hours,
-        avg(mean_util) as idle_mean_util,
-        avg(mean_power_w) as idle_mean_power_w,
-        max(mean_mem_used_mib) as idle_max_mem_used_mib,
+        u.resource_id,
+        p.idle_hours,
+        p.waste,
+        p.idle_stretches,
+        max(u.stretch_hours) as longest_stretch_hours,
+        sum(u.mean_util * u.unit_hours) / sum(u.unit_hours) as idle_mean_util,
+        sum(u.mean_power_w * u.unit_hours) / sum(u.unit_hours) as idle_mean_power_w,
+        max(u.mean_mem_used_mib) as idle_max_mem_used_mib,
+        max(u.mean_mem_used_mib / nullif(u.mem_total_mib, 0)) as idle_max_mem_used_share,
+        list_sort(list_distinct(flatten(list(coalesce(u.jobs, []))))) as idle_jobs,
         -- sorted (by start) so the evidence is the same on every run
-        list_sort(list(distinct {'start': strftime(stretch_start, '%Y-%m-%dT%H:%M:%SZ'),
-                                 'end': strftime(stretch_end, '%Y-%m-%dT%H:%M:%SZ'),
-                                 'hours': stretch_hours})) as stretches
-    from priced
-    group by resource_id
+        list_sort(list(distinct {'start': strftime(s.stretch_start, '%Y-%m-%dT%H:%M:%SZ'),
+                                 'end': strftime(s.stretch_end, '%Y-%m-%dT%H:%M:%SZ'),
+                                 'hours': round(s.stretch_hours, 4),
+                                 'jobs': s.stretch_jobs})) as stretches
+    from idle_units as u
+    inner join stretches as s on s.resource_id = u.resource_id and s.island = u.island
+    inner join priced as p on p.resource_id = u.resource_id
+    group by u.resource_id, p.idle_hours, p.waste, p.idle_stretches
 ),
 
 coverage as (
     select
         resource_id,
         any_value(currency) as currency,
-        count(*) as billed_hours,
+        count(distinct hour) as billed_hours,
         sum(cost) as billed_cost,
-        count(*) filter (where state = 'no_data') as no_data_hours,
+        coalesce(sum(unit_hours) filter (where state = 'no_data'), 0) as no_data_hours,
         coalesce(sum(cost) filter (where state = 'no_data'), 0) as no_data_cost
-    from classified
+    from units
     where in_window
     group by resource_id
 ),
@@ -141,13 +225,26 @@ combined as (
         w.idle_mean_util,
         w.idle_mean_power_w,
         w.idle_max_mem_used_mib,
+        w.idle_max_mem_used_share,
+        coalesce(w.idle_jobs, []) as idle_jobs,
         w.stretches,
         case
             when coalesce(w.waste, 0) > 0 then 'waste'
             when c.no_data_hours >= $min_idle_hours then 'insufficient_data'
         end as status,
         printf('%d×%s', r.gpu_count, coalesce(r.gpu_model, 'GPU')) as gpus,
-        coalesce(r.instance_type, 'GPU instance') as kind_label
+        coalesce(r.instance_type, 'GPU instance') as kind_label,
+        -- durations: whole hours as integers, other hours with one decimal, under an hour in minutes
+        case
+            when coalesce(w.idle_hours, 0) = round(coalesce(w.idle_hours, 0)) then printf('%d', w.idle_hours::bigint)
+            when w.idle_hours >= 1 then printf('%.1f', w.idle_hours)
+            else printf('%.1f min', w.idle_hours * 60)
+        end as idle_text,
+        case
+            when c.no_data_hours = round(c.no_data_hours) then printf('%d', c.no_data_hours::bigint)
+            when c.no_data_hours >= 1 then printf('%.1f', c.no_data_hours)
+            else printf('%.1f min', c.no_data_hours * 60)
+        end as no_data_text
     from coverage as c
     inner join gpu_resources as r on r.resource_id = c.resource_id
     left join waste as w on w.resource_id = c.resource_id
@@ -162,22 +259,34 @@ select
     team,
     project,
     owner,
-    null::varchar as job_id,
+    case when len(idle_jobs) = 1 then idle_jobs[1] end as job_id,
     status,
     case status
         when 'waste' then printf(
-            '%s %s (%s, %s) sat idle for %d of %d billed hours in %d stretch(es) of ≥%d h '
-            || '(every GPU ≤%s%% util, mean %.1f%%), costing %s %.2f%s.',
-            kind_label, resource_id, coalesce(host, 'no host'), gpus, idle_hours, billed_hours,
-            idle_stretches, $min_idle_hours, $max_util_pct::varchar, coalesce(idle_mean_util, 0), currency,
-            waste,
-            case when no_data_hours > 0
-                then printf('; %d billed hours had no telemetry', no_data_hours) else '' end
+            '%s %s (%s, %s) sat idle for %s of %d billed hours in %d stretch(es) of ≥%s h '
+            || '(every GPU ≤%s%% util, mean %.1f%%, %.0f W)%s%s, costing %s %.2f%s.',
+            kind_label, resource_id, coalesce(host, 'no host'), gpus, idle_text, billed_hours,
+            idle_stretches, printf('%g', $min_idle_hours::double), $max_util_pct::varchar, coalesce(idle_mean_util, 0),
+            coalesce(idle_mean_power_w, 0),
+            case when idle_max_mem_used_share >= 0.5
+                then printf(' while holding %s MiB (%.0f%%) of GPU memory',
+                    printf('%,d', idle_max_mem_used_mib::bigint), 100 * idle_max_mem_used_share)
+                else '' end,
+            case when len(idle_jobs) > 0
+                then ' during job(s) ' || array_to_string(idle_jobs[1:5], ', ')
+                    || case when len(idle_jobs) > 5 then printf(' and %d more', len(idle_jobs) - 5) else '' end
+                else '' end,
+            currency, waste,
+            case
+                when no_data_hours >= 1 then printf('; %s billed hours had no telemetry', no_data_text)
+                when no_data_hours > 0 then printf('; %s of billed time had no telemetry', no_data_text)
+                else ''
+            end
         )
         else printf(
-            '%d of %d billed hours of %s %s (%s, %s) have no GPU telemetry (%s %.2f): '
+            '%s of %d billed hours of %s %s (%s, %s) have no GPU telemetry (%s %.2f): '
             || 'cannot tell whether its GPUs were idle.',
-            no_data_hours, billed_hours, kind_label, resource_id, coalesce(host, 'no host'), gpus,
+            no_data_text, billed_hours, kind_label, resource_id, coalesce(host, 'no host'), gpus,
             currency, no_data_cost
         )
     end as reason,
@@ -188,21 +297,23 @@ select
         'gpu_count', gpu_count,
         'billed_hours', billed_hours,
         'billed_cost', round(billed_cost, 2),
-        'idle_hours', idle_hours,
+        'idle_hours', round(idle_hours, 4),
         'idle_stretches', idle_stretches,
-        'longest_stretch_hours', longest_stretch_hours,
+        'longest_stretch_hours', round(longest_stretch_hours, 4),
         'idle_mean_util_pct', round(idle_mean_util, 2),
         'idle_mean_power_w', round(idle_mean_power_w, 1),
         'idle_max_mem_used_mib', round(idle_max_mem_used_mib, 0),
-        'hours_without_telemetry', no_data_hours,
+        'idle_max_mem_used_pct', round(100 * idle_max_mem_used_share, 1),
+        'idle_jobs', idle_jobs,
+        'hours_without_telemetry', round(no_data_hours, 4),
         'cost_without_telemetry', round(no_data_cost, 2),
         'stretches', stretches[1:20]
     ) as evidence,
     (case when status = 'waste' then waste else 0 end)::decimal(18, 6) as estimated_waste,
     currency,
     printf(
-        'effective cost (cost_hourly) of the billed hours in idle stretches of at least %d consecutive hours',
-        $min_idle_hours
+        'effective cost (cost_hourly) of the billed hours in idle stretches of at least %s consecutive hours',
+        printf('%g', $min_idle_hours::double)
     ) as waste_basis
 from combined
 where status is not null

@@ -1,35 +1,91 @@
 -- grain: hour x resource_id x (currency, service, charge category, account, tags) — the basis rules price from
 -- depends_on: billing_line_items
--- Each line's cost is spread evenly over the hours of its charge period (by overlap, so partial hours get
--- their share); `allocation` says whether a row holds hourly lines only or shares of longer lines.
+-- Lines of an hour or less land in the hours they overlap (by overlap, so partial hours get their share).
+-- Longer lines (daily, monthly) are spread evenly over the hours their resource existed within the line's
+-- charge period — from the first to the last hour the resource appears on the bill in shorter lines
+-- (e.g. a monthly EBS or RI fee over the hours the instance ran) — else over the whole charge period.
+-- `allocation` says which: 'hourly' (only lines of an hour or less), 'resource_hours' (some of the cost
+-- was spread over the resource's hours on the bill), 'period' (some was spread over the whole period).
 with lines as (
     select
+        rowid as line_key,
         *,
         greatest(epoch(charge_period_end) - epoch(charge_period_start), 0) as seconds
     from billing_line_items
 ),
 
+-- hours each resource appears on the bill, with the shortest line that shows it there
+presence as (
+    select
+        resource_id,
+        hour,
+        min(seconds) as shortest
+    from (
+        select
+            resource_id,
+            seconds,
+            unnest(range(date_trunc('hour', charge_period_start), charge_period_end, interval 1 hour)) as hour
+        from lines
+        where resource_id is not null and seconds > 0 and seconds <= 86400
+    )
+    group by all
+),
+
+-- for each longer line: the first and last hour its resource appears in shorter lines within its period
+windows as (
+    select
+        l.line_key,
+        min(p.hour) as first_hour,
+        max(p.hour) + interval 1 hour as end_hour
+    from lines as l
+    inner join presence as p
+        on
+            p.resource_id = l.resource_id
+            and p.hour >= date_trunc('hour', l.charge_period_start)
+            and p.hour < l.charge_period_end
+            and p.shortest < l.seconds
+    where l.seconds > 3600 and l.resource_id is not null
+    group by l.line_key
+),
+
+spans as (
+    select
+        l.*,
+        case
+            when l.seconds <= 3600 then 'hourly'
+            when w.line_key is not null then 'resource_hours'
+            else 'period'
+        end as allocation,
+        case when w.line_key is not null then greatest(w.first_hour, l.charge_period_start) else l.charge_period_start end
+            as span_start,
+        case when w.line_key is not null then least(w.end_hour, l.charge_period_end) else l.charge_period_end end
+            as span_end
+    from lines as l
+    left join windows as w on w.line_key = l.line_key
+),
+
 hours as (
     select
         *,
+        greatest(epoch(span_end) - epoch(span_start), 0) as span_seconds,
         unnest(
             case
-                when seconds = 0 then [date_trunc('hour', charge_period_start)]
-                else range(date_trunc('hour', charge_period_start), charge_period_end, interval 1 hour)
+                when span_end <= span_start then [date_trunc('hour', span_start)]
+                else range(date_trunc('hour', span_start), span_end, interval 1 hour)
             end
         ) as hour
-    from lines
+    from spans
 ),
 
 shares as (
     select
         *,
         case
-            when seconds = 0 then 1
+            when span_seconds = 0 then 1
             else (
-                epoch(least(charge_period_end, hour + interval 1 hour))
-                - epoch(greatest(charge_period_start, hour))
-            ) / seconds
+                epoch(least(span_end, hour + interval 1 hour))
+                - epoch(greatest(span_start, hour))
+            ) / span_seconds
         end::decimal(18, 12) as share
     from hours
 )
@@ -48,7 +104,11 @@ select
     team,
     project,
     owner,
-    case when bool_or(seconds > 3600) then 'spread' else 'hourly' end as allocation,
+    case
+        when bool_or(allocation = 'period') then 'period'
+        when bool_or(allocation = 'resource_hours') then 'resource_hours'
+        else 'hourly'
+    end as allocation,
     count(*) as line_items,
     sum(billed_cost * share)::decimal(18, 6) as billed_cost,
     sum(effective_cost * share)::decimal(18, 6) as effective_cost,

@@ -1,53 +1,51 @@
 -- grain: one row per GPU x hour
--- depends_on: gpu_samples, int_host_resources
--- coverage = share of the hour the samples stand for: each sample counts until the next one, at most
--- 300 s (a longer gap is missing data, not a long sample). Duplicate samples (same GPU, same ts) count once.
-with samples as (
-    select
-        *,
-        coalesce(gpu_uuid, host || ':' || gpu_index::varchar) as gpu_id
-    from gpu_samples
-    qualify row_number() over (
-        partition by host, coalesce(gpu_uuid, gpu_index::varchar), ts order by x_source_file
-    ) = 1
-),
-
-spans as (
-    select
-        *,
-        least(
-            coalesce(
-                epoch(lead(ts) over w) - epoch(ts),
-                epoch(ts) - epoch(lag(ts) over w),
-                1
-            ),
-            300
-        ) as span_s
-    from samples
-    window w as (partition by host, gpu_id order by ts)
+-- depends_on: gpu_job_hours
+-- params: $day_from, $day_to (inclusive; pipelines.transform rebuilds only the days whose inputs changed)
+-- The slices of gpu_job_hours added up per hour. Means are weighted by samples; util_stddev is pooled
+-- over the hour's samples. util_p95 is exact for an hour in one slice (most hours) and the largest of
+-- the slices' p95 for an hour a job started or ended in. job_id = the job with the most observed time
+-- in the hour (jobs = how many ran in it). coverage = share of the hour the samples stand for.
+with slices as (
+    select *
+    from gpu_job_hours
+    where hour >= $day_from::date and hour < $day_to::date + interval 1 day
 )
 
 select
-    date_trunc('hour', s.ts) as hour,
-    s.host,
-    hr.resource_id,
-    s.gpu_id,
-    any_value(s.gpu_uuid) as gpu_uuid,
-    any_value(s.gpu_index) as gpu_index,
-    any_value(s.gpu_model) as gpu_model,
-    count(*) as samples,
-    least(sum(s.span_s) / 3600, 1)::double as coverage,
-    avg(s.util_pct) as util_mean,
-    quantile_cont(s.util_pct, 0.95) as util_p95,
-    max(s.util_pct) as util_max,
-    avg(s.mem_used_mib) as mem_used_mean_mib,
-    max(s.mem_used_mib) as mem_used_max_mib,
-    max(s.mem_total_mib) as mem_total_mib,
-    avg(s.power_w) as power_mean_w,
-    max(s.power_w) as power_max_w,
-    avg(s.sm_active) as sm_active_mean,
-    avg(s.tensor_active) as tensor_active_mean,
-    null::varchar as job_id
-from spans as s
-left join int_host_resources as hr on hr.host = s.host
-group by all
+    hour,
+    host,
+    any_value(resource_id) as resource_id,
+    gpu_id,
+    any_value(gpu_uuid) as gpu_uuid,
+    any_value(gpu_index) as gpu_index,
+    any_value(gpu_model) as gpu_model,
+    sum(samples)::bigint as samples,
+    least(sum(observed_seconds) / 3600, 1)::double as coverage,
+    sum(util_sum) / nullif(sum(util_samples), 0) as util_mean,
+    max(util_p95) as util_p95,
+    max(util_max) as util_max,
+    sum(mem_used_mean_mib * samples) / nullif(sum(samples) filter (where mem_used_mean_mib is not null), 0)
+        as mem_used_mean_mib,
+    max(mem_used_max_mib) as mem_used_max_mib,
+    max(mem_total_mib) as mem_total_mib,
+    sum(power_mean_w * samples) / nullif(sum(samples) filter (where power_mean_w is not null), 0)
+        as power_mean_w,
+    max(power_max_w) as power_max_w,
+    sum(sm_active_mean * samples) / nullif(sum(samples) filter (where sm_active_mean is not null), 0)
+        as sm_active_mean,
+    sum(tensor_active_mean * samples)
+    / nullif(sum(samples) filter (where tensor_active_mean is not null), 0) as tensor_active_mean,
+    arg_max(job_id, observed_seconds) filter (where job_id is not null) as job_id,
+    sqrt(greatest(
+        sum(util_sumsq) / nullif(sum(util_samples), 0) - power(sum(util_sum) / nullif(sum(util_samples), 0), 2),
+        0
+    )) as util_stddev,
+    sum(mem_util_mean * samples) / nullif(sum(samples) filter (where mem_util_mean is not null), 0)
+        as mem_util_mean,
+    max(power_limit_w) as power_limit_w,
+    count(distinct job_key)::integer as jobs,
+    any_value(instance_id) as instance_id,
+    any_value(cost_per_gpu_hour) as cost_per_gpu_hour,
+    any_value(currency) as currency
+from slices
+group by hour, host, gpu_id

@@ -1,17 +1,38 @@
 -- grain: one row per billed resource (resource_id)
--- depends_on: int_billed_resources, int_host_resources, gpu_instance_types, gpu_samples
--- GPU model and count come from the bill (SkuPriceDetails), the built-in instance-type catalogue, or,
--- failing both, the GPUs the telemetry of the resource's host reported.
-with telemetry as (
+-- depends_on: int_billed_resources, int_host_resources, inventory_hosts, gpu_instance_types, int_gpu_slices
+-- GPU model and count come from the bill (SkuPriceDetails), the built-in instance-type catalogue (the
+-- instance type from the bill, else from the inventory), or, failing both, the GPUs the telemetry of the
+-- resource's hosts reported. `host` lists the telemetry hosts, else the scheduler/inventory host names
+-- matched to the resource, else the billing host tag or resource name.
+with matched as (
+    select
+        resource_id,
+        string_agg(distinct host, ', ' order by host) as hosts,
+        any_value(instance_id) filter (where instance_id is not null) as instance_id
+    from int_host_resources
+    where resource_id is not null
+    group by resource_id
+),
+
+telemetry as (
     select
         hr.resource_id,
         string_agg(distinct s.host, ', ' order by s.host) as hosts,
-        count(distinct coalesce(s.gpu_uuid, s.gpu_index::varchar)) as gpus_seen,
+        count(distinct s.gpu_id) as gpus_seen,
         any_value(s.gpu_model) as gpu_model_seen
-    from gpu_samples as s
+    from int_gpu_slices as s
     inner join int_host_resources as hr on hr.host = s.host
     where hr.resource_id is not null
     group by hr.resource_id
+),
+
+inventory as (
+    select
+        coalesce(resource_id, instance_id) as inventory_id,
+        any_value(instance_type) filter (where instance_type is not null) as instance_type,
+        any_value(private_dns) filter (where private_dns is not null) as private_dns
+    from inventory_hosts
+    group by all
 )
 
 select
@@ -22,8 +43,8 @@ select
     r.account_id,
     r.region_id,
     r.service_name,
-    r.instance_type,
-    coalesce(t.hosts, r.host_tag, r.resource_name) as host,
+    coalesce(r.instance_type, ir.instance_type, im.instance_type) as instance_type,
+    coalesce(t.hosts, m.hosts, r.host_tag, r.resource_name) as host,
     coalesce(c.gpu_model, regexp_replace(t.gpu_model_seen, '^NVIDIA\s+', '')) as gpu_model,
     coalesce(r.billed_gpu_count, c.gpu_count, t.gpus_seen, 0) as gpu_count,
     c.gpu_memory_gib,
@@ -34,7 +55,13 @@ select
     r.tags,
     r.currency,
     r.first_seen,
-    r.last_seen
+    r.last_seen,
+    m.instance_id,
+    coalesce(ir.private_dns, im.private_dns) as private_dns
 from int_billed_resources as r
-left join gpu_instance_types as c on lower(c.instance_type) = lower(r.instance_type)
+left join matched as m on m.resource_id = r.resource_id
+left join inventory as ir on lower(ir.inventory_id) = lower(r.resource_id)
+left join inventory as im on lower(im.inventory_id) = lower(m.instance_id)
+left join gpu_instance_types as c
+    on lower(c.instance_type) = lower(coalesce(r.instance_type, ir.instance_type, im.instance_type))
 left join telemetry as t on t.resource_id = r.resource_id

@@ -74,5 +74,6 @@ create table if not exists billing_line_items (
     x_file_id varchar not null,
     x_source_row bigint,                  -- 1-based data row in the source file
     x_billing_period varchar,             -- YYYY-MM of billing_period_start (partition key)
-    x_loaded_at timestamp not null
+    x_loaded_at timestamp not null,
+    x_line_item_id varchar                -- the provider's line item id (CUR identity_line_item_id), when it has one
 );

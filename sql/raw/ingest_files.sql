@@ -1,5 +1,7 @@
 -- grain: one row per source file (the ingestion ledger)
 -- Decides what is new: a file whose size and checksum/etag are unchanged is not read again.
+-- Status values: loaded | rejected | superseded (an older version of a billing period) | removed (gone from the
+-- source; its rows deleted) | duplicate (same bytes as another file of the source; not loaded twice)
 create table if not exists ingest_files (
     file_id varchar primary key,          -- sha1(source, uri)
     source varchar not null,              -- the source's name in wastewatch.yaml
@@ -13,9 +15,14 @@ create table if not exists ingest_files (
     rows bigint,                          -- rows landed from this file
     billed_cost_sum decimal(18, 6),       -- reconciliation: sums of what landed (billing files)
     effective_cost_sum decimal(18, 6),
-    status varchar not null,              -- loaded | rejected
+    status varchar not null,              -- loaded | rejected | superseded | removed | duplicate
     error varchar,                        -- for rejected files: file, line/column and the problem
     first_seen_at timestamp not null,
     checked_at timestamp not null,        -- last time a run looked at this version of the file
-    loaded_at timestamp                   -- last successful load
+    loaded_at timestamp,                  -- last successful load
+    delivery_id varchar,                  -- billing: the manifest version (assemblyId, executionId, run) it came with
+    file_rows bigint,                     -- reconciliation: rows in the file, counted from the file itself
+    file_billed_cost_sum decimal(18, 6),  -- ... and its billed / effective cost, from its own columns
+    file_effective_cost_sum decimal(18, 6),
+    currencies varchar                    -- billing currencies of the file's lines, comma-separated
 );

@@ -1,16 +1,37 @@
--- grain: rule x currency for the week
--- depends_on: findings
--- params: $week_start
+-- grain: rule x currency for the week (waste rules; attention rules have their own section)
+-- depends_on: findings, finding_acks
+-- params: $week_start, $attention
+-- waste counts unacknowledged `waste` findings; acknowledged waste is shown beside it, never added.
+with acks as (
+    select finding_key, arg_max_null(acked_until, acked_at) as acked_until
+    from finding_acks
+    group by finding_key
+),
+
+f as (
+    select
+        findings.*,
+        coalesce(a.acked_until >= findings.week_start, false) as acknowledged
+    from findings
+    left join acks as a
+        on a.finding_key = substr(sha1(findings.rule_id || '|' || coalesce(findings.resource_id, '')), 1, 16)
+    where findings.week_start = $week_start and not list_contains($attention, findings.category)
+)
+
 select
     rule_id,
     any_value(rule_name) as rule_name,
     any_value(category) as category,
     currency,
-    count(*) filter (where status = 'waste') as waste_findings,
+    count(*) filter (where status = 'waste' and not acknowledged) as waste_findings,
     count(*) filter (where status = 'suspect') as suspect_findings,
     count(*) filter (where status = 'insufficient_data') as insufficient_data_findings,
-    coalesce(sum(estimated_waste) filter (where status = 'waste'), 0)::decimal(18, 2) as waste
-from findings
-where week_start = $week_start
+    count(*) filter (where acknowledged) as acknowledged_findings,
+    coalesce(sum(estimated_waste) filter (where status = 'waste' and not acknowledged), 0)::decimal(18, 2)
+        as waste,
+    coalesce(sum(estimated_waste) filter (where status = 'suspect'), 0)::decimal(18, 2) as suspect_amount,
+    coalesce(sum(estimated_waste) filter (where status = 'waste' and acknowledged), 0)::decimal(18, 2)
+        as acknowledged_waste
+from f
 group by rule_id, currency
 order by waste desc, rule_id

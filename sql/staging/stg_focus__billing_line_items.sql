@@ -1,7 +1,9 @@
 -- grain: one row per FOCUS line item of one file
--- depends_on: the file relation `_src` (VARCHAR columns in FOCUS snake_case, plus _row and _x_*),
---             built by pipelines/ingest/readers/focus.py
--- Types, UTC timestamps, canonical spellings of FOCUS enumerations, normalised tags, promoted tags.
+-- depends_on: the file relation `_src` (FOCUS snake_case columns: VARCHAR from CSV, the Parquet types
+--             otherwise; plus _row, _tags_raw and _x_*), built by pipelines/ingest/readers/focus.py;
+--             `_billing_sets`, the file's distinct tag sets (g <= 1), from one aggregate pass over the file
+-- Types (strict: a bad value fails the load, and the reader names its row and column), UTC timestamps,
+-- canonical spellings of FOCUS enumerations, tags normalised once per distinct tag set and promoted.
 with typed as (
     select
         _row,
@@ -11,39 +13,39 @@ with typed as (
         billing_account_name,
         billing_account_type,
         upper(coalesce(nullif(trim(billing_currency), ''), $default_currency)) as billing_currency,
-        parse_utc(billing_period_end, 'UTC') as billing_period_end,
-        parse_utc(billing_period_start, 'UTC') as billing_period_start,
+        billing_ts(billing_period_end) as billing_period_end,
+        billing_ts(billing_period_start) as billing_period_start,
         capacity_reservation_id,
         canonical_value(capacity_reservation_status, ['Used', 'Unused']) as capacity_reservation_status,
         canonical_value(charge_category, ['Usage', 'Purchase', 'Tax', 'Credit', 'Adjustment']) as charge_category,
         canonical_value(charge_class, ['Correction']) as charge_class,
         charge_description,
         canonical_value(charge_frequency, ['One-Time', 'Recurring', 'Usage-Based']) as charge_frequency,
-        parse_utc(charge_period_end, 'UTC') as charge_period_end,
-        parse_utc(charge_period_start, 'UTC') as charge_period_start,
+        billing_ts(charge_period_end) as charge_period_end,
+        billing_ts(charge_period_start) as charge_period_start,
         canonical_value(commitment_discount_category, ['Spend', 'Usage']) as commitment_discount_category,
         commitment_discount_id,
         commitment_discount_name,
-        try_cast(commitment_discount_quantity as double) as commitment_discount_quantity,
+        cast(commitment_discount_quantity as double) as commitment_discount_quantity,
         canonical_value(commitment_discount_status, ['Used', 'Unused']) as commitment_discount_status,
         commitment_discount_type,
         commitment_discount_unit,
-        try_cast(consumed_quantity as double) as consumed_quantity,
+        cast(consumed_quantity as double) as consumed_quantity,
         consumed_unit,
-        try_cast(contracted_cost as decimal(18, 6)) as contracted_cost,
-        try_cast(contracted_unit_price as decimal(28, 12)) as contracted_unit_price,
+        cast(contracted_cost as decimal(18, 6)) as contracted_cost,
+        cast(contracted_unit_price as decimal(28, 12)) as contracted_unit_price,
         cast(effective_cost as decimal(18, 6)) as effective_cost,
         invoice_id,
         invoice_issuer_name,
-        try_cast(list_cost as decimal(18, 6)) as list_cost,
-        try_cast(list_unit_price as decimal(28, 12)) as list_unit_price,
+        cast(list_cost as decimal(18, 6)) as list_cost,
+        cast(list_unit_price as decimal(28, 12)) as list_unit_price,
         canonical_value(pricing_category, ['Standard', 'Dynamic', 'Committed', 'Other']) as pricing_category,
         pricing_currency,
-        try_cast(pricing_currency_contracted_unit_price as decimal(28, 12))
+        cast(pricing_currency_contracted_unit_price as decimal(28, 12))
             as pricing_currency_contracted_unit_price,
-        try_cast(pricing_currency_effective_cost as decimal(18, 6)) as pricing_currency_effective_cost,
-        try_cast(pricing_currency_list_unit_price as decimal(28, 12)) as pricing_currency_list_unit_price,
-        try_cast(pricing_quantity as double) as pricing_quantity,
+        cast(pricing_currency_effective_cost as decimal(18, 6)) as pricing_currency_effective_cost,
+        cast(pricing_currency_list_unit_price as decimal(28, 12)) as pricing_currency_list_unit_price,
+        cast(pricing_quantity as double) as pricing_quantity,
         pricing_unit,
         provider_name,
         publisher_name,
@@ -65,13 +67,12 @@ with typed as (
         service_subcategory,
         sku_id,
         sku_meter,
-        nullif(trim(sku_price_details), '')::json as sku_price_details,
+        nullif(trim(sku_price_details::varchar), '')::json as sku_price_details,
         sku_price_id,
         sub_account_id,
         sub_account_name,
         sub_account_type,
-        normalize_tags(tags) as tags,
-        nullif(trim(tags), '')::json as x_tags_raw,
+        _tags_raw,
         _x_extra::json as x_extra,
         _x_instance_type,
         _x_usage_type,
@@ -79,14 +80,36 @@ with typed as (
     from _src
 ),
 
-enriched as (
+tag_sets as (
     select
-        *,
+        h,
+        tags,
+        raw::json as x_tags_raw,
         tag_lookup(tags, $team_keys) as team,
         tag_lookup(tags, $project_keys) as project,
         tag_lookup(tags, $owner_keys) as owner,
         tag_lookup(tags, $job_id_keys) as job_id,
-        tag_lookup(tags, $host_keys) as x_host,
+        tag_lookup(tags, $host_keys) as x_host
+    from (
+        select
+            th as h,
+            tags_raw as raw,
+            normalize_tags(tags_raw) as tags
+        from _billing_sets
+        where g <= 1 and tags_raw is not null
+    )
+),
+
+enriched as (
+    select
+        typed.* exclude (_tags_raw),
+        t.tags,
+        t.x_tags_raw,
+        t.team,
+        t.project,
+        t.owner,
+        t.job_id,
+        t.x_host,
         coalesce(
             nullif(trim(_x_instance_type), ''),
             sku_price_details ->> 'InstanceType',
@@ -95,16 +118,18 @@ enriched as (
         coalesce(try_cast(_x_gpu_count as integer), try_cast(sku_price_details ->> 'GpuCount' as integer))
             as x_gpu_count
     from typed
+    left join tag_sets as t on t.h = hash(typed._tags_raw)
 )
 
 select
     * exclude (_row, _x_instance_type, _x_usage_type, _x_gpu_count),
     $focus_version as x_focus_version,
     $source_name as x_source_name,
-    'focus' as x_source_format,
+    $source_format as x_source_format,
     $source_file as x_source_file,
     $file_id as x_file_id,
     _row as x_source_row,
     strftime(coalesce(billing_period_start, charge_period_start), '%Y-%m') as x_billing_period,
-    $loaded_at as x_loaded_at
+    $loaded_at as x_loaded_at,
+    null::varchar as x_line_item_id
 from enriched

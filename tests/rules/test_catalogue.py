@@ -29,7 +29,7 @@ MARTS_DIR = ROOT / "sql" / "marts"
 CASES_DIR = ROOT / "tests" / "fixtures" / "rules"
 
 KEBAB = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
-RULE_ID = re.compile(r"[A-Z]{3}[0-9]{3}")
+RULE_ID = re.compile(r"[A-Z]{3,4}[0-9]{3}")
 POLARS_TYPES = {
     "VARCHAR": pl.String,
     "JSON": pl.String,

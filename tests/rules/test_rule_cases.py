@@ -13,10 +13,10 @@ File shape:
     test_flags_idle_overnight:          # a case; its name starts with test_
       params: {min_idle_hours: 1}       # optional overrides of the rule's Params (validated, typos fail)
       window: {week: 2026-W48}          # or {start: 2026-11-23, end: 2026-11-30}; default 2026-W48
-      given:                            # rows per mart table: resources, cost_hourly, gpu_hours
+      given:                            # rows per mart table (pipelines.transform.MARTS)
         resources:   [{resource_id: i-1, gpu_count: 8}]
         cost_hourly: [{resource_id: i-1, from: 2026-11-23T00:00, to: 2026-11-23T08:00, effective_cost: 98.32}]
-        gpu_hours:   [{resource_id: i-1, from: 2026-11-23T00:00, to: 2026-11-23T08:00, gpus: 8, util_mean: 0.4}]
+        gpu_job_hours: [{resource_id: i-1, from: 2026-11-23T00:00, to: 2026-11-23T08:00, gpus: 8, util_mean: 0.4}]
       expect:                           # ALL the findings, each matched by resource_id
         - resource_id: i-1
           status: waste
@@ -33,19 +33,30 @@ File shape:
 Row expansion (every other key of a row is a column of its table; unknown keys are errors):
     at: T                   one row for the hour starting at T
     from: T, to: U          one row per hour in [T, U) — `to` is exclusive, like the rule window
-    gpus: N | [i, j, ...]   gpu_hours only: one row per GPU, indices 0..N-1 or the ones listed;
-                            sets gpu_index, and gpu_id = "<resource_id>/gpu<i>" unless the row gives one
-                            (so the same GPU reported under two host names keeps one gpu_id)
+    gpus: N | [i, j, ...]   gpu_hours / gpu_job_hours only: one row per GPU, indices 0..N-1 or the ones
+                            listed; sets gpu_index, and gpu_id = "<resource_id>/gpu<i>" unless the row
+                            gives one (so the same GPU reported under two host names keeps one gpu_id)
     `from`/`to`/`at` and `gpus` combine: one row per hour and per GPU.
+    gpu_job_hours rows may instead give `slice_start` (and `slice_end`, default the hour's end): one part
+    of an hour, for captures shorter than an hour (the hour is the slice's).
+    resources and jobs_enriched rows take no generators (jobs give `started_at` / `ended_at`).
 Times are naive UTC: ISO strings (`2026-11-23T18:00`) or YAML dates (midnight); hours must be whole.
+A table without an entry in DEFAULTS (another mart) takes its rows as written.
 
 Defaults for columns a row leaves out (DEFAULTS below, then the file's `defaults`, then the row):
     resources:   an 8×H100 p5.48xlarge in AWS us-east-1 billed in USD; resource_name and host = resource_id.
     cost_hourly: effective_cost is required; billed_cost and list_cost = effective_cost; billing_currency,
                  provider, account, region, instance type and tags come from the case's resource row.
-    gpu_hours:   util_mean is required (write `util_mean: null` for "reported, but no utilisation");
-                 coverage 1.0, 60 samples; util_p95/util_max = util_mean; mem_used_max = mem_used_mean;
-                 power_max = power_mean; host from the resource row; an 80 GB H100's memory.
+    gpu_hours, gpu_job_hours: util_mean is required (write `util_mean: null` for "reported, but no
+                 utilisation"); coverage 1.0, 60 samples; util_p95/util_max = util_mean, util_stddev 0;
+                 mem_used_max = mem_used_mean; power_max = power_mean, a 700 W power limit; host from the
+                 resource row; an 80 GB H100's memory. gpu_job_hours: slice = the whole hour; the row's
+                 `job_id` gives job_key "<scheduler>/<job_id>" and job_state from the case's
+                 jobs_enriched row (scheduler slurm, state COMPLETED); the exact sums (util_samples,
+                 util_sum, util_sumsq, observed_seconds) follow from samples, mean, stddev and coverage.
+    jobs_enriched: job_id is required; scheduler slurm, state COMPLETED, job_key "<scheduler>/<job_id>",
+                 runtime from started_at/ended_at; provider, account, region and currency from the first
+                 of its `resource_ids` in the case's resources.
 
 Comparing: numbers within 1e-9 (estimated_waste: the tolerance above); dicts as subsets; lists as
 multisets (the same elements in any order: DuckDB's list(distinct ...) has no order); anything else by
@@ -84,6 +95,8 @@ FILE_KEYS = {"rule", "defaults"}
 CASE_KEYS = {"params", "window", "given", "expect", "expect_none"}
 EXPECT_EXTRA_KEYS = {"tolerance", "evidence_keys"}
 GENERATOR_KEYS = {"at", "from", "to", "gpus"}
+GPU_TABLES = ("gpu_hours", "gpu_job_hours")  # tables whose rows take `gpus`
+NO_GENERATORS = ("resources", "jobs_enriched")  # one row each, as written
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "resources": {
@@ -117,15 +130,37 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "mem_used_mean_mib": 0.0,
         "mem_total_mib": 81559.0,
         "power_mean_w": 70.0,
+        "power_limit_w": 700.0,
+        "util_stddev": 0.0,
         "sm_active_mean": None,
         "tensor_active_mean": None,
         "job_id": None,
+    },
+    "gpu_job_hours": {
+        "samples": 60,
+        "coverage": 1.0,
+        "mem_used_mean_mib": 0.0,
+        "mem_total_mib": 81559.0,
+        "power_mean_w": 70.0,
+        "power_limit_w": 700.0,
+        "util_stddev": 0.0,
+        "mem_util_mean": None,
+        "sm_active_mean": None,
+        "tensor_active_mean": None,
+        "job_id": None,
+        "jobs_running": 0,
+    },
+    "jobs_enriched": {
+        "scheduler": "slurm",
+        "state": "COMPLETED",
     },
 }
 REQUIRED: dict[str, tuple[str, ...]] = {
     "resources": ("resource_id",),
     "cost_hourly": ("resource_id", "hour", "effective_cost"),
     "gpu_hours": ("resource_id", "hour", "util_mean"),
+    "gpu_job_hours": ("resource_id", "hour", "util_mean"),
+    "jobs_enriched": ("job_id",),
 }
 # columns of cost_hourly that follow the case's resource row when the cost row leaves them out
 FROM_RESOURCE = {
@@ -195,27 +230,40 @@ def _hours(row: dict[str, Any]) -> list[datetime]:
             hours.append(start)
             start += timedelta(hours=1)
     else:
-        return [_when(row.pop("hour"))] if "hour" in row else []
+        hour = row.pop("hour", None)
+        return [_when(hour)] if hour is not None else []
     for h in hours:
         if h.minute or h.second or h.microsecond:
             raise ValueError(f"{h}: mart rows are hourly; use whole hours")
     return hours
 
 
+def _seconds(a: Any, b: Any) -> float:
+    return (_when(b) - _when(a)).total_seconds()
+
+
 def expand(table: str, raw: dict[str, Any]) -> list[dict[str, Any]]:
     """One given row -> the mart rows it stands for (see the module docstring)."""
     row = dict(raw)
-    if table == "resources":
+    if table in NO_GENERATORS or table not in DEFAULTS:
         if GENERATOR_KEYS & set(row):
-            raise ValueError(f"resources rows take no {sorted(GENERATOR_KEYS & set(row))}: {raw}")
+            raise ValueError(f"{table} rows take no {sorted(GENERATOR_KEYS & set(row))}: {raw}")
         return [row]
+    if table == "gpu_job_hours" and "slice_start" in row:
+        start = _when(row["slice_start"])
+        row["slice_start"] = start
+        row.setdefault("hour", start.replace(minute=0, second=0, microsecond=0))
+        if "slice_end" in row:
+            row["slice_end"] = _when(row["slice_end"])
     hours = _hours(row)
     if not hours:
         raise ValueError(f"{table} row without `at`, `from`/`to` or `hour`: {raw}")
+    if "slice_start" in row and len(hours) > 1:
+        raise ValueError(f"a row with `slice_start` is one part of one hour: {raw}")
     gpus: list[int | None] = [None]
     if "gpus" in row:
-        if table != "gpu_hours":
-            raise ValueError(f"`gpus` belongs on gpu_hours rows: {raw}")
+        if table not in GPU_TABLES:
+            raise ValueError(f"`gpus` belongs on {' / '.join(GPU_TABLES)} rows: {raw}")
         spec = row.pop("gpus")
         gpus = list(range(spec)) if isinstance(spec, int) else [int(i) for i in spec]
     out = []
@@ -228,22 +276,45 @@ def expand(table: str, raw: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
+def _complete_slice(out: dict[str, Any], jobs: dict[str, dict[str, Any]]) -> None:
+    """gpu_job_hours: the slice bounds, the job's key and state, and the exact sums behind the means."""
+    out.setdefault("slice_start", out["hour"])
+    out.setdefault("slice_end", _when(out["hour"]) + timedelta(hours=1))
+    out.setdefault("slice_seconds", _seconds(out["slice_start"], out["slice_end"]))
+    out.setdefault("observed_seconds", float(out["coverage"]) * out["slice_seconds"])
+    job = jobs.get(str(out["job_id"]), {}) if out.get("job_id") is not None else {}
+    if out.get("job_id") is not None:
+        out.setdefault("job_key", job.get("job_key", f"slurm/{out['job_id']}"))
+        out.setdefault("job_state", job.get("state", "COMPLETED"))
+        out.setdefault("job_source", "scheduler")
+    mean, n = out["util_mean"], int(out["samples"] or 0)
+    if mean is not None:
+        sd = float(out["util_stddev"] or 0)
+        out.setdefault("util_samples", n)
+        out.setdefault("util_sum", float(mean) * n)
+        out.setdefault("util_sumsq", (sd * sd + float(mean) ** 2) * n)
+        out.setdefault("idle_share", 1.0 if float(mean) <= 5 else 0.0)
+    else:
+        out.setdefault("util_samples", 0)
+
+
 def complete(
     table: str,
     row: dict[str, Any],
     columns: list[str],
     file_defaults: dict[str, Any],
     resources: dict[str, dict[str, Any]],
+    jobs: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Fill the columns a row leaves out: static defaults, the file's defaults, then derived values."""
     unknown = set(row) - set(columns)
     if unknown:
         raise ValueError(f"{table}: no column(s) {sorted(unknown)}; columns are {columns}")
-    out = {**DEFAULTS[table], **file_defaults, **row}
-    missing = [c for c in REQUIRED[table] if c not in out]
+    out = {**DEFAULTS.get(table, {}), **file_defaults, **row}
+    missing = [c for c in REQUIRED.get(table, ()) if c not in out]
     if missing:
         raise ValueError(f"{table} row needs {missing}: {row}")
-    res = resources.get(out["resource_id"], {})
+    res = resources.get(out.get("resource_id"), {})
     if table == "resources":
         out.setdefault("resource_name", out["resource_id"])
         out.setdefault("host", out["resource_name"])
@@ -252,7 +323,15 @@ def complete(
             out.setdefault(col, res.get(res_col, DEFAULTS["resources"].get(res_col)))
         out.setdefault("billed_cost", out["effective_cost"])
         out.setdefault("list_cost", out["effective_cost"])
-    elif table == "gpu_hours":
+    elif table == "jobs_enriched":
+        out.setdefault("job_key", f"{out['scheduler']}/{out['job_id']}")
+        if out.get("started_at") is not None and out.get("ended_at") is not None:
+            out.setdefault("runtime_s", _seconds(out["started_at"], out["ended_at"]))
+        first = resources.get((out.get("resource_ids") or [None])[0], {})
+        for col, res_col in (("provider", "provider"), ("account_id", "account_id"),
+                             ("region_id", "region_id"), ("currency", "currency")):  # fmt: skip
+            out.setdefault(col, first.get(res_col))
+    elif table in GPU_TABLES:
         out.setdefault("host", res.get("host", out["resource_id"]))
         out.setdefault("gpu_index", 0)
         out.setdefault("gpu_id", f"{out['resource_id']}/gpu{out['gpu_index']}")
@@ -263,6 +342,8 @@ def complete(
         out.setdefault("util_max", out["util_mean"])
         out.setdefault("mem_used_max_mib", out["mem_used_mean_mib"])
         out.setdefault("power_max_w", out["power_mean_w"])
+        if table == "gpu_job_hours":
+            _complete_slice(out, jobs or {})
     for col in columns:
         out.setdefault(col, None)
     return {c: out[c] for c in columns}
@@ -310,12 +391,19 @@ def load_given(
     for rid, r in resources.items():
         r.setdefault("resource_name", rid)
         r.setdefault("host", r["resource_name"])
+    jobs = {}
+    for j in given.get("jobs_enriched") or []:
+        job = {**DEFAULTS["jobs_enriched"], **file_defaults.get("jobs_enriched", {}), **j}
+        jobs[str(job["job_id"])] = {
+            **job,
+            "job_key": job.get("job_key", f"{job['scheduler']}/{job['job_id']}"),
+        }
     counts = {}
     for table in MARTS:
         typed = mart_columns(con, table)
         columns = [c for c, _ in typed]
         full = [
-            complete(table, r, columns, file_defaults.get(table, {}), resources)
+            complete(table, r, columns, file_defaults.get(table, {}), resources, jobs)
             for raw in given.get(table) or []
             for r in expand(table, raw)
         ]

@@ -3,19 +3,20 @@
 import dagster as dg
 
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
-from pipelines.ingest import ingest
+from pipelines.ingest import billing_checks, ingest
 from pipelines.ingest.readers import READER_TARGETS
 from pipelines.warehouse import rows, scalar
 
 # landed tables that have an ingestion asset (a table appears here once its DDL is in sql/raw/)
-INGEST_TABLES = ("billing_line_items", "gpu_samples", "jobs", "inventory_hosts")
+INGEST_TABLES = ("billing_line_items", "gpu_samples", "jobs", "inventory_hosts", "storage_objects")
 
 DESCRIPTIONS = {
     "billing_line_items": "FOCUS-shaped billing line items from every billing source (new and changed files only).",
     "gpu_samples": "GPU telemetry samples (UTC, one row per GPU per sample) from every telemetry source.",
     "jobs": "Scheduler jobs (Slurm, Kubernetes, CSV): who held which GPUs on which hosts, when, and how it ended.",
     "inventory_hosts": "Hosts known to an inventory (EC2 DescribeInstances, hosts CSV): host <-> instance id.",
-    "storage_objects": "Object-store and file-system objects per inventory date (S3 Inventory, listings, scans).",
+    "storage_objects": "Object-store and file-system objects per inventory date (S3 Inventory, listings, scans); "
+    "incomplete multipart uploads land in storage_uploads.",
 }
 
 
@@ -57,7 +58,47 @@ def _ingest_table(
         severity=dg.AssetCheckSeverity.WARN,
         metadata={"files_rejected": len(report.rejected)},
     )
-    return dg.MaterializeResult(metadata=metadata, check_results=[check])
+    checks = [check] + (billing_check_results(wastewatch) if table == "billing_line_items" else [])
+    return dg.MaterializeResult(metadata=metadata, check_results=checks)
+
+
+def billing_check_results(wastewatch: WastewatchResource) -> list[dg.AssetCheckResult]:
+    """Reconciliation (ledger vs file vs table; blocking) and tag coverage (warns) on billing_line_items."""
+    with wastewatch.warehouse() as con:
+        rec, cov = billing_checks.reconciliation(con), billing_checks.tag_coverage(con)
+    rec_meta: dict[str, object] = dict(rec.metadata)
+    if rec.problems:
+        rec_meta["problems"] = dg.MetadataValue.md("\n".join(f"- {p}" for p in rec.problems[:50]))
+    return [
+        dg.AssetCheckResult(
+            check_name="billing_reconciled",
+            passed=rec.passed,
+            severity=dg.AssetCheckSeverity.ERROR,
+            metadata=rec_meta,
+        ),
+        dg.AssetCheckResult(
+            check_name="tag_coverage",
+            passed=cov.passed,
+            severity=dg.AssetCheckSeverity.WARN,
+            metadata=cov.metadata,
+        ),
+    ]
+
+
+# the billing table's extra checks (beside no_rejected_files)
+BILLING_CHECKS = (
+    (
+        "billing_reconciled",
+        "Every loaded billing file: rows and billed/effective sums counted from the file = what the ledger "
+        "recorded = what billing_line_items holds, per file and per billing period; no orphan lines.",
+        True,
+    ),
+    (
+        "tag_coverage",
+        "Share of effective cost (positive lines) with a canonical `team` tag, per currency; warns below 80%.",
+        False,
+    ),
+)
 
 
 def _ingest_asset(table: str) -> dg.AssetsDefinition:
@@ -74,6 +115,10 @@ def _ingest_asset(table: str) -> dg.AssetsDefinition:
                 asset=table,
                 description="Every file of this run's sources loaded (rejected files are listed in ingest_files).",
             )
+        ]
+        + [
+            dg.AssetCheckSpec(name, asset=table, description=text, blocking=blocking)
+            for name, text, blocking in (BILLING_CHECKS if table == "billing_line_items" else ())
         ],
         description=f"{DESCRIPTIONS[table]} Source kinds: {', '.join(kinds)}.",
     )

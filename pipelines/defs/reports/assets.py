@@ -7,6 +7,8 @@ from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
 from pipelines.defs.rules.assets import findings_key
 from pipelines.evaluate import active_rules
 from pipelines.report import write_report
+from pipelines.report.notify import deliver
+from pipelines.transform import MARTS
 from pipelines.warehouse import publish
 
 
@@ -16,26 +18,40 @@ from pipelines.warehouse import publish
     kinds={"duckdb", "html"},
     pool=WAREHOUSE_POOL,
     partitions_def=weekly_partitions,
-    deps=[findings_key(rule) for rule in active_rules()] + ["cost_hourly"],
-    description="report.md, report.html, findings.csv and findings.parquet under <reports_dir>/<ISO week>/; "
-    "then publishes the read-only warehouse copy.",
+    deps=[findings_key(rule) for rule in active_rules()] + ["cost_hourly", "gpu_hours", "resources"],
+    description="report.html, report.md, findings.csv, findings.parquet and teams/<team>.html under "
+    "<reports_dir>/<ISO week>/; then publishes the read-only warehouse copy.",
 )
 def weekly_report(context: dg.AssetExecutionContext, wastewatch: WastewatchResource) -> dg.MaterializeResult:
     window = partition_to_window(context.partition_key)
     config = wastewatch.load()
     with wastewatch.warehouse() as con:
         report = write_report(con, config, window)
+    # optional `notify:` (webhook post, e-mail HTML); a failed post is a warning, never a lost report
+    done, problems = deliver(report, getattr(config, "notify", None))
+    for problem in problems:
+        context.log.warning(problem)
     published = publish(config)
     metadata: dict[str, object] = {
         "week": report.week,
         "report_html": dg.MetadataValue.path(str(report.files["report.html"])),
         "report_md": dg.MetadataValue.path(str(report.files["report.md"])),
-        "findings": len(report.findings),
+        # findings of waste rules; attention items (untagged spend, budgets, anomalies) are counted apart
+        "findings": sum(not f["attention"] for f in report.findings),
+        "attention_findings": sum(f["attention"] for f in report.findings),
+        "acknowledged_findings": len(report.acknowledged),
+        "team_pages": len(report.teams),
         "published_warehouse": dg.MetadataValue.path(str(published)),
     }
+    if done or problems:
+        metadata["notify"] = dg.MetadataValue.md("\n".join(f"- {x}" for x in done + problems))
+    savings = report.savings()
     for h in report.headline:
         metadata[f"spend_{h['currency']}"] = dg.MetadataValue.float(float(h["spend"]))
         metadata[f"waste_{h['currency']}"] = dg.MetadataValue.float(float(h["waste"]))
+        metadata[f"savings_realised_{h['currency']}"] = dg.MetadataValue.float(
+            float(savings.get(h["currency"], 0))
+        )
     return dg.MaterializeResult(metadata=metadata)
 
 
@@ -44,7 +60,7 @@ def weekly_report(context: dg.AssetExecutionContext, wastewatch: WastewatchResou
     group_name="reports",
     kinds={"duckdb"},
     pool=WAREHOUSE_POOL,
-    deps=["resources", "cost_hourly", "gpu_hours"],
+    deps=list(MARTS),  # published after every mart is rebuilt
     description="An atomic read-only copy of the warehouse for ad-hoc queries (`wastewatch sql`, duckdb -readonly).",
 )
 def published_warehouse(wastewatch: WastewatchResource) -> dg.MaterializeResult:

@@ -13,13 +13,17 @@ import duckdb
 
 from pipelines.defs.ingest.assets import INGEST_TABLES
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
-from pipelines.transform import INTERMEDIATE, MARTS, build_mart
+from pipelines.transform import INTERMEDIATE, MARTS, DayStats, build_mart_with_rollup
 from pipelines.warehouse import header, rows, sql_text
 
 DESCRIPTIONS = {
     "resources": "One row per billed resource: instance type, GPU model and count, host, tags.",
     "cost_hourly": "Effective cost of every resource-hour (lines spread evenly over their charge period).",
     "gpu_hours": "One row per GPU-hour: samples, coverage, mean/p95/max util, memory, power, billed resource.",
+    "gpu_job_hours": "GPU-hours split where jobs start and end: each part's job, usage and cost; "
+    "rolled up incrementally (only sample days whose files or jobs changed).",
+    "jobs_enriched": "One row per scheduler job: its billed resources, team/project (record or host tags), "
+    "GPU usage and cost.",
 }
 
 Extra = Callable[[duckdb.DuckDBPyConnection], tuple[dict[str, object], list[dg.AssetCheckResult]]]
@@ -105,11 +109,55 @@ def _gpu_hours_stats(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, object],
     }, []
 
 
+def _jobs_stats(con: duckdb.DuckDBPyConnection) -> tuple[dict[str, object], list[dg.AssetCheckResult]]:
+    stats = rows(
+        con,
+        "select count(*) as jobs, count(*) filter (where gpus_observed > 0) as with_telemetry, "
+        "count(*) filter (where team is null) as without_team, "
+        "count(*) filter (where team_source = 'host billing tags') as team_from_hosts from jobs_enriched",
+    )[0]
+    return {k: int(v) for k, v in stats.items()}, []
+
+
+def _gpu_job_hours_stats(
+    con: duckdb.DuckDBPyConnection,
+) -> tuple[dict[str, object], list[dg.AssetCheckResult]]:
+    stats = rows(
+        con,
+        "select count(*) filter (where job_key is not null) as slices_with_job, "
+        "coalesce(sum(slice_seconds) filter (where job_key is not null), 0) / 3600 as gpu_hours_with_job, "
+        "coalesce(sum(slice_seconds), 0) / 3600 as gpu_hours from gpu_job_hours",
+    )[0]
+    return {
+        "slices_with_job": int(stats["slices_with_job"]),
+        "gpu_hours_with_job": dg.MetadataValue.float(round(float(stats["gpu_hours_with_job"]), 2)),
+        "gpu_hours": dg.MetadataValue.float(round(float(stats["gpu_hours"]), 2)),
+    }, []
+
+
 EXTRAS: dict[str, Extra] = {
     "resources": _resources_stats,
     "cost_hourly": _cost_reconciliation,
     "gpu_hours": _gpu_hours_stats,
+    "gpu_job_hours": _gpu_job_hours_stats,
+    "jobs_enriched": _jobs_stats,
 }
+
+
+def _day_metadata(stats: list[DayStats]) -> dict[str, object]:
+    """What the day-incremental GPU tables rebuilt: days and rows per table (int_gpu_slices = the roll-up)."""
+    out: dict[str, object] = {}
+    for st in stats:
+        prefix = "rollup" if st.table == "int_gpu_slices" else "mart"
+        out[f"{prefix}_days_rebuilt"] = len(st.days_rebuilt)
+        out[f"{prefix}_days_removed"] = len(st.days_removed)
+        out[f"{prefix}_rows_written"] = st.rows
+        out[f"{prefix}_days"] = (
+            ", ".join(d.isoformat() for d in st.days_rebuilt[:31]) or "none (nothing changed)"
+        )
+    return out
+
+
 CHECKS: dict[str, list[dg.AssetCheckSpec]] = {
     "cost_hourly": [
         dg.AssetCheckSpec(
@@ -134,9 +182,10 @@ def _mart_asset(name: str) -> dg.AssetsDefinition:
     )
     def _asset(wastewatch: WastewatchResource) -> dg.MaterializeResult:
         with wastewatch.warehouse() as con:
-            n = build_mart(con, name)
+            n, days = build_mart_with_rollup(con, name)
             extra, checks = EXTRAS[name](con) if name in EXTRAS else ({}, [])
-        return dg.MaterializeResult(metadata={"dagster/row_count": n, **extra}, check_results=checks)
+        metadata = {"dagster/row_count": n, **extra, **_day_metadata(days)}
+        return dg.MaterializeResult(metadata=metadata, check_results=checks)
 
     return _asset
 

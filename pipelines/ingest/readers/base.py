@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
+from pathlib import Path
 from typing import Any, Protocol
 
 import duckdb
@@ -16,9 +17,14 @@ from pipelines.ingest.files import SourceFile
 class LoadResult:
     rows: int
     billing_period: str | None = None
-    billed_cost_sum: Decimal | None = None
+    billed_cost_sum: Decimal | None = None  # sums of what landed
     effective_cost_sum: Decimal | None = None
     warnings: list[str] = field(default_factory=list)
+    # reconciliation (billing readers): what the file itself holds, counted from its own columns
+    file_rows: int | None = None
+    file_billed_cost_sum: Decimal | None = None
+    file_effective_cost_sum: Decimal | None = None
+    currencies: str | None = None  # billing currencies of the landed lines, comma-separated
 
 
 @dataclass(frozen=True)
@@ -29,6 +35,10 @@ class LoadContext:
     config: Config
     file_id: str
     loaded_at: Any
+    # billing deliveries: the decompressed copy of a .gz file (or why it could not be decompressed)
+    prepared: Path | Exception | None = None
+    period: str | None = None  # the delivery's billing period (YYYY-MM) when its layout names one
+    probe: Any = None  # what the reader found opening the file before the transaction (billing readers)
 
 
 class Reader(Protocol):

@@ -1,26 +1,38 @@
 """`nvidia-smi --query-gpu=... --format=csv` output -> gpu_samples.
 
-Accepts `csv`, `csv,noheader` and `csv,nounits` in any field order. With a header, fields are matched by
-name (units like ` [MiB]` ignored); without one, the source's `fields` option gives the --query-gpu list
-(default: DEFAULT_FIELDS). Values may carry units (`77.14 W`); `[N/A]`, `[Not Supported]` and similar
-become NULL. Timestamps are local time without a zone: the `timezone` option (default UTC) says which.
+Accepts `csv`, `csv,noheader` and `csv,nounits` in any field order, with `, ` (nvidia-smi's own) or `,`
+separators. With a header, fields are matched by name (units like ` [MiB]` ignored); without one, the
+source's `fields` option gives the --query-gpu list (default: DEFAULT_FIELDS). Values may carry units
+(`77.14 W`); `[N/A]`, `[Not Supported]`, `[Unknown Error]` and similar become NULL. Header lines repeated
+by appended captures are skipped. Timestamps are local time without a zone: the `timezone` option
+(default UTC) says which. A last line cut short (no newline at the end and too few fields: the capture
+was killed while writing) is skipped and counted in the load's warnings; any other unreadable timestamp
+rejects the file naming its line.
 
 The host comes from, in order: the `host` option, a `host`/`hostname` column, the `host_pattern` option
 (a regex with a named group `host`, matched against the path relative to the source's uri), or the file
 name up to its first `_` (or its extension): `gpu-node-01_2026-11-23.csv` -> `gpu-node-01`.
+
+Speed: one pass (read, parse, insert in one statement; no regular expressions), over many files at
+once: the ledger hands new files over in batches (pipelines/ingest/readers/batching.py), and files of
+the same layout are read by one `read_csv` over all of them. A bad timestamp or a short line aborts the
+statement naming its file; only then is that file scanned again to name the line.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import duckdb
 
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, duckdb_problem, src_cte
-from pipelines.warehouse import one, sql_text
+from pipelines.ingest.readers.base import LoadContext, LoadResult, duckdb_problem, quote_ident
+from pipelines.ingest.readers.batching import FileFailed
+from pipelines.warehouse import one, sql_root, sql_text
 
 # the --query-gpu list assumed for files without a header (the one the README recommends)
 DEFAULT_FIELDS = (
@@ -42,6 +54,8 @@ FIELD_MAP = {
     "utilization.memory": "mem_util_pct",
     "memory.total": "mem_total_mib",
     "memory.used": "mem_used_mib",
+    "memory.free": "mem_free_mib",
+    "memory.reserved": "mem_reserved_mib",
     "power.draw": "power_w",
     "power.draw.average": "power_w",
     "power.draw.instant": "power_w",
@@ -58,10 +72,13 @@ FIELD_MAP = {
 }
 CANONICAL = (
     "ts", "host", "gpu_model", "pci_bus_id", "gpu_uuid", "gpu_index", "util_pct", "mem_util_pct",
-    "mem_total_mib", "mem_used_mib", "power_w", "power_limit_w", "temperature_c", "sm_clock_mhz",
-    "mem_clock_mhz", "pstate",
+    "mem_total_mib", "mem_used_mib", "mem_free_mib", "mem_reserved_mib", "power_w", "power_limit_w",
+    "temperature_c", "sm_clock_mhz", "mem_clock_mhz", "pstate",
 )  # fmt: skip
 OPTIONS = {"timezone", "host", "host_pattern", "fields"}
+TS_FORMAT_HINT = "a timestamp like 2026/11/30 01:42:29.348"
+ERROR_MARK = "wastewatch: unreadable timestamp"
+SHORT_MARK = "wastewatch: line with too few values"
 
 
 def field_key(header: str) -> str:
@@ -78,11 +95,66 @@ def host_from_path(relative: str, pattern: str | None) -> str | None:
     return name.split("_", 1)[0] or None
 
 
+def cut_last_line(path: Path, compressed: bool, fields: int, delim: str) -> str | None:
+    """The file's last line when it is cut short (no newline after it and fewer than `fields` values)."""
+    if compressed:
+        return None  # a truncated gzip stream fails to read anyway
+    with path.open("rb") as f:
+        f.seek(0, 2)
+        size = f.tell()
+        f.seek(max(0, size - 65536))
+        tail = f.read()
+    if not tail or tail.endswith(b"\n"):
+        return None
+    last = tail.rsplit(b"\n", 1)[-1].decode("utf-8", errors="replace")
+    return last if len(last.split(delim)) < fields else None
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """How to read one file: its layout (files with the same layout are read in one statement)."""
+
+    file: SourceFile
+    ctx: LoadContext
+    names: tuple[str, ...]
+    delim: str
+    has_header: bool
+    mapping: tuple[tuple[str, str], ...]  # canonical column -> c<i>
+    fixed_host: str | None
+    cut: str | None  # the last line, when it is cut short
+
+    @property
+    def layout(self) -> tuple[object, ...]:
+        return (self.names, self.delim, self.has_header, self.mapping, self.file.compressed)
+
+
 class NvidiaSmiReader:
     kind = "nvidia_smi"
     target_table = "gpu_samples"
 
     def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
+        plan = self._plan(file, ctx)
+        try:
+            return self._insert(con, [plan])[0]
+        except FileFailed as exc:
+            assert isinstance(exc.cause, BaseException)
+            raise exc.cause from None
+
+    def load_batch(
+        self, con: duckdb.DuckDBPyConnection, files: list[SourceFile], ctxs: list[LoadContext]
+    ) -> list[LoadResult]:
+        """Many files in the caller's transaction; FileFailed(index) names a file that cannot load."""
+        plans = []
+        for i, (f, ctx) in enumerate(zip(files, ctxs, strict=True)):
+            try:
+                plans.append(self._plan(f, ctx))
+            except RejectedFile as exc:
+                raise FileFailed(i, exc) from None
+        return self._insert(con, plans)
+
+    # -- planning: options, header, layout ------------------------------------------------------------
+
+    def _plan(self, file: SourceFile, ctx: LoadContext) -> _Plan:
         opts = ctx.source.options
         unknown = set(opts) - OPTIONS
         if unknown:
@@ -101,20 +173,18 @@ class NvidiaSmiReader:
             first = file.first_line()
         except (OSError, EOFError) as exc:
             raise RejectedFile(file.uri, f"cannot read: {exc}") from None
+        delim = ", " if ", " in first else ","
         first_fields = [field_key(f) for f in first.split(",")]
         has_header = "timestamp" in first_fields or any(
             f in FIELD_MAP and f != "name" for f in first_fields[:3]
         )
-        path = str(file.local_path)
         if has_header:
             names = first_fields
-            from_clause = (
-                "read_csv($path, header = true, all_varchar = true, delim = ',', quote = '', "
-                "null_padding = true, columns = $columns)"
-            )
         else:
             fields = opts.get("fields", list(DEFAULT_FIELDS))
-            names = [field_key(f) for f in fields]
+            if isinstance(fields, str):
+                fields = fields.split(",")
+            names = [field_key(str(f)) for f in fields]
             if len(first.split(",")) != len(names):
                 raise RejectedFile(
                     file.uri,
@@ -122,17 +192,11 @@ class NvidiaSmiReader:
                     f"option lists {len(names)} fields; set `fields` to the --query-gpu list used",
                     line=1,
                 )
-            from_clause = (
-                "read_csv($path, header = false, all_varchar = true, delim = ',', quote = '', "
-                "null_padding = true, columns = $columns)"
-            )
-        # positional names c0..cN: headers may repeat or contain characters awkward in SQL
-        columns = {f"c{i}": "VARCHAR" for i in range(len(names))}
         mapping: dict[str, str] = {}
         for i, name in enumerate(names):
             canonical = FIELD_MAP.get(name)
             if canonical and canonical not in mapping:
-                mapping[canonical] = f"trim(c{i})"
+                mapping[canonical] = f"c{i}"
         if "ts" not in mapping or "util_pct" not in mapping or not ({"gpu_uuid", "gpu_index"} & set(mapping)):
             need = [f for f, c in (("timestamp", "ts"), ("utilization.gpu", "util_pct")) if c not in mapping]
             if not ({"gpu_uuid", "gpu_index"} & set(mapping)):
@@ -146,39 +210,130 @@ class NvidiaSmiReader:
                 file.uri,
                 "cannot tell the host: no host column, and neither `host` nor `host_pattern` matched",
             )
-        for name in CANONICAL:
-            mapping.setdefault(name, "null::varchar")
-        cte = src_cte(from_clause, mapping)
-        params = {"path": path, "columns": columns}
         try:
-            bad = one(
-                con,
-                f"{cte}select min(_row) filter (where ts is null or parse_utc(ts, $tz) is null), "  # noqa: S608 - identifiers only, values are bound
-                "count(*) from _src where lower(ts) is distinct from 'timestamp'",
-                {**params, "tz": tz},
-            )
-        except duckdb.Error as exc:
-            raise RejectedFile(file.uri, f"cannot read: {duckdb_problem(exc)}") from None
-        assert bad is not None
-        if bad[0] is not None:
-            value = one(con, f"{cte}select ts from _src where _row = $row", {**params, "row": bad[0]})  # noqa: S608 - identifiers only, values are bound
-            raise RejectedFile(
-                file.uri,
-                f"expected a timestamp like 2026/11/30 01:42:29.348, found {value[0] if value else None!r}",
-                line=bad[0] + (1 if has_header else 0),
-                column="timestamp",
-            )
+            cut = cut_last_line(file.local_path, file.compressed, len(names), delim)
+        except OSError as exc:
+            raise RejectedFile(file.uri, f"cannot read: {exc}") from None
+        return _Plan(
+            file, ctx, tuple(names), delim, has_header, tuple(mapping.items()),
+            str(fixed_host) if fixed_host else None, cut,
+        )  # fmt: skip
+
+    # -- loading: one statement per layout -----------------------------------------------------------
+
+    @staticmethod
+    def _from_clause(plan: _Plan) -> str:
+        return (
+            f"read_csv($paths, header = {str(plan.has_header).lower()}, all_varchar = true, delim = $delim, "
+            "quote = '', escape = '', null_padding = true, auto_detect = false, columns = $columns, "
+            "filename = '_path')"
+        )
+
+    def _insert(self, con: duckdb.DuckDBPyConnection, plans: list[_Plan]) -> list[LoadResult]:
+        groups: dict[tuple[object, ...], list[_Plan]] = {}
+        for plan in plans:
+            groups.setdefault(plan.layout, []).append(plan)
         stg = sql_text("staging", "stg_nvidia_smi__gpu_samples")
-        bind = {
-            **params,
-            "tz": tz,
-            "host": fixed_host,
-            "source_name": ctx.source.name,
-            "source_file": file.uri,
-            "file_id": ctx.file_id,
-        }
+        index = {p.ctx.file_id: i for i, p in enumerate(plans)}
+        tz = str(plans[0].ctx.source.options.get("timezone", "UTC"))
+        for group in groups.values():
+            p0 = group[0]
+            mapping = dict(p0.mapping)
+            last = f"c{len(p0.names) - 1}"
+            # nvidia-smi separates with `, `; a file with bare `,` may pad values with spaces: trim them here
+            raw = {c: (f"trim({v})" if p0.delim == "," else v) for c, v in mapping.items()}
+            exprs = {c: raw.get(c, "null::varchar") for c in CANONICAL}
+            # a line with too few values (null-padded) stops the insert, like an unreadable timestamp; in a
+            # file whose last line is cut short, such lines are skipped instead
+            exprs["ts"] = (
+                f"case when {last} is null and not f.cut then error('{SHORT_MARK} [file_id=' || f.file_id || ']')"
+                f"::varchar else {exprs['ts']} end"
+            )
+            select = ",\n        ".join(f"{expr} as {quote_ident(c)}" for c, expr in exprs.items())
+            cte = (
+                "with _files as (select unnest($files, recursive := true)),\n"  # noqa: S608 - identifiers only
+                f"_src as (\n    select\n        {select},\n"
+                "        f.host as _fixed_host, f.uri as _source_file, f.file_id as _file_id\n"
+                f"    from {self._from_clause(p0)} as r\n"
+                "    inner join _files as f on f.path = r._path\n"
+                f"    where not (f.cut and {last} is null)\n)\n"
+            )
+            files = [
+                {"path": str(p.file.local_path), "uri": p.file.uri, "file_id": p.ctx.file_id,
+                 "host": p.fixed_host, "cut": p.cut is not None}
+                for p in group
+            ]  # fmt: skip
+            bind = {
+                "paths": [f["path"] for f in files],
+                "files": files,
+                "columns": {f"c{i}": "VARCHAR" for i in range(len(p0.names))},
+                "delim": p0.delim,
+                "tz": tz,
+                "source_name": p0.ctx.source.name,
+            }
+            try:
+                sql = f"insert into gpu_samples by name\n{cte}select * from (\n{stg}\n)"  # noqa: S608 - identifiers only
+                con.execute(sql, bind).fetchall()
+            except duckdb.Error as exc:
+                text = str(exc)
+                m = re.search(r"\[file_id=([0-9a-f]+)\]", text)
+                if m and m.group(1) in index and (ERROR_MARK in text or SHORT_MARK in text):
+                    plan = plans[index[m.group(1)]]
+                    raise FileFailed(index[plan.ctx.file_id], self._bad_line(con, plan, tz)) from None
+                if len(plans) == 1:
+                    raise RejectedFile(plans[0].file.uri, f"cannot load: {duckdb_problem(exc)}") from None
+                raise
+        counts = dict(
+            con.execute(
+                "select x_file_id, count(*) from gpu_samples where x_file_id in (select unnest($ids)) group by 1",
+                {"ids": list(index)},
+            ).fetchall()
+        )
+        results = []
+        for p in plans:
+            warnings = []
+            if p.cut is not None:
+                warnings.append(
+                    f"last line cut short ({len(p.cut.split(p.delim))} of {len(p.names)} fields); skipped"
+                )
+            results.append(LoadResult(rows=int(counts.get(p.ctx.file_id, 0)), warnings=warnings))
+        return results
+
+    def _bad_line(self, con: duckdb.DuckDBPyConnection, plan: _Plan, tz: str) -> RejectedFile:
+        """The slow path: the first short line or unreadable timestamp of one file, as a RejectedFile.
+
+        Runs in a fresh cursor: the caller's transaction is aborted by the failed insert.
+        """
+        ts, last = dict(plan.mapping)["ts"], f"c{len(plan.names) - 1}"
+        cur = con.cursor()
         try:
-            con.execute(f"insert into gpu_samples by name\n{cte}select * from (\n{stg}\n)", bind)  # noqa: S608 - identifiers only, values are bound
-        except duckdb.Error as exc:
-            raise RejectedFile(file.uri, f"cannot load: {duckdb_problem(exc)}") from None
-        return LoadResult(rows=int(bad[1]))
+            cur.execute("set TimeZone = 'UTC'")
+            for path in sorted((sql_root() / "macros").glob("*.sql")):
+                cur.execute(path.read_text(encoding="utf-8"))
+            bad = one(
+                cur,
+                f"select _row, ts, short from (select row_number() over () as _row, {ts} as ts, "  # noqa: S608 - identifiers only, values are bound
+                f"{last} is null as short from {self._from_clause(plan)}) where ts is distinct from 'timestamp' "
+                "and (short or coalesce(try_strptime(ts, '%Y/%m/%d %H:%M:%S.%g'), parse_utc(ts, $tz)) is null) "
+                "order by _row limit 1",
+                {
+                    "paths": [str(plan.file.local_path)],
+                    "columns": {f"c{i}": "VARCHAR" for i in range(len(plan.names))},
+                    "delim": plan.delim,
+                    "tz": tz,
+                },
+            )
+        finally:
+            cur.close()
+        if bad is None:
+            return RejectedFile(plan.file.uri, "cannot load: a timestamp or line could not be read")
+        line = int(bad[0]) + (1 if plan.has_header else 0)
+        if bad[2]:
+            return RejectedFile(
+                plan.file.uri,
+                f"too few values (expected {len(plan.names)}): the line is cut short",
+                line=line,
+            )
+        return RejectedFile(
+            plan.file.uri, f"expected {TS_FORMAT_HINT}, found {bad[1]!r}", line=line, column="timestamp"
+        )

@@ -1,0 +1,353 @@
+"""Benchmark: billing ingestion of a CUR 2.0-like export against DuckDB's own load of the same files.
+
+    .venv/bin/python bench/billing_ingest.py [--rows 10000000] [--files 10] [--dir bench/out/billing]
+
+Generates a CUR 2.0 (AWS Data Exports) billing period of `--rows` hourly line items for 50k resources
+with 2k tag combinations, once as snappy Parquet and once as gzip CSV (each `--files` parts plus the
+`metadata/BILLING_PERIOD=.../*-Manifest.json`), then times, each phase in a fresh process:
+
+- DuckDB's bare load of the same files into a table (`create table as select * from read_parquet(...)` /
+  `read_csv(...)` of the .gz), the reference;
+- `wastewatch ingest` (aws_cur2 reader: manifest, validation, FOCUS mapping, tags, reconciliation,
+  ledger) with DuckDB's memory limit at 1 GB and 2 threads;
+- the same ingest again on unchanged files;
+- a tag-representation comparison (normalised tags as MAP vs as JSON text) on the Parquet files.
+
+Prints seconds, ratio to the reference and peak RSS of each phase. Not a test: nothing asserts a time.
+Delete bench/out/ afterwards (the inputs are a few GB).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+PERIOD = "2026-11"
+EXPORT = "cur2-bench"
+RESOURCES = 50_000
+TAG_COMBINATIONS = 2_000
+
+# one CUR 2.0 line item per (resource, hour); row i -> resource i % 50k, hour i // 50k
+GENERATE_SQL = """
+select
+    'Anniversary' as bill_bill_type,
+    'AWS' as bill_billing_entity,
+    timestamp '2026-11-01 00:00:00' as bill_billing_period_start_date,
+    timestamp '2026-12-01 00:00:00' as bill_billing_period_end_date,
+    null::varchar as bill_invoice_id,
+    'Amazon Web Services, Inc.' as bill_invoicing_entity,
+    '111122223333' as bill_payer_account_id,
+    'acme-payer' as bill_payer_account_name,
+    md5(i::varchar) as identity_line_item_id,
+    strftime(ts, '%Y-%m-%dT%H:%M:%SZ') || '/' || strftime(ts + interval 1 hour, '%Y-%m-%dT%H:%M:%SZ')
+        as identity_time_interval,
+    'us-east-1' || chr(97 + (r % 4)::int) as line_item_availability_zone,
+    cost as line_item_blended_cost,
+    rate::varchar as line_item_blended_rate,
+    'USD' as line_item_currency_code,
+    'Amazon Web Services, Inc.' as line_item_legal_entity,
+    '$' || rate::varchar || ' per On Demand Linux ' || itype || ' Instance Hour' as line_item_line_item_description,
+    case when i % 97 = 0 then 'Tax' when i % 53 = 0 then 'Credit' else 'Usage' end as line_item_line_item_type,
+    cost as line_item_net_unblended_cost,
+    rate::varchar as line_item_net_unblended_rate,
+    1.0 as line_item_normalization_factor,
+    1.0 as line_item_normalized_usage_amount,
+    'RunInstances' as line_item_operation,
+    'AmazonEC2' as line_item_product_code,
+    'i-' || lpad(printf('%x', r), 17, '0') as line_item_resource_id,
+    '' as line_item_tax_type,
+    cost as line_item_unblended_cost,
+    rate::varchar as line_item_unblended_rate,
+    (100000000000 + (r % 40))::varchar as line_item_usage_account_id,
+    'team-account-' || (r % 40)::varchar as line_item_usage_account_name,
+    1.0 as line_item_usage_amount,
+    ts + interval 1 hour as line_item_usage_end_date,
+    ts as line_item_usage_start_date,
+    'USE1-BoxUsage:' || itype as line_item_usage_type,
+    'USD' as pricing_currency,
+    round(rate * 1.1, 6) as pricing_public_on_demand_cost,
+    round(rate * 1.1, 6)::varchar as pricing_public_on_demand_rate,
+    'OnDemand' as pricing_purchase_option,
+    'RC' || (r % 997)::varchar as pricing_rate_code,
+    'OnDemand' as pricing_term,
+    'Hrs' as pricing_unit,
+    map {'product_name': 'Amazon Elastic Compute Cloud', 'tenancy': 'Shared', 'vcpu': '96'} as product,
+    itype as product_instance_type,
+    'Compute Instance' as product_product_family,
+    'us-east-1' as product_region_code,
+    'AmazonEC2' as product_servicecode,
+    'SKU' || (r % 997)::varchar as product_sku,
+    null::double as reservation_effective_cost,
+    null::varchar as reservation_reservation_a_r_n,
+    null::varchar as savings_plan_savings_plan_a_r_n,
+    null::double as savings_plan_savings_plan_effective_cost,
+    null::double as savings_plan_total_commitment_to_date,
+    null::double as savings_plan_used_commitment,
+    map {
+        'user_team': 'team-' || (c % 20)::varchar, 'user_project': 'project-' || (c % 50)::varchar,
+        'user_owner': 'owner-' || (c % 100)::varchar, 'user_cost_center': 'cc-' || c::varchar
+    } as resource_tags,
+    map {'environment': case when c % 3 = 0 then 'prod' else 'dev' end} as cost_category,
+    null::varchar as split_line_item_parent_resource_id,
+    null::double as split_line_item_split_cost,
+    null::double as split_line_item_unused_cost
+from (
+    select
+        i,
+        i % @RESOURCES@ as r,
+        (i % @RESOURCES@) % @TAGS@ as c,
+        timestamp '2026-11-01 00:00:00' + to_hours((i // @RESOURCES@)::int) as ts,
+        ['p4d.24xlarge', 'p5.48xlarge', 'g5.xlarge', 'm5.large'][1 + (i % @RESOURCES@) % 4] as itype,
+        round(0.5 + ((i % @RESOURCES@) % 4) * 9.75 + (i % 7) * 0.001, 6) as rate,
+        case when i % 97 = 0 then round(rate * 0.08, 6) when i % 53 = 0 then -round(rate * 0.1, 6) else rate end
+            as cost
+    from range(@START@, @STOP@) as t(i)
+)
+"""
+
+# CSV: maps become JSON objects, as the CSV flavour of CUR 2.0 writes them
+CSV_SELECT = """
+select * replace (
+    to_json(product)::varchar as product,
+    to_json(resource_tags)::varchar as resource_tags,
+    to_json(cost_category)::varchar as cost_category
+) from ({inner})
+"""
+
+
+def _gzip(path: Path) -> None:
+    from isal import igzip
+
+    with path.open("rb") as src, igzip.open(path.with_name(path.name + ".gz"), "wb", compresslevel=1) as dst:
+        shutil.copyfileobj(src, dst, 1 << 22)
+    path.unlink()
+
+
+def generate(root: Path, rows: int, files: int) -> dict[str, Path]:
+    """Write the Parquet and the CSV.gz exports under root; returns {format: export folder}."""
+    import duckdb
+
+    out: dict[str, Path] = {}
+    con = duckdb.connect()
+    con.execute("set TimeZone = 'UTC'; set enable_progress_bar = false")
+    per_file = -(-rows // files)
+    for fmt in ("parquet", "csv"):
+        export = root / fmt / EXPORT
+        data = export / "data" / f"BILLING_PERIOD={PERIOD}"
+        meta = export / "metadata" / f"BILLING_PERIOD={PERIOD}"
+        data.mkdir(parents=True, exist_ok=True)
+        meta.mkdir(parents=True, exist_ok=True)
+        names = []
+        plain: list[Path] = []
+        for n in range(files):
+            start, stop = n * per_file, min(rows, (n + 1) * per_file)
+            inner = (
+                GENERATE_SQL.replace("@RESOURCES@", str(RESOURCES))
+                .replace("@TAGS@", str(TAG_COMBINATIONS))
+                .replace("@START@", str(start))
+                .replace("@STOP@", str(stop))
+            )
+            if fmt == "parquet":
+                name = f"{EXPORT}-{n + 1:05d}.snappy.parquet"
+                con.execute(f"copy ({inner}) to '{data / name}' (format parquet, compression snappy)")
+            else:
+                name = f"{EXPORT}-{n + 1:05d}.csv.gz"
+                target = data / f"{EXPORT}-{n + 1:05d}.csv"
+                con.execute(f"copy ({CSV_SELECT.format(inner=inner)}) to '{target}' (format csv, header)")
+                plain.append(target)
+            names.append(name)
+        if plain:
+            with ThreadPoolExecutor(2) as pool:
+                list(pool.map(_gzip, plain))
+        manifest = {
+            "executionId": "bench-0001",
+            "exportName": EXPORT,
+            "billingPeriod": {"start": "2026-11-01T00:00:00.000Z", "end": "2026-12-01T00:00:00.000Z"},
+            "dataFiles": [
+                f"s3://bench-bucket/exports/{EXPORT}/data/BILLING_PERIOD={PERIOD}/{n}" for n in names
+            ],
+        }
+        (meta / f"{EXPORT}-Manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+        out[fmt] = export
+    con.close()
+    return out
+
+
+PHASES = {
+    "bare_parquet": """
+import duckdb, glob
+files = sorted(glob.glob(f"{export}/data/*/*.parquet"))
+con = duckdb.connect(f"{work}/reference.duckdb")
+con.execute("set memory_limit = '1GB'; set threads = 2")
+con.execute("create or replace table t as select * from read_parquet($f)", {"f": files})
+n = con.execute("select count(*) from t").fetchall()[0][0]
+con.close()
+""",
+    "bare_csv_gz": """
+import duckdb, glob
+files = sorted(glob.glob(f"{export}/data/*/*.csv.gz"))
+con = duckdb.connect(f"{work}/reference.duckdb")
+con.execute("set memory_limit = '1GB'; set threads = 2")
+con.execute("create or replace table t as select * from read_csv($f, header = true)", {"f": files})
+n = con.execute("select count(*) from t").fetchall()[0][0]
+con.close()
+""",
+    "wastewatch_ingest": """
+from pipelines.config import load_config
+from pipelines.warehouse import open_warehouse
+from pipelines.ingest import ingest
+cfg = load_config(f"{work}/wastewatch.yaml")
+with open_warehouse(cfg) as con:
+    report = ingest(con, cfg)
+    assert not report.rejected, report.summary()
+    n = report.rows_into("billing_line_items")
+""",
+    "wastewatch_rerun": """
+from pipelines.config import load_config
+from pipelines.warehouse import open_warehouse
+from pipelines.ingest import ingest
+cfg = load_config(f"{work}/wastewatch.yaml")
+with open_warehouse(cfg) as con:
+    report = ingest(con, cfg)
+    assert not report.of("loaded") and not report.rejected, report.summary()
+    n = len(report.of("unchanged"))
+""",
+    "tags_as_map": """
+import duckdb, glob
+from pipelines.warehouse import _configure
+files = sorted(glob.glob(f"{export}/data/*/*.parquet"))[:1]  # one file (1 M lines): per-line variants are slow
+con = duckdb.connect(f"{work}/tags.duckdb")
+_configure(con)
+con.execute("set memory_limit = '1GB'; set threads = 2")
+con.execute("create or replace table t as select normalize_tags(to_json(resource_tags)::varchar) as tags from read_parquet($f)", {"f": files})
+n = con.execute("select count(*) from t").fetchall()[0][0]
+con.close()
+""",
+    "tags_as_json": """
+import duckdb, glob
+from pipelines.warehouse import _configure
+files = sorted(glob.glob(f"{export}/data/*/*.parquet"))[:1]  # one file (1 M lines): per-line variants are slow
+con = duckdb.connect(f"{work}/tags.duckdb")
+_configure(con)
+con.execute("set memory_limit = '1GB'; set threads = 2")
+con.execute("create or replace table t as select to_json(normalize_tags(to_json(resource_tags)::varchar))::varchar as tags from read_parquet($f)", {"f": files})
+n = con.execute("select count(*) from t").fetchall()[0][0]
+con.close()
+""",
+    "tags_map_deduplicated": """
+import duckdb, glob
+from pipelines.warehouse import _configure
+files = sorted(glob.glob(f"{export}/data/*/*.parquet"))[:1]  # one file (1 M lines): per-line variants are slow
+con = duckdb.connect(f"{work}/tags.duckdb")
+_configure(con)
+con.execute("set memory_limit = '1GB'; set threads = 2")
+con.execute('''create or replace table t as
+    with src as (select to_json(resource_tags)::varchar as raw from read_parquet($f)),
+    d as (select raw, normalize_tags(raw) as tags from (select distinct raw from src))
+    select d.tags from src left join d on d.raw is not distinct from src.raw''', {"f": files})
+n = con.execute("select count(*) from t").fetchall()[0][0]
+con.close()
+""",
+}
+
+RUNNER = """
+import json, resource, sys, time
+export, work = sys.argv[1], sys.argv[2]
+t = time.perf_counter()
+{body}
+print(json.dumps({{"seconds": time.perf_counter() - t, "rows": n,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+"""
+
+
+def run_phase(name: str, export: Path, work: Path) -> dict[str, float]:
+    code = RUNNER.format(body=PHASES[name])
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(export), str(work)], capture_output=True, text=True, check=False
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"phase {name} failed:\n{out.stderr[-4000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _config(work: Path, export: Path) -> None:
+    work.mkdir(parents=True, exist_ok=True)
+    for p in work.glob("*.duckdb*"):
+        if p.is_dir():
+            shutil.rmtree(p)
+        else:
+            p.unlink()
+    (work / "wastewatch.yaml").write_text(
+        "warehouse: warehouse.duckdb\n"
+        "duckdb: {memory_limit: 1GB, threads: 2}\n"
+        f"sources:\n  - {{name: cur2, kind: aws_cur2, uri: '{export}'}}\n",
+        encoding="utf-8",
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--files", type=int, default=10)
+    parser.add_argument("--dir", type=Path, default=Path("bench/out/billing"))
+    parser.add_argument("--keep", action="store_true", help="keep the generated inputs")
+    parser.add_argument("--only", choices=("parquet", "csv"), help="one format only")
+    parser.add_argument(
+        "--reuse", action="store_true", help="reuse inputs generated by an earlier --keep run"
+    )
+    args = parser.parse_args()
+    root = args.dir.resolve()
+    t = time.perf_counter()
+    if args.reuse and (root / "csv" / EXPORT).is_dir() and (root / "parquet" / EXPORT).is_dir():
+        exports = {fmt: root / fmt / EXPORT for fmt in ("parquet", "csv")}
+    else:
+        exports = generate(root, args.rows, args.files)
+        print(
+            f"generated {args.rows:,} line items x 2 formats in {time.perf_counter() - t:.1f} s under {root}"
+        )
+    results: list[tuple[str, str, dict[str, float], float]] = []
+    for fmt, export in exports.items():
+        if args.only and fmt != args.only:
+            continue
+        size = sum(p.stat().st_size for p in (export / "data").rglob("*") if p.is_file())
+        work = root / f"work-{fmt}"
+        _config(work, export)
+        bare = run_phase("bare_parquet" if fmt == "parquet" else "bare_csv_gz", export, work)
+        results.append((fmt, "DuckDB bare load into a table (reference)", bare, bare["seconds"]))
+        ingest = run_phase("wastewatch_ingest", export, work)
+        results.append((fmt, "wastewatch ingest (aws_cur2)", ingest, bare["seconds"]))
+        rerun = run_phase("wastewatch_rerun", export, work)
+        results.append((fmt, "wastewatch ingest again, files unchanged", rerun, bare["seconds"]))
+        if fmt == "parquet":
+            tag_map = run_phase("tags_as_map", export, work)
+            results.append(
+                (fmt, "tags (first file): normalise every line into a MAP", tag_map, tag_map["seconds"])
+            )
+            for phase, label in (
+                ("tags_as_json", "tags (first file): normalise every line into JSON text"),
+                (
+                    "tags_map_deduplicated",
+                    "tags (first file): each distinct tag set once into a MAP, joined back",
+                ),
+            ):
+                results.append((fmt, label, run_phase(phase, export, work), tag_map["seconds"]))
+        print(f"{fmt}: {size / 1e6:,.0f} MB in {args.files} files")
+    print()
+    print("| format | phase | time | vs reference | peak RSS |\n|---|---|---:|---:|---:|")
+    for fmt, label, r, ref in results:
+        print(
+            f"| {fmt} | {label} | {r['seconds']:.1f} s | {r['seconds'] / ref:.2f}x | {r['peak_rss_mb']:,.0f} MB |"
+        )
+    if not args.keep:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

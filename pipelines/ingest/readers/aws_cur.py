@@ -1,0 +1,253 @@
+"""AWS Cost and Usage Report, legacy (CUR 1) -> billing_line_items.
+
+Reads the CSV(.gz) flavour (`lineItem/UnblendedCost`, `resourceTags/user:team`, ...) and the Athena /
+Parquet snake_case flavour (`line_item_unblended_cost`, `resource_tags_user_team`,
+`savings_plan_savings_plan_a_r_n`). Columns are matched by name ignoring case and separators, so column
+order, the dynamic `product/*` / `resourceTags/*` / `costCategory/*` sets and `SavingsPlanARN` vs
+`SavingsPlanArn` do not matter. Month folders with a manifest (`<report>-Manifest.json`: assemblyId,
+reportKeys) are followed by the ingest loop: the newest assembly replaces the month.
+
+Documented repair: a header whose field glues two CUR columns together because a comma is missing
+(`pricing/OfferingClasspricing/PurchaseOption`, seen in real koku test data) is split back into the two
+columns when the data rows have exactly one field more than the header.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import duckdb
+
+from pipelines.ingest.errors import RejectedFile
+from pipelines.ingest.files import SourceFile
+from pipelines.ingest.readers.base import LoadContext, quote_ident, quote_literal
+from pipelines.ingest.readers.billing_common import (
+    BillingReader,
+    Check,
+    Relation,
+    Spec,
+    open_relation,
+    read_header,
+)
+
+CATALOG = Path(__file__).with_name("billing_service_categories.csv")
+
+# the CUR 2.0 snake_case names the staging SQL reads (legacy names map onto them)
+CUR_COLUMNS = (
+    "bill_billing_period_start_date", "bill_billing_period_end_date", "bill_payer_account_id",
+    "bill_payer_account_name", "bill_invoice_id", "bill_invoicing_entity", "bill_bill_type",
+    "identity_line_item_id", "line_item_line_item_type", "line_item_usage_start_date",
+    "line_item_usage_end_date", "line_item_usage_account_id", "line_item_usage_account_name",
+    "line_item_product_code", "line_item_usage_type", "line_item_availability_zone", "line_item_resource_id",
+    "line_item_usage_amount", "line_item_currency_code", "line_item_unblended_rate",
+    "line_item_unblended_cost", "line_item_net_unblended_cost", "line_item_line_item_description",
+    "line_item_legal_entity", "pricing_public_on_demand_cost", "pricing_public_on_demand_rate", "pricing_unit",
+    "pricing_purchase_option", "pricing_rate_code", "pricing_rate_id", "product_sku", "product_region_code",
+    "product_location", "product_product_name", "product_instance_type", "reservation_reservation_a_r_n",
+    "reservation_effective_cost", "reservation_unused_amortized_upfront_fee_for_billing_period",
+    "reservation_unused_recurring_fee", "savings_plan_savings_plan_a_r_n",
+    "savings_plan_savings_plan_effective_cost", "savings_plan_total_commitment_to_date",
+    "savings_plan_used_commitment", "split_line_item_parent_resource_id",
+)  # fmt: skip
+# other spellings of a column (squashed: lower case, letters and digits only)
+ALIASES = {
+    "product_region_code": ("productregion",),
+    "product_product_name": ("productservicename",),
+    "product_instance_type": ("productinstancetypefamily",),
+}
+# non-FOCUS fields kept in x_extra (besides split cost allocation and cost categories): the line item type
+# (how the costs were derived), the usage type (instance type, region, spot) and the operation. Few and
+# low-cardinality on purpose: x_extra is built once per distinct combination, and every byte of it is
+# stored on each of a bill's millions of lines (the rest of the CUR maps onto FOCUS columns).
+EXTRA_COLUMNS = ("line_item_line_item_type", "line_item_usage_type", "line_item_operation")
+SPLIT_PREFIX = "splitlineitem"
+MONEY = (
+    "line_item_unblended_cost", "line_item_net_unblended_cost", "pricing_public_on_demand_cost",
+    "reservation_effective_cost", "reservation_unused_amortized_upfront_fee_for_billing_period",
+    "reservation_unused_recurring_fee", "savings_plan_savings_plan_effective_cost",
+    "savings_plan_total_commitment_to_date", "savings_plan_used_commitment",
+)  # fmt: skip
+PRICES = ("line_item_unblended_rate", "pricing_public_on_demand_rate")
+TIMES = (
+    "line_item_usage_start_date", "line_item_usage_end_date", "bill_billing_period_start_date",
+    "bill_billing_period_end_date",
+)  # fmt: skip
+REQUIRED = ("line_item_usage_start_date", "line_item_usage_end_date", "line_item_unblended_cost")
+
+_CATEGORIES = r"(?:identity|bill|lineItem|product|pricing|reservation|savingsPlan|discount|resourceTags|costCategory|splitLineItem)"
+_GLUED = re.compile(rf"^({_CATEGORIES}/[A-Za-z0-9:]+?)({_CATEGORIES}/[A-Za-z0-9:]+)$")
+
+
+def squash(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def service_catalog(provider: str) -> tuple[list[str], list[str]]:
+    import csv
+
+    with CATALOG.open(newline="", encoding="utf-8") as f:
+        rows = [r for r in csv.DictReader(f) if r["provider"] == provider]
+    return [r["service"] for r in rows], [r["service_category"] for r in rows]
+
+
+def split_glued_header(header: list[str], first_row: list[str]) -> tuple[list[str], str] | None:
+    """The koku typo: one header field is two CUR columns without their comma (data has one field more)."""
+    if len(first_row) != len(header) + 1:
+        return None
+    for i, name in enumerate(header):
+        if name.count("/") == 2:
+            m = _GLUED.match(name)
+            if m:
+                fixed = header[:i] + [m.group(1), m.group(2)] + header[i + 1 :]
+                return (
+                    fixed,
+                    f"header field {name!r} split into {m.group(1)!r} and {m.group(2)!r} (a missing comma)",
+                )
+    return None
+
+
+class AwsCurReader(BillingReader):
+    kind = "aws_cur"
+    presets = True
+    dedupe_extra = True
+    staging = "stg_aws__cur2"
+    source_format = "aws_cur"
+
+    def relation(
+        self, con: duckdb.DuckDBPyConnection, file: SourceFile, path: Path, ctx: LoadContext
+    ) -> Relation:
+        options = self.options(ctx)
+        if not path.name.lower().endswith(".parquet"):
+            names, repair = self._header_repair(path, options.delimiter)
+            if names is not None:
+                rel = open_relation(con, file, path, options, names=names)
+                rel.repairs.append(repair)
+                return rel
+        return open_relation(con, file, path, options)
+
+    def _header_repair(self, path: Path, delimiter: str | None) -> tuple[list[str] | None, str]:
+        import csv
+
+        if path.name.lower().endswith(".parquet"):
+            return None, ""
+        header_line = read_header(path)
+        delim = delimiter or ","
+        with path.open("r", encoding="utf-8-sig", errors="replace", newline="") as f:
+            reader = csv.reader(f, delimiter=delim)
+            header = next(reader, [])
+            first = next(reader, [])
+        if not header_line or not first:
+            return None, ""
+        fixed = split_glued_header(header, first)
+        if fixed is None:
+            return None, ""
+        return fixed
+
+    def spec(self, con: duckdb.DuckDBPyConnection, rel: Relation, file: SourceFile, ctx: LoadContext) -> Spec:
+        by_key: dict[str, str] = {}
+        tag_cols: list[tuple[str, str]] = []  # (file column, raw tag key)
+        extra_cols: list[str] = []
+        for name in rel.types:
+            low = name.lower()
+            if low.startswith("resourcetags/"):
+                tag_cols.append((name, name.split("/", 1)[1]))
+                continue
+            if low.startswith("resource_tags_") and rel.types[name].startswith("VARCHAR"):
+                tag_cols.append((name, name[len("resource_tags_") :]))
+                continue
+            if low in ("resource_tags", "product", "cost_category", "discount"):
+                continue  # CUR 2.0 maps: handled by AwsCur2Reader
+            if low.startswith(("costcategory/", "cost_category_", "notags/")):
+                extra_cols.append(name)
+                continue
+            by_key.setdefault(squash(name), name)
+        if (
+            squash("line_item_unblended_cost") not in by_key
+            or squash("line_item_usage_start_date") not in by_key
+        ):
+            shown = ", ".join(list(rel.types)[:6]) + (", ..." if len(rel.types) > 6 else "")
+            raise RejectedFile(
+                file.uri,
+                "not an AWS Cost and Usage Report: no lineItem/UnblendedCost or lineItem/UsageStartDate column "
+                f"(header: {shown})",
+                line=1,
+            )
+        used: set[str] = set()
+        columns: dict[str, str] = {}
+        for canonical in CUR_COLUMNS:
+            found = None
+            for key in (squash(canonical), *ALIASES.get(canonical, ())):
+                if key in by_key:
+                    found = by_key[key]
+                    break
+            if found is None:
+                columns[canonical] = "null::varchar"
+            else:
+                used.add(found)
+                columns[canonical] = quote_ident(found)
+        for key, name in by_key.items():
+            if key.startswith(SPLIT_PREFIX) or key in {squash(c) for c in EXTRA_COLUMNS}:
+                extra_cols.append(name)
+        columns.update(self.maps(rel, columns))
+        if "_tags_raw" not in columns:
+            columns["_tags_raw"] = _json_nonnull(tag_cols)
+        if "_x_extra" not in columns:
+            # a STRUCT per line; the staging SQL writes it as JSON once per distinct value (few per bill)
+            columns["_x_extra"] = _struct_of(list(dict.fromkeys(extra_cols)))
+        shown = {canonical: columns[canonical].strip('"') for canonical in CUR_COLUMNS}
+        checks = [Check(c, shown[c], "required") for c in REQUIRED]
+        checks += [Check(c, shown[c], "money") for c in MONEY if c in used or columns[c] != "null::varchar"]
+        checks += [Check(c, shown[c], "price") for c in PRICES]
+        checks += [Check(c, shown[c], "number") for c in ("line_item_usage_amount",)]
+        checks += [Check(c, shown[c], "timestamp") for c in TIMES]
+        checks = [c for c in checks if columns[c.column] != "null::varchar" or c.kind == "required"]
+        services, categories = service_catalog("aws")
+        split = "split_line_item_parent_resource_id"
+        net, unblended = "line_item_net_unblended_cost", "line_item_unblended_cost"
+        billed = f"case when {split} is not null then 0 else coalesce({net}::decimal(18, 6), {unblended}::decimal(18, 6), 0) end"
+        effective = f"""case
+            when {split} is not null then 0
+            when line_item_line_item_type = 'SavingsPlanCoveredUsage'
+                then coalesce(savings_plan_savings_plan_effective_cost::decimal(18, 6), 0)
+            when line_item_line_item_type = 'SavingsPlanRecurringFee'
+                then coalesce(savings_plan_total_commitment_to_date::decimal(18, 6), 0)
+                    - coalesce(savings_plan_used_commitment::decimal(18, 6), 0)
+            when line_item_line_item_type in ('SavingsPlanNegation', 'SavingsPlanUpfrontFee') then 0
+            when line_item_line_item_type = 'DiscountedUsage' then coalesce(reservation_effective_cost::decimal(18, 6), 0)
+            when line_item_line_item_type = 'RIFee'
+                then coalesce(reservation_unused_amortized_upfront_fee_for_billing_period::decimal(18, 6), 0)
+                    + coalesce(reservation_unused_recurring_fee::decimal(18, 6), 0)
+            when line_item_line_item_type = 'Fee' and nullif(trim(reservation_reservation_a_r_n::varchar), '') is not null then 0
+            else coalesce({net}::decimal(18, 6), {unblended}::decimal(18, 6), 0)
+        end"""
+        return Spec(
+            columns=columns,
+            checks=checks,
+            file_billed=billed,
+            file_effective=effective,
+            bind={"category_services": services, "category_names": categories},
+            line_item_key="x_line_item_id, charge_period_start, resource_id",
+        )
+
+    def maps(self, rel: Relation, columns: dict[str, str]) -> dict[str, str]:
+        """CUR 2.0's map columns (overridden there); legacy CUR has none."""
+        return {}
+
+
+def _struct_of(cols: list[str]) -> str:
+    """A STRUCT of the given file columns as VARCHAR (NULL when there are none)."""
+    if not cols:
+        return "null::struct(none varchar)"
+    return "struct_pack(" + ", ".join(f"{quote_ident(c)} := {quote_ident(c)}::varchar" for c in cols) + ")"
+
+
+def _json_nonnull(pairs: list[tuple[str, str]]) -> str:
+    """A JSON object of the non-empty values of the given (file column, key) pairs; NULL when none."""
+    if not pairs:
+        return "null::varchar"
+    entries = ", ".join(
+        f"{{'key': {quote_literal(key)}, 'value': nullif(trim({quote_ident(col)}::varchar), '')}}"
+        for col, key in pairs
+    )
+    return f"nullif(to_json(map_from_entries(list_filter([{entries}], lambda e: e.value is not null)))::varchar, '{{}}')"

@@ -1,0 +1,172 @@
+"""Azure Cost Management exports (cost and usage details) -> billing_line_items.
+
+Column sets, matched by name ignoring case: EA (`CostInBillingCurrency`, `BillingCurrencyCode`, or the
+older `Cost`, `BillingCurrency`), MCA camelCase (`costInBillingCurrency`, `InstanceName` as the resource
+id) and legacy "usage details" v1 (`PreTaxCost`, `UsageDateTime`, `InstanceId`, UTF-8 BOM). Dates are
+`MM/DD/YYYY`, `M/D/YYYY` or ISO; each row is one day. Tags are JSON members without their braces
+(`"env": "prod","team": "nlp"`) in EA/MCA exports and a JSON object in legacy ones; both are read.
+
+Actual and amortized exports are never mixed for one source: `options.dataset` (default `amortized`)
+picks one; a file whose path names the other (`..._ActualCost_...`, `.../actual/...`) is skipped with
+a note. Export folders (`<YYYYMMDD-YYYYMMDD>/<run>/.../part_*.csv` with `manifest.json`) are followed:
+the newest run replaces the month.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import PurePosixPath
+
+import duckdb
+
+from pipelines.config import AzureOptions, BillingOptions
+from pipelines.ingest.errors import RejectedFile
+from pipelines.ingest.files import SourceFile
+from pipelines.ingest.readers.aws_cur import _json_nonnull, service_catalog, squash
+from pipelines.ingest.readers.base import LoadContext, quote_ident
+from pipelines.ingest.readers.billing_common import (
+    BillingReader,
+    Check,
+    Delivery,
+    Relation,
+    Spec,
+    plan_deliveries,
+)
+
+# canonical `_src` column -> the squashed spellings of EA, MCA and legacy exports, in preference order
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "usage_date": ("date", "usagedatetime", "usagedate"),
+    "billing_period_start": ("billingperiodstartdate",),
+    "billing_period_end": ("billingperiodenddate",),
+    "cost": ("costinbillingcurrency", "cost", "pretaxcost", "costinbillingcurrencyamount"),
+    "quantity": ("quantity", "usagequantity"),
+    "unit_price": ("unitprice", "resourcerate"),
+    "payg_price": ("paygprice",),
+    "currency": ("billingcurrencycode", "billingcurrency", "currency"),
+    "charge_type": ("chargetype",),
+    "pricing_model": ("pricingmodel",),
+    "frequency": ("frequency",),
+    "billing_account_id": ("billingaccountid",),
+    "billing_account_name": ("billingaccountname",),
+    "invoice_id": ("invoiceid",),
+    "subscription_id": ("subscriptionid", "subscriptionguid"),
+    "subscription_name": ("subscriptionname",),
+    "resource_id": ("resourceid", "instancename", "instanceid"),
+    "resource_name": ("resourcename",),
+    "resource_type": ("resourcetype",),
+    "resource_location": ("resourcelocationnormalized", "resourcelocation", "location"),
+    "meter_region": ("meterregion",),
+    "availability_zone": ("availabilityzone",),
+    "meter_category": ("metercategory",),
+    "meter_subcategory": ("metersubcategory",),
+    "meter_name": ("metername",),
+    "meter_id": ("meterid",),
+    "product_name": ("productname", "product"),
+    "unit_of_measure": ("unitofmeasure",),
+    "consumed_service": ("consumedservice",),
+    "publisher_name": ("publishername",),
+    "reservation_id": ("reservationid",),
+    "reservation_name": ("reservationname",),
+    "benefit_id": ("benefitid",),
+    "benefit_name": ("benefitname",),
+    "additional_info": ("additionalinfo",),
+}
+REQUIRED = ("usage_date", "cost")
+_ACTUAL = re.compile(r"actual", re.IGNORECASE)
+_AMORTIZED = re.compile(r"amorti[sz]ed", re.IGNORECASE)
+
+
+def dataset_of_path(relative: str) -> str | None:
+    """'actual' / 'amortized' when the path says which export it is, else None."""
+    text = str(PurePosixPath(relative))
+    if _AMORTIZED.search(text):
+        return "amortized"
+    if _ACTUAL.search(text):
+        return "actual"
+    return None
+
+
+class AzureReader(BillingReader):
+    kind = "azure"
+    staging = "stg_azure__cost"
+    source_format = "azure"
+
+    def plan(
+        self, files: list[SourceFile], read_text: Callable[[SourceFile], str], options: BillingOptions
+    ) -> tuple[list[Delivery], list[str]]:
+        dataset = options.dataset if isinstance(options, AzureOptions) else "amortized"
+        keep, skipped = [], []
+        for f in files:
+            other = dataset_of_path(f.relative)
+            (skipped if other is not None and other != dataset else keep).append(f)
+        deliveries, notes = plan_deliveries(keep, read_text, options)
+        if skipped:
+            notes.append(
+                f"{len(skipped)} file(s) of the {'actual' if dataset == 'amortized' else 'amortized'} export "
+                f"skipped (options.dataset: {dataset}; the two are never mixed): "
+                + ", ".join(PurePosixPath(f.relative).name for f in skipped[:3])
+                + (", ..." if len(skipped) > 3 else "")
+            )
+        return deliveries, notes
+
+    def spec(self, con: duckdb.DuckDBPyConnection, rel: Relation, file: SourceFile, ctx: LoadContext) -> Spec:
+        options = self.options(ctx)
+        dataset = options.dataset if isinstance(options, AzureOptions) else "amortized"
+        by_key: dict[str, str] = {}
+        for name in rel.types:
+            by_key.setdefault(squash(name), name)
+        columns: dict[str, str] = {}
+        used: set[str] = set()
+        for canonical, spellings in COLUMNS.items():
+            found = next((by_key[s] for s in spellings if s in by_key), None)
+            if found is None:
+                columns[canonical] = "null::varchar"
+            else:
+                used.add(found)
+                columns[canonical] = f"{quote_ident(found)}::varchar"
+        missing = [c for c in REQUIRED if columns[c] == "null::varchar"]
+        if missing:
+            shown = ", ".join(list(rel.types)[:6]) + (", ..." if len(rel.types) > 6 else "")
+            raise RejectedFile(
+                file.uri,
+                "not an Azure cost export: no "
+                + " or ".join(f"{c} column ({'/'.join(COLUMNS[c][:3])})" for c in missing)
+                + f" (header: {shown})",
+                line=1,
+            )
+        tags = next((by_key[s] for s in ("tags",) if s in by_key), None)
+        if tags is not None:
+            used.add(tags)
+            t = f"trim({quote_ident(tags)}::varchar)"
+            # EA/MCA write the members without their braces; legacy and FOCUS exports include them
+            columns["_tags_raw"] = (
+                f"case when {t} is null or {t} in ('', '{{}}') then null "
+                f"when starts_with({t}, '{{') then {t} else '{{' || {t} || '}}' end"
+            )
+        else:
+            columns["_tags_raw"] = "null::varchar"
+        extras = [n for n in rel.types if n not in used]
+        columns["_x_extra"] = _json_nonnull([(n, n) for n in extras])
+        shown = {c: columns[c].split("::")[0].strip('"') for c in COLUMNS}
+        checks = [Check(c, shown[c], "required") for c in REQUIRED]
+        checks += [Check("usage_date", shown["usage_date"], "date")]
+        checks += [Check(c, shown[c], "date") for c in ("billing_period_start", "billing_period_end")]
+        checks += [Check("cost", shown["cost"], "money"), Check("quantity", shown["quantity"], "number")]
+        checks += [Check(c, shown[c], "price") for c in ("unit_price", "payg_price")]
+        checks += [Check("_tags_raw", shown.get("tags", "Tags") if tags is None else tags, "json")]
+        checks = [c for c in checks if c.kind == "required" or columns[c.column] != "null::varchar"]
+        services, categories = service_catalog("azure")
+        cost = "cost::decimal(18, 6)"
+        commitment = (
+            "(coalesce(lower(replace(pricing_model, ' ', '')) in ('reservation', 'savingsplan'), false) "
+            "or coalesce(lower(charge_type) in ('unusedreservation', 'unusedsavingsplan'), false))"
+        )
+        billed = cost if dataset == "actual" else f"case when {commitment} then 0 else {cost} end"
+        return Spec(
+            columns=columns,
+            checks=checks,
+            file_billed=billed,
+            file_effective=cost,
+            bind={"category_services": services, "category_names": categories, "dataset": dataset},
+        )

@@ -1,0 +1,822 @@
+"""What the billing readers share.
+
+- **Deliveries**, the unit of replacement: every file of a billing period that one manifest (CUR 2.0
+  execution, legacy CUR assembly, Azure export run) lists, or the files of a `BILLING_PERIOD=` folder, or
+  a single file when the export has no layout. The ingest loop replaces a delivery's period (or file) in
+  one transaction; older versions' files are `superseded`, never read.
+- **Fast relations**: CSV (delimiter sniffed from the header, UTF-8 BOM, literal NULLs, .gz decompressed
+  in parallel with ISA-L into the run's cache), Parquet (row numbers from the file) and NDJSON.
+- **One pass**: the staging SQL casts strictly, so a bad value fails the insert; only then does a slow
+  diagnosis find the first bad data row and column for the message (the happy path never pays for it).
+- **Tags** are normalised once per distinct tag set (a few thousand per bill), not per line.
+- **Reconciliation**: rows and billed/effective sums computed from the file's own columns must equal
+  what landed, or the file is rejected and the transaction rolls back.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import duckdb
+
+from pipelines.config import BillingOptions
+from pipelines.ingest.errors import RejectedFile
+from pipelines.ingest.files import SourceFile
+from pipelines.ingest.readers.base import LoadContext, LoadResult, duckdb_problem, quote_ident, quote_literal
+from pipelines.warehouse import one, sql_text
+
+NULL_STRINGS = ("NULL", "null", "")
+# CSV files above this size (uncompressed) get no x_source_row: numbering rows would serialise the scan
+ROW_NUMBER_LIMIT = 256 << 20
+MAX_TAG_KEYS = 5_000  # distinct tag keys per file beyond which tags are refused (see docs/billing.md)
+
+# ---------------------------------------------------------------------------------------------------
+# deliveries
+
+
+@dataclass
+class Delivery:
+    """Files that together replace one unit: a (source, billing period), or one file."""
+
+    key: str  # "period:YYYY-MM" or "file:<uri>"
+    period: str | None
+    files: list[SourceFile]
+    manifest: SourceFile | None = None
+    version: str | None = None  # assemblyId / executionId / export run
+    problem: str | None = None  # why the delivery cannot be loaded (e.g. a listed file is missing)
+    superseded: list[SourceFile] = field(default_factory=list)
+
+
+_PERIOD_DIR = re.compile(r"^BILLING_PERIOD=(\d{4})-(\d{2})$", re.IGNORECASE)
+_RANGE_DIR = re.compile(r"^(\d{4})(\d{2})(\d{2})-(\d{4})(\d{2})(\d{2})$")
+_YEAR_DIR = re.compile(r"^year=(\d{4})$", re.IGNORECASE)
+_MONTH_DIR = re.compile(r"^month=(\d{1,2})$", re.IGNORECASE)
+
+
+def is_manifest(f: SourceFile) -> bool:
+    return f.local_path.name.lower().endswith("manifest.json") or PurePosixPath(f.relative).name.lower() == (
+        "manifest.json"
+    )
+
+
+def period_of_path(relative: str) -> tuple[str, int] | None:
+    """(YYYY-MM, index of the period folder) named by a path, or None.
+
+    `BILLING_PERIOD=2024-11` (CUR 2.0, AWS FOCUS), `20241101-20241201` (legacy CUR, Azure exports),
+    `year=2024/month=1` (legacy CUR for Athena).
+    """
+    parts = PurePosixPath(relative).parts[:-1]
+    for i, part in enumerate(parts):
+        m = _PERIOD_DIR.match(part)
+        if m:
+            return f"{m.group(1)}-{m.group(2)}", i
+        m = _RANGE_DIR.match(part)
+        if m:
+            return f"{m.group(1)}-{m.group(2)}", i
+        m = _YEAR_DIR.match(part)
+        if m and i + 1 < len(parts):
+            mm = _MONTH_DIR.match(parts[i + 1])
+            if mm:
+                return f"{m.group(1)}-{int(mm.group(1)):02d}", i + 1
+    return None
+
+
+@dataclass
+class _Manifest:
+    file: SourceFile
+    period: str | None
+    version: str | None
+    entries: list[str]
+    depth: int
+
+
+def _parse_manifest(f: SourceFile, text: str) -> _Manifest:
+    try:
+        doc = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RejectedFile(f.uri, f"manifest is not valid JSON: {exc.msg}", line=exc.lineno) from None
+    if not isinstance(doc, dict):
+        raise RejectedFile(f.uri, "manifest is not a JSON object")
+    entries: list[str] = []
+    if isinstance(doc.get("dataFiles"), list):  # CUR 2.0 / Data Exports
+        entries = [str(e) for e in doc["dataFiles"]]
+    elif isinstance(doc.get("reportKeys"), list):  # legacy CUR
+        entries = [str(e) for e in doc["reportKeys"]]
+    elif isinstance(doc.get("blobs"), list):  # Azure Cost Management export
+        entries = [str(b.get("blobName", "")) for b in doc["blobs"] if isinstance(b, dict)]
+    else:
+        raise RejectedFile(f.uri, "manifest lists no data files (expected dataFiles, reportKeys or blobs)")
+    version = doc.get("executionId") or doc.get("assemblyId")
+    run = doc.get("runInfo")
+    if not version and isinstance(run, dict):
+        version = run.get("runId")
+    period = None
+    bp = doc.get("billingPeriod")
+    if isinstance(bp, dict) and bp.get("start"):
+        digits = re.sub(r"\D", "", str(bp["start"]))
+        if len(digits) >= 6:
+            period = f"{digits[:4]}-{digits[4:6]}"
+    if period is None:
+        found = period_of_path(f.relative)
+        period = found[0] if found else None
+    if period is None:
+        for e in entries:
+            found = period_of_path(e.split("://", 1)[-1])
+            if found:
+                period = found[0]
+                break
+    if not version:
+        version = "manifest:" + f.relative
+    return _Manifest(f, period, str(version), entries, len(PurePosixPath(f.relative).parts))
+
+
+def _resolve(entry: str, data: list[SourceFile]) -> SourceFile | None:
+    """The listed data file a manifest entry names (matched on the longest common path suffix)."""
+    path = entry.split("://", 1)[-1].lstrip("/")
+    parts = PurePosixPath(path).parts
+    best: tuple[int, SourceFile] | None = None
+    for f in data:
+        fparts = PurePosixPath(f.uri.split("://", 1)[-1]).parts
+        n = 0
+        while n < min(len(parts), len(fparts)) and parts[-1 - n] == fparts[-1 - n]:
+            n += 1
+        if n and (best is None or n > best[0]):
+            best = (n, f)
+    if best is None:
+        return None
+    # the file name and, when the entry has one, its folder must match
+    needed = min(2, len(parts))
+    return best[1] if best[0] >= needed else None
+
+
+def plan_deliveries(
+    files: list[SourceFile], read_text: Callable[[SourceFile], str], options: BillingOptions
+) -> tuple[list[Delivery], list[str]]:
+    """Group a billing source's files into deliveries; notes say what was skipped and why."""
+    notes: list[str] = []
+    manifests_files = [f for f in files if is_manifest(f)]
+    data = [f for f in files if not is_manifest(f)]
+    if options.manifest == "ignore":
+        manifests_files = []
+    manifests: list[_Manifest] = []
+    bad: list[Delivery] = []
+    for mf in manifests_files:
+        try:
+            manifests.append(_parse_manifest(mf, read_text(mf)))
+        except RejectedFile as exc:
+            bad.append(Delivery(key=f"file:{mf.uri}", period=None, files=[], manifest=mf, problem=str(exc)))
+        except (OSError, UnicodeDecodeError) as exc:
+            bad.append(
+                Delivery(key=f"file:{mf.uri}", period=None, files=[], manifest=mf, problem=f"{mf.uri}: {exc}")
+            )
+    by_period: dict[str, list[_Manifest]] = {}
+    for m in manifests:
+        if m.period is None:
+            notes.append(f"{m.file.uri}: manifest names no billing period; ignored")
+            continue
+        by_period.setdefault(m.period, []).append(m)
+
+    deliveries: list[Delivery] = list(bad)
+    claimed: set[str] = set()
+    for period, ms in sorted(by_period.items()):
+        # the month-level pointer (shallowest) wins over copies inside version folders; then the newest
+        current = sorted(ms, key=lambda m: (m.depth, -m.file.modified_at.timestamp(), m.file.uri))[0]
+        resolved: list[SourceFile] = []
+        missing: list[str] = []
+        for e in current.entries:
+            f = _resolve(e, data)
+            if f is None:
+                missing.append(e)
+            elif f.uri not in {r.uri for r in resolved}:
+                resolved.append(f)
+        problem = None
+        if missing:
+            problem = (
+                f"{current.file.uri}: the manifest lists {len(missing)} file(s) that are not in the source "
+                f"(a delivery still being written, or files deleted): {', '.join(missing[:3])}"
+                + (", ..." if len(missing) > 3 else "")
+            )
+        claimed.update(f.uri for f in resolved)
+        claimed.update(m.file.uri for m in ms)
+        # everything else under this period's folders belongs to older (or unfinished) versions
+        superseded = [
+            f
+            for f in data
+            if f.uri not in claimed and (p := period_of_path(f.relative)) is not None and p[0] == period
+        ]
+        claimed.update(f.uri for f in superseded)
+        deliveries.append(
+            Delivery(
+                key=f"period:{period}",
+                period=period,
+                files=sorted(resolved, key=lambda f: f.uri),
+                manifest=current.file,
+                version=current.version,
+                problem=problem,
+                superseded=superseded,
+            )
+        )
+
+    # period folders without a manifest
+    folders: dict[str, list[SourceFile]] = {}
+    loose: list[SourceFile] = []
+    for f in data:
+        if f.uri in claimed:
+            continue
+        found = period_of_path(f.relative)
+        if found is None:
+            loose.append(f)
+        else:
+            folders.setdefault(found[0], []).append(f)
+    for period, fs in sorted(folders.items()):
+        if options.manifest == "required":
+            notes.append(
+                f"billing period {period}: {len(fs)} file(s) but no manifest yet (options.manifest: required); "
+                "not read"
+            )
+            continue
+        current, older = _latest_version(fs)
+        deliveries.append(
+            Delivery(key=f"period:{period}", period=period, files=current, version=None, superseded=older)
+        )
+    for f in loose:
+        deliveries.append(Delivery(key=f"file:{f.uri}", period=None, files=[f]))
+    return deliveries, notes
+
+
+def _latest_version(fs: list[SourceFile]) -> tuple[list[SourceFile], list[SourceFile]]:
+    """Files of one period folder: when they sit in several version sub-folders (assemblies, runs),
+    only the newest sub-folder's files are current."""
+    groups: dict[str, list[SourceFile]] = {}
+    for f in fs:
+        found = period_of_path(f.relative)
+        assert found is not None
+        parts = PurePosixPath(f.relative).parts
+        sub = parts[found[1] + 1] if len(parts) > found[1] + 2 else ""
+        groups.setdefault(sub, []).append(f)
+    if len(groups) <= 1 or "" in groups:
+        return sorted(fs, key=lambda f: f.uri), []
+    newest = max(groups, key=lambda g: (max(f.modified_at for f in groups[g]), g))
+    older = [f for g, gfs in groups.items() if g != newest for f in gfs]
+    return sorted(groups[newest], key=lambda f: f.uri), older
+
+
+# ---------------------------------------------------------------------------------------------------
+# preparing files: parallel gunzip with ISA-L
+
+
+def _gunzip(src: Path, dst: Path) -> None:
+    try:
+        from isal import igzip as gz
+    except ImportError:  # pragma: no cover - isal is a dependency; plain zlib still works
+        import gzip as gz  # type: ignore[no-redef]
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(dst.name + ".part")
+    try:
+        with gz.open(src, "rb") as fin, tmp.open("wb") as fout:
+            shutil.copyfileobj(fin, fout, 4 << 20)
+        tmp.replace(dst)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def prepare(files: list[SourceFile], workdir: Path, threads: int = 2) -> dict[str, Path | Exception]:
+    """Decompress the .gz text files (CSV, NDJSON) into workdir, several at once.
+
+    Returns uri -> decompressed path, or the exception for a file that cannot be decompressed (a
+    truncated gzip): the reader reports it against that file.
+    """
+    todo = [f for f in files if f.local_path.name.lower().endswith(".gz")]
+    out: dict[str, Path | Exception] = {}
+    if not todo:
+        return out
+
+    def work(f: SourceFile) -> tuple[str, Path | Exception]:
+        import hashlib
+
+        name = hashlib.sha1(f.uri.encode()).hexdigest()[:16] + "_" + f.local_path.name[: -len(".gz")]
+        dst = workdir / name
+        try:
+            _gunzip(f.local_path, dst)
+            return f.uri, dst
+        except (OSError, EOFError) as exc:
+            return f.uri, exc
+
+    with ThreadPoolExecutor(max(1, min(threads, len(todo)))) as pool:
+        for uri, result in pool.map(work, todo):
+            out[uri] = result
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------
+# relations
+
+
+@dataclass
+class Relation:
+    """A file as DuckDB reads it: FROM clause (with $path bound), its columns and their types."""
+
+    from_clause: str
+    types: dict[str, str]
+    params: dict[str, Any]
+    fmt: str  # csv | parquet | json
+    row_expr: str  # SQL for the 1-based data row (or null when the file is too large to number cheaply)
+    numbered_from: str  # FROM clause that always yields `_n`, the 1-based data row (slow path)
+    path: Path
+    repairs: list[str] = field(default_factory=list)
+
+    def column(self, name: str) -> str | None:
+        """The file's spelling of a column, matched ignoring case."""
+        if name in self.types:
+            return name
+        lower = name.lower()
+        return next((c for c in self.types if c.lower() == lower), None)
+
+
+def _format_of(name: str) -> str:
+    n = name.lower()
+    if n.endswith(".gz"):
+        n = n[:-3]
+    if n.endswith(".parquet"):
+        return "parquet"
+    if n.endswith((".json", ".jsonl", ".ndjson")):
+        return "json"
+    return "csv"
+
+
+def _sniff_delimiter(header: str) -> str:
+    counts = {d: header.count(d) for d in (",", ";", "\t", "|")}
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] > 0 else ","
+
+
+def _short_rows(path: Path, delim: str, names: list[str] | None) -> tuple[int, int, list[str]] | None:
+    """(header fields, data fields, missing names) when every sampled data row is shorter than the header."""
+    import csv
+
+    with path.open("r", encoding="utf-8-sig", errors="replace", newline="") as f:
+        reader = csv.reader(f, delimiter=delim)
+        header = next(reader, [])
+        lengths = {len(row) for _, row in zip(range(1000), reader, strict=False) if row}
+    header = names or header
+    if len(lengths) != 1:
+        return None
+    (n,) = lengths
+    if 0 < n < len(header):
+        return len(header), n, header[n:]
+    return None
+
+
+def read_header(path: Path) -> str:
+    with path.open("r", encoding="utf-8-sig", errors="replace", newline="") as f:
+        return f.readline().rstrip("\r\n")
+
+
+def open_relation(
+    con: duckdb.DuckDBPyConnection,
+    file: SourceFile,
+    path: Path,
+    options: BillingOptions,
+    names: list[str] | None = None,
+) -> Relation:
+    """Describe the file; raise RejectedFile when DuckDB cannot read it at all."""
+    fmt = _format_of(file.local_path.name)
+    params: dict[str, Any] = {"path": str(path)}
+    repairs: list[str] = []
+    if path.stat().st_size == 0:
+        raise RejectedFile(file.uri, "file is empty (0 bytes); a billing export has at least a header line")
+    if fmt == "parquet":
+        from_clause = "read_parquet($path, file_row_number = true)"
+        row_expr = "(file_row_number + 1)"
+        numbered = "(select *, file_row_number + 1 as _n from read_parquet($path, file_row_number = true))"
+    elif fmt == "json":
+        from_clause = "read_json($path, format = 'newline_delimited', records = true, sample_size = -1)"
+        row_expr = "row_number() over ()"
+        numbered = f"(select *, row_number() over () as _n from {from_clause})"  # noqa: S608 - identifiers only
+    else:
+        header = read_header(path)
+        delim = options.delimiter or _sniff_delimiter(header)
+        if delim != "," and not options.delimiter:
+            repairs.append(
+                f"read as {'tab' if delim == chr(9) else repr(delim)}-separated (sniffed from the header)"
+            )
+        nulls = ", ".join(quote_literal(s) for s in NULL_STRINGS)
+        extra, header_opt = "", "header = true"
+        if names:  # the file's own header line is replaced (skipped), not merely renamed
+            params["names"] = names
+            extra, header_opt = ", names = $names", "header = false, skip = 1"
+        params["delim"] = delim
+        from_clause = (
+            f"read_csv($path, {header_opt}, all_varchar = true, delim = $delim, quote = '\"', escape = '\"', "
+            f"nullstr = [{nulls}], strict_mode = true{extra})"
+        )
+        small = path.stat().st_size <= ROW_NUMBER_LIMIT
+        row_expr = "row_number() over ()" if small else "null::bigint"
+        numbered = f"(select *, row_number() over () as _n from {from_clause})"  # noqa: S608 - identifiers only
+    try:
+        described = con.execute(f"describe select * from {from_clause}", params).fetchall()  # noqa: S608 - identifiers only, values are bound
+    except duckdb.Error as exc:
+        if fmt != "csv":
+            raise RejectedFile(file.uri, f"cannot read: {duckdb_problem(exc)}") from None
+        short = _short_rows(path, params.get("delim", ","), names)
+        if short is not None:
+            # documented repair: every data row lacks the header's last field(s); they are read as empty
+            header_n, row_n, missing = short
+            lenient = "strict_mode = false, null_padding = true, parallel = false"
+            repairs.append(
+                f"the header has {header_n} fields but the data rows {row_n}: the missing last field(s) "
+                f"{', '.join(missing)} read as empty"
+            )
+        else:
+            # documented repair: a file DuckDB's strict dialect check refuses is read leniently, one thread
+            lenient = "strict_mode = false, parallel = false"
+            repairs.append(f"read leniently (DuckDB's strict CSV check said: {duckdb_problem(exc)[:120]})")
+        from_clause = from_clause.replace("strict_mode = true", lenient)
+        numbered = numbered.replace("strict_mode = true", lenient)
+        try:
+            described = con.execute(f"describe select * from {from_clause}", params).fetchall()  # noqa: S608 - identifiers only, values are bound
+        except duckdb.Error as exc2:
+            raise RejectedFile(file.uri, f"cannot read: {duckdb_problem(exc2)}") from None
+    types = {r[0]: r[1] for r in described if not (fmt == "parquet" and r[0] == "file_row_number")}
+    if fmt == "csv" and len(types) == 1 and not names:
+        only = next(iter(types))
+        raise RejectedFile(
+            file.uri,
+            f"the header has a single column {only[:60]!r}: not a comma-, semicolon-, tab- or pipe-separated "
+            "file (set options.delimiter if it uses another one)",
+            line=1,
+        )
+    return Relation(from_clause, types, params, fmt, row_expr, numbered, path, repairs)
+
+
+# ---------------------------------------------------------------------------------------------------
+# loading
+
+
+@dataclass
+class Check:
+    """A value the staging SQL casts strictly; used only to explain a failed insert."""
+
+    column: str  # the `_src` column
+    shown: str  # the file's column name, for the message
+    kind: str  # money | price | number | timestamp | date | json | required
+
+
+CHECK_SQL = {
+    "money": ("{c} is not null and try_cast({c} as decimal(18, 6)) is null", "a decimal number"),
+    "price": ("{c} is not null and try_cast({c} as decimal(28, 12)) is null", "a decimal number"),
+    "number": ("{c} is not null and try_cast({c} as double) is null", "a number"),
+    "timestamp": ("{c} is not null and try_cast({c} as timestamptz) is null", "an ISO 8601 date/time (UTC)"),
+    "date": ("{c} is not null and try_billing_date({c}) is null", "a date (YYYY-MM-DD or MM/DD/YYYY)"),
+    "json": (
+        "{c} is not null and trim({c}::varchar) <> '' and not json_valid({c}::varchar)",
+        "a JSON object",
+    ),
+    "required": ("{c} is null", "a value (it is required)"),
+}
+
+
+@dataclass
+class Spec:
+    """How one file maps into its format's staging SQL."""
+
+    columns: dict[str, str]  # `_src` column -> SQL over the file's columns (identifiers only)
+    checks: list[Check]
+    file_billed: str  # SQL over `_src`: each line's billed cost as the file states it
+    file_effective: str  # SQL over `_src`: each line's effective cost as the file states it
+    bind: dict[str, Any] = field(default_factory=dict)
+    line_item_key: str | None = None  # SQL over landed columns that must be unique (duplicates rejected)
+
+
+def tag_bind(con: duckdb.DuckDBPyConnection, tags: dict[str, list[str]]) -> dict[str, Any]:
+    """The config's tag aliases in the normalised form the stored keys have, config order kept."""
+    out = {}
+    for canonical in ("team", "project", "owner", "job_id", "host"):
+        got = one(con, "select list_transform($k, lambda k: normalize_tag_key(k))", {"k": tags[canonical]})
+        out[f"{canonical}_keys"] = list(dict.fromkeys(got[0] if got else []))
+    return out
+
+
+class BillingReader:
+    """Base of the billing readers: subclasses set kind/staging/source_format and implement spec()."""
+
+    kind = ""
+    target_table = "billing_line_items"
+    staging = ""
+    source_format = ""
+
+    # -- planning (the ingest loop calls these) ------------------------------------------------------
+    def plan(
+        self, files: list[SourceFile], read_text: Callable[[SourceFile], str], options: BillingOptions
+    ) -> tuple[list[Delivery], list[str]]:
+        return plan_deliveries(files, read_text, options)
+
+    def prepare(
+        self, files: list[SourceFile], workdir: Path, threads: int = 2
+    ) -> dict[str, Path | Exception]:
+        return prepare(files, workdir, threads)
+
+    # -- loading ---------------------------------------------------------------------------------------
+    def options(self, ctx: LoadContext) -> BillingOptions:
+        from pipelines.config import billing_options
+
+        return billing_options(ctx.source)
+
+    def spec(self, con: duckdb.DuckDBPyConnection, rel: Relation, file: SourceFile, ctx: LoadContext) -> Spec:
+        raise NotImplementedError
+
+    def relation(
+        self, con: duckdb.DuckDBPyConnection, file: SourceFile, path: Path, ctx: LoadContext
+    ) -> Relation:
+        return open_relation(con, file, path, self.options(ctx))
+
+    def probe(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> Relation:
+        """Open the file and check its header (called before the transaction: a failed statement would
+        abort it). Raises RejectedFile."""
+        prepared = ctx.prepared
+        if isinstance(prepared, Exception):
+            raise RejectedFile(file.uri, f"cannot read: {_io_problem(prepared)}")
+        path = prepared or file.local_path
+        rel = self.relation(con, file, path, ctx)
+        self.spec(con, rel, file, ctx)  # header problems (missing columns) surface here
+        return rel
+
+    def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
+        rel = ctx.probe if isinstance(ctx.probe, Relation) else self.probe(con, file, ctx)
+        spec = self.spec(con, rel, file, ctx)
+        cte = _src_cte(rel.from_clause, rel.row_expr, spec.columns)
+        stg = sql_text("staging", self.staging)
+        bind = {
+            **rel.params,
+            **tag_bind(con, ctx.config.tags),
+            **spec.bind,
+            "source_name": ctx.source.name,
+            "source_file": file.uri,
+            "file_id": ctx.file_id,
+            "loaded_at": ctx.loaded_at,
+            "default_currency": ctx.config.currency,
+            "source_format": self.source_format,
+        }
+        used = {k: v for k, v in bind.items() if f"${k}" in cte or f"${k}" in stg}
+        con.execute("set preserve_insertion_order = false")  # rows keep x_source_row; order is not needed
+        file_side = None
+        try:
+            if self.presets:
+                file_side = self._presets(con, rel, spec, cte)
+            con.execute(f"insert into billing_line_items by name\n{cte}select * from (\n{stg}\n)", used)  # noqa: S608 - identifiers only, values are bound
+        except duckdb.Error as exc:
+            # the transaction is aborted now: the loop rolls back, then asks `explain` for the bad row
+            raise LoadFailed(self, rel, spec, file, exc) from None
+        con.execute("reset preserve_insertion_order")
+        if self.presets:
+            con.execute("drop table if exists _billing_sets")
+        result = self._after(con, rel, spec, file, ctx, file_side)
+        result.warnings.extend(rel.repairs)
+        return result
+
+    # readers whose staging SQL reads the distinct tag sets (and, with dedupe_extra, x_extra sets) from the
+    # temp table `_billing_sets` that one aggregate pass over the file fills, together with the file-side
+    # reconciliation sums: the file is then read twice in all (this pass and the insert), not four times
+    presets = False
+    dedupe_extra = False
+
+    def _presets(
+        self, con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, cte: str
+    ) -> tuple[int, Decimal | None, Decimal | None]:
+        extra_h = "hash(_x_extra)" if self.dedupe_extra else "null::ubigint"
+        extra_v = "any_value(_x_extra)" if self.dedupe_extra else "null"
+        # g (grouping bits of th, xh): 1 = a tag set (0 without dedupe_extra), 2 = an x_extra set, 3 = the file
+        sets = "grouping sets ((th), (xh), ())" if self.dedupe_extra else "grouping sets ((th, xh), ())"
+        sql = (
+            f"create or replace temp table _billing_sets as\n{cte}"  # noqa: S608 - identifiers only
+            f"select grouping(th, xh) as g, th, xh, any_value(_tags_raw) as tags_raw, {extra_v} as x_extra,\n"
+            f"    count(*) as n, sum(({spec.file_billed})::decimal(18, 6)) as billed,\n"
+            f"    sum(({spec.file_effective})::decimal(18, 6)) as effective\n"
+            f"from (select *, hash(_tags_raw) as th, {extra_h} as xh from _src)\n"
+            f"group by {sets}"
+        )
+        con.execute(sql, {k: v for k, v in {**rel.params, **spec.bind}.items() if f"${k}" in sql})
+        got = one(con, "select n, billed, effective from _billing_sets where g = 3")
+        assert got is not None
+        return got[0], got[1], got[2]
+
+    # -- after the insert: checks on what landed, then reconciliation with the file ---------------------
+    def _after(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        rel: Relation,
+        spec: Spec,
+        file: SourceFile,
+        ctx: LoadContext,
+        file_side: tuple[int, Decimal | None, Decimal | None] | None = None,
+    ) -> LoadResult:
+        key = spec.line_item_key or "null"
+        first_key = key.split(",")[0]
+        landed = one(
+            con,
+            f"""
+            select count(*), sum(billed_cost), sum(effective_cost),
+                   string_agg(distinct billing_currency, ',' order by billing_currency),
+                   count(distinct x_billing_period), min(x_billing_period),
+                   min(x_source_row) filter (where charge_period_end < charge_period_start),
+                   count(*) filter (where {first_key} is not null)
+                       - count(distinct hash({key})) filter (where {first_key} is not null),
+                   count(*) filter (where charge_period_end < charge_period_start)
+            from billing_line_items where x_file_id = $f
+            """,  # noqa: S608 - identifiers only, values are bound
+            {"f": ctx.file_id},
+        )
+        assert landed is not None
+        rows, billed, effective, currencies, n_periods, period, bad_end_row, dups, bad_ends = landed
+        if bad_ends:
+            where = f" (data row {bad_end_row})" if bad_end_row else ""
+            raise RejectedFile(
+                file.uri,
+                f"{bad_ends} line(s) end before they start{where}: the charge period's end must not be "
+                "before its start",
+                line=bad_end_row + 1 if bad_end_row and rel.fmt == "csv" else None,
+            )
+        if dups and spec.line_item_key:
+            self._duplicates(con, spec, file, ctx)
+        if file_side is None:
+            file_side = self._file_sums(con, rel, spec, file)
+        f_rows, f_billed, f_effective = file_side
+        if (f_rows, _q(f_billed), _q(f_effective)) != (rows, _q(billed), _q(effective)):
+            raise RejectedFile(
+                file.uri,
+                "reconciliation failed: the file has "
+                f"{f_rows:,} rows, billed {_q(f_billed)}, effective {_q(f_effective)}; landed {rows:,} rows, "
+                f"billed {_q(billed)}, effective {_q(effective)}",
+            )
+        return LoadResult(
+            rows=rows,
+            billing_period=period if n_periods == 1 else None,
+            billed_cost_sum=billed,
+            effective_cost_sum=effective,
+            file_rows=f_rows,
+            file_billed_cost_sum=f_billed,
+            file_effective_cost_sum=f_effective,
+            currencies=currencies,
+        )
+
+    def _file_sums(
+        self, con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, file: SourceFile
+    ) -> tuple[int, Decimal | None, Decimal | None]:
+        cte = _src_cte(rel.from_clause, "null::bigint", spec.columns)
+        billed, effective = spec.file_billed, spec.file_effective
+        sql = f"{cte}select count(*), sum(({billed})::decimal(18, 6)), sum(({effective})::decimal(18, 6)) from _src"  # noqa: S608 - identifiers only
+        used = {k: v for k, v in {**rel.params, **spec.bind}.items() if f"${k}" in sql}
+        try:
+            got = one(con, sql, used)
+        except duckdb.Error as exc:
+            raise RejectedFile(file.uri, f"cannot reconcile: {duckdb_problem(exc)}") from None
+        assert got is not None
+        return got[0], got[1], got[2]
+
+    def _duplicates(
+        self, con: duckdb.DuckDBPyConnection, spec: Spec, file: SourceFile, ctx: LoadContext
+    ) -> None:
+        key = spec.line_item_key
+        first_key = key.split(",")[0]
+        got = con.execute(
+            f"""
+            select {first_key} as k, count(*) as n, list(x_source_row order by x_source_row)[1:3] as at
+            from billing_line_items where x_file_id = $f and {first_key} is not null
+            group by {key} having count(*) > 1 order by min(x_source_row) nulls last limit 1
+            """,  # noqa: S608 - identifiers only, values are bound
+            {"f": ctx.file_id},
+        ).fetchall()
+        if not got:
+            return  # a hash collision, not a duplicate
+        k, n, at = got[0]
+        total = one(
+            con,
+            f"select count(*) - count(distinct hash({key})) from billing_line_items "  # noqa: S608 - identifiers only
+            f"where x_file_id = $f and {first_key} is not null",
+            {"f": ctx.file_id},
+        )
+        rows_at = ", ".join(str(r) for r in at if r is not None)
+        raise RejectedFile(
+            file.uri,
+            f"duplicate line items: {k!r} appears {n} times"
+            + (f" (data rows {rows_at})" if rows_at else "")
+            + (f"; {total[0]} duplicate line(s) in all" if total and total[0] > n - 1 else "")
+            + ": the export repeats line items, which would count their cost twice",
+        )
+
+    def _diagnose(
+        self, con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, file: SourceFile, exc: duckdb.Error
+    ) -> None:
+        """The insert failed (and was rolled back): name the first data row and column with a bad value,
+        else DuckDB's error. Always raises RejectedFile."""
+        base = duckdb_problem(exc)
+        if not spec.checks:
+            raise RejectedFile(file.uri, f"cannot load: {base}") from None
+        cte = _src_cte(rel.numbered_from, "_n", spec.columns)
+        conds = []
+        for check in spec.checks:
+            template, _ = CHECK_SQL[check.kind]
+            conds.append(template.format(c=quote_ident(check.column)))
+        selects = ", ".join(f"min(_row) filter (where {c})" for c in conds)
+        try:
+            first = one(con, f"{cte}select {selects} from _src", rel.params)  # noqa: S608 - identifiers only, values are bound
+        except duckdb.Error as exc2:
+            raise RejectedFile(file.uri, f"cannot read: {duckdb_problem(exc2)}") from None
+        assert first is not None
+        bad = [(row, check) for row, check in zip(first, spec.checks, strict=True) if row is not None]
+        if not bad:
+            raise RejectedFile(file.uri, f"cannot load: {base}") from None
+        row, check = min(bad, key=lambda b: b[0])
+        value = one(
+            con,
+            f"{cte}select {quote_ident(check.column)}::varchar from _src where _row = $row",  # noqa: S608 - identifiers only
+            {**rel.params, "row": row},
+        )
+        shown = value[0] if value else None
+        expected = CHECK_SQL[check.kind][1]
+        problem = (
+            f"expected {expected}, found {shown!r} (data row {row})"
+            if shown is not None
+            else (f"expected {expected}, found nothing (data row {row})")
+        )
+        others = len({c.column for _, c in bad}) - 1
+        if others:
+            problem += f"; {others} other column(s) also have bad values"
+        raise RejectedFile(
+            file.uri, problem, line=row + 1 if rel.fmt == "csv" else None, column=check.shown
+        ) from None
+
+
+class LoadFailed(Exception):
+    """The insert of a billing file failed; `explain` (after the rollback) finds the row and column."""
+
+    def __init__(
+        self, reader: BillingReader, rel: Relation, spec: Spec, file: SourceFile, exc: duckdb.Error
+    ) -> None:
+        self.reader, self.rel, self.spec, self.file, self.exc = reader, rel, spec, file, exc
+        super().__init__(f"{file.uri}: {duckdb_problem(exc)}")
+
+    def explain(self, con: duckdb.DuckDBPyConnection) -> RejectedFile:
+        con.execute("reset preserve_insertion_order")
+        try:
+            self.reader._diagnose(con, self.rel, self.spec, self.file, self.exc)
+        except RejectedFile as rejected:
+            return rejected
+        return RejectedFile(self.file.uri, f"cannot load: {duckdb_problem(self.exc)}")  # pragma: no cover
+
+
+def _q(v: Decimal | None) -> Decimal:
+    return (v if v is not None else Decimal(0)).quantize(Decimal("0.000001"))
+
+
+def _io_problem(exc: Exception) -> str:
+    text = str(exc) or type(exc).__name__
+    if (
+        isinstance(exc, EOFError)
+        or "end-of-stream" in text.lower()
+        or "compressed file ended" in text.lower()
+    ):
+        return f"the gzip stream is truncated ({text})"
+    return text
+
+
+def _src_cte(from_clause: str, row_expr: str, columns: dict[str, str]) -> str:
+    select = ",\n        ".join(f"{expr} as {quote_ident(name)}" for name, expr in columns.items())
+    return f"with _src as not materialized (\n    select {row_expr} as _row,\n        {select}\n    from {from_clause}\n)\n"  # noqa: S608 - identifiers only, values are bound
+
+
+def col(rel: Relation, *names: str, cast: str | None = None) -> str:
+    """SQL for the first of `names` the file has (ignoring case), else NULL."""
+    for name in names:
+        found = rel.column(name)
+        if found is not None:
+            expr = quote_ident(found)
+            return f"{expr}::{cast}" if cast else expr
+    return f"null::{cast or 'varchar'}"
+
+
+def json_object_of(rel: Relation, columns: list[str], key: Callable[[str], str] = lambda c: c) -> str:
+    """A JSON object (VARCHAR) of the given file columns, only non-empty values; NULL when none."""
+    if not columns:
+        return "null::varchar"
+    pairs = ", ".join(
+        f"{quote_literal(key(c))}, nullif(trim({quote_ident(c)}::varchar), '')" for c in columns
+    )
+    return f"nullif(json_object({pairs})::varchar, '{{}}')"
+
+
+def env_threads(default: int = 2) -> int:
+    try:
+        return max(1, int(os.environ.get("WASTEWATCH_GUNZIP_THREADS", default)))
+    except ValueError:
+        return default

@@ -1,0 +1,154 @@
+"""Google Cloud billing export (BigQuery standard or resource-level table) -> billing_line_items.
+
+Reads the table exported as CSV (`service.description`, `usage_start_time`, ...; repeated records such
+as `labels` and `credits` flattened to Python-repr text, as in extracts) or as newline-delimited JSON
+(BigQuery `EXPORT DATA ... FORMAT = JSON`: nested records and arrays). `cost` is before credits; credits
+(negative) are added for the billed and effective cost. `invoice.month` is in US Pacific time
+(`options.invoice_timezone`). Labels are the tags; `project.labels` are added where a resource label with
+the same key is absent (`options.project_labels: false` turns that off).
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from pipelines.config import GcpOptions
+from pipelines.ingest.errors import RejectedFile
+from pipelines.ingest.files import SourceFile
+from pipelines.ingest.readers.aws_cur import _json_nonnull, service_catalog
+from pipelines.ingest.readers.base import LoadContext, quote_ident
+from pipelines.ingest.readers.billing_common import BillingReader, Check, Relation, Spec
+
+# canonical `_src` column -> dotted path in the export
+COLUMNS = {
+    "billing_account_id": "billing_account_id",
+    "service_description": "service.description",
+    "sku_id": "sku.id",
+    "sku_description": "sku.description",
+    "usage_start_time": "usage_start_time",
+    "usage_end_time": "usage_end_time",
+    "project_id": "project.id",
+    "project_name": "project.name",
+    "location_location": "location.location",
+    "location_region": "location.region",
+    "location_zone": "location.zone",
+    "cost": "cost",
+    "cost_at_list": "cost_at_list",
+    "currency": "currency",
+    "usage_amount": "usage.amount",
+    "usage_unit": "usage.unit",
+    "usage_amount_in_pricing_units": "usage.amount_in_pricing_units",
+    "usage_pricing_unit": "usage.pricing_unit",
+    "invoice_month": "invoice.month",
+    "cost_type": "cost_type",
+    "resource_name": "resource.name",
+    "resource_global_name": "resource.global_name",
+}
+EXTRA = ("service.id", "export_time", "currency_conversion_rate", "project.number", "project.ancestry_numbers",
+         "location.country", "partition_date", "transaction_type", "seller_name", "invoice.publisher_type")  # fmt: skip
+REQUIRED = ("usage_start_time", "usage_end_time", "cost")
+
+
+def path_expr(rel: Relation, dotted: str) -> str | None:
+    """SQL for a dotted export path: a flat CSV column `a.b`, or a nested JSON record `"a"."b"`."""
+    flat = rel.column(dotted)
+    if flat is not None:
+        return quote_ident(flat)
+    head, _, rest = dotted.partition(".")
+    top = rel.column(head)
+    if top is None or not rest:
+        return None
+    if not rel.types[top].startswith("STRUCT"):
+        return None
+    expr = quote_ident(top)
+    for part in rest.split("."):
+        expr += f".{quote_ident(part)}"
+    return expr
+
+
+class GcpReader(BillingReader):
+    kind = "gcp"
+    staging = "stg_gcp__billing"
+    source_format = "gcp"
+
+    def spec(self, con: duckdb.DuckDBPyConnection, rel: Relation, file: SourceFile, ctx: LoadContext) -> Spec:
+        options = self.options(ctx)
+        assert isinstance(options, GcpOptions)
+        columns: dict[str, str] = {}
+        shown: dict[str, str] = {}
+        for canonical, dotted in COLUMNS.items():
+            expr = path_expr(rel, dotted)
+            columns[canonical] = f"{expr}::varchar" if expr else "null::varchar"
+            shown[canonical] = dotted
+        missing = [c for c in REQUIRED if columns[c] == "null::varchar"]
+        if missing:
+            header = ", ".join(list(rel.types)[:6]) + (", ..." if len(rel.types) > 6 else "")
+            raise RejectedFile(
+                file.uri,
+                f"not a Google Cloud billing export: no {', '.join(COLUMNS[c] for c in missing)} "
+                f"(columns: {header})",
+                line=1 if rel.fmt == "csv" else None,
+            )
+        credits = path_expr(rel, "credits")
+        if credits is None:
+            columns["_credits"] = "null::varchar"
+        elif rel.types[rel.column("credits") or ""].startswith("STRUCT") or "[]" in rel.types.get(
+            rel.column("credits") or "", ""
+        ):
+            columns["_credits"] = f"list_sum(list_transform({credits}, lambda c: c.amount::decimal(18, 6)))"
+        else:  # text: a JSON array or Python repr of records
+            columns["_credits"] = (
+                f"list_sum(list_transform(json_transform(replace(replace({credits}, '''', '\"'), ': None', ': null'), "
+                '\'[{"amount": "VARCHAR"}]\'), lambda c: c.amount::decimal(18, 6)))'
+            )
+        columns["_labels_raw"] = self._labels(rel, "labels")
+        columns["_project_labels_raw"] = (
+            self._labels(rel, "project.labels") if options.project_labels else "null::varchar"
+        )
+        system = self._labels(rel, "system_labels")
+        columns["_machine_spec"] = (
+            f"json_extract_string(gcp_labels_json({system}), '$.\"compute.googleapis.com/machine_spec\"')"
+            if system != "null::varchar"
+            else "null::varchar"
+        )
+        extras = [(e, p) for e in EXTRA if (p := path_expr(rel, e)) is not None]
+        columns["_x_extra"] = _json_nonnull_exprs(extras)
+        checks = [Check(c, shown[c], "required") for c in REQUIRED]
+        checks += [Check(c, shown[c], "timestamp") for c in ("usage_start_time", "usage_end_time")]
+        checks += [Check(c, shown[c], "money") for c in ("cost", "cost_at_list")]
+        checks += [Check(c, shown[c], "number") for c in ("usage_amount", "usage_amount_in_pricing_units")]
+        checks = [c for c in checks if c.kind == "required" or columns[c.column] != "null::varchar"]
+        services, categories = service_catalog("gcp")
+        total = "(cost::decimal(18, 6) + coalesce(_credits::decimal(18, 6), 0))"
+        return Spec(
+            columns=columns,
+            checks=checks,
+            file_billed=total,
+            file_effective=total,
+            bind={
+                "category_services": services,
+                "category_names": categories,
+                "invoice_timezone": options.invoice_timezone,
+            },
+        )
+
+    def _labels(self, rel: Relation, dotted: str) -> str:
+        expr = path_expr(rel, dotted)
+        if expr is None:
+            return "null::varchar"
+        name = rel.column(dotted) or rel.column(dotted.split(".")[0]) or ""
+        if rel.types.get(name, "VARCHAR").startswith("VARCHAR"):
+            return f"{expr}::varchar"
+        return f"to_json({expr})::varchar"
+
+
+def _json_nonnull_exprs(pairs: list[tuple[str, str]]) -> str:
+    if not pairs:
+        return "null::varchar"
+    entries = ", ".join(
+        f"{{'key': '{key}', 'value': nullif(trim({expr}::varchar), '')}}" for key, expr in pairs
+    )
+    return f"nullif(to_json(map_from_entries(list_filter([{entries}], lambda e: e.value is not null)))::varchar, '{{}}')"
+
+
+__all__ = ["GcpReader", "_json_nonnull"]

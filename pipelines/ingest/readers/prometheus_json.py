@@ -1,0 +1,112 @@
+"""The JSON body of Prometheus' `/api/v1/query_range` (a matrix result; an instant `vector` works too)
+for DCGM metrics -> gpu_samples.
+
+Query every metric you want in one request, so that each response holds all of them for its samples,
+e.g. `{__name__=~"DCGM_FI_DEV_GPU_UTIL|DCGM_FI_DEV_FB_USED|DCGM_FI_DEV_FB_FREE|DCGM_FI_DEV_POWER_USAGE"}`
+with `step=60s`, chunked by time (Prometheus returns at most 11,000 points per series): series are
+pivoted into one row per label set and timestamp within a file, the metric names and units as for the
+`dcgm` reader (pipelines/catalog/dcgm_metrics.csv). Timestamps are float seconds (UTC); values are
+strings; sentinels, NaN and Inf become NULL; gaps stay gaps (no rows), never zeros.
+
+Labels as for `dcgm` (UUID, gpu, modelName, exported_pod/pod, ..., GPU_I_PROFILE, hpc_job; the rest in
+`labels`). The host: the `host` option, the label named by `host_label`, `node`, `kubernetes_node`,
+`Hostname`/`hostname` (unless the exporter pod's own name), the path through `host_pattern`, else
+`instance` without its port. A response with `"status": "error"`, or not a query response, is rejected.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import duckdb
+
+from pipelines.ingest.errors import RejectedFile
+from pipelines.ingest.files import SourceFile
+from pipelines.ingest.readers.base import LoadContext, LoadResult, duckdb_problem
+from pipelines.ingest.readers.batching import PerFileBatch
+from pipelines.ingest.readers.dcgm import metric_catalog
+from pipelines.ingest.readers.nvidia_smi import host_from_path
+from pipelines.warehouse import one, sql_text
+
+OPTIONS = {"host", "host_label", "host_pattern"}
+COLUMNS = {
+    "status": "VARCHAR",
+    "error": "VARCHAR",
+    "errorType": "VARCHAR",
+    "data": 'STRUCT(resultType VARCHAR, result STRUCT(metric MAP(VARCHAR, VARCHAR), "values" JSON[], value JSON)[])',
+}
+
+
+class PrometheusJsonReader(PerFileBatch):
+    kind = "prometheus_json"
+    target_table = "gpu_samples"
+
+    def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
+        opts = ctx.source.options
+        unknown = set(opts) - OPTIONS
+        if unknown:
+            raise RejectedFile(
+                file.uri,
+                f"source {ctx.source.name!r}: unknown option(s) {sorted(unknown)}; known: {sorted(OPTIONS)}",
+            )
+        if file.size == 0:
+            raise RejectedFile(file.uri, "file is empty (0 bytes)")
+        params = {"path": str(file.local_path), "columns": COLUMNS}
+        doc = "read_json($path, columns = $columns, format = 'auto', maximum_object_size = 1073741824)"
+        try:
+            head = one(con, f"select status, error, data.resultType, len(data.result) from {doc}", params)  # noqa: S608 - identifiers only
+        except duckdb.Error as exc:
+            raise RejectedFile(
+                file.uri, f"not a Prometheus query response: {self._json_problem(file, exc)}"
+            ) from None
+        if head is None:
+            raise RejectedFile(file.uri, "no JSON object in the file")
+        status, error, result_type, _ = head
+        if status != "success":
+            raise RejectedFile(
+                file.uri, f"the query failed (status {status!r}): {error or 'no error message'}"
+            )
+        if result_type not in ("matrix", "vector"):
+            raise RejectedFile(
+                file.uri, f"resultType {result_type!r}; expected a `matrix` (query_range) or `vector` result"
+            )
+        path_host = host_from_path(file.relative, opts["host_pattern"]) if opts.get("host_pattern") else None
+        cte = (
+            "with _metrics as (select unnest($metrics, recursive := true)),\n"  # noqa: S608 - identifiers only
+            f"_src as (select unnest(data.result, recursive := true) from {doc})\n"
+        )
+        bind = {
+            **params,
+            "metrics": list(metric_catalog()),
+            "host": opts.get("host"),
+            "host_label": opts.get("host_label"),
+            "path_host": path_host,
+            "source_name": ctx.source.name,
+            "source_file": file.uri,
+            "file_id": ctx.file_id,
+        }
+        stg = sql_text("staging", "stg_prometheus__gpu_samples")
+        try:
+            got = one(con, f"insert into gpu_samples by name\n{cte}select * from (\n{stg}\n)", bind)  # noqa: S608 - identifiers only, values are bound
+        except duckdb.Error as exc:
+            problem = duckdb_problem(exc)
+            if "NOT NULL constraint" in problem and ".host" in problem:
+                problem = (
+                    "cannot tell the host of a series: no host label; set the source's `host` or `host_label`"
+                )
+            elif "NOT NULL constraint" in problem and ".ts" in problem:
+                problem = 'a point without a numeric timestamp (expected [<seconds>, "<value>"])'
+            raise RejectedFile(file.uri, problem) from None
+        return LoadResult(rows=int(got[0]) if got else 0)
+
+    @staticmethod
+    def _json_problem(file: SourceFile, exc: duckdb.Error) -> str:
+        """Python's JSON parser names the line and column DuckDB's message may not."""
+        try:
+            json.loads(file.local_path.read_text(encoding="utf-8", errors="replace"))
+        except json.JSONDecodeError as err:
+            return f"{err.msg} at line {err.lineno}, column {err.colno}"
+        except OSError:
+            pass
+        return re.sub(r"\s+", " ", duckdb_problem(exc))[:300]

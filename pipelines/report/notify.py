@@ -1,0 +1,167 @@
+"""Delivery of the weekly report: a Slack-compatible webhook post and an e-mail-ready HTML file.
+
+Configured by an optional `notify:` section of wastewatch.yaml (NotifyConfig, unknown keys rejected):
+
+    notify:
+      webhook_url: https://hooks.slack.com/services/T000/B000/XXXX   # Slack, Mattermost, Rocket.Chat, ...
+      email_html: true          # also write <reports_dir>/<week>/email.html (inline styles, tables only)
+      teams: true               # one line per team in the post
+      report_url: https://finops.example.com/reports   # where reports/<week>/ is served, for links
+
+The post is `{"text": ..., "blocks": [...]}`: `text` is the whole message in Slack mrkdwn (what
+Slack-compatible receivers that ignore blocks show), `blocks` the same in sections. A failed post never
+loses the report: delivery returns the problems and the report files stay written.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any
+
+from pipelines.config import NotifyConfig
+
+if TYPE_CHECKING:
+    from pipelines.report import WeeklyReport
+
+EMAIL_FILE = "email.html"
+
+
+class NotifyError(Exception):
+    """A delivery failed; the message names the target and the problem."""
+
+
+def _money(value: Any, currency: str) -> str:
+    return f"{currency} {Decimal(value):,.2f}"
+
+
+def headline_lines(report: WeeklyReport) -> list[str]:
+    out = []
+    savings = report.savings()
+    for h in report.headline:
+        cur = h["currency"]
+        pct = f" ({h['waste_pct']} % of spend)" if h["waste_pct"] is not None else ""
+        prev = (
+            "last week not evaluated"
+            if h["prev_waste"] is None
+            else f"last week {_money(h['prev_waste'], cur)}"
+        )
+        out.append(
+            f"Spend {_money(h['spend'], cur)}, waste {_money(h['waste'], cur)}{pct} in "
+            f"{h['waste_findings']} finding(s); {prev}; savings realised {_money(savings.get(cur, 0), cur)}."
+        )
+    return out or ["No spend and no findings this week."]
+
+
+def team_lines(report: WeeklyReport) -> list[str]:
+    lines = []
+    for t in report.by_team():
+        pct = f" ({t['waste_pct']} %)" if t["waste_pct"] is not None else ""
+        burn = ""
+        if t["budget"] and t["budget"]["burn_pct"] is not None:
+            burn = f", budget {t['budget']['burn_pct']:.0f} % used"
+        lines.append(
+            f"{t['team']}: waste {_money(t['waste'], t['currency'])}{pct} of {_money(t['spend'], t['currency'])}{burn}"
+        )
+    return lines
+
+
+def _link(config: NotifyConfig, report: WeeklyReport, page: str = "report.html") -> str | None:
+    if not config.report_url:
+        return None
+    return f"{config.report_url.rstrip('/')}/{report.week}/{page}"
+
+
+def slack_payload(report: WeeklyReport, config: NotifyConfig) -> dict[str, Any]:
+    """A Slack-compatible message: headline, top findings, attention count, per-team lines."""
+    title = f"*wastewatch {report.week}*"
+    link = _link(config, report)
+    if link:
+        title += f" <{link}|open the report>"
+    sections = [title, "\n".join(headline_lines(report))]
+    top = report.top[:5]
+    if top:
+        sections.append(
+            "*Top findings*\n"
+            + "\n".join(
+                f"• {f['rule_id']} `{f['resource_id']}` ({f['team']}): {_money(f['estimated_waste'], f['currency'] or '')}"
+                for f in top
+            )
+        )
+    attention = [a for a in report.attention_by_rule() if a["findings"]]
+    if attention:
+        sections.append(
+            "*Needs attention (not waste)*\n"
+            + "\n".join(
+                f"• {a['rule_id']} {a['rule_name']}: {a['findings']} item(s), "
+                f"{_money(a['at_stake'], a['currency'] or '')} at stake"
+                for a in attention
+            )
+        )
+    if config.teams:
+        teams = team_lines(report)
+        if teams:
+            sections.append("*By team*\n" + "\n".join(f"• {line}" for line in teams))
+    return {
+        "text": "\n\n".join(sections),
+        "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": s}} for s in sections],
+    }
+
+
+def post_webhook(url: str, payload: dict[str, Any], timeout: float) -> None:
+    data = json.dumps(payload).encode("utf-8")
+    request = urllib.request.Request(  # noqa: S310 - the URL is the operator's configured webhook
+        url, data=data, headers={"Content-Type": "application/json"}, method="POST"
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310
+            status = response.status
+    except urllib.error.HTTPError as exc:
+        body = exc.read(200).decode("utf-8", "replace")
+        raise NotifyError(f"webhook {url}: HTTP {exc.code} {exc.reason}: {body}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise NotifyError(f"webhook {url}: cannot post: {reason}") from None
+    if not 200 <= status < 300:
+        raise NotifyError(f"webhook {url}: HTTP {status}")
+
+
+def email_html(report: WeeklyReport, config: NotifyConfig) -> str:
+    from pipelines.report import _env
+
+    return (
+        _env()
+        .get_template("email.html.j2")
+        .render(
+            r=report,
+            headline=headline_lines(report),
+            teams=team_lines(report) if config.teams else [],
+            link=_link(config, report),
+        )
+    )
+
+
+def deliver(
+    report: WeeklyReport, config: NotifyConfig | dict[str, Any] | None
+) -> tuple[list[str], list[str]]:
+    """Post and/or write as configured; returns (what was done, problems). Never raises for delivery."""
+    if config is None:
+        return [], []
+    cfg = config if isinstance(config, NotifyConfig) else NotifyConfig.model_validate(config)
+    done: list[str] = []
+    problems: list[str] = []
+    if cfg.email_html:
+        path = report.directory / EMAIL_FILE
+        tmp = path.with_suffix(".html.tmp")
+        tmp.write_text(email_html(report, cfg), encoding="utf-8")
+        tmp.replace(path)
+        done.append(f"wrote {path}")
+    if cfg.webhook_url:
+        try:
+            post_webhook(cfg.webhook_url, slack_payload(report, cfg), cfg.timeout_s)
+            done.append(f"posted to {cfg.webhook_url}")
+        except NotifyError as exc:
+            problems.append(str(exc))
+    return done, problems

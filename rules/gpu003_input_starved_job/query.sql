@@ -1,0 +1,257 @@
+-- GPU003 input-starved-job
+-- depends_on: resources, cost_hourly, gpu_job_hours, jobs_enriched (marts only)
+-- params: $window_start, $window_end, $min_runtime_minutes, $min_mean_util_pct, $max_mean_util_pct,
+--         $min_util_stddev, $min_peak_util_pct, $max_power_pct, $gpu001_max_util_pct,
+--         $gpu002_unused_util_pct, $gpu002_max_peak_util_pct
+-- A GPU of a job is starved when, over the whole job, it ran in bursts: moderate mean utilisation,
+-- a high spread of its samples (sample-level stddev pooled from gpu_job_hours' exact sums), bursts
+-- reaching min_peak_util_pct (p95), at low power. Its in-week slices are priced at their idle share
+-- (1 - util_mean / 100). Precedence: never a failed job (GPU004), never a part of an hour in which
+-- every GPU idled (GPU001), never a GPU GPU002 could claim (mean util <= its unused threshold, or p95
+-- <= its MIG peak bound). `priced_units` is what this rule puts a price on.
+with gpu_resources as (
+    select *
+    from resources
+    where gpu_count > 0
+),
+
+billed as (
+    select
+        c.resource_id,
+        c.hour,
+        sum(c.effective_cost) as cost,
+        any_value(c.billing_currency) as currency
+    from cost_hourly as c
+    inner join gpu_resources as r on r.resource_id = c.resource_id and c.billing_currency = r.currency
+    where c.hour >= $window_start::timestamp and c.hour < $window_end::timestamp
+    group by c.resource_id, c.hour
+    having sum(c.effective_cost) > 0
+),
+
+candidates as (
+    select *
+    from jobs_enriched
+    where coalesce(state, '') not in (
+        'FAILED', 'CANCELLED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'BOOT_FAIL', 'DEADLINE'
+    )
+        -- jobs that ran in the window (judged on all their slices, priced in the window)
+        and (started_at is null or started_at < $window_end::timestamp)
+        and (ended_at is null or ended_at > $window_start::timestamp)
+),
+
+job_slices as (
+    -- a GPU reported under two host names (node name and FQDN) is one GPU
+    select s.*
+    from gpu_job_hours as s
+    inner join candidates as j on j.job_key = s.job_key
+    where s.resource_id is not null
+    qualify row_number() over (partition by s.resource_id, s.gpu_id, s.slice_start order by s.host) = 1
+),
+
+spans as (
+    select
+        j.job_key,
+        greatest(
+            epoch(coalesce(j.ended_at, max(s.slice_end))) - epoch(coalesce(j.started_at, min(s.slice_start))), 0
+        ) as runtime_s
+    from job_slices as s
+    inner join candidates as j on j.job_key = s.job_key
+    group by j.job_key, j.started_at, j.ended_at
+),
+
+per_gpu as (
+    select
+        job_key,
+        resource_id,
+        gpu_id,
+        any_value(gpu_model) as gpu_model,
+        sum(util_samples) as util_samples,
+        sum(util_sum) / nullif(sum(util_samples), 0) as util_mean,
+        sqrt(greatest(
+            sum(util_sumsq) / nullif(sum(util_samples), 0) - power(sum(util_sum) / nullif(sum(util_samples), 0), 2),
+            0
+        )) as util_stddev,
+        max(util_p95) as util_p95,
+        sum(idle_share * util_samples) / nullif(sum(util_samples), 0) as idle_share,
+        sum(power_mean_w * samples) / nullif(sum(samples) filter (where power_mean_w is not null), 0)
+            as power_mean_w,
+        max(power_limit_w) as power_limit_w,
+        max(mem_used_max_mib) as mem_max_mib,
+        max(mem_total_mib) as mem_total_mib
+    from job_slices
+    group by job_key, resource_id, gpu_id
+),
+
+starved_gpus as (
+    select *
+    from per_gpu
+    where util_mean > $gpu002_unused_util_pct
+        and util_p95 > $gpu002_max_peak_util_pct
+        and util_mean >= $min_mean_util_pct
+        and util_mean <= $max_mean_util_pct
+        and util_stddev >= $min_util_stddev
+        and util_p95 >= $min_peak_util_pct
+        and (power_mean_w is null or power_limit_w is null or power_mean_w <= $max_power_pct / 100 * power_limit_w)
+),
+
+worked as (
+    -- parts of hours in which some GPU of the instance worked (every other part is GPU001's)
+    select
+        resource_id,
+        hour,
+        slice_start
+    from gpu_job_hours
+    where resource_id is not null
+        and hour >= $window_start::timestamp and hour < $window_end::timestamp
+    group by resource_id, hour, slice_start
+    having max(greatest(util_mean, 100 * sm_active_mean)) > $gpu001_max_util_pct
+),
+
+priced_units as (
+    select
+        s.resource_id,
+        s.hour,
+        s.slice_start,
+        s.slice_end,
+        s.gpu_id,
+        s.job_key,
+        b.currency,
+        s.slice_seconds / 3600 as gpu_hours,
+        s.util_mean,
+        -- per GPU: the instance-hour's cost over its GPUs (more if the telemetry saw more than billed)
+        b.cost / greatest(r.gpu_count, coalesce(r.gpus_reporting, 0)) * s.slice_seconds / 3600 as gpu_cost,
+        b.cost / greatest(r.gpu_count, coalesce(r.gpus_reporting, 0)) * s.slice_seconds / 3600
+        * greatest(1 - coalesce(s.util_mean, 0) / 100, 0) as cost
+    from job_slices as s
+    inner join starved_gpus as g on g.job_key = s.job_key and g.resource_id = s.resource_id and g.gpu_id = s.gpu_id
+    inner join spans as sp on sp.job_key = s.job_key
+    inner join worked as w on w.resource_id = s.resource_id and w.hour = s.hour and w.slice_start = s.slice_start
+    inner join billed as b on b.resource_id = s.resource_id and b.hour = s.hour
+    inner join gpu_resources as r on r.resource_id = s.resource_id
+    where sp.runtime_s >= $min_runtime_minutes * 60
+),
+
+job_currency as (
+    select job_key, mode(currency) as currency
+    from priced_units
+    group by job_key
+),
+
+waste as (
+    select
+        u.job_key,
+        c.currency,
+        sum(u.cost) as waste,
+        sum(u.gpu_cost) as gpu_cost,
+        sum(u.gpu_hours) as priced_gpu_hours,
+        count(distinct u.gpu_id) as priced_gpus
+    from priced_units as u
+    inner join job_currency as c on c.job_key = u.job_key and c.currency = u.currency
+    group by u.job_key, c.currency
+    having sum(u.cost) > 0
+),
+
+starved_stats as (
+    select
+        job_key,
+        count(*) as starved_gpus,
+        sum(util_mean * util_samples) / sum(util_samples) as util_mean,
+        avg(util_stddev) as util_stddev,
+        max(util_p95) as util_p95,
+        sum(idle_share * util_samples) / sum(util_samples) as idle_share,
+        avg(power_mean_w) as power_mean_w,
+        avg(power_mean_w / nullif(power_limit_w, 0)) as power_share,
+        max(mem_max_mib) as mem_max_mib,
+        max(mem_total_mib) as mem_total_mib,
+        any_value(gpu_model) as gpu_model
+    from starved_gpus
+    group by job_key
+),
+
+combined as (
+    select
+        j.*,
+        w.currency as waste_currency,
+        w.waste,
+        w.gpu_cost,
+        w.priced_gpu_hours,
+        w.priced_gpus,
+        st.starved_gpus,
+        st.util_mean as starved_util_mean,
+        st.util_stddev as starved_util_stddev,
+        st.util_p95 as starved_util_p95,
+        st.idle_share as starved_idle_share,
+        st.power_mean_w as starved_power_w,
+        st.power_share as starved_power_share,
+        st.mem_max_mib as starved_mem_max_mib,
+        st.mem_total_mib as starved_mem_total_mib,
+        sp.runtime_s as observed_runtime_s,
+        coalesce(array_to_string(j.hosts, ', '), array_to_string(j.resource_ids, ', ')) as host_text,
+        regexp_replace(coalesce(st.gpu_model, 'GPU'), '^NVIDIA\s+', '') as gpu_label,
+        case
+            when sp.runtime_s >= 3600 then printf('%.1f h', sp.runtime_s / 3600)
+            when sp.runtime_s >= 60 then printf('%.0f min', sp.runtime_s / 60)
+            else printf('%.0f s', sp.runtime_s)
+        end as runtime_text
+    from waste as w
+    inner join candidates as j on j.job_key = w.job_key
+    inner join starved_stats as st on st.job_key = w.job_key
+    inner join spans as sp on sp.job_key = w.job_key
+)
+
+select
+    job_key as resource_id,
+    case scheduler when 'slurm' then 'Slurm job' when 'kubernetes' then 'Kubernetes pod' else 'job' end
+        as resource_type,
+    provider,
+    account_id,
+    region_id,
+    team,
+    project,
+    user as owner,
+    job_id,
+    'waste' as status,
+    printf(
+        'Job %s%s on %s kept %d×%s waiting on input for %s: %.1f%% mean util in bursts (p95 %.0f%%, σ %.1f), '
+        || '%.0f%% of samples idle, %s; the idle %.0f%% of %s cost %s %.2f.',
+        job_id, coalesce(' (' || job_name || ')', ''), host_text, starved_gpus, gpu_label, runtime_text,
+        starved_util_mean, starved_util_p95, starved_util_stddev, 100 * coalesce(starved_idle_share, 0),
+        case when starved_power_share is not null
+            then printf('%.0f W (%.0f%% of the power limit)', starved_power_w, 100 * starved_power_share)
+            else printf('%.0f W', coalesce(starved_power_w, 0)) end,
+        100 * waste / gpu_cost,
+        case when priced_gpu_hours >= 1 then printf('%.4g GPU-hours', priced_gpu_hours)
+            else printf('%.1f GPU-minutes', priced_gpu_hours * 60) end,
+        waste_currency, waste
+    ) as reason,
+    json_object(
+        'job_id', job_id,
+        'job_name', job_name,
+        'user', user,
+        'state', state,
+        'started_at', strftime(started_at, '%Y-%m-%dT%H:%M:%SZ'),
+        'ended_at', strftime(ended_at, '%Y-%m-%dT%H:%M:%SZ'),
+        'runtime_hours', round(observed_runtime_s / 3600, 4),
+        'hosts', hosts,
+        'resource_ids', resource_ids,
+        'gpu_model', gpu_label,
+        'starved_gpus', starved_gpus,
+        'util_mean_pct', round(starved_util_mean, 2),
+        'util_p95_pct', round(starved_util_p95, 2),
+        'util_stddev', round(starved_util_stddev, 2),
+        'idle_sample_share', round(starved_idle_share, 3),
+        'power_mean_w', round(starved_power_w, 1),
+        'power_pct_of_limit', round(100 * starved_power_share, 1),
+        'mem_max_mib', round(starved_mem_max_mib, 0),
+        'mem_total_mib', round(starved_mem_total_mib, 0),
+        'priced_gpu_hours', round(priced_gpu_hours, 4),
+        'gpu_cost', round(gpu_cost, 2),
+        'idle_share_priced', round(waste / gpu_cost, 4),
+        'team_source', team_source
+    ) as evidence,
+    waste::decimal(18, 6) as estimated_waste,
+    waste_currency as currency,
+    'cost_hourly ÷ GPUs × (1 − util_mean / 100) for each hour of each starved GPU of the job, '
+    || 'in hours some GPU of the instance worked' as waste_basis
+from combined
+order by estimated_waste desc, resource_id

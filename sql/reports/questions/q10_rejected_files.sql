@@ -1,0 +1,12 @@
+-- question: Which input files were rejected by ingestion, and why?
+-- grain: one row per rejected file in the ledger
+-- depends_on: ingest_files
+select
+    source,
+    kind,
+    uri,
+    error,
+    checked_at
+from ingest_files
+where status = 'rejected'
+order by checked_at desc

@@ -1,0 +1,48 @@
+-- grain: one row per finding of the previous week that no longer shows as waste this week
+-- depends_on: findings, finding_acks
+-- params: $week_start, $prev_start, $attention
+-- Resolved = a waste finding of a waste rule last week whose finding_key has no `waste` finding this week.
+-- Its last-week waste is realised savings when last week counted it (not acknowledged then) and it is
+-- gone this week (`now` = 'gone'); a finding that turned suspect or insufficient_data is not savings.
+with keyed as (
+    select
+        *,
+        substr(sha1(rule_id || '|' || coalesce(resource_id, '')), 1, 16) as finding_key
+    from findings
+    where week_start in ($week_start, $prev_start) and not list_contains($attention, category)
+),
+
+acks as (
+    select finding_key, arg_max_null(acked_until, acked_at) as acked_until
+    from finding_acks
+    group by finding_key
+),
+
+this_week as (
+    select finding_key, status
+    from keyed
+    where week_start = $week_start
+)
+
+select
+    p.finding_id,
+    p.finding_key,
+    p.rule_id,
+    p.rule_name,
+    p.category,
+    p.resource_id,
+    p.resource_type,
+    coalesce(p.team, '(untagged)') as team,
+    p.project,
+    p.currency,
+    p.reason as last_reason,
+    p.estimated_waste::decimal(18, 2) as last_week_waste,
+    not coalesce(a.acked_until >= p.week_start, false) as counted_last_week,
+    coalesce(t.status, 'gone') as now
+from keyed as p
+left join this_week as t on t.finding_key = p.finding_key
+left join acks as a on a.finding_key = p.finding_key
+where p.week_start = $prev_start
+    and p.status = 'waste'
+    and coalesce(t.status, 'gone') <> 'waste'
+order by last_week_waste desc, p.rule_id, p.resource_id

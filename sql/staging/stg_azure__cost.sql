@@ -1,0 +1,184 @@
+-- grain: one row per Azure Cost Management line item (one resource x meter x day)
+-- depends_on: the file relation `_src` (canonical names below, VARCHAR), built by
+--             pipelines/ingest/readers/azure.py from the EA, MCA (camelCase) or legacy usage-details columns
+-- Each row is one day: the charge period is [Date, Date + 1 day). Azure's inclusive billing period end
+-- (09/30/2023) becomes FOCUS's exclusive end (2023-10-01). `$dataset` says which export this is: in an
+-- amortized export the cost is the effective (amortised) cost, and lines paid by a reservation or savings
+-- plan purchase bill 0 (the purchase, which only the actual export shows, billed them); in an actual
+-- export the cost is what was billed, and effective = billed.
+with typed as (
+    select
+        _row,
+        billing_date(usage_date) as day,
+        billing_date(billing_period_start) as bp_start,
+        billing_date(billing_period_end) as bp_end,
+        cast(cost as decimal(18, 6)) as cost,
+        cast(quantity as double) as quantity,
+        cast(unit_price as decimal(28, 12)) as unit_price,
+        cast(payg_price as decimal(28, 12)) as payg_price,
+        upper(coalesce(nullif(trim(currency), ''), $default_currency)) as billing_currency,
+        lower(nullif(trim(charge_type), '')) as charge_type,
+        lower(replace(nullif(trim(pricing_model), ''), ' ', '')) as pricing_model,
+        lower(replace(nullif(trim(frequency), ''), ' ', '')) as frequency,
+        nullif(trim(billing_account_id), '') as billing_account_id,
+        nullif(trim(billing_account_name), '') as billing_account_name,
+        nullif(trim(invoice_id), '') as invoice_id,
+        nullif(trim(subscription_id), '') as sub_account_id,
+        nullif(trim(subscription_name), '') as sub_account_name,
+        lower(nullif(trim(resource_id), '')) as resource_id,
+        nullif(trim(resource_name), '') as resource_name,
+        nullif(trim(resource_type), '') as resource_type,
+        lower(nullif(trim(resource_location), '')) as region_id,
+        nullif(trim(meter_region), '') as region_name,
+        nullif(trim(availability_zone), '') as availability_zone,
+        nullif(trim(meter_category), '') as meter_category,
+        nullif(trim(meter_subcategory), '') as meter_subcategory,
+        nullif(trim(meter_name), '') as meter_name,
+        nullif(trim(meter_id), '') as meter_id,
+        nullif(trim(product_name), '') as product_name,
+        nullif(trim(unit_of_measure), '') as unit_of_measure,
+        lower(nullif(trim(consumed_service), '')) as consumed_service,
+        nullif(trim(publisher_name), '') as publisher_name,
+        coalesce(nullif(trim(benefit_id), ''), nullif(trim(reservation_id), '')) as commitment_id,
+        coalesce(nullif(trim(benefit_name), ''), nullif(trim(reservation_name), '')) as commitment_name,
+        nullif(trim(additional_info), '') as additional_info,
+        _tags_raw,
+        _x_extra
+    from _src
+),
+
+costed as (
+    select
+        *,
+        coalesce(pricing_model in ('reservation', 'savingsplan'), false)
+            or coalesce(charge_type in ('unusedreservation', 'unusedsavingsplan'), false) as paid_by_commitment,
+        case
+            when $dataset = 'actual' then cost
+            when coalesce(pricing_model in ('reservation', 'savingsplan'), false)
+                or coalesce(charge_type in ('unusedreservation', 'unusedsavingsplan'), false) then 0
+            else cost
+        end as billed_cost,
+        cost as effective_cost
+    from typed
+),
+
+categories as (
+    select
+        unnest($category_services) as service,
+        unnest($category_names) as service_category
+),
+
+tag_sets as (
+    select
+        h,
+        tags,
+        raw::json as x_tags_raw,
+        tag_lookup(tags, $team_keys) as team,
+        tag_lookup(tags, $project_keys) as project,
+        tag_lookup(tags, $owner_keys) as owner,
+        tag_lookup(tags, $job_id_keys) as job_id,
+        tag_lookup(tags, $host_keys) as x_host
+    from (
+        select
+            hash(_tags_raw) as h,
+            any_value(_tags_raw) as raw,
+            normalize_tags(any_value(_tags_raw)) as tags
+        from _src
+        where _tags_raw is not null
+        group by 1
+    )
+)
+
+select
+    c.availability_zone,
+    c.billed_cost::decimal(18, 6) as billed_cost,
+    c.billing_account_id,
+    c.billing_account_name,
+    c.billing_currency,
+    coalesce(c.bp_end + interval 1 day, date_trunc('month', c.day) + interval 1 month) as billing_period_end,
+    coalesce(c.bp_start, date_trunc('month', c.day)) as billing_period_start,
+    case
+        when c.charge_type = 'purchase' then 'Purchase'
+        when c.charge_type = 'tax' then 'Tax'
+        when c.charge_type in ('refund', 'credit') then 'Credit'
+        when c.charge_type = 'roundingadjustment' then 'Adjustment'
+        else 'Usage'
+    end as charge_category,
+    nullif(concat_ws(' - ', c.meter_category, c.meter_subcategory, c.meter_name), '') as charge_description,
+    case
+        when c.frequency = 'onetime' then 'One-Time'
+        when c.frequency = 'recurring' then 'Recurring'
+        when c.charge_type = 'purchase' then 'One-Time'
+        else 'Usage-Based'
+    end as charge_frequency,
+    c.day + interval 1 day as charge_period_end,
+    c.day as charge_period_start,
+    case
+        when c.pricing_model = 'savingsplan' or c.charge_type = 'unusedsavingsplan' then 'Spend'
+        when c.pricing_model = 'reservation' or c.charge_type = 'unusedreservation' then 'Usage'
+    end as commitment_discount_category,
+    c.commitment_id as commitment_discount_id,
+    c.commitment_name as commitment_discount_name,
+    case
+        when c.charge_type in ('unusedreservation', 'unusedsavingsplan') then 'Unused'
+        when c.pricing_model in ('reservation', 'savingsplan') and c.charge_type = 'usage' then 'Used'
+    end as commitment_discount_status,
+    case
+        when c.pricing_model = 'savingsplan' or c.charge_type = 'unusedsavingsplan' then 'Savings Plan'
+        when c.pricing_model = 'reservation' or c.charge_type = 'unusedreservation' then 'Reservation'
+    end as commitment_discount_type,
+    c.quantity as consumed_quantity,
+    c.unit_of_measure as consumed_unit,
+    c.effective_cost::decimal(18, 6) as effective_cost,
+    c.invoice_id,
+    'Microsoft' as invoice_issuer_name,
+    (c.payg_price * c.quantity)::decimal(18, 6) as list_cost,
+    c.payg_price as list_unit_price,
+    c.unit_price as contracted_unit_price,
+    (c.unit_price * c.quantity)::decimal(18, 6) as contracted_cost,
+    case
+        when c.charge_type = 'tax' then null
+        when c.pricing_model = 'spot' then 'Dynamic'
+        when c.pricing_model in ('reservation', 'savingsplan') then 'Committed'
+        when c.pricing_model = 'ondemand' or c.charge_type = 'usage' then 'Standard'
+        else 'Other'
+    end as pricing_category,
+    c.quantity as pricing_quantity,
+    c.unit_of_measure as pricing_unit,
+    'Microsoft' as provider_name,
+    coalesce(c.publisher_name, 'Microsoft') as publisher_name,
+    c.region_id,
+    c.region_name,
+    c.resource_id,
+    c.resource_name,
+    c.resource_type,
+    coalesce(cat.service_category, 'Other') as service_category,
+    coalesce(c.meter_category, c.consumed_service) as service_name,
+    c.meter_subcategory as service_subcategory,
+    c.meter_id as sku_id,
+    c.meter_name as sku_meter,
+    c.sub_account_id,
+    c.sub_account_name,
+    t.tags,
+    t.team,
+    t.project,
+    t.owner,
+    t.job_id,
+    t.x_host,
+    t.x_tags_raw,
+    coalesce(
+        try(c.additional_info::json ->> 'ServiceType'),
+        try(c.additional_info::json ->> 'VMSize')
+    ) as x_instance_type,
+    c._x_extra::json as x_extra,
+    $source_name as x_source_name,
+    $source_format as x_source_format,
+    $source_file as x_source_file,
+    $file_id as x_file_id,
+    c._row as x_source_row,
+    strftime(coalesce(c.bp_start, c.day), '%Y-%m') as x_billing_period,
+    $loaded_at as x_loaded_at,
+    null::varchar as x_line_item_id
+from costed as c
+left join tag_sets as t on t.h = hash(c._tags_raw)
+left join categories as cat on cat.service = c.consumed_service

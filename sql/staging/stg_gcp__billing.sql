@@ -1,0 +1,146 @@
+-- grain: one row per Google Cloud billing export line (standard or resource-level), as CSV or NDJSON
+-- depends_on: the file relation `_src` (canonical names below; `_credits` the sum of the line's credits,
+--             `_labels_raw`/`_project_labels_raw` labels as JSON arrays or Python-repr text), built by
+--             pipelines/ingest/readers/gcp.py
+-- `cost` is before credits; credits are negative, so billed and effective cost = cost + credits (what
+-- Google invoices). invoice.month is a month in US Pacific time: the billing period starts at its local
+-- midnight, converted to UTC. Labels become tags (project labels added where the resource has no such key).
+with typed as (
+    select
+        _row,
+        billing_ts(usage_start_time) as charge_period_start,
+        billing_ts(usage_end_time) as charge_period_end,
+        cast(cost as decimal(18, 6)) as cost,
+        coalesce(cast(_credits as decimal(18, 6)), 0) as credits,
+        cast(cost_at_list as decimal(18, 6)) as cost_at_list,
+        cast(usage_amount as double) as usage_amount,
+        cast(usage_amount_in_pricing_units as double) as pricing_amount,
+        nullif(trim(invoice_month), '') as invoice_month,
+        upper(coalesce(nullif(trim(currency), ''), $default_currency)) as billing_currency,
+        lower(nullif(trim(cost_type), '')) as cost_type,
+        nullif(trim(billing_account_id), '') as billing_account_id,
+        nullif(trim(service_description), '') as service_name,
+        nullif(trim(sku_id), '') as sku_id,
+        nullif(trim(sku_description), '') as sku_description,
+        nullif(trim(project_id), '') as sub_account_id,
+        nullif(trim(project_name), '') as sub_account_name,
+        nullif(trim(location_region), '') as region,
+        nullif(trim(location_location), '') as location,
+        nullif(trim(location_zone), '') as availability_zone,
+        nullif(trim(usage_unit), '') as usage_unit,
+        nullif(trim(usage_pricing_unit), '') as pricing_unit,
+        nullif(trim(resource_global_name), '') as resource_id,
+        nullif(trim(resource_name), '') as resource_name,
+        _labels_raw,
+        _project_labels_raw,
+        _machine_spec,
+        _x_extra
+    from _src
+),
+
+periods as (
+    select
+        *,
+        timezone('UTC', timezone($invoice_timezone, strptime(invoice_month || '01', '%Y%m%d'))) as bp_start,
+        timezone(
+            'UTC', timezone($invoice_timezone, strptime(invoice_month || '01', '%Y%m%d') + interval 1 month)
+        ) as bp_end
+    from typed
+),
+
+categories as (
+    select
+        unnest($category_services) as service,
+        unnest($category_names) as service_category
+),
+
+tag_sets as (
+    select
+        h,
+        tags,
+        raw::json as x_tags_raw,
+        tag_lookup(tags, $team_keys) as team,
+        tag_lookup(tags, $project_keys) as project,
+        tag_lookup(tags, $owner_keys) as owner,
+        tag_lookup(tags, $job_id_keys) as job_id,
+        tag_lookup(tags, $host_keys) as x_host
+    from (
+        select
+            h,
+            raw,
+            normalize_tags(raw) as tags
+        from (
+            select
+                hash(_labels_raw, _project_labels_raw) as h,
+                -- resource labels first: on a key both have, the resource's value wins
+                nullif(json_merge_patch(
+                    coalesce(gcp_labels_json(any_value(_project_labels_raw)), '{}'),
+                    coalesce(gcp_labels_json(any_value(_labels_raw)), '{}')
+                )::varchar, '{}') as raw
+            from _src
+            where _labels_raw is not null or _project_labels_raw is not null
+            group by 1
+        )
+    )
+)
+
+select
+    p.availability_zone,
+    (p.cost + p.credits)::decimal(18, 6) as billed_cost,
+    p.billing_account_id,
+    p.billing_currency,
+    p.bp_end as billing_period_end,
+    p.bp_start as billing_period_start,
+    case
+        when p.cost_type = 'tax' then 'Tax'
+        when p.cost_type in ('adjustment', 'rounding_error') then 'Adjustment'
+        else 'Usage'
+    end as charge_category,
+    p.sku_description as charge_description,
+    case when p.cost_type = 'regular' or p.cost_type is null then 'Usage-Based' else 'One-Time' end
+        as charge_frequency,
+    p.charge_period_end,
+    p.charge_period_start,
+    p.usage_amount as consumed_quantity,
+    p.usage_unit as consumed_unit,
+    (p.cost + p.credits)::decimal(18, 6) as effective_cost,
+    'Google' as invoice_issuer_name,
+    coalesce(p.cost_at_list, p.cost) as list_cost,
+    case when p.cost_type = 'tax' then null else 'Standard' end as pricing_category,
+    p.pricing_amount as pricing_quantity,
+    p.pricing_unit,
+    'Google Cloud' as provider_name,
+    'Google Cloud' as publisher_name,
+    coalesce(p.region, p.location) as region_id,
+    coalesce(p.region, p.location) as region_name,
+    p.resource_id,
+    p.resource_name,
+    coalesce(cat.service_category, 'Other') as service_category,
+    p.service_name,
+    p.sku_id,
+    p.sku_description as sku_meter,
+    p.sub_account_id,
+    p.sub_account_name,
+    t.tags,
+    t.team,
+    t.project,
+    t.owner,
+    t.job_id,
+    t.x_host,
+    t.x_tags_raw,
+    nullif(trim(p._machine_spec), '') as x_instance_type,
+    p._x_extra::json as x_extra,
+    $source_name as x_source_name,
+    $source_format as x_source_format,
+    $source_file as x_source_file,
+    $file_id as x_file_id,
+    p._row as x_source_row,
+    coalesce(
+        substr(p.invoice_month, 1, 4) || '-' || substr(p.invoice_month, 5, 2),
+        strftime(p.charge_period_start, '%Y-%m')
+    ) as x_billing_period,
+    $loaded_at as x_loaded_at,
+    null::varchar as x_line_item_id
+from periods as p
+left join tag_sets as t on t.h = hash(p._labels_raw, p._project_labels_raw)
+left join categories as cat on cat.service = p.service_name
