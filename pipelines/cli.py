@@ -121,7 +121,9 @@ def _do_ingest(ctx: click.Context, config: Config) -> int:
             "ingestion failed:\n  " + "\n  ".join(outcome.failures or ["see the Dagster log (-v)"]),
             code=EXIT_REJECTED,
         )
-    for table in ("billing_line_items", "gpu_samples"):
+    from pipelines.defs.ingest.assets import INGEST_TABLES
+
+    for table in INGEST_TABLES:
         md = outcome.metadata.get(table, {})
         if md:
             click.echo(
@@ -518,6 +520,14 @@ def demo(ctx: click.Context, directory: Path, week: str | None, weeks: int, seed
     ctx.obj["config_path"] = config_path
     config = _config(ctx)
     code = _do_ingest(ctx, config)
+    # earlier weeks first, so the report has a trend, last week's figures and finding lifecycles
+    from pipelines.runner import run_weekly
+
+    for label in planted["weeks"][:-1]:
+        click.echo(f"evaluating {label} ...", err=True)
+        earlier = run_weekly(config.path or config_path, label, verbose=ctx.obj["verbose"])
+        if not earlier.success:
+            raise Failure(f"{label}: run failed:\n  " + "\n  ".join(earlier.failures), code=EXIT_REJECTED)
     outcome = _do_weekly(ctx, config, w, evaluate=True, report=True)
     planted_gpu001 = planted["report_week"]["rules"]["GPU001"]["waste"]
     found = outcome.value("findings/gpu001_idle_gpu_instance", "estimated_waste_USD", 0.0)

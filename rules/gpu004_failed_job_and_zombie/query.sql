@@ -247,7 +247,7 @@ failed_findings as (
                 else printf('%.1f GPU-minutes', w.gpu_hours * 60) end,
             case when j.last_checkpoint_at is not null
                 then printf('; the %s since its last checkpoint at %s UTC',
-                    case when w.lost_gpu_hours >= 1 then printf('%.4g', w.lost_gpu_hours)
+                    case when w.lost_gpu_hours >= 1 then printf('%.4g GPU-hours', w.lost_gpu_hours)
                         else printf('%.1f GPU-minutes', w.lost_gpu_hours * 60) end,
                     strftime(j.last_checkpoint_at, '%Y-%m-%d %H:%M'))
                 else '' end,
