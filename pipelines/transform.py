@@ -20,7 +20,18 @@ from functools import cache
 
 import duckdb
 
-from pipelines.warehouse import header, one, rows, sql_text, table_exists, transaction, utcnow
+from pipelines.warehouse import (
+    apply_comments,
+    header,
+    one,
+    parse_notes,
+    rows,
+    sql_notes,
+    sql_text,
+    table_exists,
+    transaction,
+    utcnow,
+)
 
 INTERMEDIATE = (
     "int_billed_resources",
@@ -44,6 +55,9 @@ STATE = "int_incremental_days"
 # multi-argument hash() combines its arguments linearly, so identical values in an even number of rows
 # would cancel out of the xor: a bill restated from 20 to 30 an hour for 24 hours would go unseen.)
 _STATE_DDL = f"""
+-- grain: one row per day-incremental table x day
+-- The fingerprint of everything a day's rows were built from; a day whose inputs fingerprint differently
+-- is rebuilt.
 create table if not exists {STATE} (
     object varchar not null,              -- the table: int_gpu_slices, gpu_job_hours, gpu_hours
     day date not null,
@@ -165,7 +179,10 @@ RollupStats = DayStats  # the name the roll-up's callers know
 
 
 def build_intermediate(con: duckdb.DuckDBPyConnection) -> None:
-    """(Re)create the intermediate views; make sure the roll-up tables exist with the current columns."""
+    """(Re)create the intermediate views; make sure the roll-up tables exist with the current columns.
+
+    Each object gets the COMMENTs its SQL file's header documents (a replaced view loses them).
+    """
     con.execute(_STATE_DDL)
     for name in INTERMEDIATE:
         if name in ROLLUPS:
@@ -173,6 +190,8 @@ def build_intermediate(con: duckdb.DuckDBPyConnection) -> None:
         else:
             # name comes from our own constant list; the body is our own SQL file
             con.execute(f"create or replace view {name} as\n{sql_text('intermediate', name)}")
+    notes = {name: sql_notes("intermediate", name) for name in INTERMEDIATE}
+    apply_comments(con, {**notes, STATE: parse_notes(_STATE_DDL)})
 
 
 def _ensure_day_table(con: duckdb.DuckDBPyConnection, layer: str, name: str) -> None:
@@ -346,6 +365,7 @@ def build_mart_with_rollup(con: duckdb.DuckDBPyConnection, name: str) -> tuple[i
             stats.append(refresh_day_mart(con, name))
         else:
             con.execute(f"create or replace table {name} as\n{sql_text('marts', name)}")
+        apply_comments(con, {name: sql_notes("marts", name)})  # a replaced table starts without comments
     row = one(con, f"select count(*) from {name}")  # noqa: S608 - identifiers only, values are bound
     return (int(row[0]) if row else 0), stats
 

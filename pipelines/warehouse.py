@@ -12,6 +12,7 @@ import shutil
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
@@ -67,6 +68,135 @@ def header(sql: str) -> dict[str, str]:
         elif line.strip() and not line.strip().startswith("--"):
             break
     return out
+
+
+# `-- key: value` header lines that describe the file; any other `-- name: note` header line documents
+# the column `name` (the header lines after it continue the note, so column notes come last)
+META_KEYS = ("grain", "depends_on", "params", "question")
+_NOTE_LINE = re.compile(r"([a-z_][a-z0-9_]*):\s*(.+)")
+# a DDL column line with a trailing note: `    name type ...,   -- note`
+_DDL_COLUMN = re.compile(r"\s+([a-z_][a-z0-9_]*)\s+[^-]*?(--\s*)(.+)$")
+_COMMENT_ONLY = re.compile(r"(\s*)--\s*(.*)$")
+
+
+@dataclass(frozen=True)
+class SqlNotes:
+    """What a SQL file says about its object: header keys, the header's prose and column notes.
+
+    Column notes come from `-- name: note` header lines, and in `sql/raw/` DDL from the trailing
+    `-- note` of a column's line (a comment-only line whose `--` lines up under it continues it).
+    """
+
+    meta: dict[str, str]
+    description: str
+    columns: dict[str, str]
+
+    @property
+    def table_comment(self) -> str | None:
+        """The object's COMMENT: its grain, then the header's prose."""
+        parts = []
+        if grain := self.meta.get("grain"):
+            parts.append(f"Grain: {grain}" + ("" if grain[-1] in ".!?" else "."))
+        if self.description:
+            parts.append(self.description)
+        return " ".join(parts) or None
+
+
+def parse_notes(sql: str) -> SqlNotes:
+    """The notes of one SQL file (see SqlNotes); a query's own `--` comments are never column notes."""
+    meta: dict[str, str] = {}
+    prose: list[str] = []
+    columns: dict[str, str] = {}
+    lines = sql.splitlines()
+    current = None
+    body = len(lines)
+    for i, line in enumerate(lines):
+        s = line.strip()
+        if not s:
+            continue
+        if not s.startswith("--"):
+            body = i
+            break
+        text = s[2:].strip()
+        m = _NOTE_LINE.match(text)
+        if m and m.group(1) in META_KEYS:
+            meta[m.group(1)] = m.group(2).strip()
+        elif m:
+            current = m.group(1)
+            columns[current] = m.group(2).strip()
+        elif current and text:
+            columns[current] += " " + text
+        elif text:
+            prose.append(text)
+    if re.search(r"^\s*create\s+table", sql, re.IGNORECASE | re.MULTILINE):
+        current, at = None, -1
+        for line in lines[body:]:
+            m = _DDL_COLUMN.match(line)
+            c = _COMMENT_ONLY.match(line)
+            if m:
+                current, at = m.group(1), m.start(2)
+                columns[current] = m.group(3).strip()
+            elif c and current and len(c.group(1)) == at and c.group(2).strip():
+                columns[current] += " " + c.group(2).strip()
+            else:
+                current = None
+    return SqlNotes(meta, " ".join(prose), columns)
+
+
+@cache
+def sql_notes(layer: str, name: str) -> SqlNotes:
+    return parse_notes(sql_text(layer, name))
+
+
+def _quote_ident(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _quote_text(text: str | None) -> str:
+    return "null" if text is None else "'" + text.replace("'", "''") + "'"
+
+
+def apply_comments(con: duckdb.DuckDBPyConnection, notes: dict[str, SqlNotes]) -> int:
+    """Make DuckDB's COMMENTs on these tables/views and their columns say what their SQL files say.
+
+    Idempotent: only comments that differ are (re)written (a note removed from the SQL clears its
+    comment); notes naming no column of the object are skipped. Runs in the caller's transaction
+    (COMMENT ON takes no parameters, so the text is quoted here; it comes from our own SQL files).
+    Returns the number of COMMENT statements run.
+    """
+    names = list(notes)
+    objects = {
+        r["name"]: (r["kind"], r["comment"])
+        for r in rows(
+            con,
+            "select table_name as name, 'table' as kind, comment from duckdb_tables() "
+            "where database_name = current_database() and schema_name = 'main' and list_contains($n, table_name) "
+            "union all "
+            "select view_name, 'view', comment from duckdb_views() "
+            "where database_name = current_database() and schema_name = 'main' and not internal "
+            "and list_contains($n, view_name)",
+            {"n": names},
+        )
+    }
+    columns = rows(
+        con,
+        "select table_name, column_name, comment from duckdb_columns() "
+        "where database_name = current_database() and schema_name = 'main' and list_contains($n, table_name)",
+        {"n": names},
+    )
+    statements = []
+    for name, (kind, comment) in objects.items():
+        wanted = notes[name].table_comment
+        if comment != wanted:
+            statements.append(f"comment on {kind} {_quote_ident(name)} is {_quote_text(wanted)}")
+    for c in columns:
+        wanted = notes[c["table_name"]].columns.get(c["column_name"])
+        if c["comment"] != wanted:
+            target = f"{_quote_ident(c['table_name'])}.{_quote_ident(c['column_name'])}"
+            statements.append(f"comment on column {target} is {_quote_text(wanted)}")
+    for statement in statements:
+        con.execute(statement)
+    return len(statements)
 
 
 def utcnow() -> datetime:
@@ -181,6 +311,7 @@ def migrate(
         )
     if version == target:
         _create_missing_tables(con)
+        _comment_raw_tables(con)
         return version
     if version is not None:
         available = {number for number, _ in migrations(migrations_dir)}
@@ -214,7 +345,18 @@ def migrate(
                         {"v": number, "d": path.stem, "now": utcnow()},
                     )
     _create_missing_tables(con)
+    _comment_raw_tables(con)
     return target
+
+
+def _comment_raw_tables(con: duckdb.DuckDBPyConnection) -> int:
+    """COMMENT ON the landed tables and columns from their `sql/raw/` files (new, upgraded or reopened).
+
+    Comments are not part of the schema snapshot, so changing a note needs no migration: the next
+    writable connection rewrites exactly the comments that differ.
+    """
+    with transaction(con):
+        return apply_comments(con, {t: sql_notes("raw", t) for t in RAW_TABLES})
 
 
 def _create_missing_tables(con: duckdb.DuckDBPyConnection) -> list[str]:

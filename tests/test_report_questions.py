@@ -1,13 +1,18 @@
-"""The ten example questions run on the demo warehouse, read-only, and answer something."""
+"""The ten example questions: listed with their SQL in docs/schema.md, and they run (on an empty built
+warehouse and on the demo's published copy, read-only) and answer something."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from pipelines.report.questions import questions, render_markdown
+from pipelines.transform import build_marts
 from pipelines.warehouse import connect, header, sql_root
+
+SCHEMA_DOC = Path(__file__).resolve().parent.parent / "docs" / "schema.md"
 
 pytestmark = pytest.mark.e2e
 
@@ -22,6 +27,33 @@ def test_there_are_ten_documented_questions() -> None:
     assert md.count("```sql") == 10 and all(q.question in md for q in qs)
 
 
+def _documented_questions() -> list[tuple[str, str]]:
+    """(question, SQL) pairs of docs/schema.md's "Example questions" section, in order."""
+    text = SCHEMA_DOC.read_text(encoding="utf-8")
+    assert "\n## Example questions\n" in text
+    section = text.split("\n## Example questions\n", 1)[1]
+    return re.findall(r"^\d+\. \*\*(.+?)\*\*\n\n```sql\n(.*?)\n```$", section, re.MULTILINE | re.DOTALL)
+
+
+def test_the_schema_reference_lists_the_ten_questions_with_their_sql() -> None:
+    documented = _documented_questions()
+    assert len(documented) == 10
+    assert documented == [(q.question, q.sql) for q in questions()]
+    assert all(sql.lstrip().lower().startswith(("select", "with")) for _, sql in documented)
+
+
+def test_the_documented_sql_runs_on_a_freshly_built_warehouse(tmp_path: Path) -> None:
+    con = connect(tmp_path / "wastewatch.duckdb")
+    try:
+        build_marts(con)
+        for question, sql in _documented_questions():
+            cur = con.execute(sql)
+            assert cur.description, question
+            cur.fetchall()
+    finally:
+        con.close()
+
+
 def test_every_question_runs_on_the_published_demo_warehouse(demo_dir: tuple[Path, str]) -> None:
     directory, _ = demo_dir
     con = connect(directory / "warehouse" / "wastewatch.published.duckdb", read_only=True)
@@ -30,6 +62,11 @@ def test_every_question_runs_on_the_published_demo_warehouse(demo_dir: tuple[Pat
         for q in questions():
             cur = con.execute(q.sql)
             answered[q.name] = cur.fetchall()
+        # the published copy carries the schema notes for ad-hoc users (COMMENT ON, see docs/schema.md)
+        commented = con.execute(
+            "select count(*) from duckdb_columns() where comment is not null and table_name = 'billing_line_items'"
+        ).fetchall()[0][0]
+        mart = con.execute("select comment from duckdb_tables() where table_name = 'cost_hourly'").fetchall()
     finally:
         con.close()
     # the demo has waste, GPUs, untagged spend and weekly spend: those questions have answers
@@ -47,3 +84,4 @@ def test_every_question_runs_on_the_published_demo_warehouse(demo_dir: tuple[Pat
     assert set(by_model) == {"H100", "A100"}
     untagged = {r[0] for r in answered["q05_untagged_spend_last_7_days"]}
     assert "acme-scratch" in untagged
+    assert commented >= 60 and mart[0][0].startswith("Grain: hour x resource_id")

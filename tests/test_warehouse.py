@@ -16,10 +16,13 @@ from pipelines.warehouse import (
     RAW_TABLES,
     SCHEMA_VERSION,
     WarehouseError,
+    apply_comments,
     connect,
     current_version,
     migrate,
+    parse_notes,
     publish,
+    sql_notes,
 )
 from tests.conftest import FOCUS_SAMPLE, copy_into
 
@@ -293,6 +296,103 @@ def test_an_empty_duckdb_file_becomes_a_warehouse(tmp_path: Path) -> None:
         con.close()
 
 
+# --- comments (COMMENT ON from the notes in sql/raw/) ------------------------------------------------
+
+
+def _comments(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str | None], str | None]:
+    """(table, None) -> the table's comment, (table, column) -> the column's, for every landed table."""
+    out: dict[tuple[str, str | None], str | None] = {
+        (r[0], None): r[1]
+        for r in con.execute(
+            "select table_name, comment from duckdb_tables() where list_contains($t, table_name)",
+            {"t": list(RAW_TABLES)},
+        ).fetchall()
+    }
+    for table, column, comment in con.execute(
+        "select table_name, column_name, comment from duckdb_columns() where list_contains($t, table_name)",
+        {"t": list(RAW_TABLES)},
+    ).fetchall():
+        out[(table, column)] = comment
+    return out
+
+
+def test_a_new_warehouse_keeps_the_ddl_notes_as_duckdb_comments(tmp_path: Path) -> None:
+    con = connect(tmp_path / "wastewatch.duckdb")
+    try:
+        commented, total = con.execute(
+            "select count(*) filter (where comment is not null), count(*) from duckdb_columns() "
+            "where table_name = 'billing_line_items'"
+        ).fetchall()[0]
+        assert total >= 70 and commented >= 0.9 * total, (commented, total)
+        notes = dict(
+            con.execute(
+                "select column_name, comment from duckdb_columns() where table_name = 'billing_line_items'"
+            ).fetchall()
+        )
+        assert notes["effective_cost"].startswith("amortised, after all discounts and prepaid commitments")
+        assert notes["x_billing_period"] == "YYYY-MM of billing_period_start (partition key)"
+        table = con.execute("select comment from duckdb_tables() where table_name = 'billing_line_items'")
+        assert table.fetchall()[0][0].startswith("Grain: one row per source line item. FOCUS 1.2 columns")
+        # a note continued on the next line (its `--` lined up under the first) is one comment
+        state = con.execute(
+            "select comment from duckdb_columns() where table_name = 'jobs' and column_name = 'state'"
+        ).fetchall()[0][0]
+        assert state.startswith("normalised: COMPLETED") and state.endswith("BOOT_FAIL, DEADLINE")
+        # every landed table says what one row is
+        assert all(c and c.startswith("Grain: ") for (_, col), c in _comments(con).items() if col is None)
+        # reopening has nothing left to write
+        assert apply_comments(con, {t: sql_notes("raw", t) for t in RAW_TABLES}) == 0
+    finally:
+        con.close()
+
+
+def test_comments_are_restored_on_reopening_and_kept_by_the_published_copy(config: Config) -> None:
+    con = connect(config.warehouse_path)
+    wanted = _comments(con)
+    # an older wastewatch wrote other notes (or none): the next writable connection puts them right
+    con.execute("comment on table billing_line_items is null")
+    con.execute("comment on column billing_line_items.billed_cost is 'stale'")
+    con.execute("comment on column jobs.\"user\" is 'not in the DDL'")
+    con.close()
+    con = connect(config.warehouse_path)
+    assert _comments(con) == wanted
+    con.close()
+    ro = connect(publish(config), read_only=True)
+    try:
+        assert _comments(ro) == wanted
+    finally:
+        ro.close()
+
+
+def test_notes_come_from_header_lines_and_ddl_line_ends() -> None:
+    notes = parse_notes(
+        "-- grain: one row per thing\n"
+        "-- depends_on: a, b\n"
+        "-- What it is,\n"
+        "-- in two lines.\n"
+        "-- size: bytes, of the\n"
+        "-- whole thing\n"
+        "create table if not exists things (\n"
+        "    id varchar not null,     -- sha1(it)\n"
+        "    state varchar,           -- one of A, B,\n"
+        "                             -- C\n"
+        "    plain integer,\n"
+        "    -- a section comment, not a note\n"
+        "    later varchar            -- it's quoted\n"
+        ");\n"
+    )
+    assert notes.meta == {"grain": "one row per thing", "depends_on": "a, b"}
+    assert notes.table_comment == "Grain: one row per thing. What it is, in two lines."
+    assert notes.columns == {
+        "size": "bytes, of the whole thing",
+        "id": "sha1(it)",
+        "state": "one of A, B, C",
+        "later": "it's quoted",
+    }
+    # a query's `--` comments inside its body are not column notes
+    assert parse_notes("-- grain: g\nselect 1 as a, -- not a note\n2 as b\n").columns == {}
+
+
 # --- publishing --------------------------------------------------------------------------------------
 
 
@@ -441,9 +541,13 @@ def test_every_older_schema_upgrades_to_the_current_one_keeping_its_rows(
     old.close()
     con = connect(path)
     upgraded = _schema(con)
+    upgraded_comments = _comments(con)
     assert con.execute("select max(version) from schema_version").fetchall() == [(SCHEMA_VERSION,)]
     assert con.execute("select file_id from ingest_files").fetchall() == [("f1",)]
     con.close()
     fresh_con = connect(tmp_path / "fresh.duckdb")
     assert upgraded == _schema(fresh_con)
+    # the DuckDB comments are not part of the snapshot (a note can change without a migration), and the
+    # upgrade writes them like a new file's
+    assert upgraded_comments == _comments(fresh_con)
     fresh_con.close()

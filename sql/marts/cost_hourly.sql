@@ -4,8 +4,17 @@
 -- Longer lines (daily, monthly) are spread evenly over the hours their resource existed within the line's
 -- charge period — from the first to the last hour the resource appears on the bill in shorter lines
 -- (e.g. a monthly EBS or RI fee over the hours the instance ran) — else over the whole charge period.
--- `allocation` says which: 'hourly' (only lines of an hour or less), 'resource_hours' (some of the cost
--- was spread over the resource's hours on the bill), 'period' (some was spread over the whole period).
+-- hour: UTC start of the hour
+-- provider: billing_line_items.provider_name
+-- account_id: billing_line_items.sub_account_id (AWS member account, Azure subscription, GCP project)
+-- instance_type: billing_line_items.x_instance_type
+-- allocation: how the row's cost reached the hour: 'hourly' (only lines of an hour or less),
+-- 'resource_hours' (some of the cost was spread over the resource's hours on the bill), 'period' (some
+-- was spread over the whole charge period)
+-- line_items: billing lines with a share in the row
+-- billed_cost: the hour's share of the lines' billed cost, in billing_currency
+-- effective_cost: the hour's share of the lines' effective (amortised) cost: what the rules price from
+-- list_cost: the hour's share of the lines' list cost
 with lines as (
     select
         rowid as line_key,

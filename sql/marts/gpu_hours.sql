@@ -1,10 +1,19 @@
 -- grain: one row per GPU x hour
 -- depends_on: gpu_job_hours
 -- params: $day_from, $day_to (inclusive; pipelines.transform rebuilds only the days whose inputs changed)
--- The slices of gpu_job_hours added up per hour. Means are weighted by samples; util_stddev is pooled
--- over the hour's samples. util_p95 is exact for an hour in one slice (most hours) and the largest of
--- the slices' p95 for an hour a job started or ended in. job_id = the job with the most observed time
--- in the hour (jobs = how many ran in it). coverage = share of the hour the samples stand for.
+-- The slices of gpu_job_hours added up per hour; means are weighted by samples.
+-- hour: UTC start of the hour
+-- gpu_id: the GPU's UUID, else host:index; a MIG instance adds /mig<instance id>
+-- samples: telemetry samples of the GPU in the hour
+-- coverage: share of the hour the samples stand for (0-1; below 1 where telemetry is missing)
+-- util_mean: mean GPU utilisation, percent (0-100)
+-- util_p95: exact for an hour in one slice (most hours); for an hour a job started or ended in, the
+-- largest of its slices' p95
+-- job_id: the job with the most observed time in the hour
+-- util_stddev: standard deviation of utilisation, pooled over the hour's samples
+-- jobs: how many jobs ran on the GPU in the hour
+-- cost_per_gpu_hour: the billed resource-hour's effective cost divided by the resource's GPUs
+-- currency: of cost_per_gpu_hour (the resource's billing currency)
 with slices as (
     select *
     from gpu_job_hours

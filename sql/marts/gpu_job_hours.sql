@@ -1,11 +1,21 @@
 -- grain: one row per GPU x hour x slice: the part of the hour between job starts/ends on the GPU's host
 -- depends_on: int_gpu_slices, int_jobs, int_host_resources, resources, cost_hourly
 -- params: $day_from, $day_to (inclusive; pipelines.transform rebuilds only the days whose inputs changed)
--- An hour with no job starting or ending in it is one slice ([hour, hour + 1 h)). job_key: the job
--- the telemetry itself names (DCGM hpc_job label; a Kubernetes pod by namespace and name), else the
--- scheduler job running on the host (and GPU) during the slice; NULL when none ran. coverage = share of
--- the slice the samples stand for. cost = the slice's share of its billed resource-hour's effective
--- cost (resource currency) divided by the resource's GPUs; rules price from cost_hourly themselves.
+-- An hour with no job starting or ending in it is one slice ([hour, hour + 1 h)).
+-- hour: UTC start of the hour the slice lies in
+-- slice_seconds: length of the slice [slice_start, slice_end)
+-- gpu_id: the GPU's UUID, else host:index; a MIG instance adds /mig<instance id>
+-- job_key: the job the telemetry itself names (DCGM hpc_job label; a Kubernetes pod by namespace and
+-- name), else the scheduler job running on the host (and GPU) during the slice; NULL when none ran
+-- job_source: telemetry | scheduler: which of the two named job_key
+-- jobs_running: scheduler jobs running on the host (and GPU) when the slice starts
+-- observed_seconds: the time the slice's samples stand for
+-- coverage: share of the slice the samples stand for (0-1)
+-- util_mean: mean GPU utilisation, percent (0-100)
+-- idle_share: share of the slice's utilisation samples at or below 5 %
+-- cost_per_gpu_hour: the billed resource-hour's effective cost divided by the resource's GPUs
+-- cost: the slice's share of cost_per_gpu_hour (by its length); rules price from cost_hourly themselves
+-- currency: of cost and cost_per_gpu_hour (the resource's billing currency)
 with slices as (
     select *
     from int_gpu_slices

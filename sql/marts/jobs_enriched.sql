@@ -3,6 +3,13 @@
 -- The job record with what the warehouse knows around it: the billed resources of its hosts, team and
 -- project from the record or else from the billing tags of those resources (team_source says which),
 -- and its GPU usage and cost from gpu_job_hours (the GPU-slices attributed to it).
+-- team_source: record | host billing tags: where team and project come from
+-- resource_ids: billed resources the job's GPU-slices ran on, else those its hosts map to
+-- gpus_observed: distinct GPUs with telemetry attributed to the job
+-- gpu_hours: GPU-hours of the slices attributed to the job
+-- gpu_hours_observed: the part of gpu_hours the telemetry samples stand for
+-- util_mean: mean GPU utilisation over the job's samples, percent (0-100)
+-- cost: GPU cost of the job's slices (gpu_job_hours.cost), in currency
 with host_resources as (
     select
         jh.job_key,

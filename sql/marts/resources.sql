@@ -4,6 +4,13 @@
 -- instance type from the bill, else from the inventory), or, failing both, the GPUs the telemetry of the
 -- resource's hosts reported. `host` lists the telemetry hosts, else the scheduler/inventory host names
 -- matched to the resource, else the billing host tag or resource name.
+-- account_id: the bill's sub_account_id
+-- gpu_count: GPUs of the resource (0 when nothing says it has any)
+-- gpus_reporting: distinct GPUs the telemetry of the resource's hosts reported
+-- currency: the billing currency of the resource's latest line
+-- first_seen: start of the resource's first charge period on the bill (UTC)
+-- last_seen: end of its last charge period (UTC)
+-- instance_id: the cloud instance id its hosts were matched through, when known
 with matched as (
     select
         resource_id,

@@ -4,6 +4,11 @@
 -- the run's jobs (int_jobs matched on run_id, job name or job id; the latest job gives the run's state and
 -- end), the step's rank in its run (1 = newest), whether it is the run's best ({loss}/{score} in the
 -- pattern) or a milestone (a path token best, final, milestone, keep or release), and the bucket's price.
+-- step_rank: the step's rank in its run, 1 = newest
+-- is_best: the run's best step by its {loss} (lowest) or {score} (highest)
+-- is_milestone: a path token says best, final, milestone, keep or release
+-- run_state: state of the run's latest job
+-- jobs_known: whether the warehouse holds any scheduler jobs (else run_* job columns cannot be known)
 with files as (
     select *
     from storage_objects_current

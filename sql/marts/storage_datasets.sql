@@ -2,6 +2,9 @@
 -- depends_on: storage_objects_current, storage_prices, resources
 -- Size, age, place (bucket or file system, region) and monthly storage cost of every dataset folder, and
 -- whether it sits in a region where the GPU jobs run (regions of GPU instances on the bill).
+-- monthly_cost: storage cost of a month at the priced files' prices, in currency
+-- unpriced_bytes: bytes with no price (neither the bill nor the config has one)
+-- in_job_region: the dataset lies in a region where GPU instances run
 with files as (
     select
         f.*,

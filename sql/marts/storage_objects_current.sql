@@ -6,6 +6,8 @@
 -- otherwise an object under a `datasets:` root is a file of that dataset folder. Paths are matched on their
 -- first segments (as deep as the deepest pattern) and how many segments they have, so each distinct head
 -- (a run's or a dataset's folder) is matched once, not each file.
+-- etag_parts: the part count of a multipart ETag (NULL for a single-part upload)
+-- role: checkpoint | dataset | NULL (under no configured pattern)
 with latest as (
     select
         arg_max(x_file_id, (inventory_at, x_file_id)) as x_file_id,

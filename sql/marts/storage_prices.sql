@@ -5,6 +5,9 @@
 -- 31 days of charges; storage class from SkuPriceDetails or the usage type), the bucket's average when its
 -- bill does not split by class, else the config's `prices: storage_gb_month:` fallback; `price_source`
 -- says which. Bucket attributes (account, region, team, project, owner) come from the bill (resources).
+-- price_per_gb_month: per GB-month, GB = 2^30 bytes
+-- price_source: bill | bill (bucket average: ...) | config
+-- price_detail: how the price was computed (the bill's cost, GB-months and dates), or the config file
 with buckets as (
     select distinct store, bucket, resource_id, region_id
     from storage_objects_current
