@@ -37,7 +37,6 @@ from pipelines.warehouse import one, sql_text
 NULL_STRINGS = ("NULL", "null", "")
 # CSV files above this size (uncompressed) get no x_source_row: numbering rows would serialise the scan
 ROW_NUMBER_LIMIT = 256 << 20
-MAX_TAG_KEYS = 5_000  # distinct tag keys per file beyond which tags are refused (see docs/billing.md)
 
 # ---------------------------------------------------------------------------------------------------
 # deliveries
