@@ -2,7 +2,9 @@
 
 `Cur2Export` writes `data/BILLING_PERIOD=YYYY-MM/<export>-0000N.csv.gz|.parquet` and the
 `metadata/BILLING_PERIOD=YYYY-MM/<export>-Manifest.json` AWS Data Exports writes after the data; every
-line is one hour of one resource, so totals are easy to state.
+line is one hour of one resource, so totals are easy to state. With `parquet=True` the parts are Parquet
+typed as Data Exports writes them: timestamps, DOUBLE money and quantities, and `product` /
+`resource_tags` as MAP(VARCHAR, VARCHAR) columns (CSV carries those maps as JSON text).
 """
 
 from __future__ import annotations
@@ -86,6 +88,44 @@ def csv_bytes(rows: list[dict[str, str]], header: list[str] = CUR2_HEADER, gz: b
     return gzip.compress(data, mtime=0) if gz else data
 
 
+# CUR 2.0 Parquet column types (the rest are VARCHAR); empty CSV fields are NULL in Parquet
+CUR2_PARQUET_TYPES = {
+    "bill_billing_period_start_date": "TIMESTAMP", "bill_billing_period_end_date": "TIMESTAMP",
+    "line_item_usage_start_date": "TIMESTAMP", "line_item_usage_end_date": "TIMESTAMP",
+    "line_item_usage_amount": "DOUBLE",
+    "line_item_unblended_cost": "DOUBLE", "pricing_public_on_demand_cost": "DOUBLE",
+    "savings_plan_savings_plan_effective_cost": "DOUBLE", "split_line_item_split_cost": "DOUBLE",
+    "product": "MAP(VARCHAR, VARCHAR)", "resource_tags": "MAP(VARCHAR, VARCHAR)",
+}  # fmt: skip
+
+
+def parquet_file(rows: list[dict[str, str]], path: Path, header: list[str] = CUR2_HEADER) -> None:
+    """Write the rows as a CUR 2.0 Parquet file (typed columns, MAPs for product and resource_tags)."""
+    import duckdb
+
+    con = duckdb.connect()
+    try:
+        con.execute(
+            "create table t (" + ", ".join(f'"{c}" VARCHAR' for c in header) + ")"  # noqa: S608 - test data
+        )
+        con.executemany(
+            "insert into t values (" + ", ".join("?" for _ in header) + ")",
+            [[r.get(c) or None for c in header] for r in rows],
+        )
+        cols = []
+        for c in header:
+            kind = CUR2_PARQUET_TYPES.get(c, "VARCHAR")
+            if kind.startswith("MAP"):
+                cols.append(f'json_transform("{c}", \'"{kind}"\') as "{c}"')
+            elif kind == "TIMESTAMP":
+                cols.append(f'cast(cast("{c}" as timestamptz) at time zone \'UTC\' as timestamp) as "{c}"')
+            else:
+                cols.append(f'cast("{c}" as {kind}) as "{c}"')
+        con.execute(f"copy (select {', '.join(cols)} from t) to '{path}' (format parquet)")  # noqa: S608
+    finally:
+        con.close()
+
+
 def hours(resource: str, start: datetime, n: int, cost: str, **kw: object) -> list[dict[str, str]]:
     return [line(resource, start + timedelta(hours=i), cost, **kw) for i in range(n)]  # type: ignore[arg-type]
 
@@ -98,6 +138,7 @@ def total(rows: list[dict[str, str]]) -> Decimal:
 class Cur2Export:
     root: Path  # the source's uri (s3 prefix or folder)
     name: str = "cur2"
+    parquet: bool = False  # Parquet parts (MAP columns) instead of CSV.gz
 
     def data_dir(self, period: str) -> Path:
         return self.root / self.name / "data" / f"BILLING_PERIOD={period}"
@@ -120,8 +161,12 @@ class Cur2Export:
         folder.mkdir(parents=True, exist_ok=True)
         paths = []
         for i, rows in enumerate(parts, 1):
-            p = folder / f"{self.name}-{i:05d}.csv.gz"
-            p.write_bytes(csv_bytes(rows))
+            if self.parquet:
+                p = folder / f"{self.name}-{i:05d}.snappy.parquet"
+                parquet_file(rows, p)
+            else:
+                p = folder / f"{self.name}-{i:05d}.csv.gz"
+                p.write_bytes(csv_bytes(rows))
             paths.append(p)
         if manifest:
             keys = [f"s3://bucket/exports/{p.relative_to(self.root).as_posix()}" for p in paths]

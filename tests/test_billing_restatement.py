@@ -268,3 +268,71 @@ def test_savings_plan_and_split_rows_are_never_double_counted(tmp_path: Path, ex
     ).fetchall()[0][0]
     assert split_cost == Decimal("8.000000")  # kept for showback, outside the sums
     con.close()
+
+
+def _restate_with_truncated_part(tmp_path: Path, export: Cur2Export) -> tuple[list[Path], bytes, list[tuple]]:
+    """Load November (exec-1); then AWS rewrites it in place (overwrite mode, exec-2, different totals),
+    and part 2 of the new version arrives cut short in the middle of its gzip stream. Returns the new
+    parts, part 2's full bytes and the rows the first version landed."""
+    export.deliver("2026-11", [hours("i-a", NOV, 24, "3.00"), hours("i-b", NOV, 24, "5.00")], "exec-1")
+    report, con = _run(tmp_path)
+    assert not report.rejected, report.summary()
+    assert _totals(con) == {"2026-11": (48, Decimal("192.000000"))}  # 24 x 3.00 + 24 x 5.00
+    before = con.execute(
+        "select * exclude (x_loaded_at) from billing_line_items order by x_source_file, x_source_row"
+    ).fetchall()
+    con.close()
+    parts = export.deliver(
+        "2026-11", [hours("i-a", NOV, 24, "2.50"), hours("i-b", NOV, 24, "4.00")], "exec-2"
+    )
+    whole = parts[1].read_bytes()
+    parts[1].write_bytes(whole[: len(whole) // 2])
+    return parts, whole, before
+
+
+def test_a_restated_month_with_a_truncated_part_keeps_the_loaded_month_and_reports_the_rejection(
+    tmp_path: Path, export: Cur2Export
+) -> None:
+    """The restatement is rejected as a whole (no half month); the month keeps exactly the rows of the
+    version loaded before, and the run reports the truncated part."""
+    _, _, before = _restate_with_truncated_part(tmp_path, export)
+    report, con = _run(tmp_path)
+    assert report.exit_code == 1
+    by_name = {Path(o.uri).name: o for o in report.outcomes}
+    assert by_name["cur2-00002.csv.gz"].status == "rejected"
+    assert "cur2-00002.csv.gz: cannot read: the gzip stream is truncated" in (
+        by_name["cur2-00002.csv.gz"].error or ""
+    )
+    for name in ("cur2-00001.csv.gz", "cur2-Manifest.json"):  # the rest of the delivery, and why
+        assert by_name[name].status == "rejected"
+        assert "not loaded: cur2-00002.csv.gz of the same delivery was rejected" in (
+            by_name[name].error or ""
+        )
+    assert "rejected: " in report.summary() and "gzip stream is truncated" in report.summary()
+    # the month is untouched: the same rows, the same totals
+    assert _totals(con) == {"2026-11": (48, Decimal("192.000000"))}
+    after = con.execute(
+        "select * exclude (x_loaded_at) from billing_line_items order by x_source_file, x_source_row"
+    ).fetchall()
+    assert after == before
+    con.close()
+
+
+def test_after_a_rejected_restatement_the_ledger_still_holds_the_month_and_the_full_delivery_replaces_it(
+    tmp_path: Path, export: Cur2Export
+) -> None:
+    from pipelines.ingest.billing_checks import reconciliation
+
+    parts, whole, _ = _restate_with_truncated_part(tmp_path, export)
+    report, con = _run(tmp_path)
+    assert report.exit_code == 1
+    # every line in the table belongs to a file the ledger holds as loaded
+    check = reconciliation(con)
+    con.close()
+    # once the whole part arrives, the restatement replaces the month: 24 x 2.50 + 24 x 4.00
+    parts[1].write_bytes(whole)
+    report, con = _run(tmp_path)
+    assert check.passed, check.problems
+    assert not report.rejected, report.summary()
+    assert _totals(con) == {"2026-11": (48, Decimal("156.000000"))}
+    con.close()

@@ -263,6 +263,120 @@ def test_azure_amortized_and_actual_are_never_mixed(tmp_path: Path) -> None:
         con.close()
 
 
+def test_azure_default_dataset_is_amortized_and_the_actual_export_is_skipped(tmp_path: Path) -> None:
+    """No options: the amortized export loads; the actual one (its name says so) is skipped with a note."""
+    files = [BILLING / "azure" / "EA_ActualCost_Small.csv", BILLING / "azure" / "EA_AmortizedCost_Small.csv"]
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    for f in files:
+        (landing / f.name).write_bytes(f.read_bytes())
+    write_config(tmp_path, "sources:\n  - {name: az, kind: azure, uri: landing/}\n")
+    config = load_config(tmp_path / "wastewatch.yaml")
+    con = connect(config.warehouse_path)
+    report = ingest(con, config)
+    assert not report.rejected, report.summary()
+    assert [Path(o.uri).name for o in report.outcomes] == ["EA_AmortizedCost_Small.csv"]
+    [note] = [n for n in report.notes if "never mixed" in n]
+    assert "1 file(s) of the actual export skipped (options.dataset: amortized" in note
+    assert note.endswith("EA_ActualCost_Small.csv")
+    _assert_reconciled(con, files[1], azure_expected(files[1], "amortized"))
+    # the amortized view: the reservation- and savings-plan-covered usage lines bill 0 (the purchase
+    # billed them) and carry their amortised cost as effective cost
+    covered = con.execute(
+        "select billed_cost, effective_cost from billing_line_items "
+        "where commitment_discount_id is not null order by effective_cost desc"
+    ).fetchall()
+    assert covered == [
+        (Decimal("0.000000"), Decimal("0.493152")),
+        (Decimal("0.000000"), Decimal("0.006000")),
+    ]
+    con.close()
+
+
+def _azure_unnamed(tmp_path: Path) -> Path:
+    """The two EA exports in folders and under names that do not say which is which."""
+    landing = tmp_path / "landing"
+    for folder, f in (("export-a", "EA_ActualCost_Small.csv"), ("export-b", "EA_AmortizedCost_Small.csv")):
+        (landing / folder).mkdir(parents=True)
+        (landing / folder / "part_0_0001.csv").write_bytes((BILLING / "azure" / f).read_bytes())
+    return landing
+
+
+@pytest.mark.parametrize("dataset", ["", "amortized", "actual"])
+def test_azure_dataset_is_told_by_the_rows_when_names_do_not_say(dataset: str, tmp_path: Path) -> None:
+    """Only an actual export has commitment purchases; only an amortized one has commitment-covered usage
+    with a cost. A file of the other dataset is rejected with the row that shows it; nothing of it lands."""
+    _azure_unnamed(tmp_path)
+    options = f", options: {{dataset: {dataset}}}" if dataset else ""
+    write_config(tmp_path, f"sources:\n  - {{name: az, kind: azure, uri: landing/{options}}}\n")
+    config = load_config(tmp_path / "wastewatch.yaml")
+    con = connect(config.warehouse_path)
+    report = ingest(con, config)
+    wanted = dataset or "amortized"
+    keep, other = ("export-b", "export-a") if wanted == "amortized" else ("export-a", "export-b")
+    [loaded] = report.of("loaded")
+    assert f"/{keep}/" in loaded.uri
+    [bad] = report.rejected
+    assert f"/{other}/" in bad.uri
+    why = (
+        "this is the actual export: 1 reservation / savings plan purchase row(s) (data row 1)"
+        if wanted == "amortized"
+        else "this is the amortized export: 2 unused-commitment or amortised commitment-usage row(s) (data row 1)"
+    )
+    assert (bad.error or "").endswith(
+        f"part_0_0001.csv: {why}; the source loads the {wanted} export (options.dataset: {wanted}), and the "
+        f"two describe the same spend, so mixing them would count it twice: move the "
+        f"{'actual' if wanted == 'amortized' else 'amortized'} export to a source of its own "
+        f"(options.dataset: {'actual' if wanted == 'amortized' else 'amortized'})"
+    )
+    files = {r[0] for r in con.execute("select distinct x_source_file from billing_line_items").fetchall()}
+    assert files == {loaded.uri}
+    expected = azure_expected(
+        BILLING
+        / "azure"
+        / ("EA_AmortizedCost_Small.csv" if wanted == "amortized" else "EA_ActualCost_Small.csv"),
+        wanted,
+    )
+    got = con.execute(
+        "select count(*), sum(billed_cost), sum(effective_cost) from billing_line_items"
+    ).fetchall()[0]
+    assert (got[0], _cents(got[1]), _cents(got[2])) == (expected[0], _cents(expected[1]), _cents(expected[2]))
+    con.close()
+
+
+def test_azure_export_manifest_type_tells_the_dataset(tmp_path: Path) -> None:
+    """Newer Cost Management exports write `exportConfig.type` into each run's manifest.json: a run of the
+    other dataset is skipped (with its manifest) before anything is read."""
+    landing = tmp_path / "landing"
+    for export, kind, f in (
+        ("daily-a", "ActualCost", "EA_ActualCost_Small.csv"),
+        ("daily-b", "AmortizedCost", "EA_AmortizedCost_Small.csv"),
+    ):
+        run = landing / export / "20230901-20230930" / "202309220416"
+        run.mkdir(parents=True)
+        (run / "part_0_0001.csv").write_bytes((BILLING / "azure" / f).read_bytes())
+        manifest = {
+            "manifestVersion": "2024-04-01",
+            "exportConfig": {"exportName": export, "type": kind, "dataVersion": "2021-10-01"},
+            "runInfo": {"runId": f"run-{export}"},
+            "blobs": [{"blobName": f"{export}/20230901-20230930/202309220416/part_0_0001.csv"}],
+        }
+        (run / "manifest.json").write_text(__import__("json").dumps(manifest), encoding="utf-8")
+    write_config(tmp_path, "sources:\n  - {name: az, kind: azure, uri: landing/}\n")
+    config = load_config(tmp_path / "wastewatch.yaml")
+    con = connect(config.warehouse_path)
+    report = ingest(con, config)
+    assert not report.rejected, report.summary()
+    assert sorted(o.uri.split("/landing/")[1] for o in report.of("loaded")) == [
+        "daily-b/20230901-20230930/202309220416/manifest.json",
+        "daily-b/20230901-20230930/202309220416/part_0_0001.csv",
+    ]
+    [note] = [n for n in report.notes if "never mixed" in n]
+    assert "2 file(s) of the actual export skipped" in note
+    assert con.execute("select count(*) from billing_line_items").fetchall() == [(28,)]
+    con.close()
+
+
 def test_azure_quirks_bom_braceless_tags_inclusive_period_end(tmp_path: Path) -> None:
     path = BILLING / "azure" / "EA_AmortizedCost_Small.csv"
     con = _load(tmp_path, "azure", [path])
@@ -315,4 +429,32 @@ def test_focus_spec_examples_reconcile_or_are_rejected_precisely(path: Path, tmp
     else:
         assert not report.rejected, report.summary()
         _assert_reconciled(con, path, focus_expected(path))
+    con.close()
+
+
+OCI_NATIVE = BILLING / "oci" / "oci_reports_cost-csv_0000000030000269.csv"
+
+
+@pytest.mark.parametrize("kind", ["focus", "aws_cur", "aws_cur2", "azure", "gcp"])
+def test_oci_native_cost_report_is_rejected_precisely_by_every_billing_kind(
+    kind: str, tmp_path: Path
+) -> None:
+    """OCI's native cost report is not supported (docs/billing.md): the message says so and points at
+    OCI's FOCUS export, whichever billing kind the file was given to; nothing lands."""
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    (landing / OCI_NATIVE.name).write_bytes(OCI_NATIVE.read_bytes())
+    write_config(tmp_path, f"sources:\n  - {{name: s, kind: {kind}, uri: landing/}}\n")
+    config = load_config(tmp_path / "wastewatch.yaml")
+    con = connect(config.warehouse_path)
+    report = ingest(con, config)
+    [bad] = report.rejected
+    assert bad.error == (
+        f"{landing / OCI_NATIVE.name}:1: not supported: an OCI native cost report (lineItem/referenceNo, "
+        "lineItem/intervalUsageStart, cost/myCost, ...); use OCI's FOCUS export instead (the FOCUS reports "
+        "OCI writes next to its cost reports), loaded with kind: focus"
+    )
+    assert report.exit_code == 1
+    assert con.execute("select count(*) from billing_line_items").fetchall() == [(0,)]
+    assert con.execute("select status from ingest_files").fetchall() == [("rejected",)]
     con.close()

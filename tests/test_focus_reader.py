@@ -13,7 +13,7 @@ import pytest
 
 from pipelines.config import Config
 from pipelines.ingest import ingest
-from tests.conftest import FOCUS_SAMPLE, copy_into
+from tests.conftest import FIXTURES, FOCUS_SAMPLE, copy_into
 
 
 def _file_totals(path: Path) -> tuple[int, Decimal]:
@@ -161,3 +161,285 @@ def test_bad_file_is_rejected_with_its_name_and_the_rest_loads(
         ][0]
         == "rejected"
     )
+
+
+# --- FOCUS versions and provider FOCUS exports -------------------------------------------------------
+
+FOCUS_1_0 = [
+    "AvailabilityZone", "BilledCost", "BillingAccountId", "BillingAccountName", "BillingCurrency",
+    "BillingPeriodEnd", "BillingPeriodStart", "ChargeCategory", "ChargeClass", "ChargeDescription",
+    "ChargeFrequency", "ChargePeriodEnd", "ChargePeriodStart", "CommitmentDiscountCategory",
+    "CommitmentDiscountId", "CommitmentDiscountName", "CommitmentDiscountStatus", "CommitmentDiscountType",
+    "ConsumedQuantity", "ConsumedUnit", "ContractedCost", "ContractedUnitPrice", "EffectiveCost",
+    "InvoiceIssuerName", "ListCost", "ListUnitPrice", "PricingCategory", "PricingQuantity", "PricingUnit",
+    "ProviderName", "PublisherName", "RegionId", "RegionName", "ResourceId", "ResourceName", "ResourceType",
+    "ServiceCategory", "ServiceName", "SkuId", "SkuPriceId", "SubAccountId", "SubAccountName", "Tags",
+]  # fmt: skip
+ADDED_1_1 = ["CapacityReservationId", "CapacityReservationStatus", "CommitmentDiscountQuantity",
+             "CommitmentDiscountUnit", "ServiceSubcategory", "SkuMeter", "SkuPriceDetails"]  # fmt: skip
+ADDED_1_2 = ["BillingAccountType", "SubAccountType", "InvoiceId", "PricingCurrency",
+             "PricingCurrencyContractedUnitPrice", "PricingCurrencyEffectiveCost",
+             "PricingCurrencyListUnitPrice"]  # fmt: skip
+
+
+def _focus_row(**over: str) -> dict[str, str]:
+    row = {
+        "BilledCost": "98.32", "EffectiveCost": "61.25", "ListCost": "98.32", "ContractedCost": "98.32",
+        "BillingAccountId": "111122223333", "BillingAccountName": "acme", "BillingCurrency": "USD",
+        "BillingPeriodStart": "2024-11-01T00:00:00Z", "BillingPeriodEnd": "2024-12-01T00:00:00Z",
+        "ChargePeriodStart": "2024-11-02T10:00:00Z", "ChargePeriodEnd": "2024-11-02T11:00:00Z",
+        "ChargeCategory": "Usage", "ChargeFrequency": "Usage-Based", "ChargeDescription": "p5.48xlarge hour",
+        "ConsumedQuantity": "1", "ConsumedUnit": "Hours", "PricingQuantity": "1", "PricingUnit": "Hours",
+        "ListUnitPrice": "98.32", "ContractedUnitPrice": "98.32", "PricingCategory": "Committed",
+        "CommitmentDiscountId": "arn:aws:savingsplans::111122223333:savingsplan/sp-1",
+        "CommitmentDiscountCategory": "Spend", "CommitmentDiscountStatus": "Used",
+        "CommitmentDiscountType": "Compute Savings Plans", "InvoiceIssuerName": "AWS",
+        "ProviderName": "AWS", "PublisherName": "AWS", "RegionId": "us-east-1", "RegionName": "US East",
+        "ResourceId": "i-0gpu", "ResourceName": "trainer", "ResourceType": "Instance",
+        "ServiceCategory": "Compute", "ServiceName": "Amazon EC2", "SkuId": "SKU1", "SkuPriceId": "SKU1.P1",
+        "SubAccountId": "444455556666", "SubAccountName": "ml", "Tags": '{"user:Team": "nlp"}',
+    }  # fmt: skip
+    row.update(over)
+    return row
+
+
+def _write_focus(path: Path, columns: list[str], rows: list[dict[str, str]]) -> None:
+    import io
+
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    path.write_text(buf.getvalue(), encoding="utf-8")
+
+
+def test_a_focus_1_1_file_is_read_as_1_1_with_its_new_columns(
+    project: Path, config: Config, con: duckdb.DuckDBPyConnection
+) -> None:
+    row = _focus_row(
+        ServiceSubcategory="Virtual Machines",
+        SkuMeter="Compute Usage",
+        SkuPriceDetails='{"InstanceType": "p5.48xlarge", "GpuCount": 8}',
+        CommitmentDiscountQuantity="98.32",
+        CommitmentDiscountUnit="USD",
+        CapacityReservationId="cr-0abc",
+        CapacityReservationStatus="used",
+    )
+    _write_focus(project / "landing" / "billing" / "focus-1.1.csv", FOCUS_1_0 + ADDED_1_1, [row])
+    report = ingest(con, config)
+    assert not report.rejected, report.summary()
+    got = con.execute(
+        """select x_focus_version, service_subcategory, sku_meter, x_instance_type, x_gpu_count,
+                  commitment_discount_quantity, commitment_discount_unit, capacity_reservation_id,
+                  capacity_reservation_status, billed_cost, effective_cost, team, invoice_id
+           from billing_line_items"""
+    ).fetchall()
+    assert got == [
+        ("1.1", "Virtual Machines", "Compute Usage", "p5.48xlarge", 8, 98.32, "USD", "cr-0abc", "Used",
+         Decimal("98.320000"), Decimal("61.250000"), "nlp", None)
+    ]  # fmt: skip
+
+
+def test_a_focus_1_2_file_is_read_as_1_2_with_its_new_columns(
+    project: Path, config: Config, con: duckdb.DuckDBPyConnection
+) -> None:
+    row = _focus_row(
+        BillingAccountType="Billing Account",
+        SubAccountType="AWS Account",
+        InvoiceId="INV-2024-11-001",
+        BillingCurrency="EUR",
+        PricingCurrency="USD",
+        PricingCurrencyContractedUnitPrice="106.0",
+        PricingCurrencyEffectiveCost="66.04",
+        PricingCurrencyListUnitPrice="106.0",
+    )
+    _write_focus(project / "landing" / "billing" / "focus-1.2.csv", FOCUS_1_0 + ADDED_1_1 + ADDED_1_2, [row])
+    report = ingest(con, config)
+    assert not report.rejected, report.summary()
+    got = con.execute(
+        """select x_focus_version, billing_account_type, sub_account_type, invoice_id, billing_currency,
+                  pricing_currency, pricing_currency_contracted_unit_price, pricing_currency_effective_cost,
+                  pricing_currency_list_unit_price, effective_cost
+           from billing_line_items"""
+    ).fetchall()
+    assert got == [
+        ("1.2", "Billing Account", "AWS Account", "INV-2024-11-001", "EUR", "USD", Decimal("106.000000000000"),
+         Decimal("66.040000"), Decimal("106.000000000000"), Decimal("61.250000"))
+    ]  # fmt: skip
+
+
+AZURE_FOCUS_1_2 = FIXTURES / "billing" / "azure" / "FocusCost_1.2-preview.json"
+
+
+def test_azure_focuscost_1_2_export_keeps_every_x_column(
+    project: Path, config: Config, con: duckdb.DuckDBPyConnection
+) -> None:
+    """A FocusCost export built from Microsoft's own 1.2-preview column list (106 columns, 53 `x_`): the
+    FOCUS columns land in their columns, every `x_` column is kept in x_extra under its own name."""
+    import json
+
+    meta = json.loads(AZURE_FOCUS_1_2.read_text(encoding="utf-8"))
+    assert meta["FocusVersion"] == "1.2"
+    columns = [c["ColumnName"] for c in meta["Columns"]]
+    x_columns = [c for c in columns if c.startswith("x_")]
+    assert len(columns) == 106 and len(x_columns) == 53
+    sub = "/subscriptions/1caaa5a3-2b66-438e-8ab4-bce37d518c5d"
+    vm = f"{sub}/resourcegroups/ml/providers/microsoft.compute/virtualmachines/nd-trainer-1"
+    base = {
+        "BilledCost": "27.1968", "EffectiveCost": "27.1968", "ListCost": "27.1968", "ContractedCost": "27.1968",
+        "BillingAccountId": "/providers/Microsoft.Billing/billingAccounts/8611537",
+        "BillingAccountName": "Trey Research", "BillingAccountType": "Billing Account", "BillingCurrency": "USD",
+        "BillingPeriodStart": "2024-11-01T00:00:00Z", "BillingPeriodEnd": "2024-12-01T00:00:00Z",
+        "ChargePeriodStart": "2024-11-02T00:00:00Z", "ChargePeriodEnd": "2024-11-03T00:00:00Z",
+        "ChargeCategory": "Usage", "ChargeFrequency": "Usage-Based", "ConsumedQuantity": "1",
+        "ConsumedUnit": "Hours", "PricingQuantity": "1", "PricingUnit": "Hours", "PricingCategory": "Standard",
+        "PricingCurrency": "USD", "InvoiceIssuerName": "Microsoft", "ProviderName": "Microsoft",
+        "PublisherName": "Microsoft", "RegionId": "eastus", "RegionName": "East US", "ResourceId": vm,
+        "ResourceName": "nd-trainer-1", "ResourceType": "Virtual machine", "ServiceCategory": "Compute",
+        "ServiceName": "Virtual Machines", "SubAccountId": sub, "SubAccountName": "ML Research",
+        "SubAccountType": "Subscription", "Tags": '{"team": "vision"}',
+    }  # fmt: skip
+    rows = []
+    for i, cost in enumerate(("27.1968", "3.5")):
+        row = dict(base, BilledCost=cost, EffectiveCost=cost, ListCost=cost, ContractedCost=cost)
+        for c in meta["Columns"]:
+            name = c["ColumnName"]
+            if name.startswith("x_"):  # every x_ column gets a value of its type
+                row[name] = {
+                    "Decimal": f"{i + 1}.5",
+                    "DateTime": "2024-11-02T00:00:00Z",
+                    "Boolean": "True",
+                    "Number": "36",
+                    "JSON": '{"ServiceType": "Standard_ND96asr_v4", "VCPUs": 96}',
+                }.get(c["DataType"], f"{name[2:]}-{i}")
+        rows.append(row)
+    _write_focus(project / "landing" / "billing" / "part_0_0001.csv", columns, rows)
+    report = ingest(con, config)
+    assert not report.rejected, report.summary()
+    got = con.execute(
+        "select x_focus_version, billed_cost, team, sub_account_type, x_extra from billing_line_items "
+        "order by billed_cost desc"
+    ).fetchall()
+    assert [r[:4] for r in got] == [
+        ("1.2", Decimal("27.196800"), "vision", "Subscription"),
+        ("1.2", Decimal("3.500000"), "vision", "Subscription"),
+    ]
+    extra = json.loads(got[0][4])
+    assert sorted(extra) == sorted(x_columns)
+    assert extra["x_ResourceGroupName"] == "ResourceGroupName-0"
+    assert extra["x_BilledCostInUsd"] == "1.5" and json.loads(got[1][4])["x_BilledCostInUsd"] == "2.5"
+    assert extra["x_AmortizationClass"] == "AmortizationClass-0"  # a 1.2-preview addition
+    assert json.loads(extra["x_SkuDetails"]) == {"ServiceType": "Standard_ND96asr_v4", "VCPUs": 96}
+
+
+def _aws_focus_parquet(path: Path, rows: list[dict[str, object]]) -> None:
+    """AWS Data Exports "FOCUS 1.0 with AWS columns" as Parquet: DOUBLE money and quantities, TIMESTAMP
+    periods, Tags and x_CostCategories MAP(VARCHAR, VARCHAR), x_Discounts MAP(VARCHAR, DOUBLE)."""
+    import json
+
+    types = {c: "VARCHAR" for c in FOCUS_1_0}
+    for c in ("BilledCost", "EffectiveCost", "ListCost", "ContractedCost", "ConsumedQuantity",
+              "PricingQuantity", "ListUnitPrice", "ContractedUnitPrice"):  # fmt: skip
+        types[c] = "DOUBLE"
+    for c in ("BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd"):
+        types[c] = "TIMESTAMP"
+    types |= {"Tags": "MAP(VARCHAR, VARCHAR)", "x_CostCategories": "MAP(VARCHAR, VARCHAR)",
+              "x_Discounts": "MAP(VARCHAR, DOUBLE)", "x_Operation": "VARCHAR", "x_ServiceCode": "VARCHAR",
+              "x_UsageType": "VARCHAR"}  # fmt: skip
+    mem = duckdb.connect()
+    cols = list(types)
+    mem.execute("create table t (" + ", ".join(f'"{c}" VARCHAR' for c in cols) + ")")
+    mem.executemany(
+        "insert into t values (" + ", ".join("?" for _ in cols) + ")",
+        [[json.dumps(r[c]) if isinstance(r.get(c), dict) else r.get(c) for c in cols] for r in rows],
+    )
+    select = []
+    for c, t in types.items():
+        if t.startswith("MAP"):
+            select.append(f'json_transform("{c}", \'"{t}"\') as "{c}"')
+        elif t == "TIMESTAMP":
+            select.append(f'cast(cast("{c}" as timestamptz) at time zone \'UTC\' as timestamp) as "{c}"')
+        else:
+            select.append(f'cast("{c}" as {t}) as "{c}"')
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mem.execute(f"copy (select {', '.join(select)} from t) to '{path}' (format parquet)")
+    mem.close()
+
+
+def _aws_focus_delivery(root: Path, period: str, execution: str, rows: list[dict[str, object]]) -> None:
+    import json
+
+    data = root / "focus" / "data" / f"BILLING_PERIOD={period}" / "focus-00001.snappy.parquet"
+    _aws_focus_parquet(data, rows)
+    manifest = root / "focus" / "metadata" / f"BILLING_PERIOD={period}" / "focus-Manifest.json"
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    manifest.write_text(
+        json.dumps(
+            {
+                "executionId": execution,
+                "billingPeriod": {"start": f"{period}-01T00:00:00.000Z"},
+                "dataFiles": [
+                    f"s3://bucket/exports/focus/data/BILLING_PERIOD={period}/focus-00001.snappy.parquet"
+                ],
+            }
+        ),
+        encoding="utf-8",
+    )
+
+
+def test_aws_focus_export_in_billing_period_folders_follows_its_manifest(
+    project: Path, config: Config, con: duckdb.DuckDBPyConnection
+) -> None:
+    """AWS "FOCUS 1.0 with AWS columns": Parquet under data/BILLING_PERIOD=YYYY-MM/ with a manifest, like
+    CUR 2.0. MAP tags land as tags, the x_ columns in x_extra, x_UsageType gives the instance type; a new
+    execution restates the month."""
+    landing = project / "landing" / "billing"
+
+    def gpu_hour(hour: int, cost: float, **over: object) -> dict[str, object]:
+        row: dict[str, object] = {
+            **_focus_row(ChargePeriodStart=f"2024-11-02T{hour:02d}:00:00Z",
+                         ChargePeriodEnd=f"2024-11-02T{hour + 1:02d}:00:00Z",
+                         BilledCost=str(cost), EffectiveCost=str(cost), ListCost=str(cost)),
+            "Tags": {"user_team": "nlp", "aws:createdBy": "ops"},
+            "x_CostCategories": {"env": "prod"},
+            "x_Discounts": {"bundled_discount": -0.5},
+            "x_Operation": "RunInstances",
+            "x_ServiceCode": "AmazonEC2",
+            "x_UsageType": "USE1-BoxUsage:p5.48xlarge",
+        }  # fmt: skip
+        row.update(over)
+        return row
+
+    _aws_focus_delivery(landing, "2024-11", "exec-1", [gpu_hour(h, 98.32) for h in range(3)])
+    report = ingest(con, config)
+    assert not report.rejected, report.summary()
+    assert sorted(Path(o.uri).name for o in report.of("loaded")) == [
+        "focus-00001.snappy.parquet",
+        "focus-Manifest.json",
+    ]
+    row = con.execute(
+        "select x_focus_version, tags, team, x_instance_type, x_billing_period, x_extra from billing_line_items "
+        "limit 1"
+    ).fetchall()[0]
+    assert row[:5] == ("1.0", {"team": "nlp", "aws:createdby": "ops"}, "nlp", "p5.48xlarge", "2024-11")
+    import json
+
+    extra = json.loads(row[5])
+    assert (extra["x_Operation"], extra["x_ServiceCode"], extra["x_UsageType"]) == (
+        "RunInstances", "AmazonEC2", "USE1-BoxUsage:p5.48xlarge",
+    )  # fmt: skip
+    assert extra["x_CostCategories"] == {"env": "prod"} and extra["x_Discounts"] == {"bundled_discount": -0.5}
+    assert con.execute("select sum(billed_cost) from billing_line_items").fetchall() == [
+        (Decimal("294.960000"),)
+    ]
+
+    # AWS rewrites the month: the new execution replaces it (2 hours at 90.00)
+    _aws_focus_delivery(landing, "2024-11", "exec-2", [gpu_hour(h, 90.0) for h in range(2)])
+    report = ingest(con, config)
+    assert not report.rejected, report.summary()
+    assert con.execute("select count(*), sum(billed_cost) from billing_line_items").fetchall() == [
+        (2, Decimal("180.000000"))
+    ]
+    assert con.execute(
+        "select distinct delivery_id, billing_period from ingest_files where status = 'loaded'"
+    ).fetchall() == [("exec-2", "2024-11")]

@@ -437,7 +437,7 @@ def _ingest_delivery(
                     r["file_id"]
                     for r in ledger.values()
                     if r["billing_period"] == d.period and r["status"] in ("loaded", "superseded")
-                ]
+                ] + [file_id(source.name, f.uri) for f in d.files]  # same-named files of an older version
                 # every row an earlier version of this period loaded (the ledger knows its files)
                 con.execute(
                     f"delete from {target} where x_file_id in (select unnest($ids))",  # noqa: S608 - our constant
@@ -528,6 +528,21 @@ def _reject_delivery(
     with transaction(con):
         for f in members:
             fid = file_id(source.name, f.uri)
+            held = one(con, "select status from ingest_files where file_id = $id", {"id": fid})
+            if held is not None and held[0] == "loaded":
+                # an earlier version under the same name still holds its lines: keep them, and keep its
+                # size/ETag in the ledger so that the next run sees the new version again and retries
+                why = (
+                    error
+                    if f.uri == exc.file or len(members) == 1
+                    else f"{f.uri}: not loaded: {Path(exc.file).name} of the same delivery was rejected ({error})"
+                )
+                con.execute(
+                    "update ingest_files set error = $e, checked_at = $now where file_id = $id",
+                    {"e": f"new version rejected: {why}", "now": now, "id": fid},
+                )
+                out.append(outcome(f, "rejected", error=why))
+                continue
             if f.uri == exc.file or len(members) == 1:
                 _record(con, fid, source, f, checksums.get(f.uri), "rejected", error, None, now)
                 out.append(outcome(f, "rejected", error=error))

@@ -4,7 +4,8 @@
 --             pipelines/ingest/readers/gcp.py
 -- `cost` is before credits; credits are negative, so billed and effective cost = cost + credits (what
 -- Google invoices). invoice.month is a month in US Pacific time: the billing period starts at its local
--- midnight, converted to UTC. Labels become tags (project labels added where the resource has no such key).
+-- midnight, converted to UTC. Labels become tags (project labels added where the resource has no such
+-- key once both are normalised).
 with typed as (
     select
         _row,
@@ -54,6 +55,9 @@ categories as (
         unnest($category_names) as service_category
 ),
 
+-- resource labels win over project labels on the same key AFTER normalisation (a resource `Team=nlp`
+-- beats a project `team=proj-team`): each side is normalised on its own, then the resource's map is laid
+-- over the project's. x_tags_raw keeps both sides' raw keys (the resource's value on an identical raw key).
 tag_sets as (
     select
         h,
@@ -67,19 +71,29 @@ tag_sets as (
     from (
         select
             h,
-            raw,
-            normalize_tags(raw) as tags
+            nullif(json_merge_patch(coalesce(project_raw, '{}'), coalesce(resource_raw, '{}'))::varchar, '{}')
+                as raw,
+            case
+                when cardinality(merged) > 0 then merged
+            end as tags
         from (
             select
-                hash(_labels_raw, _project_labels_raw) as h,
-                -- resource labels first: on a key both have, the resource's value wins
-                nullif(json_merge_patch(
-                    coalesce(gcp_labels_json(any_value(_project_labels_raw)), '{}'),
-                    coalesce(gcp_labels_json(any_value(_labels_raw)), '{}')
-                )::varchar, '{}') as raw
-            from _src
-            where _labels_raw is not null or _project_labels_raw is not null
-            group by 1
+                h,
+                resource_raw,
+                project_raw,
+                map_concat(
+                    coalesce(normalize_tags(project_raw), map()::map(varchar, varchar)),
+                    coalesce(normalize_tags(resource_raw), map()::map(varchar, varchar))
+                ) as merged
+            from (
+                select
+                    hash(_labels_raw, _project_labels_raw) as h,
+                    gcp_labels_json(any_value(_labels_raw)) as resource_raw,
+                    gcp_labels_json(any_value(_project_labels_raw)) as project_raw
+                from _src
+                where _labels_raw is not null or _project_labels_raw is not null
+                group by 1
+            )
         )
     )
 )

@@ -30,6 +30,7 @@ from pipelines.ingest.readers.billing_common import (
     open_relation,
     read_header,
 )
+from pipelines.ingest.readers.focus import reject_oci_native
 
 CATALOG = Path(__file__).with_name("billing_service_categories.csv")
 
@@ -166,6 +167,7 @@ class AwsCurReader(BillingReader):
             squash("line_item_unblended_cost") not in by_key
             or squash("line_item_usage_start_date") not in by_key
         ):
+            reject_oci_native(rel, file)  # its lineItem/ columns look like a CUR's
             shown = ", ".join(list(rel.types)[:6]) + (", ..." if len(rel.types) > 6 else "")
             raise RejectedFile(
                 file.uri,

@@ -7,13 +7,20 @@ id) and legacy "usage details" v1 (`PreTaxCost`, `UsageDateTime`, `InstanceId`, 
 (`"env": "prod","team": "nlp"`) in EA/MCA exports and a JSON object in legacy ones; both are read.
 
 Actual and amortized exports are never mixed for one source: `options.dataset` (default `amortized`)
-picks one; a file whose path names the other (`..._ActualCost_...`, `.../actual/...`) is skipped with
-a note. Export folders (`<YYYYMMDD-YYYYMMDD>/<run>/.../part_*.csv` with `manifest.json`) are followed:
-the newest run replaces the month.
+picks one. Files of the other dataset are skipped with a note when their path says so
+(`..._ActualCost_...`, `.../actual/...`) or their run's `manifest.json` does (`exportConfig.type`
+`ActualCost` / `AmortizedCost`). Every other file is checked by its rows before it is loaded: only an
+actual export has reservation / savings plan purchases (`ChargeType` `Purchase` with `PricingModel`
+`Reservation` / `SavingsPlan` or a reservation id), only an amortized one has `UnusedReservation` /
+`UnusedSavingsPlan` rows or commitment-covered usage with a cost; a file of the other dataset is rejected
+with the row that shows it (the warehouse is unchanged). Export folders
+(`<YYYYMMDD-YYYYMMDD>/<run>/.../part_*.csv` with `manifest.json`) are followed: the newest run replaces
+the month.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import PurePosixPath
@@ -31,8 +38,11 @@ from pipelines.ingest.readers.billing_common import (
     Delivery,
     Relation,
     Spec,
+    _src_cte,
+    is_manifest,
     plan_deliveries,
 )
+from pipelines.ingest.readers.focus import reject_oci_native
 
 # canonical `_src` column -> the squashed spellings of EA, MCA and legacy exports, in preference order
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -77,6 +87,21 @@ _ACTUAL = re.compile(r"actual", re.IGNORECASE)
 _AMORTIZED = re.compile(r"amorti[sz]ed", re.IGNORECASE)
 
 
+# exportConfig.type of a Cost Management export manifest -> dataset (FocusCost and others: no verdict)
+_MANIFEST_TYPES = {"actualcost": "actual", "usage": "actual", "amortizedcost": "amortized"}
+
+
+def dataset_of_manifest(text: str) -> str | None:
+    """'actual' / 'amortized' from a run's manifest.json (`exportConfig.type`), else None."""
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        return None
+    config = doc.get("exportConfig") if isinstance(doc, dict) else None
+    kind = config.get("type") if isinstance(config, dict) else None
+    return _MANIFEST_TYPES.get(str(kind or "").lower())
+
+
 def dataset_of_path(relative: str) -> str | None:
     """'actual' / 'amortized' when the path says which export it is, else None."""
     text = str(PurePosixPath(relative))
@@ -96,19 +121,48 @@ class AzureReader(BillingReader):
         self, files: list[SourceFile], read_text: Callable[[SourceFile], str], options: BillingOptions
     ) -> tuple[list[Delivery], list[str]]:
         dataset = options.dataset if isinstance(options, AzureOptions) else "amortized"
+        # a run folder's manifest says which export it is (newer exports: exportConfig.type)
+        folders: dict[str, str] = {}
+        for f in files:
+            if is_manifest(f):
+                try:
+                    found = dataset_of_manifest(read_text(f))
+                except Exception:  # noqa: BLE001 - unreadable manifests are reported by plan_deliveries
+                    found = None
+                if found is not None:
+                    folders[str(PurePosixPath(f.relative).parent)] = found
         keep, skipped = [], []
         for f in files:
-            other = dataset_of_path(f.relative)
+            other = _manifest_dataset(folders, f.relative) or dataset_of_path(f.relative)
             (skipped if other is not None and other != dataset else keep).append(f)
         deliveries, notes = plan_deliveries(keep, read_text, options)
         if skipped:
             notes.append(
                 f"{len(skipped)} file(s) of the {'actual' if dataset == 'amortized' else 'amortized'} export "
-                f"skipped (options.dataset: {dataset}; the two are never mixed): "
+                f"skipped (options.dataset: {dataset}; the two are never mixed; told by the file path or the "
+                "manifest's exportConfig.type): "
                 + ", ".join(PurePosixPath(f.relative).name for f in skipped[:3])
                 + (", ..." if len(skipped) > 3 else "")
             )
         return deliveries, notes
+
+    def probe(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> Relation:
+        """Open the file, then check by its rows that it is the configured dataset (names may not say)."""
+        rel = super().probe(con, file, ctx)
+        options = self.options(ctx)
+        dataset = options.dataset if isinstance(options, AzureOptions) else "amortized"
+        spec = self.spec(con, rel, file, ctx)
+        found = _dataset_of_rows(con, rel, spec)
+        if found is not None and found[0] != dataset:
+            other, row, why = found
+            where = f" (data row {row})" if row else ""
+            raise RejectedFile(
+                file.uri,
+                f"this is the {other} export: {why}{where}; the source loads the {dataset} export "
+                f"(options.dataset: {dataset}), and the two describe the same spend, so mixing them would "
+                f"count it twice: move the {other} export to a source of its own (options.dataset: {other})",
+            )
+        return rel
 
     def spec(self, con: duckdb.DuckDBPyConnection, rel: Relation, file: SourceFile, ctx: LoadContext) -> Spec:
         options = self.options(ctx)
@@ -127,6 +181,7 @@ class AzureReader(BillingReader):
                 columns[canonical] = f"{quote_ident(found)}::varchar"
         missing = [c for c in REQUIRED if columns[c] == "null::varchar"]
         if missing:
+            reject_oci_native(rel, file)
             shown = ", ".join(list(rel.types)[:6]) + (", ..." if len(rel.types) > 6 else "")
             raise RejectedFile(
                 file.uri,
@@ -170,3 +225,51 @@ class AzureReader(BillingReader):
             file_effective=cost,
             bind={"category_services": services, "category_names": categories, "dataset": dataset},
         )
+
+
+def _manifest_dataset(folders: dict[str, str], relative: str) -> str | None:
+    parts = PurePosixPath(relative).parts
+    for i in range(len(parts) - 1, 0, -1):
+        found = folders.get(str(PurePosixPath(*parts[:i])))
+        if found is not None:
+            return found
+    return None
+
+
+# rows only one of the two datasets has (Microsoft Learn, "Get EA and MCA reservation costs and usage";
+# formats.md 5.2): the actual export lists commitment purchases and bills covered usage at 0; the amortized
+# export has no commitment purchases, prices covered usage at the amortised rate and adds unused commitment
+_COMMITMENT = "lower(replace(coalesce(pricing_model, ''), ' ', '')) in ('reservation', 'savingsplan')"
+_ACTUAL_ROW = (
+    "lower(charge_type) = 'purchase' and "
+    f"({_COMMITMENT} or nullif(trim(reservation_id), '') is not null or nullif(trim(benefit_id), '') is not null)"
+)
+_AMORTIZED_ROW = (
+    "lower(charge_type) in ('unusedreservation', 'unusedsavingsplan') or "
+    f"(lower(charge_type) = 'usage' and {_COMMITMENT} and try_cast(cost as decimal(18, 6)) <> 0)"
+)
+
+
+def _dataset_of_rows(
+    con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec
+) -> tuple[str, int | None, str] | None:
+    """('actual' | 'amortized', first data row showing it, why) when the rows tell; None when they do not
+    (no commitments: the two exports are then the same) or contradict each other."""
+    if spec.columns.get("charge_type", "null::varchar") == "null::varchar":
+        return None
+    cte = _src_cte(rel.from_clause, rel.row_expr, spec.columns)
+    sql = (
+        f"{cte}select count(*) filter (where {_ACTUAL_ROW}), min(_row) filter (where {_ACTUAL_ROW}), "  # noqa: S608 - our constants
+        f"count(*) filter (where {_AMORTIZED_ROW}), min(_row) filter (where {_AMORTIZED_ROW}) from _src"
+    )
+    got = con.execute(sql, {k: v for k, v in rel.params.items() if f"${k}" in sql}).fetchall()[0]
+    actual, actual_row, amortized, amortized_row = got
+    if actual and not amortized:
+        return "actual", actual_row, f"{actual} reservation / savings plan purchase row(s)"
+    if amortized and not actual:
+        return (
+            "amortized",
+            amortized_row,
+            f"{amortized} unused-commitment or amortised commitment-usage row(s)",
+        )
+    return None

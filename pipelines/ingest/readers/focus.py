@@ -4,7 +4,9 @@ Columns are matched by name, ignoring case (`SkuPriceid`), so column order and e
 matter; 1.3's renamed columns are accepted under either name. Provider FOCUS exports work as they come:
 AWS Data Exports "FOCUS with AWS columns" (Parquet or CSV.gz in `BILLING_PERIOD=` folders with a
 manifest, followed like CUR 2.0), Azure "FocusCost" (`x_BilledCostInUsd`, `x_ResourceGroupName`, ...),
-OCI and GCP. Non-FOCUS columns (`x_*`, or stray ones like the sample's `Id`) are kept in `x_extra`.
+OCI's and GCP's FOCUS reports. OCI's *native* cost reports (`lineItem/referenceNo`, `cost/myCost`, ...)
+are not FOCUS and are not supported: every billing reader rejects them with a message pointing at OCI's
+FOCUS export. Non-FOCUS columns (`x_*`, or stray ones like the sample's `Id`) are kept in `x_extra`.
 A file without `BillingCurrency` (the spec's worked examples) is read in the config's `currency`.
 Values are cast strictly in one pass: a non-numeric cost or an impossible timestamp rejects the file
 with its data row and column.
@@ -57,6 +59,23 @@ TIMESTAMPS = ("ChargePeriodStart", "ChargePeriodEnd", "BillingPeriodStart", "Bil
 JSON_COLUMNS = ("Tags", "SkuPriceDetails")
 
 
+# OCI's native cost report (reports/cost-csv/*.csv.gz): recognised by these columns, then rejected with a
+# pointer to OCI's FOCUS reports, which the focus reader loads (docs/billing.md, "Not supported")
+OCI_NATIVE_COLUMNS = ("lineitem/referenceno", "lineitem/intervalusagestart", "cost/mycost")
+OCI_NATIVE_UNSUPPORTED = (
+    "not supported: an OCI native cost report (lineItem/referenceNo, lineItem/intervalUsageStart, "
+    "cost/myCost, ...); use OCI's FOCUS export instead (the FOCUS reports OCI writes next to its cost "
+    "reports), loaded with kind: focus"
+)
+
+
+def reject_oci_native(rel: Relation, file: SourceFile) -> None:
+    """Raise the documented rejection when the file is an OCI native cost report (any billing reader)."""
+    names = {name.lower() for name in rel.types}
+    if all(c in names for c in OCI_NATIVE_COLUMNS):
+        raise RejectedFile(file.uri, OCI_NATIVE_UNSUPPORTED, line=1 if rel.fmt == "csv" else None)
+
+
 def snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
@@ -100,6 +119,7 @@ class FocusReader(BillingReader):
                 columns[snake(col)] = expr
         missing = [c for c in REQUIRED if c not in present]
         if missing:
+            reject_oci_native(rel, file)
             header = ", ".join(list(types)[:8]) + (", ..." if len(types) > 8 else "")
             raise RejectedFile(
                 file.uri,

@@ -18,6 +18,7 @@ from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.aws_cur import _json_nonnull, service_catalog
 from pipelines.ingest.readers.base import LoadContext, quote_ident
 from pipelines.ingest.readers.billing_common import BillingReader, Check, Relation, Spec
+from pipelines.ingest.readers.focus import reject_oci_native
 
 # canonical `_src` column -> dotted path in the export
 COLUMNS = {
@@ -49,8 +50,13 @@ EXTRA = ("service.id", "export_time", "currency_conversion_rate", "project.numbe
 REQUIRED = ("usage_start_time", "usage_end_time", "cost")
 
 
-def path_expr(rel: Relation, dotted: str) -> str | None:
-    """SQL for a dotted export path: a flat CSV column `a.b`, or a nested JSON record `"a"."b"`."""
+def path_expr(con: duckdb.DuckDBPyConnection, rel: Relation, dotted: str) -> str | None:
+    """SQL for a dotted export path: a flat CSV column `a.b`, or a nested JSON record `"a"."b"`.
+
+    None when the file has no such path, at any depth: older exports lack fields newer ones carry
+    (`invoice.publisher_type`, `project.number`), and DuckDB types a JSON record by the fields its lines
+    have, so a missing nested field reads as NULL instead of failing the whole file.
+    """
     flat = rel.column(dotted)
     if flat is not None:
         return quote_ident(flat)
@@ -58,11 +64,21 @@ def path_expr(rel: Relation, dotted: str) -> str | None:
     top = rel.column(head)
     if top is None or not rest:
         return None
-    if not rel.types[top].startswith("STRUCT"):
-        return None
     expr = quote_ident(top)
-    for part in rest.split("."):
-        expr += f".{quote_ident(part)}"
+    kind = rel.types[top]
+    parts = rest.split(".")
+    for i, part in enumerate(parts):
+        if not kind.startswith("STRUCT"):
+            return None
+        try:
+            fields = dict(con.dtype(kind).children)
+        except duckdb.Error:  # a type DuckDB cannot parse back: name the path as it is; the read will tell
+            return expr + "".join(f".{quote_ident(p)}" for p in parts[i:])
+        name = part if part in fields else next((f for f in fields if f.lower() == part.lower()), None)
+        if name is None:
+            return None
+        expr += f".{quote_ident(name)}"
+        kind = str(fields[name])
     return expr
 
 
@@ -77,11 +93,12 @@ class GcpReader(BillingReader):
         columns: dict[str, str] = {}
         shown: dict[str, str] = {}
         for canonical, dotted in COLUMNS.items():
-            expr = path_expr(rel, dotted)
+            expr = path_expr(con, rel, dotted)
             columns[canonical] = f"{expr}::varchar" if expr else "null::varchar"
             shown[canonical] = dotted
         missing = [c for c in REQUIRED if columns[c] == "null::varchar"]
         if missing:
+            reject_oci_native(rel, file)
             header = ", ".join(list(rel.types)[:6]) + (", ..." if len(rel.types) > 6 else "")
             raise RejectedFile(
                 file.uri,
@@ -89,7 +106,7 @@ class GcpReader(BillingReader):
                 f"(columns: {header})",
                 line=1 if rel.fmt == "csv" else None,
             )
-        credits = path_expr(rel, "credits")
+        credits = path_expr(con, rel, "credits")
         if credits is None:
             columns["_credits"] = "null::varchar"
         elif rel.types[rel.column("credits") or ""].startswith("STRUCT") or "[]" in rel.types.get(
@@ -101,17 +118,17 @@ class GcpReader(BillingReader):
                 f"list_sum(list_transform(json_transform(replace(replace({credits}, '''', '\"'), ': None', ': null'), "
                 '\'[{"amount": "VARCHAR"}]\'), lambda c: c.amount::decimal(18, 6)))'
             )
-        columns["_labels_raw"] = self._labels(rel, "labels")
+        columns["_labels_raw"] = self._labels(con, rel, "labels")
         columns["_project_labels_raw"] = (
-            self._labels(rel, "project.labels") if options.project_labels else "null::varchar"
+            self._labels(con, rel, "project.labels") if options.project_labels else "null::varchar"
         )
-        system = self._labels(rel, "system_labels")
+        system = self._labels(con, rel, "system_labels")
         columns["_machine_spec"] = (
             f"json_extract_string(gcp_labels_json({system}), '$.\"compute.googleapis.com/machine_spec\"')"
             if system != "null::varchar"
             else "null::varchar"
         )
-        extras = [(e, p) for e in EXTRA if (p := path_expr(rel, e)) is not None]
+        extras = [(e, p) for e in EXTRA if (p := path_expr(con, rel, e)) is not None]
         columns["_x_extra"] = _json_nonnull_exprs(extras)
         checks = [Check(c, shown[c], "required") for c in REQUIRED]
         checks += [Check(c, shown[c], "timestamp") for c in ("usage_start_time", "usage_end_time")]
@@ -132,8 +149,8 @@ class GcpReader(BillingReader):
             },
         )
 
-    def _labels(self, rel: Relation, dotted: str) -> str:
-        expr = path_expr(rel, dotted)
+    def _labels(self, con: duckdb.DuckDBPyConnection, rel: Relation, dotted: str) -> str:
+        expr = path_expr(con, rel, dotted)
         if expr is None:
             return "null::varchar"
         name = rel.column(dotted) or rel.column(dotted.split(".")[0]) or ""
