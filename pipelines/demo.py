@@ -15,7 +15,16 @@ Planted waste (computed here from the generated data, by each rule family's defi
 `expected.json`): dev boxes idle overnight and at weekends, a failed job whose machine kept billing, a
 weekend-idle host, a parked notebook holding GPU memory, a job using 2 of its 8 GPUs, an input-starved
 job, a telemetry outage (insufficient data), checkpoints of failed runs, a dataset copied into three
-buckets, an untagged host and bucket, a spend spike, a team over budget.
+buckets, an untagged host and bucket, a spend spike, a team over budget. Besides the planted crash,
+about 6 % of the training jobs longer than 8 h fail at random (Planner.fill); expected.json lists each
+of them under GPU004 with the GPU time it lost since its run's last checkpoint.
+
+expected.json states amounts for the time the generated records show, not the planned whole hours: a
+job runs from its sacct Start (4 s after its first hour begins) to its End (9 s before its last hour
+ends), so the job using 2 of 8 GPUs ran 71 h 59 min 47 s, not 72 h (USD 0.10 less at 6 × 38.528 / 8 an
+hour); the input-starved job's idle share is that of the utilisation samples written (22.866 % mean in
+the one-week demo with seed 7), not the duty cycle's nominal 22.875 %. Every rule's amount is computed
+here from what was written, independently of the rule SQL, and rounded to the cent once, at the end.
 """
 
 from __future__ import annotations
@@ -43,6 +52,7 @@ HOURS_PER_WEEK = 168
 GIB = 1024**3
 DAYS_PER_MONTH = Decimal("30.44")  # storage waste per week = bytes x price per GB-month x 7 / 30.44
 S3_STANDARD = Decimal("0.023")
+GLACIER_IR = Decimal("0.004")  # the demo config's fallback price (prices: storage_gb_month:)
 EBS_GP3 = Decimal("0.08")
 SP_RATE = Decimal("0.70")  # effective / on-demand under the Savings Plan
 
@@ -175,6 +185,11 @@ class Planner:
         return week * HOURS_PER_WEEK + day * 24 + hour
 
 
+def job_times(j: Job, start: datetime) -> tuple[datetime, datetime]:
+    """A job's sacct Start and End: 4 s after its first hour begins, 9 s before its last hour ends."""
+    return start + timedelta(hours=j.start, seconds=4), start + timedelta(hours=j.end, seconds=-9)
+
+
 def _plan(
     rng: random.Random, hosts: list[Host], weeks: int, start: datetime
 ) -> tuple[Planner, dict[str, Any]]:
@@ -297,6 +312,102 @@ def _gpu001_by_week(hosts: list[Host], weeks: int, min_idle_hours: int = 2) -> d
 
 def _q(x: Decimal, places: str = "0.01") -> Decimal:
     return x.quantize(Decimal(places), rounding=ROUND_HALF_UP)
+
+
+def _overlap_s(a0: datetime, a1: datetime, b0: datetime, b1: datetime) -> Decimal:
+    """Seconds that [a0, a1) and [b0, b1) share."""
+    return Decimal(max((min(a1, b1) - max(a0, b0)).total_seconds(), 0))
+
+
+def _sample_at(hour_start: datetime, minute: int, gpu: int) -> datetime:
+    """When the demo's nvidia-smi sample of `gpu` in `minute` of an hour is stamped (SAMPLES_SQL)."""
+    return hour_start + timedelta(minutes=minute, milliseconds=310 + 11 * gpu)
+
+
+def _gpu002(job: Job, host: Host, start: datetime, a: datetime, b: datetime) -> tuple[Decimal, Decimal]:
+    """The job using 2 of its 8 GPUs: (waste, job hours) in [a, b). The job runs from its sacct Start to
+    its End (4 s after its first hour, 9 s before its last one), so 72 planned hours are 71 h 59 min 47 s;
+    the 6 unused GPUs' share of the effective hourly cost for that time."""
+    started, ended = job_times(job, start)
+    hours = _overlap_s(started, ended, a, b) / 3600
+    return host.itype.effective * hours * 6 / 8, hours
+
+
+def _gpu003(
+    job: Job,
+    host: Host,
+    start: datetime,
+    a: datetime,
+    b: datetime,
+    samples: dict[tuple[str, int, int], list[tuple[int, int]]],
+) -> tuple[Decimal, Decimal]:
+    """The input-starved job: (waste, mean util % of its samples) in [a, b). Per GPU and hour: the
+    effective cost of the GPU (1/8 of the instance's) x the share of the hour the job ran x (1 - the mean
+    utilisation of that GPU's samples taken while it ran / 100). The duty cycle's nominal mean is 22.875 %
+    (1 minute in 4 at 80-94 %, the rest at 0-3 %); the drawn samples' mean is what the GPUs really did."""
+    started, ended = job_times(job, start)
+    waste, total, count = Decimal(0), 0, 0
+    for t in range(job.start, job.end):
+        h0 = start + timedelta(hours=t)
+        s0, s1 = max(h0, started, a), min(h0 + timedelta(hours=1), ended, b)
+        if s1 <= s0:
+            continue
+        for gpu in range(8):
+            inside = [u for m, u in samples.get((host.name, t, gpu), []) if s0 <= _sample_at(h0, m, gpu) < s1]
+            if not inside:
+                continue
+            mean = Decimal(sum(inside)) / len(inside)
+            share = Decimal((s1 - s0).total_seconds()) / 3600
+            waste += host.itype.effective / 8 * share * (1 - mean / 100)
+            total, count = total + sum(inside), count + len(inside)
+    return waste, Decimal(total) / count if count else Decimal(0)
+
+
+def _gpu004_failed_jobs(
+    jobs: list[Job],
+    hosts: dict[str, Host],
+    checkpoints: dict[int, list[datetime]],
+    start: datetime,
+    a: datetime,
+    b: datetime,
+    crash_job: int | None,
+) -> list[dict[str, Any]]:
+    """Every FAILED job's lost GPU time in [a, b), priced: the planted crash and the training jobs that
+    failed at random (Planner.fill: ~6 % of those longer than 8 h). Lost = from the newest checkpoint of the
+    job's run written while it ran (from its start when none was) to its end; each node's GPUs at the
+    instance's effective hourly cost. Hours without telemetry (the planted outage) are left out: there
+    is no GPU-slice of the job to price there."""
+    out = []
+    for j in jobs:
+        if j.state != "FAILED":
+            continue
+        started, ended = job_times(j, start)
+        written = [c for c in checkpoints.get(j.job_id, []) if started <= c <= ended]
+        lost_from = max(written, default=started)
+        waste, lost_gpu_h = Decimal(0), Decimal(0)
+        for t in range(j.start, j.end):
+            h0 = start + timedelta(hours=t)
+            seconds = _overlap_s(max(h0, lost_from), min(h0 + timedelta(hours=1), ended), a, b)
+            for name in j.hosts:
+                host = hosts[name]
+                if seconds and not host.states[t].startswith("dark"):
+                    waste += host.itype.effective * seconds / 3600
+                    lost_gpu_h += 8 * seconds / 3600
+        if waste > 0:
+            out.append(
+                {
+                    "job_id": j.job_id,
+                    "run_id": j.name,
+                    "hosts": j.hosts,
+                    "planted": "crash" if j.job_id == crash_job else "random failure",
+                    "started_at": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "ended_at": ended.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "last_checkpoint_at": max(written).strftime("%Y-%m-%dT%H:%M:%SZ") if written else None,
+                    "lost_gpu_hours": float(round(lost_gpu_h, 4)),
+                    "waste": waste,
+                }
+            )
+    return sorted(out, key=lambda x: (-x["waste"], x["job_id"]))
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -521,7 +632,7 @@ vals as (
 )
 select
     week_idx,
-    hour_idx, minute, gpu,
+    hour_idx, minute, gpu, state, util,
     strftime(ts + to_minutes(minute) + to_milliseconds(310 + 11 * gpu), '%Y/%m/%d %H:%M:%S.%g')
     || ', ' || gpu_name
     || ', 00000000:' || printf('%02X', [24, 42, 58, 93, 154, 171, 187, 219][gpu + 1]) || ':00.0'
@@ -544,7 +655,12 @@ from vals
 """
 
 
-def _write_telemetry(root: Path, hosts: list[Host], start: datetime, weeks: int, seed: int) -> int:
+def _write_telemetry(
+    root: Path, hosts: list[Host], start: datetime, weeks: int, seed: int
+) -> tuple[int, dict[tuple[str, int, int], list[tuple[int, int]]]]:
+    """Write one nvidia-smi file per host and week; return the sample count and, for the input-starved
+    job's hours, every sample's utilisation: (host, hour index, GPU) -> [(minute, util %), ...]."""
+    starved: dict[tuple[str, int, int], list[tuple[int, int]]] = {}
     con = duckdb.connect()
     con.execute("set TimeZone = 'UTC'")
     con.execute(
@@ -563,6 +679,10 @@ def _write_telemetry(root: Path, hosts: list[Host], start: datetime, weeks: int,
     total = 0
     for h in hosts:
         con.execute(SAMPLES_SQL, {"host": h.name, "seed": seed})
+        for hour_idx, minute, gpu, util in con.execute(
+            "select hour_idx, minute, gpu, util from _host_samples where state = 'starved'"
+        ).fetchall():
+            starved.setdefault((h.name, hour_idx, gpu), []).append((minute, util))
         for w in range(weeks):
             label = Window.containing((start + timedelta(weeks=w)).date()).label
             path = folder / f"{h.name}_{label}.csv"
@@ -583,7 +703,7 @@ def _write_telemetry(root: Path, hosts: list[Host], start: datetime, weeks: int,
             body.unlink()
             total += n
     con.close()
-    return total
+    return total, starved
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -617,8 +737,7 @@ def _write_sacct(root: Path, jobs: list[Job], start: datetime, hosts: dict[str, 
     lines = [SACCT_FIELDS]
     fmt = "%Y-%m-%dT%H:%M:%S"
     for j in sorted(jobs, key=lambda j: (j.start, j.job_id)):
-        s = start + timedelta(hours=j.start, minutes=0, seconds=4)
-        e = start + timedelta(hours=j.end) - timedelta(seconds=9)
+        s, e = job_times(j, start)
         secs = int((e - s).total_seconds())
         nodes = len(j.hosts)
         gpu_type = "h100" if hosts[j.hosts[0]].itype is P5 else "a100"
@@ -660,7 +779,8 @@ def _storage(
         "acme-scratch": [],
     }
     failed_bytes, failed_runs, superseded_bytes = 0, [], 0
-    last_checkpoint: dict[int, datetime] = {}  # failed job id -> when its last checkpoint was written
+    newest: list[tuple[datetime, int]] = []  # completed runs' newest checkpoint: (written, bytes)
+    checkpoints: dict[int, list[datetime]] = {}  # failed job id -> when each of its checkpoints was written
     for j in jobs:
         if "-train-" not in j.name or j.end - j.start < 6:
             continue
@@ -685,9 +805,12 @@ def _storage(
                 objects["acme-ckpt"].append((key, size, when, _etag(key, size)))
                 if j.state == "FAILED":
                     failed_bytes += size
-                    last_checkpoint[j.job_id] = max(when, last_checkpoint.get(j.job_id, when))
+                    if name == names[0]:
+                        checkpoints.setdefault(j.job_id, []).append(when)
                 elif n < len(steps) - 3:
                     superseded_bytes += size
+                elif n == len(steps) - 1:
+                    newest.append((when, size))
         if j.state == "FAILED" and steps:
             failed_runs.append({"run_id": j.name, "job_id": j.job_id, "project": j.project})
     datasets = {
@@ -721,7 +844,8 @@ def _storage(
         "failed_bytes": failed_bytes,
         "failed_runs": failed_runs,
         "superseded_bytes": superseded_bytes,
-        "last_checkpoint": last_checkpoint,
+        "checkpoints": checkpoints,
+        "newest_completed": newest,
         "dup_dataset": dup,
         "dup_bytes_per_copy": dup_bytes,
     }
@@ -843,13 +967,25 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
     spike = (rw_day0 + 3, "speech", Decimal(14))
     lines = _billing_lines(hosts, start, hours, storage, spike)
     _write_billing(directory, lines)
-    samples = _write_telemetry(directory, hosts, start, weeks, seed)
+    samples, starved_samples = _write_telemetry(directory, hosts, start, weeks, seed)
     _write_sacct(directory, planner.jobs, start, by_name)
     _write_inventory(directory, objects, end - timedelta(hours=23))
     (directory / "wastewatch.yaml").write_text(_config_text(), encoding="utf-8")
 
     expected = _expected(
-        hosts, planner, notes, facts, objects, lines, start, weeks, spike, samples, seed, last_week
+        hosts,
+        planner,
+        notes,
+        facts,
+        objects,
+        lines,
+        start,
+        weeks,
+        spike,
+        samples,
+        starved_samples,
+        seed,
+        last_week,
     )
     (directory / "expected.json").write_text(
         json.dumps(expected, indent=2, default=str) + "\n", encoding="utf-8"
@@ -859,7 +995,8 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
 
 def _expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], facts: dict[str, Any], objects: dict[str, Any],
               lines: list[dict[str, Any]], start: datetime, weeks: int, spike: tuple[int, str, Decimal], samples: int,
-              seed: int, last_week: str) -> dict[str, Any]:  # fmt: skip
+              starved_samples: dict[tuple[str, int, int], list[tuple[int, int]]], seed: int,
+              last_week: str) -> dict[str, Any]:  # fmt: skip
     rw = weeks - 1
     gpu001 = _gpu001_by_week(hosts, weeks)
     week_labels = [Window.containing((start + timedelta(weeks=w)).date()).label for w in range(weeks)]
@@ -892,32 +1029,41 @@ def _expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], facts:
                 line, month_start, rw_end
             )
 
-    # GPU002: the job using 2 of 8 GPUs: the unused GPUs' share of the instance cost
+    # GPU002 and GPU003: the planted jobs, for the time their sacct records say they ran
     partial_host = by_name["gpu-h100-05"]
-    partial_hours = sum(
-        1 for t in range(rw * HOURS_PER_WEEK, weeks * HOURS_PER_WEEK) if partial_host.states[t] == "partial"
-    )
-    gpu002 = partial_host.itype.effective * partial_hours * 6 / 8
+    partial_job = next(j for j in planner.jobs if j.job_id == notes["partial_job"])
+    gpu002, partial_hours = _gpu002(partial_job, partial_host, start, rw_start, rw_end)
     starved_host = by_name["gpu-a100-04"]
-    starved_hours = sum(
-        1 for t in range(rw * HOURS_PER_WEEK, weeks * HOURS_PER_WEEK) if starved_host.states[t] == "starved"
-    )
-    # duty cycle: 1 minute in 4 at ~87 % util, the rest at ~1.5 %
-    starved_util = (Decimal("0.25") * Decimal("87") + Decimal("0.75") * Decimal("1.5")) / 100
-    gpu003 = starved_host.itype.effective * starved_hours * (1 - starved_util)
+    starved_job = next(j for j in planner.jobs if j.job_id == notes["starved_job"])
+    gpu003, starved_util = _gpu003(starved_job, starved_host, start, rw_start, rw_end, starved_samples)
     dark_host = by_name["gpu-a100-03"]
     dark_hours = sum(1 for s in dark_host.states[rw * HOURS_PER_WEEK :] if s.startswith("dark"))
 
+    month_cost = S3_STANDARD / GIB  # per byte and month: what deleting a STANDARD byte saves a month
     week_cost = Decimal(7) / DAYS_PER_MONTH * S3_STANDARD / GIB
     sto001 = Decimal(facts["failed_bytes"]) * week_cost
     sto001_superseded = Decimal(facts["superseded_bytes"]) * week_cost
-    # GPU004: the planted crash loses the GPU time since its run's last checkpoint (sacct End is 9 s
-    # before the hour the job's block ends)
+
+    # GPU004: every failed job (the planted crash and the random failures) loses its GPU time since its
+    # run's last checkpoint
+    def failed_in(w: int) -> list[dict[str, Any]]:
+        a = start + timedelta(weeks=w)
+        return _gpu004_failed_jobs(
+            planner.jobs, by_name, facts["checkpoints"], start, a, a + timedelta(weeks=1), notes["crash_job"]
+        )
+
+    failed = failed_in(rw)
+    gpu004_by_week = {
+        week_labels[w]: sum((x["waste"] for x in failed_in(w)), Decimal(0)) for w in range(weeks)
+    }
     crash = next(j for j in planner.jobs if j.job_id == notes["crash_job"])
-    crash_end = start + timedelta(hours=crash.end) - timedelta(seconds=9)
-    crash_ckpt = facts["last_checkpoint"][crash.job_id]
-    lost_h = Decimal((crash_end - crash_ckpt).total_seconds()) / 3600
-    gpu004 = lost_h * by_name[crash.hosts[0]].itype.effective
+    [crash_failed] = [x for x in failed if x["job_id"] == crash.job_id]
+    # STO003: the newest checkpoint of a completed run is kept (STO001 never deletes it); older than 30
+    # days at the week's end and still STANDARD, it would cost GLACIER_IR's price instead
+    tier_before = rw_end - timedelta(days=30)
+    sto003_bytes = sum(size for when, size in facts["newest_completed"] if when <= tier_before)
+    sto003_monthly = Decimal(sto003_bytes) * (S3_STANDARD - GLACIER_IR) / GIB
+    sto003 = sto003_monthly * 7 / DAYS_PER_MONTH
     sto002 = Decimal(facts["dup_bytes_per_copy"]) * 2 * week_cost
     normal_egress = Decimal(300) * Decimal("0.09")
     cost003 = normal_egress * (spike[2] - 1)
@@ -948,31 +1094,44 @@ def _expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], facts:
                     "name": "overprovisioned-job",
                     "job_id": notes.get("partial_job"),
                     "host": partial_host.name,
+                    "job_hours": float(round(partial_hours, 6)),
                     "waste": money(gpu002),
-                    "basis": f"{partial_hours} h x effective hourly cost x 6/8 unused GPUs",
+                    "basis": f"{float(partial_hours):.4f} h (the job's sacct Start to End: 72 planned hours less "
+                    "the 4 s after its first hour began and the 9 s before its last one ended) x effective "
+                    "hourly cost x 6/8 unused GPUs",
                 },
                 "GPU003": {
                     "name": "input-starved-job",
                     "job_id": notes.get("starved_job"),
                     "host": starved_host.name,
+                    "util_mean_pct": float(round(starved_util, 3)),
                     "waste": money(gpu003),
-                    "basis": f"{starved_hours} h x effective hourly cost x idle share "
-                    f"({float(1 - starved_util):.4f}) of a 1-in-4-minutes duty cycle",
+                    "basis": "per GPU and hour the job ran: effective hourly cost / 8 x the share of the hour it "
+                    "ran x (1 - the mean utilisation of that GPU's samples taken while it ran / 100); a "
+                    f"1-in-4-minutes duty cycle whose samples average {float(starved_util):.3f} % (nominal "
+                    "22.875 %)",
                 },
                 "GPU004": {
                     "name": "failed-job-and-zombie",
-                    "job_id": crash.job_id,
-                    "host": crash.hosts[0],
-                    "last_checkpoint_at": crash_ckpt.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                    "ended_at": crash_end.strftime("%Y-%m-%dT%H:%M:%SZ"),
-                    "lost_gpu_hours": float(round(lost_h * 8, 4)),
-                    "waste": money(gpu004),
-                    "basis": "the planted crash: effective hourly cost x hours from the run's last checkpoint to "
-                    "the job's end (the 48 idle hours after it are GPU001's)",
+                    "waste": money(sum((x["waste"] for x in failed), Decimal(0))),
+                    "crash": {
+                        "job_id": crash.job_id,
+                        "host": crash.hosts[0],
+                        "last_checkpoint_at": crash_failed["last_checkpoint_at"],
+                        "ended_at": crash_failed["ended_at"],
+                        "lost_gpu_hours": crash_failed["lost_gpu_hours"],
+                        "waste": money(crash_failed["waste"]),
+                    },
+                    "failed_jobs": [{**x, "waste": money(x["waste"])} for x in failed],
+                    "basis": "every FAILED job: the planted crash on gpu-h100-09 (the 48 idle hours after it are "
+                    "GPU001's) and the training jobs that failed at random (~6 % of those longer than 8 h); "
+                    "effective hourly cost per node x hours in the week from the newest checkpoint its run "
+                    "wrote while it ran to the job's sacct End",
                 },
                 "STO001": {
                     "name": "orphaned-checkpoint",
                     "waste": money(sto001 + sto001_superseded),
+                    "monthly_cost": money((facts["failed_bytes"] + facts["superseded_bytes"]) * month_cost),
                     "failed": {
                         "runs": facts["failed_runs"],
                         "bytes": facts["failed_bytes"],
@@ -986,6 +1145,21 @@ def _expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], facts:
                     "basis": "checkpoint bytes of FAILED runs, plus checkpoints of finished runs older than their "
                     "last 3, x $0.023 per GiB-month x 7 / 30.44",
                 },
+                "STO003": {
+                    "name": "cold-checkpoint-tiering",
+                    "bytes": sto003_bytes,
+                    "waste": money(sto003),
+                    "monthly_cost": money(sto003_monthly),
+                    "basis": "newest checkpoint of each completed run written 30 days or more before the week's "
+                    "end, still STANDARD: bytes x ($0.023 - $0.004 GLACIER_IR) per GiB-month x 7 / 30.44 (none "
+                    "when the demo spans 4 weeks or less)",
+                },
+                "STO004": {
+                    "name": "incomplete-multipart-upload",
+                    "waste": 0.0,
+                    "monthly_cost": 0.0,
+                    "basis": "nothing planted: S3 Inventory reports list no incomplete multipart uploads",
+                },
                 "STO002": {
                     "name": "duplicate-dataset",
                     "dataset": facts["dup_dataset"],
@@ -996,6 +1170,7 @@ def _expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], facts:
                     ],
                     "bytes_per_copy": facts["dup_bytes_per_copy"],
                     "waste": money(sto002),
+                    "monthly_cost": money(facts["dup_bytes_per_copy"] * 2 * month_cost),
                     "basis": "2 extra copies x bytes x $0.023 per GiB-month x 7 / 30.44",
                 },
                 "COST001": {
@@ -1020,6 +1195,7 @@ def _expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], facts:
             },
         },
         "gpu001_by_week": {week_labels[w]: money(sum(v.values(), Decimal(0))) for w, v in gpu001.items()},
+        "gpu004_by_week": {label: money(v) for label, v in gpu004_by_week.items()},
         "sizes": {
             "gpu_hosts": len(hosts),
             "billing_lines": len(lines),

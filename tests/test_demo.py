@@ -9,7 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from pipelines.storage import DAYS_PER_MONTH
+from rules import ALL_RULES
+
 pytestmark = pytest.mark.e2e
+CENT = Decimal("0.01")
 
 
 def test_demo_report_matches_the_planted_idle_waste(demo_dir: tuple[Path, str]) -> None:
@@ -68,3 +72,36 @@ def test_demo_spend_and_landing_zone(demo_dir: tuple[Path, str]) -> None:
         "COST002",
         "COST003",
     }
+
+
+def _by_rule_rows(md: str) -> dict[str, list[str]]:
+    """report.md's "Waste by rule" table: rule id -> its cells."""
+    section = md.split("## Waste by rule\n", 1)[1].split("\n## ", 1)[0]
+    cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in section.splitlines()]
+    return {c[0]: c for c in cells if len(c) > 4 and c[0] not in ("Rule", "---")}
+
+
+def test_demo_report_shows_every_planted_waste_item_under_its_rule(demo_dir: tuple[Path, str]) -> None:
+    """Each waste rule's row holds the dollars expected.json planted for it, and no rule without a plant
+    has a row. Tolerance one cent: expected.json rounds an exact decimal sum once; the report rounds the
+    sum of the findings' 6-decimal amounts (the GPU rules compute in double precision), so a sum lying on
+    a half cent may round the other way."""
+    directory, _ = demo_dir
+    planted = json.loads((directory / "expected.json").read_text())["report_week"]["rules"]
+    waste_rules = {r.id for r in ALL_RULES if not r.attention}
+    assert waste_rules <= set(planted)  # every waste rule is stated, 0 where nothing is planted
+    md = (directory / "reports" / "2026-W48" / "report.md").read_text()
+    rows = _by_rule_rows(md)
+    assert set(rows) == {r for r in waste_rules if planted[r]["waste"] > 0}
+    with (directory / "reports" / "2026-W48" / "findings.csv").open() as f:
+        counted = [r for r in csv.DictReader(f) if r["counted"] == "true"]
+    for rule_id, cells in rows.items():
+        waste, monthly = (Decimal(c.replace(",", "")) for c in cells[3:5])
+        assert abs(waste - Decimal(str(planted[rule_id]["waste"]))) <= CENT, rule_id
+        # the monthly run-rate is the week's waste x 30.44 / 7 ...
+        found = sum(Decimal(r["estimated_waste"]) for r in counted if r["rule_id"] == rule_id)
+        assert abs(monthly - found * DAYS_PER_MONTH / 7) <= Decimal("0.005"), rule_id
+        # ... which for storage is the planted bytes' monthly cost (what deleting them saves a month)
+        if "monthly_cost" in planted[rule_id]:
+            assert abs(monthly - Decimal(str(planted[rule_id]["monthly_cost"]))) <= CENT, rule_id
+    assert "STO001" in rows and "STO002" in rows  # the storage plants have their run-rate checked

@@ -85,16 +85,36 @@ def test_report_is_self_contained_and_its_totals_reconcile(
     assert waste == sum(Decimal(r["estimated_waste"]) for r in counted).quantize(Decimal("0.01"))
     spend = _money(page.inner_text("#spend-USD"))
     assert spend == Decimal(str(expected["report_week"]["spend"])) and waste <= spend
-    # every waste rule with findings shows under its id the sum of its counted findings; GPU001's is the
-    # planted amount (the other rules' planted amounts are checked by their own demo tests)
+    # every planted waste item is under its rule with the planted dollars, and no rule without a plant
+    # has a row. Each row is the sum of its counted findings, and the planted amount to the cent
+    # (expected.json rounds an exact decimal sum once; the report rounds the findings' 6-decimal amounts,
+    # which the GPU rules compute in double precision: a sum on a half cent may round either way)
+    planted = expected["report_week"]["rules"]
     waste_rules = {r.id for r in ALL_RULES if not r.attention}
-    for rule_id in sorted({r["rule_id"] for r in counted if r["rule_id"] in waste_rules}):
-        row = page.locator(f'#waste-by-rule tr[data-rule="{rule_id}"] td.num').first
+    rows = {
+        row.get_attribute("data-rule"): row
+        for row in page.locator("#waste-by-rule tbody tr[data-rule]").all()
+    }
+    assert set(rows) == {r for r in waste_rules if planted[r]["waste"] > 0}
+    assert set(rows) == {r["rule_id"] for r in counted if r["rule_id"] in waste_rules}
+    for rule_id, row in rows.items():
+        shown = _money(row.locator("td.waste").inner_text())
         listed = sum(Decimal(r["estimated_waste"]) for r in counted if r["rule_id"] == rule_id)
-        assert _money(row.inner_text()) == listed.quantize(Decimal("0.01")), rule_id
-    gpu001 = page.locator('#waste-by-rule tr[data-rule="GPU001"] td.num').first
-    planted = Decimal(str(expected["report_week"]["rules"]["GPU001"]["waste"]))
-    assert _money(gpu001.inner_text()) == pytest.approx(planted, rel=Decimal("0.01"))
+        assert shown == listed.quantize(Decimal("0.01")), rule_id
+        assert abs(shown - Decimal(str(planted[rule_id]["waste"]))) <= Decimal("0.01"), rule_id
+        # the monthly run-rate beside it: the week's waste x 30.44 / 7; for storage, the planted bytes'
+        # monthly cost (what deleting them saves a month)
+        monthly = _money(row.locator("td.monthly").inner_text())
+        assert abs(monthly - listed * Decimal("30.44") / 7) <= Decimal("0.005"), rule_id
+        if "monthly_cost" in planted[rule_id]:
+            assert abs(monthly - Decimal(str(planted[rule_id]["monthly_cost"]))) <= Decimal("0.01"), rule_id
+    # the attention items are listed apart with the planted amounts at stake
+    at_stake = {
+        row.get_attribute("data-rule"): _money(row.locator("td.num").last.inner_text())
+        for row in page.locator("#attention-summary tbody tr[data-rule]").all()
+    }
+    assert at_stake["COST001"] == Decimal(str(planted["COST001"]["spend"]))
+    assert at_stake["COST003"] == Decimal(str(planted["COST003"]["excess"]))
     top = page.locator("#top-findings tbody tr")
     assert top.count() == min(20, len(counted))
     biggest = max(counted, key=lambda r: Decimal(r["estimated_waste"]))

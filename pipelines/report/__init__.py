@@ -24,6 +24,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from pipelines.config import Config
 from pipelines.report import charts
+from pipelines.storage import DAYS_PER_MONTH
 from pipelines.warehouse import rows, scalar, sql_root, sql_text, utcnow
 from rules import ALL_RULES, FINDING_COLUMNS, Window
 from rules._contract import ATTENTION_CATEGORIES
@@ -225,6 +226,7 @@ def _params(window: Window, config: Config) -> dict[str, Any]:
         "attention": list(ATTENTION_CATEGORIES),
         "idle_util_pct": float(gpu001.get("max_util_pct", 5.0)),
         "min_coverage": float(gpu001.get("min_coverage", 0.5)),
+        "days_per_month": DAYS_PER_MONTH,  # weekly waste x 30.44 / 7 = the monthly run-rate
     }
 
 
@@ -493,6 +495,7 @@ def _env() -> Environment:
         CATEGORY_GROUPS=CATEGORY_GROUPS,
         DAYS=charts.DAYS,
         ATTENTION_CATEGORIES=ATTENTION_CATEGORIES,
+        DAYS_PER_MONTH=DAYS_PER_MONTH,
         # what an attention finding's status means to a reader: it is never "waste"
         ATTENTION_LABELS={"waste": "act", "suspect": "watch", "insufficient_data": "not judged"},
     )

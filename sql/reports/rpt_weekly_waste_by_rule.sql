@@ -1,7 +1,10 @@
 -- grain: rule x currency for the week (waste rules; attention rules have their own section)
 -- depends_on: findings, finding_acks
--- params: $week_start, $attention
+-- params: $week_start, $attention, $days_per_month
 -- waste counts unacknowledged `waste` findings; acknowledged waste is shown beside it, never added.
+-- monthly_run_rate = waste x days_per_month (30.44) / 7: what the week's waste costs a month if it goes
+-- on. Storage waste is priced per week as bytes x price per GB-month x 7 / 30.44, so for the storage
+-- rules it is exactly the flagged bytes' monthly cost: what deleting (or tiering) them saves a month.
 with acks as (
     select finding_key, arg_max_null(acked_until, acked_at) as acked_until
     from finding_acks
@@ -29,6 +32,9 @@ select
     count(*) filter (where acknowledged) as acknowledged_findings,
     coalesce(sum(estimated_waste) filter (where status = 'waste' and not acknowledged), 0)::decimal(18, 2)
         as waste,
+    coalesce(
+        sum(estimated_waste) filter (where status = 'waste' and not acknowledged) * $days_per_month / 7, 0
+    )::decimal(18, 2) as monthly_run_rate,
     coalesce(sum(estimated_waste) filter (where status = 'suspect'), 0)::decimal(18, 2) as suspect_amount,
     coalesce(sum(estimated_waste) filter (where status = 'waste' and acknowledged), 0)::decimal(18, 2)
         as acknowledged_waste
