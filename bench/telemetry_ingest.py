@@ -1,8 +1,8 @@
-"""Benchmark: telemetry ingestion (nvidia-smi CSV and dcgm-exporter scrapes) against DuckDB's bare read_csv.
+"""Benchmark: telemetry ingestion and gpu_hours roll-up (nvidia-smi CSV, dcgm-exporter scrapes) vs DuckDB's read_csv.
 
     .venv/bin/python bench/telemetry_ingest.py [--hosts 500] [--days 9] [--formats smi,dcgm]
                                                [--memory-limit 2GB] [--dir bench/out/telemetry] [--keep]
-                                               [--rollup]
+                                               [--reuse] [--no-rollup]
 
 Generates one file per host and day (8 GPUs, one sample a minute: 500 hosts x 9 days = 51.8 M samples):
 - smi: `nvidia-smi --query-gpu=... --format=csv` with header and units, `<day>/host=<host>/data_0.csv`;
@@ -14,10 +14,15 @@ Then, each in a fresh process with DuckDB's memory limit set (default 2 GB):
   (nvidia-smi: auto-detected columns; scrapes: one VARCHAR column per line, the only way read_csv reads them);
 - `wastewatch_ingest`: `pipelines.ingest.ingest` into a new warehouse (the ledger, validation, parsing,
   units, UTC, labels, one row per GPU per sample);
-- `--rollup`: `pipelines.transform.build_marts` on that warehouse (gpu_hours and friends).
-Prints wall time, samples/s, the ratio to DuckDB's read and each phase's peak RSS. Not a test: nothing
-here asserts a time. The generated input (~10 GB of CSV, ~4 GB of gzip at full size) is deleted at the
-end unless --keep; check `df -h` and free memory first, and run one benchmark at a time.
+- `gpu_hours_rollup`: the GPU marts on that warehouse, in the order `build_marts` builds them:
+  `resources` (which rolls `gpu_samples` up into `int_gpu_slices`, GPU x hour x job slice),
+  `cost_hourly`, `gpu_job_hours` and `gpu_hours`; its rows are the samples rolled up, and it also
+  reports the GPU-hours written and the time per mart. Part of every run (`--no-rollup` skips it).
+Prints wall time, samples/s, the ratio to DuckDB's read of the same files in the same run and each
+phase's peak RSS (the process's VmHWM). Not a test: nothing here asserts a time. The generated input
+(~10 GB of CSV, ~4 GB of gzip at full size) is deleted at the end unless --keep; `--reuse` times the
+files an earlier --keep run left (same --hosts and --days; otherwise they are generated again). Check
+`df -h` and free memory first, and run one benchmark at a time.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ import time
 from pathlib import Path
 
 START = "2026-11-23"
+MARKER = ".bench.json"  # in landing/<format>/: the sizes a kept landing zone was generated for
 SMI_HEADER = (
     "timestamp, name, pci.bus_id, uuid, index, utilization.gpu [%], utilization.memory [%], memory.total [MiB], "
     "memory.used [MiB], memory.free [MiB], power.draw [W], power.limit [W], temperature.gpu, "
@@ -123,14 +129,18 @@ assert not report.rejected, report.summary()
 n = report.rows_into("gpu_samples")
 con.close()
 """,
-    "rollup": """
+    "gpu_hours_rollup": """
 from pipelines.config import load_config
 from pipelines.warehouse import connect
-from pipelines.transform import build_marts
+from pipelines.transform import build_mart
 cfg = load_config(f"{root}/wastewatch_{fmt}.yaml")
 con = connect(cfg.warehouse_path)
 con.execute(f"set memory_limit = '{memory_limit}'")
-n = sum(build_marts(con).values())
+for mart in ("resources", "cost_hourly", "gpu_job_hours", "gpu_hours"):
+    m0 = time.perf_counter()
+    build_mart(con, mart)
+    extra[mart + "_s"] = round(time.perf_counter() - m0, 2)
+n, extra["gpu_hours"] = con.execute("select coalesce(sum(samples), 0), count(*) from gpu_hours").fetchall()[0]
 con.close()
 """,
 }
@@ -139,10 +149,12 @@ con.close()
 RUNNER = """
 import json, re, sys, time
 root, fmt, ext, memory_limit = sys.argv[1:5]
-t = time.perf_counter()
+extra = {{}}
+t = time.perf_counter()  # every phase is timed the same way: imports, connect and work
 {body}
+seconds = time.perf_counter() - t
 hwm = re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read())
-print(json.dumps({{"seconds": time.perf_counter() - t, "rows": n, "peak_rss_mb": int(hwm.group(1)) / 1024}}))
+print(json.dumps({{"seconds": seconds, "rows": int(n), "extra": extra, "peak_rss_mb": int(hwm.group(1)) / 1024}}))
 """
 
 
@@ -190,6 +202,14 @@ def generate(root: Path, fmt: str, hosts: int, days: int) -> tuple[int, float]:
                 out.write((SMI_HEADER + "\n").encode())
                 shutil.copyfileobj(src, out, 1 << 20)
             tmp.replace(f)
+    write_config(root, fmt)
+    mb = sum(f.stat().st_size for f in files) / 1e6
+    # what --reuse checks: the files of a kept run are reused only for the same sizes
+    (folder / MARKER).write_text(json.dumps({"hosts": hosts, "days": days, "files": len(files), "mb": mb}))
+    return len(files), mb
+
+
+def write_config(root: Path, fmt: str) -> None:
     ext = "csv" if fmt == "smi" else "prom.gz"
     (root / f"wastewatch_{fmt}.yaml").write_text(
         f"warehouse: warehouse_{fmt}/wastewatch.duckdb\n"
@@ -198,6 +218,20 @@ def generate(root: Path, fmt: str, hosts: int, days: int) -> tuple[int, float]:
         f"uri: 'landing/{fmt}/**/*.{ext}', options: {{host_pattern: 'host=(?P<host>[^/]+)'}}}}\n",
         encoding="utf-8",
     )
+
+
+def reusable(root: Path, fmt: str, hosts: int, days: int) -> tuple[int, float] | None:
+    """(files, MB) of the landing zone a --keep run left for these sizes, or None when there is none."""
+    marker = root / "landing" / fmt / MARKER
+    try:
+        kept = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return None
+    ext = "csv" if fmt == "smi" else "prom.gz"
+    files = list((root / "landing" / fmt).rglob(f"*.{ext}"))
+    if (kept.get("hosts"), kept.get("days"), kept.get("files")) != (hosts, days, len(files)):
+        return None
+    write_config(root, fmt)
     return len(files), sum(f.stat().st_size for f in files) / 1e6
 
 
@@ -209,25 +243,39 @@ def main() -> int:
     parser.add_argument("--memory-limit", default="2GB")
     parser.add_argument("--dir", type=Path, default=Path("bench/out/telemetry"))
     parser.add_argument("--keep", action="store_true", help="keep the generated files and warehouses")
-    parser.add_argument("--reuse", action="store_true", help="reuse the files a --keep run left (same sizes)")
     parser.add_argument(
-        "--rollup", action="store_true", help="also time build_marts on the ingested warehouse"
+        "--reuse",
+        action="store_true",
+        help="time the files an earlier --keep run left (same --hosts/--days) instead of generating them",
     )
+    parser.add_argument("--no-rollup", action="store_true", help="skip the gpu_hours roll-up phase")
+    parser.add_argument("--rollup", action="store_true", help=argparse.SUPPRESS)  # the default now
     args = parser.parse_args()
     root = args.dir.resolve()
     root.mkdir(parents=True, exist_ok=True)
     samples = args.hosts * args.days * 1440 * 8
     print(f"{args.hosts} hosts x 8 GPUs x {args.days} days at 1 sample/min = {samples:,} samples per format")
+    print(f"DuckDB memory_limit {args.memory_limit} in every phase; each phase a fresh process")
+    phases = ["duckdb_read_csv", "wastewatch_ingest"] + ([] if args.no_rollup else ["gpu_hours_rollup"])
     try:
         for fmt in args.formats.split(","):
             for stale in (root / f"warehouse_{fmt}", root / "reference.duckdb"):
                 shutil.rmtree(stale, ignore_errors=True) if stale.is_dir() else stale.unlink(missing_ok=True)
             t = time.perf_counter()
-            n_files, mb = generate(root, fmt, args.hosts, args.days)
-            print(
-                f"\n[{fmt}] {n_files:,} files, {mb:,.0f} MB on disk (generated in {time.perf_counter() - t:.0f} s)"
-            )
-            phases = ["duckdb_read_csv", "wastewatch_ingest"] + (["rollup"] if args.rollup else [])
+            kept = reusable(root, fmt, args.hosts, args.days) if args.reuse else None
+            if kept is not None:
+                n_files, mb = kept
+                print(
+                    f"\n[{fmt}] {n_files:,} files, {mb:,.0f} MB on disk (reused from an earlier --keep run)"
+                )
+            else:
+                if args.reuse:
+                    print(f"\n[{fmt}] nothing to reuse for {args.hosts} hosts x {args.days} days: generating")
+                n_files, mb = generate(root, fmt, args.hosts, args.days)
+                print(
+                    f"\n[{fmt}] {n_files:,} files, {mb:,.0f} MB on disk "
+                    f"(generated in {time.perf_counter() - t:.0f} s)"
+                )
             results = {}
             for name in phases:
                 results[name] = r = run_phase(name, root, fmt, args.memory_limit)
@@ -237,6 +285,14 @@ def main() -> int:
                     f"{r['rows'] / r['seconds']:>11,.0f} rows/s  {r['seconds'] / base:5.2f}x read_csv  "
                     f"peak RSS {r['peak_rss_mb']:,.0f} MB",
                     flush=True,
+                )
+            if "gpu_hours_rollup" in results:
+                r = results["gpu_hours_rollup"]
+                marts = ", ".join(f"{k[:-2]} {v:.2f} s" for k, v in r["extra"].items() if k.endswith("_s"))
+                gpus = args.hosts * 8
+                print(
+                    f"  roll-up: {r['extra']['gpu_hours']:,} GPU-hours from {r['rows']:,} samples ({marts}); "
+                    f"{r['seconds'] / args.days:.2f} s per day of {gpus:,} GPUs"
                 )
             (root / "reference.duckdb").unlink(missing_ok=True)
             if not args.keep:

@@ -1,14 +1,19 @@
 -- GPU002 overprovisioned-job
 -- depends_on: resources, cost_hourly, gpu_job_hours, jobs_enriched (marts only)
 -- params: $window_start, $window_end, $min_runtime_minutes, $unused_util_pct, $max_peak_util_pct,
---         $mig_headroom_pct, $gpu001_max_util_pct
+--         $mig_headroom_pct, $smaller_gpu_max_peak_util_pct, $smaller_gpu_headroom_pct, $smaller_gpus,
+--         $gpu_peak_tflops, $gpu001_max_util_pct
 -- A job is judged on all its GPU-slices (the whole job, also outside the window); only its slices in
 -- the window are priced, and only in parts of hours in which some GPU of the instance worked above
 -- GPU001's idle threshold (an hour where every GPU idled is GPU001's) and never in a failed job's hours
--- (GPU004's). Per GPU of the job: unused (mean util over the job <= unused_util_pct) -> its whole cost;
--- used, when every used GPU's p95 util <= max_peak_util_pct and a MIG slice of its model holds the
--- peak memory and p95 util with mig_headroom_pct to spare -> the share of its cost the slice does not
--- need ((7 - slices) / 7). `priced_units` is what this rule puts a price on.
+-- (GPU004's). Per GPU of the job, one of: unused (mean util over the job <= unused_util_pct) -> its
+-- whole cost; else, when every used GPU's p95 util <= max_peak_util_pct and a MIG slice of its model
+-- holds the peak memory and p95 util with mig_headroom_pct to spare -> the share of its cost the slice
+-- does not need ((7 - slices) / 7); else, when a smaller GPU of $smaller_gpus holds the peak memory and
+-- the p95 util scaled by the two GPUs' peak TFLOP/s with smaller_gpu_headroom_pct to spare -> its cost
+-- minus the smaller GPU's price for the same hours (never below 0), the smaller GPU priced at its
+-- measured effective price in the window when the bill has one, else its list price.
+-- `priced_units` is what this rule puts a price on.
 with gpu_resources as (
     select *
     from resources
@@ -132,6 +137,154 @@ profiled as (
     from sized
 ),
 
+smaller_catalogue as (
+    -- the GPUs a job may move to ($smaller_gpus; typed, so an empty list is an empty table)
+    select
+        unnest(
+            $smaller_gpus::struct(
+                gpu_model varchar, gpu_memory_gib double, price_per_gpu_hour double, currency varchar,
+                provider varchar, price_note varchar
+            )[],
+            recursive := true
+        )
+),
+
+peak_catalogue as (
+    select
+        unnest(
+            $gpu_peak_tflops::struct(gpu_model varchar, aliases varchar[], peak_tflops double)[],
+            recursive := true
+        )
+),
+
+peak_names as (
+    -- every model name and alias, normalised like a telemetry name ('NVIDIA H100 80GB HBM3' -> h100-80gb-hbm3)
+    select
+        gpu_model,
+        peak_tflops,
+        regexp_replace(regexp_replace(lower(trim(alias)), '^(nvidia|tesla)[ _-]+', ''), '[ _]+', '-', 'g')
+            as name
+    from (select gpu_model, peak_tflops, unnest(list_append(aliases, gpu_model)) as alias from peak_catalogue)
+),
+
+job_resources as (
+    -- the cloud and currency of the job's instances, and the GPU model / memory their bill names
+    select
+        g.job_key,
+        mode(r.provider) as provider,
+        mode(r.currency) as currency,
+        any_value(r.gpu_model) as gpu_model,
+        min(r.gpu_memory_gib) as gpu_memory_gib
+    from per_gpu as g
+    inner join gpu_resources as r on r.resource_id = g.resource_id
+    group by g.job_key
+),
+
+job_gpu as (
+    -- the job's GPU: its peak TFLOP/s (the longest catalogue name its model name is, or starts with
+    -- followed by '-': h100-80gb-hbm3 -> h100; the telemetry's name, else the bill's) and its memory
+    -- (telemetry, else the catalogue's)
+    select
+        k.job_key,
+        k.provider,
+        k.currency,
+        k.mem_total_mib,
+        n.gpu_model as peak_model,
+        n.peak_tflops
+    from (
+        select
+            p.job_key,
+            jr.provider,
+            jr.currency,
+            coalesce(p.used_mem_total_mib, jr.gpu_memory_gib * 1024) as mem_total_mib,
+            regexp_replace(
+                regexp_replace(lower(trim(coalesce(p.gpu_model, jr.gpu_model))), '^(nvidia|tesla)[ _-]+', ''),
+                '[ _]+', '-', 'g'
+            ) as model_key
+        from profiled as p
+        inner join job_resources as jr on jr.job_key = p.job_key
+    ) as k
+    left join peak_names as n on k.model_key = n.name or starts_with(k.model_key, n.name || '-')
+    qualify row_number() over (partition by k.job_key order by length(n.name) desc nulls last) = 1
+),
+
+smaller_peaks as (
+    -- the peak TFLOP/s of each smaller GPU (its catalogue model is a name of peak_names)
+    select
+        s.*,
+        n.peak_tflops
+    from smaller_catalogue as s
+    inner join peak_names as n
+        on n.name = regexp_replace(lower(trim(s.gpu_model)), '[ _]+', '-', 'g')
+    qualify row_number() over (
+        partition by s.gpu_model, s.gpu_memory_gib, s.provider, s.currency order by n.peak_tflops
+    ) = 1
+),
+
+measured_prices as (
+    -- what the bill says a GPU-hour of each model (and memory) costs: the median effective cost per GPU
+    -- of its billed resource-hours in the window, per cloud and currency
+    select
+        lower(r.gpu_model) as gpu_model,
+        r.gpu_memory_gib,
+        lower(r.provider) as provider,
+        b.currency,
+        median(b.cost / r.gpu_count) as price,
+        sum(r.gpu_count) as gpu_hours
+    from billed as b
+    inner join gpu_resources as r on r.resource_id = b.resource_id
+    where r.gpu_model is not null and r.gpu_memory_gib is not null
+    group by all
+),
+
+smaller_fits as (
+    -- when no MIG slice fits: the cheapest smaller GPU on the same cloud that holds the job's peak
+    -- memory and its p95 util scaled by peak TFLOP/s, each with smaller_gpu_headroom_pct to spare
+    select
+        p.job_key,
+        s.gpu_model,
+        s.gpu_memory_gib,
+        s.peak_tflops,
+        j.peak_tflops as job_peak_tflops,
+        j.currency,
+        coalesce(m.price, s.price_per_gpu_hour) as price,
+        case when m.price is not null then 'measured' else 'list' end as price_kind,
+        case
+            when m.price is not null then printf(
+                'measured: median effective cost per GPU-hour of %s billed %s GPU-hours this week',
+                printf('%,d', round(m.gpu_hours)::bigint), s.gpu_model
+            )
+            else s.price_note
+        end as price_note,
+        p.used_util_p95 * j.peak_tflops / s.peak_tflops as projected_p95
+    from profiled as p
+    inner join job_gpu as j on j.job_key = p.job_key
+    inner join smaller_peaks as s on lower(s.provider) = lower(j.provider)
+    left join measured_prices as m
+        on m.gpu_model = lower(s.gpu_model)
+        and abs(m.gpu_memory_gib - s.gpu_memory_gib) < 1
+        and m.provider = lower(s.provider)
+        and m.currency = j.currency
+    where p.mig_slices = 7
+        and p.used_gpus > 0
+        and p.used_util_p95 <= least($max_peak_util_pct, $smaller_gpu_max_peak_util_pct)
+        and p.used_mem_max_mib is not null
+        and j.peak_tflops is not null
+        and j.mem_total_mib is not null
+        and (m.price is not null or upper(s.currency) = upper(j.currency))
+        -- smaller: not more compute nor memory, and less compute or at least 10 % less memory
+        and s.peak_tflops <= j.peak_tflops
+        and s.gpu_memory_gib * 1024 <= j.mem_total_mib * 1.05
+        and (s.peak_tflops < j.peak_tflops or s.gpu_memory_gib * 1024 < j.mem_total_mib * 0.9)
+        -- fits: memory read as 10^9 bytes (the smaller reading of the provider's figure), and the
+        -- p95 util scaled by the peak TFLOP/s, both with headroom
+        and s.gpu_memory_gib * 1e9 / 1048576 >= p.used_mem_max_mib * (1 + $smaller_gpu_headroom_pct / 100)
+        and p.used_util_p95 * j.peak_tflops / s.peak_tflops * (1 + $smaller_gpu_headroom_pct / 100) <= 100
+    qualify row_number() over (
+        partition by p.job_key order by coalesce(m.price, s.price_per_gpu_hour), s.gpu_model, s.gpu_memory_gib
+    ) = 1
+),
+
 worked as (
     -- parts of hours in which some GPU of the instance worked (every other part is GPU001's)
     select
@@ -145,7 +298,8 @@ worked as (
     having max(greatest(util_mean, 100 * sm_active_mean)) > $gpu001_max_util_pct
 ),
 
-priced_units as (
+job_units as (
+    -- every slice of the job's GPUs this rule could price, with the cost the bill gives it
     select
         s.resource_id,
         s.hour,
@@ -154,10 +308,16 @@ priced_units as (
         s.gpu_id,
         s.job_key,
         b.currency,
-        case when g.util_mean <= $unused_util_pct then 'unused' else 'mig_fit' end as kind,
+        case
+            when g.util_mean <= $unused_util_pct then 'unused'
+            when p.mig_slices < 7 then 'mig_fit'
+            else 'smaller_gpu'
+        end as kind,
+        p.mig_slices,
+        f.price as smaller_price,
+        f.currency as smaller_currency,
         s.slice_seconds / 3600 as gpu_hours,
-        b.cost / greatest(r.gpu_count, coalesce(r.gpus_reporting, 0)) * s.slice_seconds / 3600
-        * case when g.util_mean <= $unused_util_pct then 1 else (7 - p.mig_slices) / 7 end as cost
+        b.cost / greatest(r.gpu_count, coalesce(r.gpus_reporting, 0)) * s.slice_seconds / 3600 as billed_cost
     from job_slices as s
     inner join per_gpu as g on g.job_key = s.job_key and g.resource_id = s.resource_id and g.gpu_id = s.gpu_id
     inner join profiled as p on p.job_key = s.job_key
@@ -165,8 +325,31 @@ priced_units as (
     inner join worked as w on w.resource_id = s.resource_id and w.hour = s.hour and w.slice_start = s.slice_start
     inner join billed as b on b.resource_id = s.resource_id and b.hour = s.hour
     inner join gpu_resources as r on r.resource_id = s.resource_id
+    left join smaller_fits as f on f.job_key = s.job_key
     where sp.runtime_s >= $min_runtime_minutes * 60
-        and (g.util_mean <= $unused_util_pct or p.mig_slices < 7)
+        and (g.util_mean <= $unused_util_pct or p.mig_slices < 7 or f.job_key is not null)
+),
+
+priced_units as (
+    select
+        resource_id,
+        hour,
+        slice_start,
+        slice_end,
+        gpu_id,
+        job_key,
+        currency,
+        kind,
+        gpu_hours,
+        billed_cost,
+        case
+            when kind = 'unused' then billed_cost
+            when kind = 'mig_fit' then billed_cost * (7 - mig_slices) / 7
+            -- the smaller GPU's price is in the currency of the job's instances: never compare across
+            when currency = smaller_currency then greatest(billed_cost - smaller_price * gpu_hours, 0)
+            else 0
+        end as cost
+    from job_units
 ),
 
 job_currency as (
@@ -182,8 +365,11 @@ waste as (
         sum(u.cost) as waste,
         sum(u.cost) filter (where u.kind = 'unused') as unused_cost,
         sum(u.cost) filter (where u.kind = 'mig_fit') as mig_cost,
-        sum(u.gpu_hours) as priced_gpu_hours,
-        count(distinct u.hour) as priced_hours
+        sum(u.cost) filter (where u.kind = 'smaller_gpu') as smaller_cost,
+        sum(u.billed_cost) filter (where u.kind = 'smaller_gpu' and u.cost > 0)
+        / sum(u.gpu_hours) filter (where u.kind = 'smaller_gpu' and u.cost > 0) as billed_per_gpu_hour,
+        sum(u.gpu_hours) filter (where u.cost > 0) as priced_gpu_hours,
+        count(distinct u.hour) filter (where u.cost > 0) as priced_hours
     from priced_units as u
     inner join job_currency as c on c.job_key = u.job_key and c.currency = u.currency
     group by u.job_key, c.currency
@@ -197,6 +383,8 @@ combined as (
         w.waste,
         w.unused_cost,
         w.mig_cost,
+        w.smaller_cost,
+        w.billed_per_gpu_hour,
         w.priced_gpu_hours,
         w.priced_hours,
         p.gpus,
@@ -211,6 +399,14 @@ combined as (
         p.unused_indices,
         p.mig_slices,
         p.mig_profile,
+        f.gpu_model as smaller_gpu,
+        f.gpu_memory_gib as smaller_gpu_memory_gib,
+        f.peak_tflops as smaller_gpu_peak_tflops,
+        f.job_peak_tflops,
+        f.price as smaller_price,
+        f.price_kind as smaller_price_kind,
+        f.price_note as smaller_price_note,
+        f.projected_p95 as smaller_projected_p95,
         sp.runtime_s as observed_runtime_s,
         coalesce(array_to_string(j.hosts, ', '), array_to_string(p.resource_ids, ', ')) as host_text,
         regexp_replace(coalesce(p.gpu_model, 'GPU'), '^NVIDIA\s+', '') as gpu_label,
@@ -223,6 +419,7 @@ combined as (
     inner join candidates as j on j.job_key = w.job_key
     inner join profiled as p on p.job_key = w.job_key
     inner join spans as sp on sp.job_key = w.job_key
+    left join smaller_fits as f on f.job_key = w.job_key and coalesce(w.smaller_cost, 0) > 0
 )
 
 select
@@ -261,6 +458,20 @@ select
         )
         else ''
     end
+    || case
+        when smaller_gpu is not null then printf(
+            '%sheld %d×%s for %s at %.1f%% mean / %.0f%% p95 util and at most %s of %s MiB (%.1f%%): '
+            || 'a smaller GPU fits, %s (%s GiB, %s TFLOP/s against %s; its p95 util would be about %.0f%%), '
+            || 'at %s %.2f per GPU-hour (%s) against %s %.2f per GPU-hour billed',
+            case when unused_gpus > 0 then '; its used GPUs ' else '' end,
+            used_gpus, gpu_label, runtime_text, used_util_mean, used_util_p95,
+            printf('%,d', used_mem_max_mib::bigint), printf('%,d', used_mem_total_mib::bigint),
+            100 * used_mem_max_mib / used_mem_total_mib, smaller_gpu, printf('%g', smaller_gpu_memory_gib),
+            printf('%g', smaller_gpu_peak_tflops), printf('%g', job_peak_tflops), smaller_projected_p95,
+            waste_currency, smaller_price, smaller_price_note, waste_currency, billed_per_gpu_hour
+        )
+        else ''
+    end
     || printf(', costing %s %.2f.', waste_currency, waste) as reason,
     json_object(
         'job_id', job_id,
@@ -288,11 +499,23 @@ select
         'priced_gpu_hours', round(priced_gpu_hours, 4),
         'unused_gpu_cost', round(coalesce(unused_cost, 0), 2),
         'mig_fit_cost', round(coalesce(mig_cost, 0), 2),
+        'smaller_gpu', smaller_gpu,
+        'smaller_gpu_memory_gib', smaller_gpu_memory_gib,
+        'smaller_gpu_peak_tflops', smaller_gpu_peak_tflops,
+        'gpu_peak_tflops', job_peak_tflops,
+        'smaller_gpu_p95_util_pct', round(smaller_projected_p95, 1),
+        'smaller_gpu_price_per_gpu_hour', round(smaller_price, 6),
+        'smaller_gpu_price_kind', smaller_price_kind,
+        'smaller_gpu_price_note', smaller_price_note,
+        'billed_per_gpu_hour', round(billed_per_gpu_hour, 4),
+        'smaller_gpu_fit_cost', round(coalesce(smaller_cost, 0), 2),
         'team_source', team_source
     ) as evidence,
     waste::decimal(18, 6) as estimated_waste,
     waste_currency as currency,
     'cost_hourly ÷ GPUs × the job''s hours for each GPU it did not use, plus (7 − MIG slices) / 7 of it '
-    || 'for each GPU a MIG slice would have served, in hours some GPU of the instance worked' as waste_basis
+    || 'for each GPU a MIG slice would have served, or else (that cost − the smaller GPU''s price per '
+    || 'GPU-hour × the hours, never below 0) for each GPU a smaller GPU would have served, in hours some '
+    || 'GPU of the instance worked' as waste_basis
 from combined
 order by estimated_waste desc, resource_id
