@@ -35,8 +35,9 @@ from pipelines.ingest.readers.base import LoadContext, LoadResult, duckdb_proble
 from pipelines.warehouse import one, sql_text
 
 NULL_STRINGS = ("NULL", "null", "")
-# CSV files above this size (uncompressed) get no x_source_row: numbering rows would serialise the scan
-ROW_NUMBER_LIMIT = 256 << 20
+# CSV files above this size (uncompressed) get no x_source_row: numbering rows serialises the scan and
+# materialises the file (a 1 M-line, 100 MB FOCUS file loaded in 7.1 s numbered, 4.0 s not)
+ROW_NUMBER_LIMIT = 32 << 20
 
 # ---------------------------------------------------------------------------------------------------
 # deliveries
