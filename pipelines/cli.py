@@ -103,6 +103,7 @@ def init(ctx: click.Context, path: Path | None, force: bool) -> None:
 
 
 def _do_ingest(ctx: click.Context, config: Config) -> int:
+    from pipelines.ingest import NEW_VERSION_REJECTED
     from pipelines.ingest.readers import get_reader
     from pipelines.runner import run_ingest
     from pipelines.warehouse import open_warehouse, rows, utcnow
@@ -134,8 +135,9 @@ def _do_ingest(ctx: click.Context, config: Config) -> int:
     with open_warehouse(config) as con:
         rejected = rows(
             con,
-            "select error from ingest_files where status = 'rejected' and checked_at >= $t order by uri",
-            {"t": started},
+            "select error from ingest_files where checked_at >= $t "
+            "and (status = 'rejected' or starts_with(error, $held)) order by uri",
+            {"t": started, "held": NEW_VERSION_REJECTED},
         )
     for r in rejected:
         click.echo(f"rejected: {r['error']}", err=True)

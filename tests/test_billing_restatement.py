@@ -336,3 +336,47 @@ def test_after_a_rejected_restatement_the_ledger_still_holds_the_month_and_the_f
     assert not report.rejected, report.summary()
     assert _totals(con) == {"2026-11": (48, Decimal("156.000000"))}
     con.close()
+
+
+def test_a_half_written_restatement_keeps_the_ledger_holding_the_loaded_month(
+    tmp_path: Path, export: Cur2Export
+) -> None:
+    """A delivery refused before any file is read (its manifest names a part not there yet) must not
+    flip the loaded parts to 'rejected' while their lines stay: reconciliation still passes, and when the
+    export later disappears, its lines go with it."""
+    from pipelines.ingest.billing_checks import reconciliation
+
+    export.deliver("2026-11", [hours("i-a", NOV, 4, "1.00")], "exec-1")
+    _, con = _run(tmp_path)
+    con.close()
+    export.deliver("2026-11", [hours("i-a", NOV, 4, "9.00")], "exec-2", extra_listed=["cur2-00002.csv.gz"])
+    report, con = _run(tmp_path)
+    assert report.exit_code == 1
+    ledger = dict(
+        con.execute("select regexp_extract(uri, '[^/]*$'), status from ingest_files").fetchall()
+    )
+    assert ledger["cur2-00001.csv.gz"] == "loaded"  # still holds the 4 lines of exec-1
+    assert reconciliation(con).passed
+    assert _totals(con) == {"2026-11": (4, Decimal("4.000000"))}
+    con.close()
+    # November's export disappears (December's arrives): November's lines go with it
+    export.deliver("2026-12", [hours("i-a", DEC, 2, "1.00")], "exec-3")
+    for p in list((tmp_path / "landing").rglob("*")):
+        if p.is_file() and "BILLING_PERIOD=2026-11" in str(p):
+            p.unlink()
+    _, con = _run(tmp_path)
+    assert _totals(con) == {"2026-12": (2, Decimal("2.000000"))}
+    con.close()
+
+
+def test_the_cli_exits_1_and_names_a_rejected_new_version_of_a_loaded_month(
+    tmp_path: Path, export: Cur2Export
+) -> None:
+    from click.testing import CliRunner
+
+    from pipelines.cli import main
+
+    _restate_with_truncated_part(tmp_path, export)
+    result = CliRunner().invoke(main, ["--config", str(tmp_path / "wastewatch.yaml"), "ingest"])
+    assert result.exit_code == 1, result.output
+    assert "rejected: " in result.output and "the gzip stream is truncated" in result.output

@@ -458,3 +458,16 @@ def test_oci_native_cost_report_is_rejected_precisely_by_every_billing_kind(
     assert con.execute("select count(*) from billing_line_items").fetchall() == [(0,)]
     assert con.execute("select status from ingest_files").fetchall() == [("rejected",)]
     con.close()
+
+
+def test_azure_dataset_words_are_matched_as_path_tokens_and_a_root_manifest_counts() -> None:
+    from pipelines.ingest.readers.azure import _manifest_dataset, dataset_of_path
+
+    assert dataset_of_path("contractual-costs/2026/part_0.csv") is None  # not the actual export
+    assert dataset_of_path("EA_ActualCost_Small.csv") == "actual"
+    assert dataset_of_path("exports/actual/part_0.csv") == "actual"
+    assert dataset_of_path("costs/Amortised/part_0.csv") == "amortized"
+    # the source uri points at a run folder: its manifest.json sits at the root
+    assert _manifest_dataset({".": "actual"}, "part_0_0001.csv") == "actual"
+    assert _manifest_dataset({"a/b": "amortized"}, "a/b/c/part_0.csv") == "amortized"
+    assert _manifest_dataset({}, "part_0.csv") is None

@@ -281,3 +281,51 @@ def test_gzipped_capture_reads_like_the_plain_one(
         for h in ("node-z", "node-y")
     )
     assert z == y and z[0] == 342
+
+
+def test_a_rejected_new_version_keeps_the_loaded_rows_and_the_next_good_version_replaces_them(
+    tmp_path: Path,
+) -> None:
+    """A capture file rewritten with a bad line is rejected; the rows of the version loaded before stay,
+    the ledger keeps holding them (so a removal or reconciliation still finds them), and the run after
+    the file is fixed loads the new version in their place."""
+    import os
+
+    from pipelines.config import load_config
+    from pipelines.warehouse import connect
+    from tests.conftest import write_config
+
+    header = "timestamp, index, uuid, name, utilization.gpu [%], memory.used [MiB], memory.total [MiB]\n"
+
+    def line(minute: int, util: int) -> str:
+        return f"2026/11/30 01:{minute:02d}:00.000, 0, GPU-a, NVIDIA H200, {util} %, 10 MiB, 100 MiB\n"
+
+    (tmp_path / "t").mkdir()
+    capture = tmp_path / "t" / "node1_2026.csv"
+    capture.write_text(header + line(0, 10) + line(1, 20), encoding="utf-8")
+    write_config(tmp_path, "sources:\n  - {name: t, kind: nvidia_smi, uri: t/}\n")
+    config = load_config(tmp_path / "wastewatch.yaml")
+
+    def run() -> tuple[str, list[tuple], tuple]:
+        con = connect(config.warehouse_path)
+        try:
+            [outcome] = ingest(con, config).outcomes
+            samples = con.execute("select util_pct from gpu_samples order by ts").fetchall()
+            ledger = con.execute("select status, error, rows from ingest_files").fetchone()
+        finally:
+            con.close()
+        return outcome.status, samples, ledger
+
+    assert run()[:2] == ("loaded", [(10.0,), (20.0,)])
+    capture.write_text(header + line(0, 10) + line(1, 20) + "2026/13/45 01:02:00.000, 0, GPU-a, x, 5 %\n")
+    os.utime(capture, (1_900_000_000, 1_900_000_000))
+    status, samples, (ledger_status, error, rows) = run()
+    assert status == "rejected"
+    assert samples == [(10.0,), (20.0,)]  # nothing lost
+    assert ledger_status == "loaded" and rows == 2
+    assert error.startswith("new version rejected: ") and "node1_2026.csv:4" in error
+    capture.write_text(header + line(0, 10) + line(1, 20) + line(2, 30), encoding="utf-8")
+    os.utime(capture, (1_900_000_100, 1_900_000_100))
+    status, samples, (ledger_status, error, rows) = run()
+    assert (status, ledger_status, error, rows) == ("loaded", "loaded", None, 3)
+    assert samples == [(10.0,), (20.0,), (30.0,)]

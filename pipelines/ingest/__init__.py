@@ -41,6 +41,9 @@ from pipelines.ingest.readers.base import LoadContext, LoadResult, Reader, duckd
 from pipelines.ingest.readers.billing_common import LoadFailed
 from pipelines.warehouse import one, rows, transaction, utcnow
 
+# error prefix of a ledger row that still holds its loaded lines while a new version was rejected
+NEW_VERSION_REJECTED = "new version rejected: "
+
 __all__ = ["FileOutcome", "IngestReport", "file_id", "ingest", "list_local"]
 
 
@@ -226,7 +229,14 @@ def _ingest_file(
     except (duckdb.Error, OSError, EOFError) as exc:
         error = f"{f.uri}: cannot load: {duckdb_problem(exc)}"
     with transaction(con):
-        _record(con, fid, source, f, checksum, "rejected", error, None, now)
+        if prev and prev[0] == "loaded":
+            # the earlier version's rows are still in the table (rolled back): keep holding them
+            con.execute(
+                "update ingest_files set error = $e, checked_at = $now where file_id = $id",
+                {"e": f"{NEW_VERSION_REJECTED}{error}", "now": now, "id": fid},
+            )
+        else:
+            _record(con, fid, source, f, checksum, "rejected", error, None, now)
     return FileOutcome(source.name, f.uri, "rejected", error=error, target=target)
 
 
@@ -364,9 +374,7 @@ def _ingest_delivery(
 
     if d.problem:
         with transaction(con):
-            for f in members:
-                _record(con, file_id(source.name, f.uri), source, f, None, "rejected", d.problem, None, now)
-        return [outcome(f, "rejected", error=d.problem) for f in members]
+            return [_reject_member(con, source, f, d.problem, None, now, outcome) for f in members]
 
     superseded = [outcome(f, "superseded") for f in d.superseded]
     fresh_superseded = [f for f in d.superseded if (ledger.get(f.uri) or {}).get("status") != "superseded"]
@@ -401,9 +409,7 @@ def _ingest_delivery(
     except Exception as exc:  # an S3 error: nothing was written; the next run tries again
         error = f"{exc}"
         with transaction(con):
-            for f in members:
-                _record(con, file_id(source.name, f.uri), source, f, None, "rejected", error, None, now)
-        return [outcome(f, "rejected", error=error) for f in members]
+            return [_reject_member(con, source, f, error, None, now, outcome) for f in members]
     workdir = source_cache(config, source) / "prepared"
     threads = int(config.duckdb_settings.get("threads", 2) or 2)
     prepared = reader.prepare(d.files, workdir, threads)
@@ -527,32 +533,38 @@ def _reject_delivery(
     out = []
     with transaction(con):
         for f in members:
-            fid = file_id(source.name, f.uri)
-            held = one(con, "select status from ingest_files where file_id = $id", {"id": fid})
-            if held is not None and held[0] == "loaded":
-                # an earlier version under the same name still holds its lines: keep them, and keep its
-                # size/ETag in the ledger so that the next run sees the new version again and retries
-                why = (
-                    error
-                    if f.uri == exc.file or len(members) == 1
-                    else f"{f.uri}: not loaded: {Path(exc.file).name} of the same delivery was rejected ({error})"
-                )
-                con.execute(
-                    "update ingest_files set error = $e, checked_at = $now where file_id = $id",
-                    {"e": f"new version rejected: {why}", "now": now, "id": fid},
-                )
-                out.append(outcome(f, "rejected", error=why))
-                continue
-            if f.uri == exc.file or len(members) == 1:
-                _record(con, fid, source, f, checksums.get(f.uri), "rejected", error, None, now)
-                out.append(outcome(f, "rejected", error=error))
-            else:
-                why = (
-                    f"{f.uri}: not loaded: {Path(exc.file).name} of the same delivery was rejected ({error})"
-                )
-                _record(con, fid, source, f, checksums.get(f.uri), "rejected", why, None, now)
-                out.append(outcome(f, "rejected", error=why))
+            why = (
+                error
+                if f.uri == exc.file or len(members) == 1
+                else f"{f.uri}: not loaded: {Path(exc.file).name} of the same delivery was rejected ({error})"
+            )
+            out.append(_reject_member(con, source, f, why, checksums.get(f.uri), now, outcome))
     return out
+
+
+def _reject_member(
+    con: duckdb.DuckDBPyConnection,
+    source: Source,
+    f: SourceFile,
+    why: str,
+    checksum: str | None,
+    now: Any,
+    outcome: Callable[..., FileOutcome],
+) -> FileOutcome:
+    """Record one file of a rejected delivery. A file whose earlier version (same name) the ledger holds
+    as loaded keeps that status, size and ETag, because its lines are still in the table: the error is
+    noted as `new version rejected: ...` (the CLI reports it), and the next run sees the new version
+    again and retries."""
+    fid = file_id(source.name, f.uri)
+    held = one(con, "select status from ingest_files where file_id = $id", {"id": fid})
+    if held is not None and held[0] == "loaded":
+        con.execute(
+            "update ingest_files set error = $e, checked_at = $now where file_id = $id",
+            {"e": f"{NEW_VERSION_REJECTED}{why}", "now": now, "id": fid},
+        )
+    else:
+        _record(con, fid, source, f, checksum, "rejected", why, None, now)
+    return outcome(f, "rejected", error=why)
 
 
 def _record_superseded(

@@ -83,8 +83,9 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "additional_info": ("additionalinfo",),
 }
 REQUIRED = ("usage_date", "cost")
-_ACTUAL = re.compile(r"actual", re.IGNORECASE)
-_AMORTIZED = re.compile(r"amorti[sz]ed", re.IGNORECASE)
+# the word starting a path token ("EA_ActualCost_...", ".../actual/..."), not inside one ("contractual")
+_ACTUAL = re.compile(r"(?<![a-z])actual", re.IGNORECASE)
+_AMORTIZED = re.compile(r"(?<![a-z])amorti[sz]ed", re.IGNORECASE)
 
 
 # exportConfig.type of a Cost Management export manifest -> dataset (FocusCost and others: no verdict)
@@ -229,7 +230,7 @@ class AzureReader(BillingReader):
 
 def _manifest_dataset(folders: dict[str, str], relative: str) -> str | None:
     parts = PurePosixPath(relative).parts
-    for i in range(len(parts) - 1, 0, -1):
+    for i in range(len(parts) - 1, -1, -1):  # down to the source root ('.')
         found = folders.get(str(PurePosixPath(*parts[:i])))
         if found is not None:
             return found

@@ -578,9 +578,15 @@ class BillingReader:
             # the transaction is aborted now: the loop rolls back, then asks `explain` for the bad row
             raise LoadFailed(self, rel, spec, file, exc) from None
         con.execute("reset preserve_insertion_order")
-        if self.presets:
-            con.execute("drop table if exists _billing_sets")
-        result = self._after(con, rel, spec, file, ctx, file_side)
+        # the same staging over the numbered file: run only to name data rows in an error message, when
+        # the insert could not number them (CSV files over ROW_NUMBER_LIMIT)
+        numbered = f"{_src_cte(rel.numbered_from, '_n', spec.columns)}select * from (\n{stg}\n)"  # noqa: S608 - identifiers only
+        staged = (numbered, {k: v for k, v in bind.items() if f"${k}" in numbered})
+        try:
+            result = self._after(con, rel, spec, file, ctx, file_side, staged)
+        finally:
+            if self.presets:
+                con.execute("drop table if exists _billing_sets")
         result.warnings.extend(rel.repairs)
         return result
 
@@ -619,6 +625,7 @@ class BillingReader:
         file: SourceFile,
         ctx: LoadContext,
         file_side: tuple[int, Decimal | None, Decimal | None] | None = None,
+        staged: tuple[str, dict[str, Any]] | None = None,
     ) -> LoadResult:
         key = spec.line_item_key or "null"
         first_key = key.split(",")[0]
@@ -639,6 +646,14 @@ class BillingReader:
         assert landed is not None
         rows, billed, effective, currencies, n_periods, period, bad_end_row, dups, bad_ends = landed
         if bad_ends:
+            if bad_end_row is None and staged is not None:
+                sql, params = staged
+                found = one(
+                    con,
+                    f"select min(x_source_row) from ({sql}) where charge_period_end < charge_period_start",  # noqa: S608 - identifiers only, values are bound
+                    params,
+                )
+                bad_end_row = found[0] if found else None
             where = f" (data row {bad_end_row})" if bad_end_row else ""
             raise RejectedFile(
                 file.uri,
@@ -647,7 +662,7 @@ class BillingReader:
                 line=bad_end_row + 1 if bad_end_row and rel.fmt == "csv" else None,
             )
         if dups and spec.line_item_key:
-            self._duplicates(con, spec, file, ctx)
+            self._duplicates(con, spec, file, ctx, staged)
         if file_side is None:
             file_side = self._file_sums(con, rel, spec, file)
         f_rows, f_billed, f_effective = file_side
@@ -684,7 +699,12 @@ class BillingReader:
         return got[0], got[1], got[2]
 
     def _duplicates(
-        self, con: duckdb.DuckDBPyConnection, spec: Spec, file: SourceFile, ctx: LoadContext
+        self,
+        con: duckdb.DuckDBPyConnection,
+        spec: Spec,
+        file: SourceFile,
+        ctx: LoadContext,
+        staged: tuple[str, dict[str, Any]] | None = None,
     ) -> None:
         key = spec.line_item_key
         first_key = key.split(",")[0]
@@ -705,6 +725,16 @@ class BillingReader:
             f"where x_file_id = $f and {first_key} is not null",
             {"f": ctx.file_id},
         )
+        if all(r is None for r in at) and staged is not None:
+            # the file's rows were not numbered on insert: number them now to say where the repeats are
+            sql, params = staged
+            found = one(
+                con,
+                f"select list(x_source_row order by x_source_row)[1:3] from ({sql}) "  # noqa: S608 - identifiers only, values are bound
+                f"where {first_key} = $k group by {key} having count(*) > 1 order by min(x_source_row) limit 1",
+                {**params, "k": k},
+            )
+            at = found[0] if found else at
         rows_at = ", ".join(str(r) for r in at if r is not None)
         raise RejectedFile(
             file.uri,
