@@ -352,9 +352,7 @@ def test_a_half_written_restatement_keeps_the_ledger_holding_the_loaded_month(
     export.deliver("2026-11", [hours("i-a", NOV, 4, "9.00")], "exec-2", extra_listed=["cur2-00002.csv.gz"])
     report, con = _run(tmp_path)
     assert report.exit_code == 1
-    ledger = dict(
-        con.execute("select regexp_extract(uri, '[^/]*$'), status from ingest_files").fetchall()
-    )
+    ledger = dict(con.execute("select regexp_extract(uri, '[^/]*$'), status from ingest_files").fetchall())
     assert ledger["cur2-00001.csv.gz"] == "loaded"  # still holds the 4 lines of exec-1
     assert reconciliation(con).passed
     assert _totals(con) == {"2026-11": (4, Decimal("4.000000"))}
