@@ -64,7 +64,11 @@ def params_rows(rule: Rule) -> list[dict[str, str]]:
             {
                 "name": name,
                 "type": param_type(info),
-                "default": "(required)" if info.is_required() else repr(info.get_default()),
+                "default": "(required)"
+                if info.is_required()
+                else "(built-in, see the description)"
+                if info.default_factory is not None
+                else repr(info.get_default()),
                 "bounds": param_bounds(info),
                 "description": info.description or "",
             }

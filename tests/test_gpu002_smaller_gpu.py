@@ -13,6 +13,9 @@ from __future__ import annotations
 import csv
 import json
 import re
+import subprocess
+import sys
+import textwrap
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -40,8 +43,11 @@ GPU002 = get_rule("GPU002")
 h200 = h200_eval.h200  # the H200 capture's warehouse (a module-scoped fixture of the evaluation test)
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
 def normalise(name: str) -> str:
-    """The query's normalisation of a GPU model name (query.sql, peak_names / job_gpu)."""
+    """The query's normalisation of a GPU model name (query.sql, peak_names / job_gpu / smaller_peaks)."""
     name = re.sub(r"^(nvidia|tesla)[ _-]+", "", name.strip().lower())
     return re.sub(r"[ _]+", "-", name)
 
@@ -85,6 +91,50 @@ def test_every_smaller_gpu_has_a_peak_tflops_entry() -> None:
     assert model_of("NVIDIA L40") == "L40"
     assert model_of("Tesla T4") == "T4"
     assert model_of("NVIDIA A10G") is None  # no published tensor figure: no smaller fit from an A10G
+
+
+def test_the_built_in_tables_are_read_when_the_params_are_made_not_at_import() -> None:
+    # A broken list_prices.csv / gpu_peak_flops.csv must not break every command (they import the rules):
+    # only making GPU002's default params reads them, and params that replace both tables read nothing.
+    code = textwrap.dedent(
+        """
+        import csv
+
+        real = csv.DictReader
+
+        def guarded(f, *args, **kwargs):
+            if str(getattr(f, "name", "")).endswith(("list_prices.csv", "gpu_peak_flops.csv")):
+                raise RuntimeError("read " + f.name)
+            return real(f, *args, **kwargs)
+
+        csv.DictReader = guarded
+        from rules import ALL_RULES, get_rule
+        from rules._docs import render_catalogue
+
+        assert ALL_RULES and render_catalogue()
+        rule = get_rule("GPU002")
+        own = rule.make_params({
+            "smaller_gpus": [{"gpu_model": "L4", "gpu_memory_gib": 24, "price_per_gpu_hour": 1.0}],
+            "gpu_peak_tflops": [{"gpu_model": "L4", "peak_tflops": 121}],
+        })
+        assert own.smaller_gpus[0].gpu_model == "L4"
+        try:
+            rule.make_params({})
+        except RuntimeError as e:
+            print("default params:", e)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "default params: read " in done.stdout and "list_prices.csv" in done.stdout
+
+
+def test_the_default_params_are_the_built_in_tables() -> None:
+    params = GPU002.make_params({})
+    assert params.smaller_gpus == default_smaller_gpus()  # type: ignore[attr-defined]
+    assert params.gpu_peak_tflops == default_gpu_peaks()  # type: ignore[attr-defined]
+    recorded = params.model_dump(mode="json")
+    assert [g["gpu_model"] for g in recorded["smaller_gpus"]] == ["L4", "L40S", "A100", "H100"]
 
 
 def test_smaller_gpus_are_replaced_in_wastewatch_yaml(tmp_path: Path) -> None:

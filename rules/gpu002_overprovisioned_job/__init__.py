@@ -36,9 +36,14 @@ How it is computed
     smaller reading) at least the peak memory used + headroom, and the p95 utilisation scaled by the
     two GPUs' peak dense TFLOP/s (`gpu_peak_tflops`, matched by the telemetry's model name, else the
     bill's) + headroom at most 100 %. The job's GPU with unknown peak compute gets no smaller fit.
-    Each candidate is priced at its measured effective price in the warehouse when the bill has it:
-    the median effective cost per GPU-hour of the billed resource-hours of that model and memory in
-    the week, same cloud and currency; else at its list price (`smaller_gpus`, only in its currency).
+    The job's GPU memory is the telemetry's total, else the bill's (nvidia_smi_dmon reports none).
+    Each candidate is priced so that the waste is never overstated: its measured effective price is
+    the median effective cost per GPU-hour of that model and memory in the week, same cloud and
+    currency, over full hours only (billed in the hour before and after, within the resource's
+    first_seen .. last_seen) of instances with at least as many GPUs as the job's (a 1-GPU size, a
+    partial first or last hour of a run never lowers it); the price is the higher of it and the list
+    price (`smaller_gpus`) when the list price is in the job's currency (a lower measured price may be
+    a discount or spot rate the job could not buy), else the measured price, else nothing.
     The cheapest candidate is the fit. The job's own GPU is always priced from its bill.
     estimated_waste = sum over the job's GPU-slices in the week of c = cost_hourly(resource, hour) ÷
     the instance's GPUs × the slice's share of the hour, taken × 1 for an unused GPU, × (7 − slices) / 7
@@ -72,8 +77,10 @@ Thresholds
     gpu_model, gpu_memory_gib, price_per_gpu_hour, currency, provider and price_note. Built from
     `list_prices.csv` in this folder (AWS us-east-1 On-Demand Linux list prices of g6.48xlarge (L4),
     g6e.48xlarge (L40S), p4d.24xlarge (A100 40 GB) and p5.48xlarge (H100), recorded 2025-06, ÷ the
-    instance's GPUs) and the built-in instance-type catalogue (GPU model, count, memory). They are list
-    prices: a bill's measured price of the same GPU replaces them. Overriding replaces the whole list.
+    instance's GPUs) and the built-in instance-type catalogue (GPU model, count, memory), read when
+    the params are first made, not at import. They are list prices: a higher measured price of the
+    same GPU on the bill replaces them, a lower one does not. Model names are normalised like
+    telemetry's (`NVIDIA L4` is the L4). Overriding replaces the whole list.
     gpu_peak_tflops (default: pipelines/catalog/gpu_peak_flops.csv): peak dense tensor TFLOP/s per GPU
     model, with the aliases telemetry names it by; used to scale utilisation between two GPUs.
     gpu001_max_util_pct (default 5, percent): GPU001's idle threshold; set from GPU001's
@@ -88,7 +95,8 @@ Known false positives
     more on a GPU with less bandwidth (an L40S has about a quarter of an H100's); jobs that need NVLink
     between GPUs, more host memory per GPU than the smaller instance has, or a feature the smaller GPU
     lacks. The list prices are on-demand prices of one region; a negotiated, reserved or spot price
-    for the smaller GPU is used only when the bill shows it (or set it in `smaller_gpus`).
+    below them is never taken from the bill (set it in `smaller_gpus` to use it), so the waste of a
+    team with such prices is understated.
 
 Example finding
     rule_id: GPU002
@@ -155,14 +163,22 @@ class Params(RuleParams):
     smaller_gpu_headroom_pct: float = Field(
         20.0, ge=0, le=100, description="Spare memory and compute (%) kept on the smaller GPU."
     )
+    # the built-in tables are read when Params are first made, not at import: a bad CSV fails the runs
+    # that use GPU002, never every command
     smaller_gpus: tuple[SmallerGpu, ...] = Field(
-        default_smaller_gpus(),
-        description="GPUs a job may move to, with list prices per GPU-hour (a measured price replaces them).",
+        default_factory=default_smaller_gpus,
+        description=(
+            "GPUs a job may move to, with list prices per GPU-hour (a higher measured price replaces them); "
+            "default: the built-in list (list_prices.csv, see docs/gpu.md)."
+        ),
     )
     gpu_peak_tflops: tuple[GpuPeak, ...] = Field(
-        default_gpu_peaks(),
+        default_factory=default_gpu_peaks,
         min_length=1,
-        description="Peak dense TFLOP/s per GPU model and its aliases, to scale util between GPUs.",
+        description=(
+            "Peak dense TFLOP/s per GPU model and its aliases, to scale util between GPUs; "
+            "default: pipelines/catalog/gpu_peak_flops.csv."
+        ),
     )
     gpu001_max_util_pct: float = Field(
         5.0, ge=0, le=100, description="GPU001's idle threshold (%); taken from GPU001's max_util_pct."

@@ -11,8 +11,10 @@
 -- holds the peak memory and p95 util with mig_headroom_pct to spare -> the share of its cost the slice
 -- does not need ((7 - slices) / 7); else, when a smaller GPU of $smaller_gpus holds the peak memory and
 -- the p95 util scaled by the two GPUs' peak TFLOP/s with smaller_gpu_headroom_pct to spare -> its cost
--- minus the smaller GPU's price for the same hours (never below 0), the smaller GPU priced at its
--- measured effective price in the window when the bill has one, else its list price.
+-- minus the smaller GPU's price for the same hours (never below 0), the smaller GPU priced at its list
+-- price, or at its measured effective price in the window when that is higher (or when no list price is
+-- in the job's currency); measured only from full billed hours of instances with at least as many GPUs
+-- as the job's (a 1-GPU size, a spot hour or a partial first/last hour never lowers the price).
 -- `priced_units` is what this rule puts a price on.
 with gpu_resources as (
     select *
@@ -174,7 +176,8 @@ job_resources as (
         mode(r.provider) as provider,
         mode(r.currency) as currency,
         any_value(r.gpu_model) as gpu_model,
-        min(r.gpu_memory_gib) as gpu_memory_gib
+        min(r.gpu_memory_gib) as gpu_memory_gib,
+        max(r.gpu_count) as gpu_count
     from per_gpu as g
     inner join gpu_resources as r on r.resource_id = g.resource_id
     group by g.job_key
@@ -183,12 +186,15 @@ job_resources as (
 job_gpu as (
     -- the job's GPU: its peak TFLOP/s (the longest catalogue name its model name is, or starts with
     -- followed by '-': h100-80gb-hbm3 -> h100; the telemetry's name, else the bill's) and its memory
-    -- (telemetry, else the catalogue's)
+    -- (telemetry, else the bill's; nvidia_smi_dmon reports no memory total)
     select
         k.job_key,
         k.provider,
         k.currency,
+        k.gpu_count,
+        k.bill_gpu_model,
         k.mem_total_mib,
+        k.mem_total_source,
         n.gpu_model as peak_model,
         n.peak_tflops
     from (
@@ -196,7 +202,13 @@ job_gpu as (
             p.job_key,
             jr.provider,
             jr.currency,
+            jr.gpu_count,
+            jr.gpu_model as bill_gpu_model,
             coalesce(p.used_mem_total_mib, jr.gpu_memory_gib * 1024) as mem_total_mib,
+            case
+                when p.used_mem_total_mib is not null then 'telemetry'
+                when jr.gpu_memory_gib is not null then 'bill'
+            end as mem_total_source,
             regexp_replace(
                 regexp_replace(lower(trim(coalesce(p.gpu_model, jr.gpu_model))), '^(nvidia|tesla)[ _-]+', ''),
                 '[ _]+', '-', 'g'
@@ -209,79 +221,194 @@ job_gpu as (
 ),
 
 smaller_peaks as (
-    -- the peak TFLOP/s of each smaller GPU (its catalogue model is a name of peak_names)
+    -- the peak TFLOP/s of each smaller GPU (its model, normalised like a telemetry name: 'NVIDIA L4' -> l4,
+    -- is a name of peak_names)
     select
         s.*,
-        n.peak_tflops
+        n.peak_tflops,
+        n.name as model_key
     from smaller_catalogue as s
     inner join peak_names as n
-        on n.name = regexp_replace(lower(trim(s.gpu_model)), '[ _]+', '-', 'g')
+        on n.name = regexp_replace(
+            regexp_replace(lower(trim(s.gpu_model)), '^(nvidia|tesla)[ _-]+', ''), '[ _]+', '-', 'g'
+        )
     qualify row_number() over (
         partition by s.gpu_model, s.gpu_memory_gib, s.provider, s.currency order by n.peak_tflops
     ) = 1
 ),
 
-measured_prices as (
-    -- what the bill says a GPU-hour of each model (and memory) costs: the median effective cost per GPU
-    -- of its billed resource-hours in the window, per cloud and currency
+billed_around as (
+    -- the GPU resources' billed hours in the window and the hour either side of it
     select
-        lower(r.gpu_model) as gpu_model,
+        c.resource_id,
+        c.hour
+    from cost_hourly as c
+    inner join gpu_resources as r on r.resource_id = c.resource_id and c.billing_currency = r.currency
+    where c.hour >= $window_start::timestamp - interval 1 hour and c.hour < $window_end::timestamp + interval 1 hour
+    group by c.resource_id, c.hour
+    having sum(c.effective_cost) > 0
+),
+
+full_hours as (
+    -- hours the bill covers fully: billed in the hour before and the hour after too (the first and last
+    -- hour of a run may be partial), and inside the resource's first_seen .. last_seen
+    select
+        a.resource_id,
+        a.hour
+    from (
+        select
+            resource_id,
+            hour,
+            lag(hour) over (partition by resource_id order by hour) as prev_hour,
+            lead(hour) over (partition by resource_id order by hour) as next_hour
+        from billed_around
+    ) as a
+    inner join gpu_resources as r on r.resource_id = a.resource_id
+    where a.hour >= $window_start::timestamp and a.hour < $window_end::timestamp
+        and a.prev_hour = a.hour - interval 1 hour
+        and a.next_hour = a.hour + interval 1 hour
+        and (r.first_seen is null or a.hour >= r.first_seen)
+        and (r.last_seen is null or a.hour + interval 1 hour <= r.last_seen)
+),
+
+measured_hours as (
+    -- what the bill says a GPU-hour of each model costs, per full billed resource-hour in the window
+    select
+        regexp_replace(
+            regexp_replace(lower(trim(r.gpu_model)), '^(nvidia|tesla)[ _-]+', ''), '[ _]+', '-', 'g'
+        ) as model_key,
         r.gpu_memory_gib,
         lower(r.provider) as provider,
         b.currency,
-        median(b.cost / r.gpu_count) as price,
-        sum(r.gpu_count) as gpu_hours
+        r.gpu_count,
+        b.cost / r.gpu_count as price
     from billed as b
+    inner join full_hours as f on f.resource_id = b.resource_id and f.hour = b.hour
     inner join gpu_resources as r on r.resource_id = b.resource_id
     where r.gpu_model is not null and r.gpu_memory_gib is not null
+),
+
+job_sizes as (
+    -- the clouds, currencies and instance sizes (GPUs) of the jobs: a handful, whatever the jobs
+    select distinct
+        lower(provider) as provider,
+        currency,
+        gpu_count
+    from job_gpu
+),
+
+measured_prices as (
+    -- per job size and smaller GPU: the median effective cost per GPU-hour of the full billed hours of
+    -- that model (and memory) on instances with at least as many GPUs as the job's, same cloud and currency
+    select
+        z.provider as job_provider,
+        z.currency as job_currency,
+        z.gpu_count as job_gpu_count,
+        s.gpu_model,
+        s.gpu_memory_gib,
+        s.provider,
+        s.currency,
+        median(h.price) as price,
+        sum(h.gpu_count) as gpu_hours
+    from job_sizes as z
+    inner join smaller_peaks as s on lower(s.provider) = z.provider
+    inner join measured_hours as h
+        on h.model_key = s.model_key
+        and abs(h.gpu_memory_gib - s.gpu_memory_gib) < 1
+        and h.provider = z.provider
+        and h.currency = z.currency
+        and h.gpu_count >= z.gpu_count
     group by all
 ),
 
 smaller_fits as (
     -- when no MIG slice fits: the cheapest smaller GPU on the same cloud that holds the job's peak
-    -- memory and its p95 util scaled by peak TFLOP/s, each with smaller_gpu_headroom_pct to spare
+    -- memory and its p95 util scaled by peak TFLOP/s, each with smaller_gpu_headroom_pct to spare; priced
+    -- at greatest(measured, list) when its list price is in the job's currency (a lower measured price may
+    -- be a discount or a spot rate the job could not buy), else at the measured price
     select
-        p.job_key,
-        s.gpu_model,
-        s.gpu_memory_gib,
-        s.peak_tflops,
-        j.peak_tflops as job_peak_tflops,
-        j.currency,
-        coalesce(m.price, s.price_per_gpu_hour) as price,
-        case when m.price is not null then 'measured' else 'list' end as price_kind,
+        o.*,
         case
-            when m.price is not null then printf(
-                'measured: median effective cost per GPU-hour of %s billed %s GPU-hours this week',
-                printf('%,d', round(m.gpu_hours)::bigint), s.gpu_model
+            when o.list_price is not null and o.measured_price is not null
+                then greatest(o.measured_price, o.list_price)
+            else coalesce(o.measured_price, o.list_price)
+        end as price,
+        case
+            when o.measured_price is not null and o.measured_price >= coalesce(o.list_price, 0) then 'measured'
+            else 'list'
+        end as price_kind,
+        case
+            when o.measured_price is not null and o.measured_price >= coalesce(o.list_price, 0) then printf(
+                'measured: median effective cost per GPU-hour of %s billed %s GPU-hours this week, '
+                || 'full hours of instances with %d or more GPUs%s',
+                printf('%,d', round(o.measured_gpu_hours)::bigint), o.gpu_model, o.job_gpu_count,
+                case when o.list_price is not null then ', not below its list price' else '' end
             )
-            else s.price_note
-        end as price_note,
-        p.used_util_p95 * j.peak_tflops / s.peak_tflops as projected_p95
-    from profiled as p
-    inner join job_gpu as j on j.job_key = p.job_key
-    inner join smaller_peaks as s on lower(s.provider) = lower(j.provider)
-    left join measured_prices as m
-        on m.gpu_model = lower(s.gpu_model)
-        and abs(m.gpu_memory_gib - s.gpu_memory_gib) < 1
-        and m.provider = lower(s.provider)
-        and m.currency = j.currency
-    where p.mig_slices = 7
-        and p.used_gpus > 0
-        and p.used_util_p95 <= least($max_peak_util_pct, $smaller_gpu_max_peak_util_pct)
-        and p.used_mem_max_mib is not null
-        and j.peak_tflops is not null
-        and j.mem_total_mib is not null
-        and (m.price is not null or upper(s.currency) = upper(j.currency))
-        -- smaller: not more compute nor memory, and less compute or at least 10 % less memory
-        and s.peak_tflops <= j.peak_tflops
-        and s.gpu_memory_gib * 1024 <= j.mem_total_mib * 1.05
-        and (s.peak_tflops < j.peak_tflops or s.gpu_memory_gib * 1024 < j.mem_total_mib * 0.9)
-        -- fits: memory read as 10^9 bytes (the smaller reading of the provider's figure), and the
-        -- p95 util scaled by the peak TFLOP/s, both with headroom
-        and s.gpu_memory_gib * 1e9 / 1048576 >= p.used_mem_max_mib * (1 + $smaller_gpu_headroom_pct / 100)
-        and p.used_util_p95 * j.peak_tflops / s.peak_tflops * (1 + $smaller_gpu_headroom_pct / 100) <= 100
+            when o.measured_price is not null then printf(
+                '%s; not the lower %.2f measured on the bill',
+                coalesce(nullif(o.list_note, ''), 'list price'), o.measured_price
+            )
+            else coalesce(nullif(o.list_note, ''), 'list price')
+        end as price_note
+    from (
+        select
+            p.job_key,
+            s.gpu_model,
+            s.gpu_memory_gib,
+            s.peak_tflops,
+            j.peak_tflops as job_peak_tflops,
+            j.currency,
+            j.gpu_count as job_gpu_count,
+            j.mem_total_mib as job_mem_total_mib,
+            m.price as measured_price,
+            m.gpu_hours as measured_gpu_hours,
+            case when upper(s.currency) = upper(j.currency) then s.price_per_gpu_hour end as list_price,
+            s.price_note as list_note,
+            p.used_util_p95 * j.peak_tflops / s.peak_tflops as projected_p95
+        from profiled as p
+        inner join job_gpu as j on j.job_key = p.job_key
+        inner join smaller_peaks as s on lower(s.provider) = lower(j.provider)
+        left join measured_prices as m
+            on m.job_provider = lower(j.provider)
+            and m.job_currency = j.currency
+            and m.job_gpu_count = j.gpu_count
+            and m.gpu_model = s.gpu_model
+            and m.gpu_memory_gib = s.gpu_memory_gib
+            and m.provider = s.provider
+            and m.currency = s.currency
+        where p.mig_slices = 7
+            and p.used_gpus > 0
+            and p.used_util_p95 <= least($max_peak_util_pct, $smaller_gpu_max_peak_util_pct)
+            and p.used_mem_max_mib is not null
+            and j.peak_tflops is not null
+            and j.mem_total_mib is not null
+            -- a list price in the job's currency, else a measured one (and then no entry of the same GPU
+            -- has a list price in the job's currency, which would bound the measured price from below)
+            and (
+                upper(s.currency) = upper(j.currency)
+                or (
+                    m.price is not null
+                    and not exists (
+                        select 1
+                        from smaller_peaks as s2
+                        where s2.model_key = s.model_key
+                            and abs(s2.gpu_memory_gib - s.gpu_memory_gib) < 1
+                            and lower(s2.provider) = lower(s.provider)
+                            and upper(s2.currency) = upper(j.currency)
+                    )
+                )
+            )
+            -- smaller: not more compute nor memory, and less compute or at least 10 % less memory
+            and s.peak_tflops <= j.peak_tflops
+            and s.gpu_memory_gib * 1024 <= j.mem_total_mib * 1.05
+            and (s.peak_tflops < j.peak_tflops or s.gpu_memory_gib * 1024 < j.mem_total_mib * 0.9)
+            -- fits: memory read as 10^9 bytes (the smaller reading of the provider's figure), and the
+            -- p95 util scaled by the peak TFLOP/s, both with headroom
+            and s.gpu_memory_gib * 1e9 / 1048576 >= p.used_mem_max_mib * (1 + $smaller_gpu_headroom_pct / 100)
+            and p.used_util_p95 * j.peak_tflops / s.peak_tflops * (1 + $smaller_gpu_headroom_pct / 100) <= 100
+    ) as o
     qualify row_number() over (
-        partition by p.job_key order by coalesce(m.price, s.price_per_gpu_hour), s.gpu_model, s.gpu_memory_gib
+        partition by o.job_key order by price, o.gpu_model, o.gpu_memory_gib
     ) = 1
 ),
 
@@ -394,8 +521,11 @@ combined as (
         p.used_util_mean,
         p.used_util_p95,
         p.used_mem_max_mib,
-        p.used_mem_total_mib,
-        p.gpu_model as model,
+        -- the GPU's memory: telemetry's, else the bill's (nvidia_smi_dmon reports no memory total)
+        coalesce(p.used_mem_total_mib, jg.mem_total_mib) as mem_total_mib,
+        case when p.used_mem_total_mib is not null then 'telemetry' else jg.mem_total_source end
+            as mem_total_source,
+        coalesce(p.gpu_model, jg.bill_gpu_model) as model,
         p.unused_indices,
         p.mig_slices,
         p.mig_profile,
@@ -406,10 +536,23 @@ combined as (
         f.price as smaller_price,
         f.price_kind as smaller_price_kind,
         f.price_note as smaller_price_note,
+        f.list_price as smaller_list_price,
+        f.measured_price as smaller_measured_price,
         f.projected_p95 as smaller_projected_p95,
         sp.runtime_s as observed_runtime_s,
         coalesce(array_to_string(j.hosts, ', '), array_to_string(p.resource_ids, ', ')) as host_text,
-        regexp_replace(coalesce(p.gpu_model, 'GPU'), '^NVIDIA\s+', '') as gpu_label,
+        regexp_replace(coalesce(p.gpu_model, jg.bill_gpu_model, 'GPU'), '^NVIDIA\s+', '') as gpu_label,
+        -- the memory the used GPUs held, for the reason: never NULL (printf with a NULL argument is NULL)
+        case
+            when p.used_mem_max_mib is null then 'unmeasured memory'
+            when coalesce(p.used_mem_total_mib, jg.mem_total_mib) > 0 then printf(
+                'at most %s of %s MiB (%.1f%%)',
+                printf('%,d', p.used_mem_max_mib::bigint),
+                printf('%,d', coalesce(p.used_mem_total_mib, jg.mem_total_mib)::bigint),
+                100 * p.used_mem_max_mib / coalesce(p.used_mem_total_mib, jg.mem_total_mib)
+            )
+            else printf('at most %s MiB', printf('%,d', p.used_mem_max_mib::bigint))
+        end as mem_text,
         case
             when sp.runtime_s >= 3600 then printf('%.1f h', sp.runtime_s / 3600)
             when sp.runtime_s >= 60 then printf('%.0f min', sp.runtime_s / 60)
@@ -419,6 +562,7 @@ combined as (
     inner join candidates as j on j.job_key = w.job_key
     inner join profiled as p on p.job_key = w.job_key
     inner join spans as sp on sp.job_key = w.job_key
+    left join job_gpu as jg on jg.job_key = w.job_key
     left join smaller_fits as f on f.job_key = w.job_key and coalesce(w.smaller_cost, 0) > 0
 )
 
@@ -434,41 +578,43 @@ select
     user as owner,
     job_id,
     'waste' as status,
-    printf('Job %s%s on %s ', job_id, coalesce(' (' || job_name || ')', ''), host_text)
+    -- every printf argument below is non-NULL (coalesced where the data may lack it): a NULL reason would
+    -- fail the findings table's NOT NULL and lose the rule's whole week
+    printf('Job %s%s on %s ', coalesce(job_id, job_key), coalesce(' (' || job_name || ')', ''), host_text)
     || case
         when unused_gpus > 0 and used_gpus > 0 then printf(
             'used %d of its %d×%s for %s: %d GPU(s) averaged ≤%.1f%% util all job long (the others %.1f%%)',
-            used_gpus, gpus, gpu_label, runtime_text, unused_gpus, unused_util_max, used_util_mean
+            used_gpus, gpus, gpu_label, runtime_text, unused_gpus, coalesce(unused_util_max, 0),
+            coalesce(used_util_mean, 0)
         )
         when unused_gpus > 0 then printf(
             'held %d×%s for %s without using them (≤%.1f%% util all job long)',
-            gpus, gpu_label, runtime_text, unused_util_max
+            gpus, gpu_label, runtime_text, coalesce(unused_util_max, 0)
         )
         else ''
     end
     || case
         when mig_slices < 7 then printf(
-            '%sheld %d×%s for %s at %.1f%% mean / %.0f%% p95 util and at most %s of %s MiB (%.1f%%): '
+            '%sheld %d×%s for %s at %.1f%% mean / %.0f%% p95 util and %s: '
             || 'a %s MIG slice (%d/7 of the GPU) fits, so %d/7 of %s cost bought nothing',
             case when unused_gpus > 0 then '; its used GPUs ' else '' end,
-            used_gpus, gpu_label, runtime_text, used_util_mean, used_util_p95,
-            printf('%,d', used_mem_max_mib::bigint), printf('%,d', used_mem_total_mib::bigint),
-            100 * used_mem_max_mib / used_mem_total_mib, mig_profile, mig_slices, 7 - mig_slices,
+            used_gpus, gpu_label, runtime_text, coalesce(used_util_mean, 0), coalesce(used_util_p95, 0),
+            mem_text, coalesce(mig_profile, printf('%dg', mig_slices)), mig_slices, 7 - mig_slices,
             case when used_gpus = 1 then 'its' else 'their' end
         )
         else ''
     end
     || case
         when smaller_gpu is not null then printf(
-            '%sheld %d×%s for %s at %.1f%% mean / %.0f%% p95 util and at most %s of %s MiB (%.1f%%): '
+            '%sheld %d×%s for %s at %.1f%% mean / %.0f%% p95 util and %s: '
             || 'a smaller GPU fits, %s (%s GiB, %s TFLOP/s against %s; its p95 util would be about %.0f%%), '
             || 'at %s %.2f per GPU-hour (%s) against %s %.2f per GPU-hour billed',
             case when unused_gpus > 0 then '; its used GPUs ' else '' end,
-            used_gpus, gpu_label, runtime_text, used_util_mean, used_util_p95,
-            printf('%,d', used_mem_max_mib::bigint), printf('%,d', used_mem_total_mib::bigint),
-            100 * used_mem_max_mib / used_mem_total_mib, smaller_gpu, printf('%g', smaller_gpu_memory_gib),
-            printf('%g', smaller_gpu_peak_tflops), printf('%g', job_peak_tflops), smaller_projected_p95,
-            waste_currency, smaller_price, smaller_price_note, waste_currency, billed_per_gpu_hour
+            used_gpus, gpu_label, runtime_text, coalesce(used_util_mean, 0), coalesce(used_util_p95, 0),
+            mem_text, smaller_gpu, printf('%g', smaller_gpu_memory_gib),
+            printf('%g', smaller_gpu_peak_tflops), printf('%g', job_peak_tflops),
+            coalesce(smaller_projected_p95, 0), waste_currency, smaller_price,
+            coalesce(smaller_price_note, smaller_price_kind), waste_currency, coalesce(billed_per_gpu_hour, 0)
         )
         else ''
     end
@@ -493,7 +639,8 @@ select
         'used_util_mean_pct', round(used_util_mean, 2),
         'used_util_p95_pct', round(used_util_p95, 2),
         'used_mem_max_mib', round(used_mem_max_mib, 0),
-        'mem_total_mib', round(used_mem_total_mib, 0),
+        'mem_total_mib', round(mem_total_mib, 0),
+        'mem_total_source', mem_total_source,
         'mig_profile', mig_profile,
         'mig_slices', case when mig_slices < 7 then mig_slices end,
         'priced_gpu_hours', round(priced_gpu_hours, 4),
@@ -507,6 +654,8 @@ select
         'smaller_gpu_price_per_gpu_hour', round(smaller_price, 6),
         'smaller_gpu_price_kind', smaller_price_kind,
         'smaller_gpu_price_note', smaller_price_note,
+        'smaller_gpu_list_price_per_gpu_hour', round(smaller_list_price, 6),
+        'smaller_gpu_measured_price_per_gpu_hour', round(smaller_measured_price, 6),
         'billed_per_gpu_hour', round(billed_per_gpu_hour, 4),
         'smaller_gpu_fit_cost', round(coalesce(smaller_cost, 0), 2),
         'team_source', team_source

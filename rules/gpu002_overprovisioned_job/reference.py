@@ -1,7 +1,9 @@
 """GPU002's reference tables: smaller GPUs with their list prices, and peak compute per GPU model.
 
-They are the defaults of two GPU002 params, so a deployment can replace them in `wastewatch.yaml` and
-every finding records the table it was priced with. They are built from three files:
+They are the defaults of two GPU002 params (default factories: the files are read when the params are
+first made, not when wastewatch imports its rules), so a deployment can replace them in
+`wastewatch.yaml` and every finding records the table it was priced with. They are built from three
+files:
 
 - `list_prices.csv` (here): list prices of whole cloud instances, each row with its region, pricing
   (On-Demand Linux), currency, the month it was recorded and its source page;
@@ -31,11 +33,13 @@ CATALOG_DIR = HERE.parents[1] / "pipelines" / "catalog"
 
 
 class SmallerGpu(BaseModel):
-    """A GPU a job could move to, and its price per GPU-hour when the warehouse bills none of it."""
+    """A GPU a job could move to, and its list price per GPU-hour (the bill's measured price only if higher)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    gpu_model: str = Field(min_length=1, description="Model as gpu_instance_types names it (L4, A100).")
+    gpu_model: str = Field(
+        min_length=1, description="Model as gpu_instance_types names it (L4, A100; 'NVIDIA L4' is the L4)."
+    )
     gpu_memory_gib: float = Field(gt=0, description="Memory per GPU as the provider states it.")
     price_per_gpu_hour: float = Field(gt=0, description="List price per GPU-hour.")
     currency: str = Field("USD", min_length=3, max_length=3)
