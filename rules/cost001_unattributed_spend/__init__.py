@@ -1,4 +1,4 @@
-"""COST001 unattributed-spend: spend that carries no team tag, GPU spend first, with a suggested owner.
+"""COST001 unattributed-spend: Spend that carries no team tag, GPU spend first, with a suggested owner.
 
 What it detects
     Every resource whose effective spend in the week has no team (the canonical `team` tag, resolved
@@ -73,7 +73,7 @@ RULE = Rule(
     category="unattributed",
     severity="medium",
     status="preview",
-    summary="spend that carries no team tag, GPU spend first, with a suggested owner.",
+    summary="Spend that carries no team tag, GPU spend first, with a suggested owner.",
     doc=__doc__ or "",
     params=Params,
     requires=("cost_hourly", "resources", "jobs_enriched"),

@@ -1,4 +1,4 @@
-"""COST002 budget-overrun: teams and projects whose month-to-date spend or its forecast exceeds their budget.
+"""COST002 budget-overrun: Teams and projects whose month-to-date spend or its forecast exceeds their budget.
 
 What it detects
     Every monthly budget under `budgets:` in wastewatch.yaml (per team or per project, in the billing
@@ -92,7 +92,7 @@ RULE = Rule(
     category="budget",
     severity="medium",
     status="preview",
-    summary="teams and projects whose month-to-date spend or its forecast exceeds their budget.",
+    summary="Teams and projects whose month-to-date spend or its forecast exceeds their budget.",
     doc=__doc__ or "",
     params=Params,
     requires=("cost_hourly",),

@@ -1,4 +1,4 @@
-"""COST003 spend-anomaly: daily spend of a team on a service far above its robust, weekday-aware baseline.
+"""COST003 spend-anomaly: Daily spend of a team on a service far above its robust, weekday-aware baseline.
 
 What it detects
     Days on which a team's effective spend on one service (FOCUS ServiceName, per billing currency) rose far
@@ -93,7 +93,7 @@ RULE = Rule(
     category="anomaly",
     severity="medium",
     status="preview",
-    summary="daily spend of a team on a service far above its robust, weekday-aware baseline.",
+    summary="Daily spend of a team on a service far above its robust, weekday-aware baseline.",
     doc=__doc__ or "",
     params=Params,
     requires=("cost_hourly",),
