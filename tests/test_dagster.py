@@ -440,6 +440,52 @@ def test_sensor_ignores_files_the_readers_do_not_pick_up(sensor_config: Path) ->
     assert isinstance(result, dg.SkipReason), result
 
 
+def test_sensor_watches_s3_sources_by_key_size_and_etag(tmp_path: Path, s3_server: str) -> None:
+    """An s3:// source is listed (moto's server on 127.0.0.1; nothing downloaded): a new or rewritten
+    object requests a run once; an unreachable endpoint is a skip with the reason, not a change."""
+    import uuid
+
+    import boto3
+
+    bucket = f"sensor-{uuid.uuid4().hex[:8]}"
+    s3 = boto3.client("s3", endpoint_url=s3_server, region_name="us-east-1")
+    s3.create_bucket(Bucket=bucket)
+    s3.put_object(Bucket=bucket, Key="billing/focus.csv", Body=FOCUS_SAMPLE.read_bytes())
+    s3.put_object(Bucket=bucket, Key="billing/notes.md", Body=b"not a bill")
+    config = write_config(
+        tmp_path,
+        f"""
+        sources:
+          - {{name: remote, kind: focus, uri: 's3://{bucket}/billing/', endpoint_url: '{s3_server}', region: us-east-1}}
+        """,
+    )
+    first, cursor = _requested(_evaluate_sensor(config, None))
+    same = _evaluate_sensor(config, cursor)
+    assert isinstance(same, dg.SkipReason) and same.skip_message == "no change in 1 source file(s)"
+    assert not (tmp_path / "warehouse").exists() or not any((tmp_path / "warehouse").rglob("focus.csv"))
+
+    # the same key rewritten with other bytes (same size would not matter: the ETag changes)
+    body = FOCUS_SAMPLE.read_bytes().replace(b"SunBird", b"SunBirb")
+    s3.put_object(Bucket=bucket, Key="billing/focus.csv", Body=body)
+    rewritten, cursor = _requested(_evaluate_sensor(config, cursor))
+    assert rewritten != first
+    s3.put_object(Bucket=bucket, Key="billing/2026-12/focus.csv", Body=body)
+    added, cursor = _requested(_evaluate_sensor(config, cursor))
+    assert added not in (first, rewritten)
+
+    (tmp_path / "down").mkdir()
+    down = write_config(
+        tmp_path / "down",
+        f"""
+        sources:
+          - {{name: remote, kind: focus, uri: 's3://{bucket}/billing/', endpoint_url: 'http://127.0.0.1:9', region: us-east-1}}
+        """,
+    )
+    result = _evaluate_sensor(down, cursor)
+    assert isinstance(result, dg.SkipReason), result
+    assert "remote could not be listed" in (result.skip_message or "")
+
+
 def test_sensor_reads_the_config_from_the_environment(
     sensor_config: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
