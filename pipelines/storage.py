@@ -276,15 +276,6 @@ def boto_problem(exc: Exception) -> str:
     return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
 
 
-def check_options(source: Source, known: set[str]) -> None:
-    unknown = set(source.options) - known
-    if unknown:
-        raise RejectedFile(
-            source.uri,
-            f"source {source.name!r}: unknown option(s) {sorted(unknown)}; known: {sorted(known)}",
-        )
-
-
 def record_snapshot(
     con: duckdb.DuckDBPyConnection,
     *,

@@ -10,6 +10,7 @@ from typing import Any, Protocol
 import duckdb
 
 from pipelines.config import Config, Source
+from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
 
 
@@ -58,6 +59,17 @@ def quote_ident(name: str) -> str:
 def quote_literal(text: str) -> str:
     """A column name used as a JSON key in SQL text (never a data value)."""
     return "'" + text.replace("'", "''") + "'"
+
+
+def check_options(source: Source, known: set[str], where: str | None = None) -> dict[str, Any]:
+    """The source's options (a copy); RejectedFile against `where` (default: the source) for unknown keys."""
+    unknown = set(source.options) - known
+    if unknown:
+        raise RejectedFile(
+            where or source.uri,
+            f"source {source.name!r}: unknown option(s) {sorted(unknown)}; known: {sorted(known)}",
+        )
+    return dict(source.options)
 
 
 def duckdb_problem(exc: Exception) -> str:

@@ -53,6 +53,32 @@ class PerFileBatch:
         return results
 
 
+class PlannedBatch:
+    """`load` / `load_batch` for a reader that checks each file into a plan (`_plan(file, ctx)`, raising
+    RejectedFile) and then lands the plans of a batch in one statement (`_insert(con, plans)`, raising
+    FileFailed(index, cause) for a file it can name)."""
+
+    def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> Any:
+        plan = self._plan(file, ctx)  # type: ignore[attr-defined]
+        try:
+            return self._insert(con, [plan])[0]  # type: ignore[attr-defined]
+        except FileFailed as exc:
+            assert isinstance(exc.cause, BaseException)
+            raise exc.cause from None
+
+    def load_batch(
+        self, con: duckdb.DuckDBPyConnection, files: list[SourceFile], ctxs: list[LoadContext]
+    ) -> list[Any]:
+        """Many files in the caller's transaction; FileFailed(index) names a file that cannot load."""
+        plans = []
+        for i, (f, ctx) in enumerate(zip(files, ctxs, strict=True)):
+            try:
+                plans.append(self._plan(f, ctx))  # type: ignore[attr-defined]
+            except RejectedFile as exc:
+                raise FileFailed(i, exc) from None
+        return self._insert(con, plans)  # type: ignore[attr-defined]
+
+
 class FileFailed(Exception):
     """Raised by `load_batch` when it knows which file of the batch cannot be loaded."""
 

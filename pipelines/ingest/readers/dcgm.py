@@ -40,8 +40,8 @@ import duckdb
 
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, duckdb_problem
-from pipelines.ingest.readers.batching import FileFailed
+from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options, duckdb_problem
+from pipelines.ingest.readers.batching import FileFailed, PlannedBatch
 from pipelines.ingest.readers.nvidia_smi import host_from_path
 from pipelines.warehouse import sql_text
 
@@ -132,37 +132,13 @@ class _Plan:
     path_host: str | None
 
 
-class DcgmReader:
+class DcgmReader(PlannedBatch):
     kind = "dcgm"
     target_table = "gpu_samples"
     batch_files = 100  # one batch's scrapes are pivoted in memory: keep batches moderate
 
-    def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
-        try:
-            return self._insert(con, [self._plan(file, ctx)])[0]
-        except FileFailed as exc:
-            assert isinstance(exc.cause, BaseException)
-            raise exc.cause from None
-
-    def load_batch(
-        self, con: duckdb.DuckDBPyConnection, files: list[SourceFile], ctxs: list[LoadContext]
-    ) -> list[LoadResult]:
-        plans = []
-        for i, (f, ctx) in enumerate(zip(files, ctxs, strict=True)):
-            try:
-                plans.append(self._plan(f, ctx))
-            except RejectedFile as exc:
-                raise FileFailed(i, exc) from None
-        return self._insert(con, plans)
-
     def _plan(self, file: SourceFile, ctx: LoadContext) -> _Plan:
-        opts = ctx.source.options
-        unknown = set(opts) - OPTIONS
-        if unknown:
-            raise RejectedFile(
-                file.uri,
-                f"source {ctx.source.name!r}: unknown option(s) {sorted(unknown)}; known: {sorted(OPTIONS)}",
-            )
+        opts = check_options(ctx.source, OPTIONS, file.uri)
         mode = str(opts.get("file_time", "name_or_mtime"))
         if mode not in ("name_or_mtime", "name", "mtime"):
             raise RejectedFile(file.uri, f"source {ctx.source.name!r}: file_time must be `name` or `mtime`")

@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from pipelines.config import Source
 from pipelines.ingest.errors import RejectedFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, duckdb_problem
+from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options, duckdb_problem
 from pipelines.ingest.readers.jobs_common import norm_keys
 from pipelines.warehouse import sql_text
 
@@ -84,13 +84,7 @@ class Ec2InstancesReader:
         from botocore.exceptions import BotoCoreError, ClientError
 
         where = source.uri
-        opts = dict(source.options)
-        unknown = set(opts) - OPTIONS
-        if unknown:
-            raise RejectedFile(
-                where,
-                f"source {source.name!r}: unknown option(s) {sorted(unknown)}; known: {sorted(OPTIONS)}",
-            )
+        opts = check_options(source, OPTIONS, where)
         uri_region = source.uri[len("ec2://") :].strip("/") if source.uri.startswith("ec2://") else ""
         region = source.region or opts.get("region") or uri_region or None
         endpoint = source.endpoint_url or opts.get("endpoint_url")

@@ -38,9 +38,9 @@ import duckdb
 
 from pipelines.config import Source
 from pipelines.ingest.errors import RejectedFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, duckdb_problem
+from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options, duckdb_problem
 from pipelines.ingest.readers.s3_listing import OBJECT_COLUMNS, insert_rows
-from pipelines.storage import bool_option, check_options, int_option, replace_snapshot, sync_config
+from pipelines.storage import bool_option, int_option, replace_snapshot, sync_config
 
 OPTIONS = {
     "workers", "fingerprint", "full_hash_max_bytes", "sample_blocks", "sample_block_bytes", "exclude",

@@ -21,9 +21,9 @@ import pyarrow as pa
 
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, duckdb_problem
+from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options, duckdb_problem
 from pipelines.ingest.readers.batching import PerFileBatch
-from pipelines.ingest.readers.jobs_common import ISO_HINT, check_options, parse_time, zone
+from pipelines.ingest.readers.jobs_common import ISO_HINT, parse_time, zone
 from pipelines.warehouse import sql_text
 
 OPTIONS = {"columns", "provider", "timezone"}
@@ -60,7 +60,7 @@ class HostsCsvReader(PerFileBatch):
     target_table = "inventory_hosts"
 
     def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
-        opts = check_options(ctx, file.uri, OPTIONS)
+        opts = check_options(ctx.source, OPTIONS, file.uri)
         tz = zone(ctx.source.name, file.uri, str(opts.get("timezone", "UTC")))
         mapping = opts.get("columns") or {}
         if not isinstance(mapping, dict) or set(mapping) - set(CANONICAL):

@@ -103,17 +103,6 @@ def parse_time(text: str | None, tz: ZoneInfo) -> datetime | None:
     return dt.astimezone(UTC).replace(tzinfo=None)
 
 
-def check_options(ctx: LoadContext, file_uri: str, known: set[str]) -> dict[str, Any]:
-    opts = dict(ctx.source.options)
-    unknown = set(opts) - known
-    if unknown:
-        raise RejectedFile(
-            file_uri,
-            f"source {ctx.source.name!r}: unknown option(s) {sorted(unknown)}; known: {sorted(known)}",
-        )
-    return opts
-
-
 def read_text(file: SourceFile) -> str:
     """The whole file as text (gzip-aware, BOM dropped); RejectedFile when it cannot be read."""
     try:

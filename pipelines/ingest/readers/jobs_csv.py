@@ -30,13 +30,12 @@ import duckdb
 
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, duckdb_problem
+from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options, duckdb_problem
 from pipelines.ingest.readers.batching import PerFileBatch
 from pipelines.ingest.readers.hostlist import HostlistError, expand_hostlist
 from pipelines.ingest.readers.jobs_common import (
     ISO_HINT,
     JOB_STATES,
-    check_options,
     generic_state,
     insert_jobs,
     parse_time,
@@ -78,7 +77,7 @@ class JobsCsvReader(PerFileBatch):
     target_table = "jobs"
 
     def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
-        opts = check_options(ctx, file.uri, OPTIONS)
+        opts = check_options(ctx.source, OPTIONS, file.uri)
         tz = zone(ctx.source.name, file.uri, str(opts.get("timezone", "UTC")))
         mapping = opts.get("columns") or {}
         states = opts.get("states") or {}

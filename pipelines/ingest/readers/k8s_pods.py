@@ -27,9 +27,9 @@ import duckdb
 
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult
+from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options
 from pipelines.ingest.readers.batching import PerFileBatch
-from pipelines.ingest.readers.jobs_common import check_options, insert_jobs, parse_time, read_text, zone
+from pipelines.ingest.readers.jobs_common import insert_jobs, parse_time, read_text, zone
 
 OPTIONS = {"cluster", "gpu_only"}
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
@@ -106,7 +106,7 @@ class K8sPodsReader(PerFileBatch):
     target_table = "jobs"
 
     def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
-        opts = check_options(ctx, file.uri, OPTIONS)
+        opts = check_options(ctx.source, OPTIONS, file.uri)
         utc = zone(ctx.source.name, file.uri, "UTC")
         text = read_text(file)
         try:

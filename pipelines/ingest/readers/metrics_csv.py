@@ -27,7 +27,14 @@ import duckdb
 
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, duckdb_problem, quote_ident, quote_literal
+from pipelines.ingest.readers.base import (
+    LoadContext,
+    LoadResult,
+    check_options,
+    duckdb_problem,
+    quote_ident,
+    quote_literal,
+)
 from pipelines.ingest.readers.batching import PerFileBatch
 from pipelines.ingest.readers.dcgm import metric_catalog
 from pipelines.warehouse import one, sql_text
@@ -77,13 +84,8 @@ class MetricsCsvReader(PerFileBatch):
     target_table = "gpu_samples"
 
     def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
-        opts = ctx.source.options
+        opts = check_options(ctx.source, OPTIONS, file.uri)
         name = ctx.source.name
-        unknown = set(opts) - OPTIONS
-        if unknown:
-            raise RejectedFile(
-                file.uri, f"source {name!r}: unknown option(s) {sorted(unknown)}; known: {sorted(OPTIONS)}"
-            )
         tz = str(opts.get("timezone", "UTC"))
         try:
             ZoneInfo(tz)

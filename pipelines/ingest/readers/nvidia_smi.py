@@ -30,8 +30,8 @@ import duckdb
 
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, duckdb_problem, quote_ident
-from pipelines.ingest.readers.batching import FileFailed
+from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options, duckdb_problem, quote_ident
+from pipelines.ingest.readers.batching import FileFailed, PlannedBatch
 from pipelines.warehouse import one, sql_root, sql_text
 
 # the --query-gpu list assumed for files without a header (the one the README recommends)
@@ -128,40 +128,14 @@ class _Plan:
         return (self.names, self.delim, self.has_header, self.mapping, self.file.compressed)
 
 
-class NvidiaSmiReader:
+class NvidiaSmiReader(PlannedBatch):
     kind = "nvidia_smi"
     target_table = "gpu_samples"
-
-    def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
-        plan = self._plan(file, ctx)
-        try:
-            return self._insert(con, [plan])[0]
-        except FileFailed as exc:
-            assert isinstance(exc.cause, BaseException)
-            raise exc.cause from None
-
-    def load_batch(
-        self, con: duckdb.DuckDBPyConnection, files: list[SourceFile], ctxs: list[LoadContext]
-    ) -> list[LoadResult]:
-        """Many files in the caller's transaction; FileFailed(index) names a file that cannot load."""
-        plans = []
-        for i, (f, ctx) in enumerate(zip(files, ctxs, strict=True)):
-            try:
-                plans.append(self._plan(f, ctx))
-            except RejectedFile as exc:
-                raise FileFailed(i, exc) from None
-        return self._insert(con, plans)
 
     # -- planning: options, header, layout ------------------------------------------------------------
 
     def _plan(self, file: SourceFile, ctx: LoadContext) -> _Plan:
-        opts = ctx.source.options
-        unknown = set(opts) - OPTIONS
-        if unknown:
-            raise RejectedFile(
-                file.uri,
-                f"source {ctx.source.name!r}: unknown option(s) {sorted(unknown)}; known: {sorted(OPTIONS)}",
-            )
+        opts = check_options(ctx.source, OPTIONS, file.uri)
         tz = str(opts.get("timezone", "UTC"))
         try:
             ZoneInfo(tz)

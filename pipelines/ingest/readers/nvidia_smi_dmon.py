@@ -21,7 +21,7 @@ import duckdb
 
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, duckdb_problem
+from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options, duckdb_problem
 from pipelines.ingest.readers.batching import PerFileBatch
 from pipelines.ingest.readers.nvidia_smi import host_from_path
 from pipelines.warehouse import one, sql_text
@@ -38,13 +38,7 @@ class NvidiaSmiDmonReader(PerFileBatch):
     target_table = "gpu_samples"
 
     def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
-        opts = ctx.source.options
-        unknown = set(opts) - OPTIONS
-        if unknown:
-            raise RejectedFile(
-                file.uri,
-                f"source {ctx.source.name!r}: unknown option(s) {sorted(unknown)}; known: {sorted(OPTIONS)}",
-            )
+        opts = check_options(ctx.source, OPTIONS, file.uri)
         tz = str(opts.get("timezone", "UTC"))
         try:
             ZoneInfo(tz)

@@ -32,11 +32,10 @@ import duckdb
 
 from pipelines.config import Source
 from pipelines.ingest.errors import RejectedFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, duckdb_problem, quote_ident
+from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options, duckdb_problem, quote_ident
 from pipelines.storage import (
     bool_option,
     boto_problem,
-    check_options,
     int_option,
     loaded_snapshot,
     record_snapshot,

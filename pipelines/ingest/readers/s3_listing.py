@@ -32,11 +32,10 @@ import pyarrow as pa
 
 from pipelines.config import Source
 from pipelines.ingest.errors import RejectedFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, duckdb_problem
+from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options, duckdb_problem
 from pipelines.storage import (
     bool_option,
     boto_problem,
-    check_options,
     int_option,
     replace_snapshot,
     s3_client,

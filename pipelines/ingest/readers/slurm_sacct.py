@@ -34,13 +34,12 @@ import duckdb
 
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult
+from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options
 from pipelines.ingest.readers.batching import PerFileBatch
 from pipelines.ingest.readers.hostlist import HostlistError, expand_hostlist
 from pipelines.ingest.readers.jobs_common import (
     ISO_HINT,
     JOB_STATES,
-    check_options,
     insert_jobs,
     parse_time,
     read_text,
@@ -120,7 +119,7 @@ class SlurmSacctReader(PerFileBatch):
     target_table = "jobs"
 
     def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
-        opts = check_options(ctx, file.uri, OPTIONS)
+        opts = check_options(ctx.source, OPTIONS, file.uri)
         tz = zone(ctx.source.name, file.uri, str(opts.get("timezone", "UTC")))
         for key, allowed in (("team_from", ("account", "wckey", "none")), ("project_from", ("wckey", "account", "none"))):  # fmt: skip
             if key in opts and opts[key] not in allowed:
