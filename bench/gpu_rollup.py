@@ -33,6 +33,7 @@ FIRST_DAY = "2026-11-23"
 
 GENERATE = """
 import duckdb
+from pipelines.ingest.readers.billing_common import insert_lines
 from pipelines.warehouse import connect
 con = connect(f"{root}/warehouse.duckdb")
 con.execute("set memory_limit = '2GiB'")
@@ -68,13 +69,12 @@ select ts, 'node-' || lpad(h::varchar, 4, '0'), 'GPU-' || h || '-' || g, g, 'NVI
 from grid
 ''', {"day": day, "hosts": hosts, "gpus": gpus})
 # an hourly bill per host (its `hostname` tag matches the telemetry host)
-con.execute('''
-insert into billing_line_items (billed_cost, effective_cost, billing_currency, charge_period_start,
-    charge_period_end, resource_id, resource_type, provider_name, service_category, x_host, x_gpu_count,
-    x_instance_type, team, x_source_name, x_source_format, x_source_file, x_file_id, x_loaded_at)
-select 55.04, 38.528, 'USD', $day::date + to_hours(k), $day::date + to_hours(k + 1), 'i-' || lpad(h::varchar, 17, '0'),
-       'Instance', 'AWS', 'Compute', 'node-' || lpad(h::varchar, 4, '0'), $gpus, 'p5.48xlarge', 'team' || (h % 6),
-       'focus', 'focus', 'bill-' || $day, 'bill-' || $day, now()
+insert_lines(con, '''
+select 55.04 as billed_cost, 38.528 as effective_cost, 'USD' as billing_currency,
+       $day::date + to_hours(k) as charge_period_start, $day::date + to_hours(k + 1) as charge_period_end,
+       'i-' || lpad(h::varchar, 17, '0') as resource_id, 'Instance' as resource_type, 'AWS' as provider_name,
+       'Compute' as service_category, 'node-' || lpad(h::varchar, 4, '0') as x_host, $gpus as x_gpu_count,
+       'p5.48xlarge' as x_instance_type, 'team' || (h % 6) as team, 'bill-' || $day as x_file_id
 from range($hosts) t(h), range(24) u(k)
 ''', {"day": day, "hosts": hosts, "gpus": gpus})
 con.execute("checkpoint")

@@ -22,10 +22,12 @@ import duckdb
 
 from pipelines.config import Config
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 RAW_TABLES = (
     "schema_version",
     "ingest_files",
+    "billing_columns",
+    "billing_lines",
     "billing_line_items",
     "gpu_samples",
     "findings",
@@ -39,6 +41,8 @@ RAW_TABLES = (
     "storage_price_list",
     "storage_patterns",
 )
+# landed tables that are views over the table their rows are stored in: writes (inserts, deletes) go there
+STORED_IN = {"billing_line_items": "billing_lines"}
 CATALOG_DIR = Path(__file__).parent / "catalog"
 
 
@@ -72,7 +76,7 @@ def header(sql: str) -> dict[str, str]:
 
 # `-- key: value` header lines that describe the file; any other `-- name: note` header line documents
 # the column `name` (the header lines after it continue the note, so column notes come last)
-META_KEYS = ("grain", "depends_on", "params", "question")
+META_KEYS = ("grain", "depends_on", "params", "question", "columns_from")
 _NOTE_LINE = re.compile(r"([a-z_][a-z0-9_]*):\s*(.+)")
 # a DDL column line with a trailing note: `    name type ...,   -- note`
 _DDL_COLUMN = re.compile(r"\s+([a-z_][a-z0-9_]*)\s+[^-]*?(--\s*)(.+)$")
@@ -356,7 +360,18 @@ def _comment_raw_tables(con: duckdb.DuckDBPyConnection) -> int:
     writable connection rewrites exactly the comments that differ.
     """
     with transaction(con):
-        return apply_comments(con, {t: sql_notes("raw", t) for t in RAW_TABLES})
+        return apply_comments(con, {t: raw_notes(t) for t in RAW_TABLES})
+
+
+def raw_notes(name: str) -> SqlNotes:
+    """A `sql/raw/` object's notes; one whose header says `columns_from: <table>` takes the notes of the
+    columns it does not describe itself from that table's DDL (billing_line_items and billing_lines hold
+    the columns of billing_columns)."""
+    notes = sql_notes("raw", name)
+    source = notes.meta.get("columns_from")
+    if not source:
+        return notes
+    return SqlNotes(notes.meta, notes.description, {**sql_notes("raw", source).columns, **notes.columns})
 
 
 def _create_missing_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
@@ -388,6 +403,11 @@ def _load_catalogs(con: duckdb.DuckDBPyConnection) -> None:
             "'gpu_count': 'integer', 'gpu_memory_gib': 'double'})",
             {"p": str(path)},
         )
+
+
+def stored_in(table: str) -> str:
+    """The table that stores a landed table's rows (itself, or the table under its view)."""
+    return STORED_IN.get(table, table)
 
 
 def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:

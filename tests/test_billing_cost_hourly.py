@@ -113,7 +113,7 @@ def test_tag_coverage_report_and_check(tmp_path: Path) -> None:
     assert not coverage.passed and coverage.metadata == {"USD": "75.0% of 40.00 has a team"}
     assert billing_checks.reconciliation(con).passed
     # a line removed behind the ledger's back is found
-    con.execute("delete from billing_line_items where resource_id = 'i-anon' and x_source_row = 12")
+    con.execute("delete from billing_lines where resource_id = 'i-anon' and x_source_row = 12")
     rec = billing_checks.reconciliation(con)
     assert not rec.passed and "the ledger recorded 21 rows" in rec.problems[0]
     con.close()

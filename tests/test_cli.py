@@ -199,7 +199,7 @@ def test_sql_table(landed: Landed) -> None:
     [
         ("selec 1", "syntax error"),
         ("select * from no_such_table", "no_such_table"),
-        ("delete from billing_line_items", "read-only"),
+        ("delete from billing_lines", "read-only"),
     ],
 )
 def test_sql_bad_query_exits_2_with_a_message(landed: Landed, query: str, message: str) -> None:
@@ -221,7 +221,7 @@ def test_sql_reads_the_published_copy_unless_live(tmp_path: Path) -> None:
     con.close()
     publish(config)
     con = connect(config.warehouse_path)
-    con.execute("delete from billing_line_items where provider_name = 'AWS'")
+    con.execute("delete from billing_lines where provider_name = 'AWS'")
     con.close()
     aws = sum(r["ProviderName"] == "AWS" for r in _sample_rows())
     assert aws > 0

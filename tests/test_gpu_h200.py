@@ -24,6 +24,7 @@ import pytest
 
 from pipelines.config import load_config
 from pipelines.ingest import ingest
+from pipelines.ingest.readers.billing_common import insert_lines
 from pipelines.transform import build_marts
 from pipelines.warehouse import connect
 from rules import Window, get_rule
@@ -38,14 +39,13 @@ SHORT = {
     "GPU004": {},
 }
 BILLING = """
-insert into billing_line_items (billed_cost, effective_cost, billing_currency, charge_period_start,
-    charge_period_end, resource_id, resource_type, provider_name, service_category, x_host, x_gpu_count,
-    team, x_source_name, x_source_format, x_source_file, x_file_id, x_loaded_at)
-values
-    (10.60, 10.60, 'USD', '2026-11-30 01:00', '2026-11-30 02:00', 'i-h200', 'Instance', 'AWS', 'Compute',
-     'h200-lab', 1, 'research', 'test', 'test', 'test', 'test', now()),
-    (31.80, 31.80, 'USD', '2026-11-30 01:00', '2026-11-30 04:00', 'i-h200-spare', 'Instance', 'AWS', 'Compute',
-     'h200-spare', 1, 'research', 'test', 'test', 'test', 'test', now())
+select * from (values
+    (10.60, 10.60, 'USD', '2026-11-30 01:00'::timestamp, '2026-11-30 02:00'::timestamp, 'i-h200', 'Instance', 'AWS',
+     'Compute', 'h200-lab', 1, 'research', 'test'),
+    (31.80, 31.80, 'USD', '2026-11-30 01:00'::timestamp, '2026-11-30 04:00'::timestamp, 'i-h200-spare', 'Instance',
+     'AWS', 'Compute', 'h200-spare', 1, 'research', 'test')
+) as t(billed_cost, effective_cost, billing_currency, charge_period_start, charge_period_end, resource_id,
+    resource_type, provider_name, service_category, x_host, x_gpu_count, team, x_file_id)
 """
 
 
@@ -87,7 +87,7 @@ def h200(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyCo
     con = connect(config.warehouse_path)
     report = ingest(con, config)
     assert [o.status for o in report.outcomes] == ["loaded", "loaded"], [o.error for o in report.outcomes]
-    con.execute(BILLING)
+    insert_lines(con, BILLING)
     build_marts(con)
     yield con
     con.close()

@@ -16,6 +16,7 @@ import pytest
 
 from pipelines.config import Config
 from pipelines.ingest import ingest
+from pipelines.ingest.readers.billing_common import insert_lines
 from pipelines.transform import (
     MARTS,
     STATE,
@@ -80,12 +81,12 @@ def add_job(
 
 def bill(con: duckdb.DuckDBPyConnection, resource_id: str, hours: int, host_tag: str | None = None,
          team: str | None = None, start: datetime = T0, gpus: int | None = 2) -> None:  # fmt: skip
-    con.execute(
-        "insert into billing_line_items (billed_cost, effective_cost, billing_currency, charge_period_start, "
-        "charge_period_end, resource_id, resource_type, provider_name, x_host, x_gpu_count, team, "
-        "x_source_name, x_source_format, x_source_file, x_file_id, x_loaded_at) "
-        "select 20, 20, 'USD', $t + to_hours(h), $t + to_hours(h + 1), $r, 'Instance', 'AWS', $tag, $g, $team, "
-        "'test', 'test', 'test', 'test', now() from range($n) as t(h)",
+    insert_lines(
+        con,
+        "select 20 as billed_cost, 20 as effective_cost, 'USD' as billing_currency, "
+        "$t + to_hours(h) as charge_period_start, $t + to_hours(h + 1) as charge_period_end, $r as resource_id, "
+        "'Instance' as resource_type, 'AWS' as provider_name, $tag as x_host, $g as x_gpu_count, $team as team, "
+        "'test' as x_file_id from range($n) as t(h)",
         {"t": start, "r": resource_id, "tag": host_tag, "team": team, "n": hours, "g": gpus},
     )
 
@@ -388,9 +389,7 @@ def test_gpu_marts_rebuild_only_the_days_whose_inputs_changed(
     build_mart_with_rollup(con, "cost_hourly")
     assert _mart_days(con) == {"int_gpu_slices": [], "gpu_job_hours": [], "gpu_hours": []}
     # the bill of one day is restated: that day's slices are priced again, the roll-up is untouched
-    con.execute(
-        "update billing_line_items set effective_cost = 30 where charge_period_start::date = '2026-11-25'"
-    )
+    con.execute("update billing_lines set effective_cost = 30 where charge_period_start::date = '2026-11-25'")
     build_mart_with_rollup(con, "cost_hourly")
     assert _mart_days(con) == {"int_gpu_slices": [], "gpu_job_hours": [days[2]], "gpu_hours": [days[2]]}
     assert rows(

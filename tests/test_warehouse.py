@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import stat
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -11,6 +12,7 @@ import pytest
 
 from pipelines.config import Config
 from pipelines.ingest import ingest
+from pipelines.ingest.readers.billing_common import DERIVED
 from pipelines.warehouse import (
     CATALOG_DIR,
     RAW_TABLES,
@@ -22,7 +24,7 @@ from pipelines.warehouse import (
     migrate,
     parse_notes,
     publish,
-    sql_notes,
+    raw_notes,
 )
 from tests.conftest import FOCUS_SAMPLE, copy_into
 
@@ -304,7 +306,8 @@ def _comments(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str | None], st
     out: dict[tuple[str, str | None], str | None] = {
         (r[0], None): r[1]
         for r in con.execute(
-            "select table_name, comment from duckdb_tables() where list_contains($t, table_name)",
+            "select table_name, comment from duckdb_tables() where list_contains($t, table_name) "
+            "union all select view_name, comment from duckdb_views() where list_contains($t, view_name)",
             {"t": list(RAW_TABLES)},
         ).fetchall()
     }
@@ -331,8 +334,15 @@ def test_a_new_warehouse_keeps_the_ddl_notes_as_duckdb_comments(tmp_path: Path) 
         )
         assert notes["effective_cost"].startswith("amortised, after all discounts and prepaid commitments")
         assert notes["x_billing_period"] == "YYYY-MM of billing_period_start (partition key)"
-        table = con.execute("select comment from duckdb_tables() where table_name = 'billing_line_items'")
-        assert table.fetchall()[0][0].startswith("Grain: one row per source line item. FOCUS 1.2 columns")
+        view = con.execute("select comment from duckdb_views() where view_name = 'billing_line_items'")
+        assert view.fetchall()[0][0].startswith("Grain: one row per source line item. Every billing source's")
+        # the view's column notes come from billing_columns' DDL (`columns_from:`), the stored table's from its own
+        assert notes == {
+            c: n
+            for c, n in con.execute(
+                "select column_name, comment from duckdb_columns() where table_name = 'billing_columns'"
+            ).fetchall()
+        }
         # a note continued on the next line (its `--` lined up under the first) is one comment
         state = con.execute(
             "select comment from duckdb_columns() where table_name = 'jobs' and column_name = 'state'"
@@ -341,7 +351,7 @@ def test_a_new_warehouse_keeps_the_ddl_notes_as_duckdb_comments(tmp_path: Path) 
         # every landed table says what one row is
         assert all(c and c.startswith("Grain: ") for (_, col), c in _comments(con).items() if col is None)
         # reopening has nothing left to write
-        assert apply_comments(con, {t: sql_notes("raw", t) for t in RAW_TABLES}) == 0
+        assert apply_comments(con, {t: raw_notes(t) for t in RAW_TABLES}) == 0
     finally:
         con.close()
 
@@ -427,7 +437,7 @@ def test_publish_writes_a_complete_read_only_twin_atomically(
         assert _counts(ro) == live_counts
         assert ro.execute("select sum(billed_cost) from billing_line_items").fetchall()[0][0] == live_billed
         with pytest.raises(duckdb.Error, match="read-only"):
-            ro.execute("delete from billing_line_items")
+            ro.execute("delete from billing_lines")
     finally:
         ro.close()
 
@@ -475,6 +485,8 @@ SNAPSHOTS = Path(__file__).parent / "fixtures" / "schema"
 
 
 def _schema(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """Each landed base table's columns (views, such as billing_line_items, are rebuilt on connect)."""
+    views = {r[0] for r in con.execute("select view_name from duckdb_views()").fetchall()}
     return {
         t: [
             f"{c} {ty}"
@@ -485,6 +497,7 @@ def _schema(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
             ).fetchall()
         ]
         for t in RAW_TABLES
+        if t not in views
     }
 
 
@@ -538,15 +551,40 @@ def test_every_older_schema_upgrades_to_the_current_one_keeping_its_rows(
         "insert into ingest_files (file_id, source, kind, uri, status, first_seen_at, checked_at) "
         "values ('f1', 's', 'focus', '/x.csv', 'loaded', now()::timestamp, now()::timestamp)"
     )
+    if "billing_lines" in snap["tables"]:  # version 4 on: lines stored without lineage
+        old.execute(
+            "insert into billing_lines (billed_cost, effective_cost, billing_currency, charge_period_start, "
+            "charge_period_end, x_file_id) values (12.5, 10, 'USD', '2026-11-01', '2026-11-01 01:00', 'f1')"
+        )
+    else:
+        old.execute(
+            "insert into billing_line_items (billed_cost, effective_cost, billing_currency, charge_period_start, "
+            "charge_period_end, x_file_id, x_source_name, x_source_format, x_source_file, x_loaded_at) "
+            "values (12.5, 10, 'USD', '2026-11-01', '2026-11-01 01:00', 'f1', 's', 'focus', '/old-x.csv', now())"
+        )
     old.close()
     con = connect(path)
     upgraded = _schema(con)
     upgraded_comments = _comments(con)
     assert con.execute("select max(version) from schema_version").fetchall() == [(SCHEMA_VERSION,)]
     assert con.execute("select file_id from ingest_files").fetchall() == [("f1",)]
+    # the billing line survives, its lineage now read from the ledger
+    assert con.execute(
+        "select billed_cost, effective_cost, x_source_name, x_source_format, x_source_file from billing_line_items"
+    ).fetchall() == [(Decimal("12.5"), Decimal(10), "s", "focus", "/x.csv")]
     con.close()
     fresh_con = connect(tmp_path / "fresh.duckdb")
-    assert upgraded == _schema(fresh_con)
+    fresh = _schema(fresh_con)
+    # billing_lines stores the columns its sources filled: an upgraded warehouse keeps every column it had
+    # but the lineage (now the ledger's), a new one starts with the columns every line has
+    upgraded_lines, fresh_lines = upgraded.pop("billing_lines"), fresh.pop("billing_lines")
+    assert set(fresh_lines) <= set(upgraded_lines) <= set(fresh["billing_columns"])
+    assert not [c for c in upgraded_lines if c.split()[0] in DERIVED]
+    assert upgraded == fresh
+    extra = {c.split()[0] for c in upgraded_lines} - {c.split()[0] for c in fresh_lines}
+    upgraded_comments = {
+        k: v for k, v in upgraded_comments.items() if not (k[0] == "billing_lines" and k[1] in extra)
+    }
     # the DuckDB comments are not part of the snapshot (a note can change without a migration), and the
     # upgrade writes them like a new file's
     assert upgraded_comments == _comments(fresh_con)

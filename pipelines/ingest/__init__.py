@@ -39,7 +39,7 @@ from pipelines.ingest.files import SourceFile, fetch, list_files, list_local, so
 from pipelines.ingest.readers import get_reader
 from pipelines.ingest.readers.base import LoadContext, LoadResult, Reader, duckdb_problem
 from pipelines.ingest.readers.billing_common import LoadFailed
-from pipelines.warehouse import one, rows, transaction, utcnow
+from pipelines.warehouse import one, rows, stored_in, transaction, utcnow
 
 # error prefix of a ledger row that still holds its loaded lines while a new version was rejected
 NEW_VERSION_REJECTED = "new version rejected: "
@@ -216,7 +216,7 @@ def _ingest_file(
     ctx = LoadContext(source=source, config=config, file_id=fid, loaded_at=now)
     try:
         with transaction(con):
-            con.execute(f"delete from {target} where x_file_id = $id", {"id": fid})  # noqa: S608 - identifiers only, values are bound
+            con.execute(f"delete from {stored_in(target)} where x_file_id = $id", {"id": fid})  # noqa: S608 - identifiers only, values are bound
             result = reader.load(con, f, ctx)
             # documented repairs (a cut last line skipped, ...) travel in the ledger's error column as a note
             note = "; ".join(f"repaired: {w}" for w in result.warnings) or None
@@ -345,7 +345,7 @@ def _ingest_billing(
             continue
         now = utcnow()
         with transaction(con):
-            con.execute(f"delete from {target} where x_file_id = $id", {"id": r["file_id"]})  # noqa: S608 - our constant
+            con.execute(f"delete from {stored_in(target)} where x_file_id = $id", {"id": r["file_id"]})  # noqa: S608 - our constant
             con.execute(
                 "update ingest_files set status = 'removed', error = null, checked_at = $now where file_id = $id",
                 {"id": r["file_id"], "now": now},
@@ -446,13 +446,13 @@ def _ingest_delivery(
                 ] + [file_id(source.name, f.uri) for f in d.files]  # same-named files of an older version
                 # every row an earlier version of this period loaded (the ledger knows its files)
                 con.execute(
-                    f"delete from {target} where x_file_id in (select unnest($ids))",  # noqa: S608 - our constant
+                    f"delete from {stored_in(target)} where x_file_id in (select unnest($ids))",  # noqa: S608 - our constant
                     {"ids": old},
                 )
             for f in d.files:
                 fid = file_id(source.name, f.uri)
                 if d.period is None:
-                    con.execute(f"delete from {target} where x_file_id = $id", {"id": fid})  # noqa: S608 - our constant
+                    con.execute(f"delete from {stored_in(target)} where x_file_id = $id", {"id": fid})  # noqa: S608 - our constant
                 ctx = LoadContext(
                     source=source,
                     config=config,
@@ -620,10 +620,16 @@ def _renamed_or_duplicate(
     new_id = file_id(source.name, f.uri)
     if old is not None:
         with transaction(con):
-            con.execute(
-                f"update {target} set x_file_id = $new, x_source_file = $uri where x_file_id = $old",  # noqa: S608 - our constant
-                {"new": new_id, "uri": f.uri, "old": old["file_id"]},
-            )
+            if stored_in(target) == target:
+                con.execute(
+                    f"update {target} set x_file_id = $new, x_source_file = $uri where x_file_id = $old",  # noqa: S608 - our constant
+                    {"new": new_id, "uri": f.uri, "old": old["file_id"]},
+                )
+            else:  # a view's lineage comes from the ledger row updated below
+                con.execute(
+                    f"update {stored_in(target)} set x_file_id = $new where x_file_id = $old",  # noqa: S608 - our constant
+                    {"new": new_id, "old": old["file_id"]},
+                )
             con.execute("delete from ingest_files where file_id = $id", {"id": new_id})
             con.execute(
                 "update ingest_files set file_id = $new, uri = $uri, modified_at = $m, etag = $etag, "
@@ -665,7 +671,7 @@ def _ingest_whole_source(
     target = reader.target_table
     try:
         with transaction(con):
-            con.execute(f"delete from {target} where x_file_id = $id", {"id": fid})  # noqa: S608 - our constant
+            con.execute(f"delete from {stored_in(target)} where x_file_id = $id", {"id": fid})  # noqa: S608 - our constant
             result = reader.load_source(con, source, ctx)  # type: ignore[attr-defined]
             _record(con, fid, source, pseudo, None, "loaded", None, result, now)
         return FileOutcome(source.name, location, "loaded", rows=result.rows, target=target)

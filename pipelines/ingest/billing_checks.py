@@ -2,7 +2,7 @@
 
 - reconciliation: for every billing file the ledger holds as loaded, the rows and billed/effective sums
   counted from the file itself (ledger `file_*` columns) equal what the ledger recorded landing and what
-  is in billing_line_items now; no line belongs to a file the ledger does not hold as loaded. Per billing
+  is in billing_line_items now (read from billing_lines, the table under the view); no line belongs to a file the ledger does not hold as loaded. Per billing
   period the same sums are compared. Any difference is a failure (the load already refuses a file that
   does not reconcile, so a failure here means the table was changed behind the ledger's back).
 - tag coverage: the share of effective cost (positive lines) that carries a `team`, per currency.
@@ -35,7 +35,7 @@ def reconciliation(con: duckdb.DuckDBPyConnection) -> CheckOutcome:
         """
         with landed as (
             select x_file_id, count(*) as n, sum(billed_cost) as billed, sum(effective_cost) as effective
-            from billing_line_items
+            from billing_lines
             group by 1
         )
 
@@ -71,14 +71,18 @@ def reconciliation(con: duckdb.DuckDBPyConnection) -> CheckOutcome:
     orphans = rows(
         con,
         """
-        select x_source_file, count(*) as n
-        from billing_line_items
-        where x_file_id not in (select file_id from ingest_files where status = 'loaded')
-        group by 1 order by 1
+        select coalesce(any_value(i.uri), 'file id ' || l.x_file_id) as file, any_value(i.status) as status,
+               count(*) as n
+        from billing_lines as l
+        left join ingest_files as i on i.file_id = l.x_file_id
+        where l.x_file_id not in (select file_id from ingest_files where status = 'loaded')
+        group by l.x_file_id order by 1
         """,
     )
     problems += [
-        f"{o['x_source_file']}: {o['n']:,} line(s) belong to no loaded file of the ledger" for o in orphans
+        f"{o['file']}: {o['n']:,} line(s) belong to no loaded file of the ledger"
+        + (f" (its ledger status: {o['status']})" if o["status"] else " (the ledger does not know it)")
+        for o in orphans
     ]
     periods = rows(
         con,

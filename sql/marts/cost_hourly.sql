@@ -17,7 +17,7 @@
 -- list_cost: the hour's share of the lines' list cost
 with lines as (
     select
-        rowid as line_key,
+        x_line_key as line_key,
         *,
         greatest(epoch(charge_period_end) - epoch(charge_period_start), 0) as seconds
     from billing_line_items

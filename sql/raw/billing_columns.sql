@@ -1,12 +1,14 @@
--- grain: one row per source line item
--- FOCUS 1.2 columns in snake_case, canonical tags promoted, x_ columns for everything else.
-create table if not exists billing_line_items (
+-- grain: none: the column list of billing_line_items, with types and meanings (this table never holds a row)
+-- FOCUS 1.2 columns in snake_case, canonical tags promoted, x_ columns for everything else. The view
+-- `billing_line_items` lists exactly these columns in this order; `billing_lines` stores the ones its
+-- sources fill (a reader's staging SQL names them), the view shows the others as NULL.
+create table if not exists billing_columns (
     availability_zone varchar,            -- provider's zone inside the region (e.g. us-east-1a), when the charge has one
-    billed_cost decimal(18, 6) not null,  -- invoiced cost: after negotiated discounts, upfront commitment fees not amortised
+    billed_cost decimal(18, 6),           -- invoiced cost: after negotiated discounts, upfront commitment fees not amortised
     billing_account_id varchar,           -- invoiced account (AWS payer, Azure billing account/profile, GCP billing account)
     billing_account_name varchar,         -- display name of billing_account_id
     billing_account_type varchar,         -- provider's label for that kind of billing account
-    billing_currency varchar not null,    -- ISO 4217 currency of billed_cost, effective_cost, list_cost and contracted_cost
+    billing_currency varchar,             -- ISO 4217 currency of billed_cost, effective_cost, list_cost and contracted_cost
     billing_period_end timestamp,         -- UTC, exclusive end of the invoice period
     billing_period_start timestamp,       -- UTC, start of the invoice period the line is billed in
     capacity_reservation_id varchar,      -- capacity reservation the charge belongs to, when any
@@ -15,8 +17,8 @@ create table if not exists billing_line_items (
     charge_class varchar,                 -- Correction when the line corrects an earlier billing period, else NULL
     charge_description varchar,           -- the provider's description of the charge
     charge_frequency varchar,             -- One-Time | Recurring | Usage-Based
-    charge_period_end timestamp not null,  -- UTC, exclusive end of the time the charge covers
-    charge_period_start timestamp not null,  -- UTC, start of the time the charge covers (cost_hourly spreads over it)
+    charge_period_end timestamp,          -- UTC, exclusive end of the time the charge covers
+    charge_period_start timestamp,        -- UTC, start of the time the charge covers (cost_hourly spreads over it)
     commitment_discount_category varchar,  -- Spend | Usage (what the commitment is measured in)
     commitment_discount_id varchar,       -- Reserved Instance / Savings Plan / CUD applied or bought
     commitment_discount_name varchar,     -- display name of commitment_discount_id
@@ -28,7 +30,7 @@ create table if not exists billing_line_items (
     consumed_unit varchar,                -- unit of consumed_quantity
     contracted_cost decimal(18, 6),       -- cost at the negotiated unit price, before commitment discounts
     contracted_unit_price decimal(28, 12),  -- negotiated price per pricing_unit, in billing_currency
-    effective_cost decimal(18, 6) not null,  -- amortised, after all discounts and prepaid commitments: rules price from it
+    effective_cost decimal(18, 6),        -- amortised, after all discounts and prepaid commitments: rules price from it
     invoice_id varchar,                   -- the invoice the line appears on (FOCUS 1.2)
     invoice_issuer_name varchar,          -- who issues the invoice (the provider, or a reseller)
     list_cost decimal(18, 6),             -- cost at public list prices (list_unit_price x pricing_quantity)
@@ -68,12 +70,13 @@ create table if not exists billing_line_items (
     x_gpu_count integer,                  -- GPUs of the instance, when the bill says (x_ column or SkuPriceDetails)
     x_extra json,                         -- non-FOCUS columns of the source file
     x_focus_version varchar,              -- FOCUS files: version their columns match (1.0, 1.1, 1.2)
-    x_source_name varchar not null,       -- the source's name in wastewatch.yaml
-    x_source_format varchar not null,     -- reader kind: focus | aws_cur | aws_cur2 | azure | gcp
-    x_source_file varchar not null,       -- the file's uri (absolute path or s3://bucket/key)
-    x_file_id varchar not null,           -- the file in the ingestion ledger (ingest_files.file_id)
+    x_source_name varchar,                -- the source's name in wastewatch.yaml (from the ledger: ingest_files.source)
+    x_source_format varchar,              -- reader kind: focus | aws_cur | aws_cur2 | azure | gcp (ingest_files.kind)
+    x_source_file varchar,                -- the file's uri, absolute path or s3://bucket/key (ingest_files.uri)
+    x_file_id varchar,                    -- the file in the ingestion ledger (ingest_files.file_id)
     x_source_row bigint,                  -- 1-based data row in the source file
     x_billing_period varchar,             -- YYYY-MM of billing_period_start (partition key)
-    x_loaded_at timestamp not null,       -- UTC time the line was loaded
-    x_line_item_id varchar                -- the provider's line item id (CUR identity_line_item_id), when it has one
+    x_loaded_at timestamp,                -- UTC time the line was loaded (ingest_files.loaded_at)
+    x_line_item_id varchar,               -- the provider's line item id (CUR identity_line_item_id), when it has one
+    x_line_key bigint                     -- the line's row id in billing_lines: unique within a query, not stable across loads
 );

@@ -194,13 +194,9 @@ select
         nullif(regexp_extract(coalesce(c.usage_type, ''), '(?:Box|Spot|DedicatedUsage|HostUsage)[^:]*:([a-z0-9-]+\.[a-z0-9]+)$', 1), '')
     ) as x_instance_type,
     e.x_extra,
-    $source_name as x_source_name,
-    $source_format as x_source_format,
-    $source_file as x_source_file,
     $file_id as x_file_id,
     c._row as x_source_row,
     strftime(coalesce(c.billing_period_start, c.charge_period_start), '%Y-%m') as x_billing_period,
-    $loaded_at as x_loaded_at,
     c.x_line_item_id
 from costed as c
 left join tag_sets as t on t.h = hash(c._tags_raw)

@@ -171,13 +171,9 @@ select
         try(c.additional_info::json ->> 'VMSize')
     ) as x_instance_type,
     c._x_extra::json as x_extra,
-    $source_name as x_source_name,
-    $source_format as x_source_format,
-    $source_file as x_source_file,
     $file_id as x_file_id,
     c._row as x_source_row,
     strftime(coalesce(c.bp_start, c.day), '%Y-%m') as x_billing_period,
-    $loaded_at as x_loaded_at,
     null::varchar as x_line_item_id
 from costed as c
 left join tag_sets as t on t.h = hash(c._tags_raw)

@@ -124,12 +124,8 @@ enriched as (
 select
     * exclude (_row, _x_instance_type, _x_usage_type, _x_gpu_count),
     $focus_version as x_focus_version,
-    $source_name as x_source_name,
-    $source_format as x_source_format,
-    $source_file as x_source_file,
     $file_id as x_file_id,
     _row as x_source_row,
     strftime(coalesce(billing_period_start, charge_period_start), '%Y-%m') as x_billing_period,
-    $loaded_at as x_loaded_at,
     null::varchar as x_line_item_id
 from enriched

@@ -144,16 +144,12 @@ select
     t.x_tags_raw,
     nullif(trim(p._machine_spec), '') as x_instance_type,
     p._x_extra::json as x_extra,
-    $source_name as x_source_name,
-    $source_format as x_source_format,
-    $source_file as x_source_file,
     $file_id as x_file_id,
     p._row as x_source_row,
     coalesce(
         substr(p.invoice_month, 1, 4) || '-' || substr(p.invoice_month, 5, 2),
         strftime(p.charge_period_start, '%Y-%m')
     ) as x_billing_period,
-    $loaded_at as x_loaded_at,
     null::varchar as x_line_item_id
 from periods as p
 left join tag_sets as t on t.h = hash(p._labels_raw, p._project_labels_raw)

@@ -32,7 +32,7 @@ from pipelines.config import BillingOptions
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, LoadResult, duckdb_problem, quote_ident, quote_literal
-from pipelines.warehouse import one, sql_text
+from pipelines.warehouse import one, rows, sql_text, stored_in
 
 NULL_STRINGS = ("NULL", "null", "")
 # CSV files above this size (uncompressed) get no x_source_row: numbering rows serialises the scan and
@@ -507,6 +507,49 @@ def tag_bind(con: duckdb.DuckDBPyConnection, tags: dict[str, list[str]]) -> dict
     return out
 
 
+LINES = stored_in("billing_line_items")  # the table billing lines are written to (the view reads it)
+
+
+# columns of billing_line_items that the view takes from the ledger and billing_lines (never stored)
+DERIVED = ("x_source_name", "x_source_format", "x_source_file", "x_loaded_at", "x_line_key")
+
+
+def store_columns(con: duckdb.DuckDBPyConnection, columns: list[str]) -> list[str]:
+    """Add to `billing_lines` the columns of `billing_columns` among `columns` that it does not store yet.
+
+    A warehouse stores only the FOCUS columns its sources fill (sql/raw/billing_lines.sql says why);
+    `insert_lines` calls this with the columns it is about to insert. Runs in the caller's transaction,
+    so a rejected load takes its new columns back with it. Returns the columns added.
+    """
+    catalogue = rows(
+        con,
+        "select table_name, column_name, data_type from duckdb_columns() "
+        "where database_name = current_database() and schema_name = 'main' "
+        "and table_name in ('billing_columns', $lines)",
+        {"lines": LINES},
+    )
+    types = {r["column_name"]: r["data_type"] for r in catalogue if r["table_name"] == "billing_columns"}
+    stored = {r["column_name"] for r in catalogue if r["table_name"] == LINES}
+    wrong = [c for c in columns if c not in types or c in DERIVED]
+    if wrong:
+        raise ValueError(
+            f"cannot store {', '.join(wrong)} in {LINES}: not a column of billing_columns, or one the "
+            "billing_line_items view derives (lineage comes from the ledger)"
+        )
+    added = [c for c in columns if c not in stored]
+    for c in added:
+        con.execute(f"alter table {LINES} add column {quote_ident(c)} {types[c]}")  # noqa: S608 - identifiers and types from the catalogue
+    return added
+
+
+def insert_lines(con: duckdb.DuckDBPyConnection, query: str, params: dict[str, Any] | None = None) -> None:
+    """Insert the rows of `query` (its columns named like billing_columns') into `billing_lines`, first
+    adding the columns it fills that the table does not store yet. Runs in the caller's transaction."""
+    described = con.execute(f"select * from ({query}) limit 0", params or {}).description or []  # noqa: S608 - the caller's SQL; values are bound
+    store_columns(con, [d[0] for d in described])
+    con.execute(f"insert into {LINES} by name\n{query}", params or {})  # noqa: S608 - the caller's SQL; values are bound
+
+
 class BillingReader:
     """Base of the billing readers: subclasses set kind/staging/source_format and implement spec()."""
 
@@ -573,7 +616,7 @@ class BillingReader:
         try:
             if self.presets:
                 file_side = self._presets(con, rel, spec, cte)
-            con.execute(f"insert into billing_line_items by name\n{cte}select * from (\n{stg}\n)", used)  # noqa: S608 - identifiers only, values are bound
+            insert_lines(con, f"{cte}select * from (\n{stg}\n)", used)  # noqa: S608 - identifiers only, values are bound
         except duckdb.Error as exc:
             # the transaction is aborted now: the loop rolls back, then asks `explain` for the bad row
             raise LoadFailed(self, rel, spec, file, exc) from None
@@ -639,7 +682,7 @@ class BillingReader:
                    count(*) filter (where {first_key} is not null)
                        - count(distinct hash({key})) filter (where {first_key} is not null),
                    count(*) filter (where charge_period_end < charge_period_start)
-            from billing_line_items where x_file_id = $f
+            from {LINES} where x_file_id = $f
             """,  # noqa: S608 - identifiers only, values are bound
             {"f": ctx.file_id},
         )
@@ -711,7 +754,7 @@ class BillingReader:
         got = con.execute(
             f"""
             select {first_key} as k, count(*) as n, list(x_source_row order by x_source_row)[1:3] as at
-            from billing_line_items where x_file_id = $f and {first_key} is not null
+            from {LINES} where x_file_id = $f and {first_key} is not null
             group by {key} having count(*) > 1 order by min(x_source_row) nulls last limit 1
             """,  # noqa: S608 - identifiers only, values are bound
             {"f": ctx.file_id},
@@ -721,7 +764,7 @@ class BillingReader:
         k, n, at = got[0]
         total = one(
             con,
-            f"select count(*) - count(distinct hash({key})) from billing_line_items "  # noqa: S608 - identifiers only
+            f"select count(*) - count(distinct hash({key})) from {LINES} "  # noqa: S608 - identifiers only
             f"where x_file_id = $f and {first_key} is not null",
             {"f": ctx.file_id},
         )

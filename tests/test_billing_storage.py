@@ -1,0 +1,191 @@
+"""How billing lines are stored (sql/raw/billing_lines.sql): `billing_lines` keeps only the columns a
+warehouse's sources fill, and the view `billing_line_items` shows every column of `billing_columns`, in
+order, with the file lineage from the ledger. A rejected load takes the columns it added back with it.
+`billing_ts` takes Parquet timestamps as they are and converts text and zoned values to UTC.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import shutil
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipelines.config import load_config
+from pipelines.ingest import ingest
+from pipelines.ingest.readers.billing_common import insert_lines, store_columns
+from pipelines.warehouse import connect, rows
+from tests.billing_exports import Cur2Export, hours
+from tests.conftest import FOCUS_SAMPLE, write_config
+
+NOV = datetime(2026, 11, 3, 10)
+CONFIG = """
+sources:
+  - {name: cur2, kind: aws_cur2, uri: cur/}
+  - {name: focus, kind: focus, uri: focus/}
+"""
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
+    return [
+        r[0]
+        for r in con.execute(
+            f"select column_name from duckdb_columns() where table_name = '{table}'"
+        ).fetchall()
+    ]  # noqa: S608 - test constant
+
+
+def _focus_csv(bad_cost_on_row: int | None = None) -> bytes:
+    """The first 5 lines of the FOCUS sample; `bad_cost_on_row` (1-based data row) gets BilledCost 'n/a'."""
+    with FOCUS_SAMPLE.open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        lines = [row for _, row in zip(range(5), reader, strict=False)]
+        fields = reader.fieldnames
+    assert fields is not None
+    if bad_cost_on_row is not None:
+        lines[bad_cost_on_row - 1]["BilledCost"] = "n/a"
+    out = io.StringIO()
+    writer = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(lines)
+    return out.getvalue().encode()
+
+
+def test_a_warehouse_stores_only_the_columns_its_sources_fill(tmp_path: Path) -> None:
+    Cur2Export(tmp_path / "cur", parquet=True).deliver("2026-11", [hours("i-a", NOV, 3, "2.5")], "e1")
+    (tmp_path / "focus").mkdir()
+    write_config(tmp_path, CONFIG)
+    config = load_config(tmp_path / "wastewatch.yaml")
+    con = connect(config.warehouse_path)
+    try:
+        report = ingest(con, config)
+        assert not report.rejected, report.summary()
+        stored = _columns(con, "billing_lines")
+        # AWS fills resources and tags, never FOCUS-only columns; the lineage is never stored per line
+        assert {"resource_id", "tags", "team", "commitment_discount_id", "x_line_item_id"} <= set(stored)
+        assert not {"capacity_reservation_id", "pricing_currency", "sku_meter", "x_focus_version"} & set(
+            stored
+        )
+        assert not {"x_source_name", "x_source_format", "x_source_file", "x_loaded_at"} & set(stored)
+        # the view: every column of billing_columns, in order; lineage from the ledger
+        assert _columns(con, "billing_line_items") == _columns(con, "billing_columns")
+        ledger = rows(con, "select file_id, uri, loaded_at from ingest_files where uri like '%.parquet'")
+        assert len(ledger) == 1
+        got = rows(
+            con,
+            "select x_source_name, x_source_format, x_source_file, x_loaded_at, x_file_id, x_focus_version, "
+            "capacity_reservation_id, billed_cost from billing_line_items order by x_source_row",
+        )
+        assert [
+            (g["x_source_name"], g["x_source_format"], g["x_source_file"], g["x_file_id"]) for g in got
+        ] == [("cur2", "aws_cur2", ledger[0]["uri"], ledger[0]["file_id"])] * 3
+        assert {g["x_loaded_at"] for g in got} == {ledger[0]["loaded_at"]}
+        assert {(g["x_focus_version"], g["capacity_reservation_id"], g["billed_cost"]) for g in got} == {
+            (None, None, Decimal("2.5"))
+        }
+
+        # a FOCUS file that is rejected (row 3's BilledCost) adds nothing, not even its columns
+        (tmp_path / "focus" / "bill.csv").write_bytes(_focus_csv(bad_cost_on_row=3))
+        report = ingest(con, config)
+        [rejected] = report.rejected
+        assert "bill.csv" in rejected.uri and "BilledCost" in (rejected.error or "")
+        assert _columns(con, "billing_lines") == stored
+
+        # the same file, repaired: FOCUS fills columns AWS cannot, and the AWS lines read NULL there
+        (tmp_path / "focus" / "bill.csv").write_bytes(_focus_csv())
+        report = ingest(con, config)
+        assert not report.rejected, report.summary()
+        grown = _columns(con, "billing_lines")
+        assert grown[: len(stored)] == stored and "x_focus_version" in grown
+        by_source = rows(
+            con,
+            "select x_source_name as s, count(*) as n, count(x_focus_version) as focus_version "
+            "from billing_line_items group by 1 order by 1",
+        )
+        assert by_source == [
+            {"s": "cur2", "n": 3, "focus_version": 0},
+            {"s": "focus", "n": 5, "focus_version": 5},
+        ]
+    finally:
+        con.close()
+
+
+def test_lines_written_by_hand_get_their_columns_and_never_lineage(tmp_path: Path) -> None:
+    con = connect(tmp_path / "w.duckdb")
+    try:
+        insert_lines(
+            con,
+            "select 1.5 as billed_cost, 1.5 as effective_cost, 'EUR' as billing_currency, "
+            "timestamp '2026-11-01 00:00' as charge_period_start, timestamp '2026-11-01 01:00' as charge_period_end, "
+            "'g6.xlarge' as x_instance_type, 'f-hand' as x_file_id",
+        )
+        assert "x_instance_type" in _columns(con, "billing_lines")
+        # no ledger row for the file: the view's lineage is NULL, the line is there
+        assert rows(con, "select x_instance_type, x_source_file, billed_cost from billing_line_items") == [
+            {"x_instance_type": "g6.xlarge", "x_source_file": None, "billed_cost": Decimal("1.5")}
+        ]
+        with pytest.raises(ValueError, match="x_source_file") as err:
+            store_columns(con, ["x_source_file"])
+        assert "lineage comes from the ledger" in str(err.value)
+        with pytest.raises(ValueError, match="no_such_column"):
+            store_columns(con, ["resource_id", "no_such_column"])
+        assert "resource_id" not in _columns(con, "billing_lines")  # nothing added when refused
+    finally:
+        con.close()
+
+
+def test_billing_ts_keeps_timestamps_and_converts_text_and_zones_to_utc(tmp_path: Path) -> None:
+    con = connect(tmp_path / "w.duckdb")
+    try:
+        got = con.execute(
+            "select billing_ts(timestamp '2026-11-01 05:00'), billing_ts(timestamptz '2026-11-01 05:00:00+02:00'), "
+            "billing_ts('2026-11-01T05:00:00+02:00'), billing_ts('2026-11-01T05:00:00Z'), "
+            "billing_ts('2026-11-01 05:00:00'), billing_ts(date '2026-11-01'), billing_ts(null::varchar)"
+        ).fetchall()
+        assert got == [
+            (
+                datetime(2026, 11, 1, 5),
+                datetime(2026, 11, 1, 3),
+                datetime(2026, 11, 1, 3),
+                datetime(2026, 11, 1, 5),
+                datetime(2026, 11, 1, 5),
+                datetime(2026, 11, 1),
+                None,
+            )
+        ]
+        with pytest.raises(duckdb.ConversionException, match="out of range"):
+            con.execute("select billing_ts('2023-02-01T30:00:00Z')").fetchall()
+        # a session in another zone changes nothing: naive timestamps are UTC already
+        con.execute("set TimeZone = 'America/New_York'")
+        assert con.execute("select billing_ts(timestamp '2026-11-01 05:00')").fetchall() == [
+            (datetime(2026, 11, 1, 5),)
+        ]
+    finally:
+        con.close()
+
+
+def test_the_focus_sample_through_the_view_equals_the_sample(tmp_path: Path) -> None:
+    """The whole FOCUS sample (1,000 lines, billed 20.52): the view's totals and lineage per file."""
+    (tmp_path / "focus").mkdir()
+    (tmp_path / "cur").mkdir()
+    shutil.copy(FOCUS_SAMPLE, tmp_path / "focus" / FOCUS_SAMPLE.name)
+    write_config(tmp_path, CONFIG)
+    config = load_config(tmp_path / "wastewatch.yaml")
+    con = connect(config.warehouse_path)
+    try:
+        assert not ingest(con, config).rejected
+        got = rows(
+            con,
+            "select x_source_file as f, count(*) as n, round(sum(billed_cost), 2) as billed "
+            "from billing_line_items group by 1",
+        )
+        assert got == [
+            {"f": str(tmp_path / "focus" / FOCUS_SAMPLE.name), "n": 1000, "billed": Decimal("20.52")}
+        ]
+    finally:
+        con.close()
