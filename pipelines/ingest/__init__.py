@@ -412,7 +412,6 @@ def _ingest_delivery(
             return [_reject_member(con, source, f, error, None, now, outcome) for f in members]
     workdir = source_cache(config, source) / "prepared"
     threads = int(config.duckdb_settings.get("threads", 2) or 2)
-    prepared = reader.prepare(d.files, workdir, threads)
     checksums = _checksums(members, threads)
 
     # open every file and check its header before the transaction (a failed statement would abort it)
@@ -424,7 +423,6 @@ def _ingest_delivery(
                 config=config,
                 file_id=file_id(source.name, f.uri),
                 loaded_at=now,
-                prepared=prepared.get(f.uri),
                 period=d.period,
             )
             try:
@@ -432,9 +430,10 @@ def _ingest_delivery(
             except (duckdb.Error, OSError, EOFError) as exc:
                 raise RejectedFile(f.uri, f"cannot read: {duckdb_problem(exc)}") from None
     except RejectedFile as exc:
-        _cleanup(prepared)
         return _reject_delivery(con, source, members, exc, checksums, now, outcome)
 
+    # .gz files inflate in the background, in load order, while the files before them load
+    prepared = reader.prepare(d.files, workdir, threads)
     results: dict[str, LoadResult] = {}
     try:
         with transaction(con):
@@ -470,6 +469,7 @@ def _ingest_delivery(
                     raise RejectedFile(f.uri, f"cannot load: {duckdb_problem(exc)}") from None
                 if d.period is not None:
                     results[f.uri].billing_period = d.period
+                prepared.done(f.uri)  # its decompressed copy is not needed any more
                 note = "; ".join(f"repaired: {w}" for w in results[f.uri].warnings) or None
                 _record(
                     con, fid, source, f, checksums.get(f.uri), "loaded", note, results[f.uri], now, d.version
@@ -504,19 +504,13 @@ def _ingest_delivery(
     except RejectedFile as exc:
         return _reject_delivery(con, source, members, exc, checksums, now, outcome)
     finally:
-        _cleanup(prepared)
+        prepared.close()
     loaded = [
         outcome(f, "loaded", rows=results[f.uri].rows, repairs=results[f.uri].warnings) for f in d.files
     ]
     if d.manifest is not None:
         loaded.append(outcome(d.manifest, "loaded"))
     return loaded + superseded
-
-
-def _cleanup(prepared: dict[str, Any]) -> None:
-    for p in prepared.values():
-        if isinstance(p, Path):
-            p.unlink(missing_ok=True)
 
 
 def _reject_delivery(

@@ -28,6 +28,7 @@ from pipelines.ingest.readers.billing_common import (
     Relation,
     Spec,
     open_relation,
+    open_text,
     read_header,
 )
 from pipelines.ingest.readers.focus import reject_oci_native
@@ -134,7 +135,7 @@ class AwsCurReader(BillingReader):
             return None, ""
         header_line = read_header(path)
         delim = delimiter or ","
-        with path.open("r", encoding="utf-8-sig", errors="replace", newline="") as f:
+        with open_text(path) as f:
             reader = csv.reader(f, delimiter=delim)
             header = next(reader, [])
             first = next(reader, [])
