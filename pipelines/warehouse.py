@@ -22,12 +22,13 @@ import duckdb
 
 from pipelines.config import Config
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 RAW_TABLES = (
     "schema_version",
     "ingest_files",
     "billing_columns",
     "billing_lines",
+    "billing_tag_sets",
     "billing_line_items",
     "gpu_samples",
     "findings",

@@ -287,6 +287,28 @@ def test_legacy_cur_resource_tag_columns_and_a_custom_alias_resolve_team(tmp_pat
         ("li-003", {"costowner": "speech"}, "speech", None, '{"user:CostOwner":"speech"}'),
         ("li-004", None, None, None, None),
     ]  # fmt: skip
+    # each distinct set of raw tags is stored once; a line keeps only its set's id
+    assert con.execute("select count(*) from billing_tag_sets").fetchall() == [(3,)]
+    assert con.execute(
+        "select count(*), count(x_tag_set), count(distinct x_tag_set) from billing_lines"
+    ).fetchall() == [(4, 3, 3)]
+    con.close()
+
+    # the config changes: CostOwner is the owner now, not a team. Nothing is loaded again, yet every line
+    # already in the warehouse reads the new resolution
+    report, con = _run(
+        tmp_path,
+        'tags:\n  owner: ["user:CostOwner"]\nsources:\n  - {name: cur, kind: aws_cur, uri: landing/}\n',
+    )
+    assert [o.status for o in report.outcomes] == ["unchanged"]
+    assert "source 'cur': 2 tag set(s) resolved again through the tags: config" in report.notes
+    got = con.execute("select x_line_item_id, team, owner from billing_line_items order by 1").fetchall()
+    assert got == [
+        ("li-001", "nlp", None),
+        ("li-002", "nlp", "vision"),
+        ("li-003", None, "speech"),
+        ("li-004", None, None),
+    ]
     con.close()
 
 

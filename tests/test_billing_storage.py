@@ -66,8 +66,10 @@ def test_a_warehouse_stores_only_the_columns_its_sources_fill(tmp_path: Path) ->
         report = ingest(con, config)
         assert not report.rejected, report.summary()
         stored = _columns(con, "billing_lines")
-        # AWS fills resources and tags, never FOCUS-only columns; the lineage is never stored per line
-        assert {"resource_id", "tags", "team", "commitment_discount_id", "x_line_item_id"} <= set(stored)
+        # AWS fills resources and commitments, never FOCUS-only columns; a line stores its tag set's id, not
+        # the tags (billing_tag_sets holds each set once), and never the lineage
+        assert {"resource_id", "x_tag_set", "commitment_discount_id", "x_line_item_id"} <= set(stored)
+        assert not {"tags", "x_tags_raw", "team", "project", "owner", "job_id", "x_host"} & set(stored)
         assert not {"capacity_reservation_id", "pricing_currency", "sku_meter", "x_focus_version"} & set(
             stored
         )
@@ -122,12 +124,20 @@ def test_lines_written_by_hand_get_their_columns_and_never_lineage(tmp_path: Pat
             con,
             "select 1.5 as billed_cost, 1.5 as effective_cost, 'EUR' as billing_currency, "
             "timestamp '2026-11-01 00:00' as charge_period_start, timestamp '2026-11-01 01:00' as charge_period_end, "
-            "'g6.xlarge' as x_instance_type, 'f-hand' as x_file_id",
+            "'g6.xlarge' as x_instance_type, 'ml' as team, 'f-hand' as x_file_id",
         )
-        assert "x_instance_type" in _columns(con, "billing_lines")
-        # no ledger row for the file: the view's lineage is NULL, the line is there
-        assert rows(con, "select x_instance_type, x_source_file, billed_cost from billing_line_items") == [
-            {"x_instance_type": "g6.xlarge", "x_source_file": None, "billed_cost": Decimal("1.5")}
+        assert {"x_instance_type", "team"} <= set(_columns(con, "billing_lines"))
+        # no ledger row for the file: the view's lineage is NULL, the line is there; a line with its own
+        # team (and no tag set) keeps it, as lines stored before schema version 5 do
+        assert rows(
+            con, "select x_instance_type, x_source_file, team, billed_cost from billing_line_items"
+        ) == [
+            {
+                "x_instance_type": "g6.xlarge",
+                "x_source_file": None,
+                "team": "ml",
+                "billed_cost": Decimal("1.5"),
+            }
         ]
         with pytest.raises(ValueError, match="x_source_file") as err:
             store_columns(con, ["x_source_file"])

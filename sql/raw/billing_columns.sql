@@ -78,5 +78,6 @@ create table if not exists billing_columns (
     x_billing_period varchar,             -- YYYY-MM of billing_period_start (partition key)
     x_loaded_at timestamp,                -- UTC time the line was loaded (ingest_files.loaded_at)
     x_line_item_id varchar,               -- the provider's line item id (CUR identity_line_item_id), when it has one
-    x_line_key bigint                     -- the line's row id in billing_lines: unique within a query, not stable across loads
+    x_line_key bigint,                    -- the line's row id in billing_lines: unique within a query, not stable across loads
+    x_tag_set ubigint                     -- the line's tag set in billing_tag_sets (tags, x_tags_raw and the canonical tags come from it)
 );

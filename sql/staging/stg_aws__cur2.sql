@@ -2,8 +2,9 @@
 -- depends_on: the file relation `_src` (CUR 2.0 snake_case column names; raw values: VARCHAR from CSV or the
 --             Parquet types; `_tags_raw` JSON text, `_x_extra` a STRUCT of other fields), built by
 --             pipelines/ingest/readers/aws_cur2.py and aws_cur.py (legacy `lineItem/UnblendedCost` ->
---             `line_item_unblended_cost`); `_billing_sets`, the file's distinct tag sets (g <= 1) and x_extra
---             sets (g = 2), filled by one aggregate pass over the file (readers/billing_common.py)
+--             `line_item_unblended_cost`); `_billing_sets`, the file's distinct x_extra sets (g = 2), filled
+--             by one aggregate pass over the file (readers/billing_common.py). Each line keeps the hash of
+--             its raw tags (x_tag_set); the sets themselves go to billing_tag_sets (stg_billing__tag_sets)
 -- Strict casts (a bad value fails the load; the reader then names the row and column); values are not
 -- trimmed (CUR is machine-written, and trimming 25 columns of 10 M lines costs seconds). Costs follow the
 -- CUR cost views: BilledCost = NetUnblendedCost else UnblendedCost; EffectiveCost = the amortised cost per
@@ -100,26 +101,6 @@ extra_sets as (
         ) as x_extra
     from _billing_sets
     where g = 2
-),
-
-tag_sets as (
-    select
-        h,
-        tags,
-        raw::json as x_tags_raw,
-        tag_lookup(tags, $team_keys) as team,
-        tag_lookup(tags, $project_keys) as project,
-        tag_lookup(tags, $owner_keys) as owner,
-        tag_lookup(tags, $job_id_keys) as job_id,
-        tag_lookup(tags, $host_keys) as x_host
-    from (
-        select
-            th as h,
-            tags_raw as raw,
-            normalize_tags(tags_raw) as tags
-        from _billing_sets
-        where g <= 1 and tags_raw is not null
-    )
 )
 
 select
@@ -182,13 +163,7 @@ select
     c.sku_price_id,
     c.sub_account_id,
     c.sub_account_name,
-    t.tags,
-    t.team,
-    t.project,
-    t.owner,
-    t.job_id,
-    t.x_host,
-    t.x_tags_raw,
+    case when c._tags_raw is not null then hash(c._tags_raw) end as x_tag_set,
     coalesce(
         c.product_instance_type,
         nullif(regexp_extract(coalesce(c.usage_type, ''), '(?:Box|Spot|DedicatedUsage|HostUsage)[^:]*:([a-z0-9-]+\.[a-z0-9]+)$', 1), '')
@@ -199,6 +174,5 @@ select
     strftime(coalesce(c.billing_period_start, c.charge_period_start), '%Y-%m') as x_billing_period,
     c.x_line_item_id
 from costed as c
-left join tag_sets as t on t.h = hash(c._tags_raw)
 left join categories as cat on cat.service = c.product_code
 left join extra_sets as e on e.h = c._x_extra_h

@@ -5,7 +5,8 @@
 -- (09/30/2023) becomes FOCUS's exclusive end (2023-10-01). `$dataset` says which export this is: in an
 -- amortized export the cost is the effective (amortised) cost, and lines paid by a reservation or savings
 -- plan purchase bill 0 (the purchase, which only the actual export shows, billed them); in an actual
--- export the cost is what was billed, and effective = billed.
+-- export the cost is what was billed, and effective = billed. Each line keeps the hash of its raw tags
+-- (x_tag_set); the sets go to billing_tag_sets (stg_azure__tag_sets.sql).
 with typed as (
     select
         _row,
@@ -66,27 +67,6 @@ categories as (
     select
         unnest($category_services) as service,
         unnest($category_names) as service_category
-),
-
-tag_sets as (
-    select
-        h,
-        tags,
-        raw::json as x_tags_raw,
-        tag_lookup(tags, $team_keys) as team,
-        tag_lookup(tags, $project_keys) as project,
-        tag_lookup(tags, $owner_keys) as owner,
-        tag_lookup(tags, $job_id_keys) as job_id,
-        tag_lookup(tags, $host_keys) as x_host
-    from (
-        select
-            hash(_tags_raw) as h,
-            any_value(_tags_raw) as raw,
-            normalize_tags(any_value(_tags_raw)) as tags
-        from _src
-        where _tags_raw is not null
-        group by 1
-    )
 )
 
 select
@@ -159,13 +139,7 @@ select
     c.meter_name as sku_meter,
     c.sub_account_id,
     c.sub_account_name,
-    t.tags,
-    t.team,
-    t.project,
-    t.owner,
-    t.job_id,
-    t.x_host,
-    t.x_tags_raw,
+    case when c._tags_raw is not null then hash(c._tags_raw) end as x_tag_set,
     coalesce(
         try(c.additional_info::json ->> 'ServiceType'),
         try(c.additional_info::json ->> 'VMSize')
@@ -176,5 +150,4 @@ select
     strftime(coalesce(c.bp_start, c.day), '%Y-%m') as x_billing_period,
     null::varchar as x_line_item_id
 from costed as c
-left join tag_sets as t on t.h = hash(c._tags_raw)
 left join categories as cat on cat.service = c.consumed_service

@@ -1,9 +1,9 @@
 -- grain: one row per FOCUS line item of one file
 -- depends_on: the file relation `_src` (FOCUS snake_case columns: VARCHAR from CSV, the Parquet types
---             otherwise; plus _row, _tags_raw and _x_*), built by pipelines/ingest/readers/focus.py;
---             `_billing_sets`, the file's distinct tag sets (g <= 1), from one aggregate pass over the file
+--             otherwise; plus _row, _tags_raw and _x_*), built by pipelines/ingest/readers/focus.py
 -- Types (strict: a bad value fails the load, and the reader names its row and column), UTC timestamps,
--- canonical spellings of FOCUS enumerations, tags normalised once per distinct tag set and promoted.
+-- canonical spellings of FOCUS enumerations. Each line keeps the hash of its raw tags (x_tag_set); the
+-- sets, normalised once each, go to billing_tag_sets (stg_billing__tag_sets).
 with typed as (
     select
         _row,
@@ -80,36 +80,10 @@ with typed as (
     from _src
 ),
 
-tag_sets as (
-    select
-        h,
-        tags,
-        raw::json as x_tags_raw,
-        tag_lookup(tags, $team_keys) as team,
-        tag_lookup(tags, $project_keys) as project,
-        tag_lookup(tags, $owner_keys) as owner,
-        tag_lookup(tags, $job_id_keys) as job_id,
-        tag_lookup(tags, $host_keys) as x_host
-    from (
-        select
-            th as h,
-            tags_raw as raw,
-            normalize_tags(tags_raw) as tags
-        from _billing_sets
-        where g <= 1 and tags_raw is not null
-    )
-),
-
 enriched as (
     select
         typed.* exclude (_tags_raw),
-        t.tags,
-        t.x_tags_raw,
-        t.team,
-        t.project,
-        t.owner,
-        t.job_id,
-        t.x_host,
+        case when typed._tags_raw is not null then hash(typed._tags_raw) end as x_tag_set,
         coalesce(
             nullif(trim(_x_instance_type), ''),
             sku_price_details ->> 'InstanceType',
@@ -118,7 +92,6 @@ enriched as (
         coalesce(try_cast(_x_gpu_count as integer), try_cast(sku_price_details ->> 'GpuCount' as integer))
             as x_gpu_count
     from typed
-    left join tag_sets as t on t.h = hash(typed._tags_raw)
 )
 
 select

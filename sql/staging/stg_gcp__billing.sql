@@ -5,7 +5,8 @@
 -- `cost` is before credits; credits are negative, so billed and effective cost = cost + credits (what
 -- Google invoices). invoice.month is a month in US Pacific time: the billing period starts at its local
 -- midnight, converted to UTC. Labels become tags (project labels added where the resource has no such
--- key once both are normalised).
+-- key once both are normalised): each line keeps the hash of its two raw label sets (x_tag_set), the
+-- merged sets go to billing_tag_sets (stg_gcp__tag_sets.sql).
 with typed as (
     select
         _row,
@@ -53,49 +54,6 @@ categories as (
     select
         unnest($category_services) as service,
         unnest($category_names) as service_category
-),
-
--- resource labels win over project labels on the same key AFTER normalisation (a resource `Team=nlp`
--- beats a project `team=proj-team`): each side is normalised on its own, then the resource's map is laid
--- over the project's. x_tags_raw keeps both sides' raw keys (the resource's value on an identical raw key).
-tag_sets as (
-    select
-        h,
-        tags,
-        raw::json as x_tags_raw,
-        tag_lookup(tags, $team_keys) as team,
-        tag_lookup(tags, $project_keys) as project,
-        tag_lookup(tags, $owner_keys) as owner,
-        tag_lookup(tags, $job_id_keys) as job_id,
-        tag_lookup(tags, $host_keys) as x_host
-    from (
-        select
-            h,
-            nullif(json_merge_patch(coalesce(project_raw, '{}'), coalesce(resource_raw, '{}'))::varchar, '{}')
-                as raw,
-            case
-                when cardinality(merged) > 0 then merged
-            end as tags
-        from (
-            select
-                h,
-                resource_raw,
-                project_raw,
-                map_concat(
-                    coalesce(normalize_tags(project_raw), map()::map(varchar, varchar)),
-                    coalesce(normalize_tags(resource_raw), map()::map(varchar, varchar))
-                ) as merged
-            from (
-                select
-                    hash(_labels_raw, _project_labels_raw) as h,
-                    gcp_labels_json(any_value(_labels_raw)) as resource_raw,
-                    gcp_labels_json(any_value(_project_labels_raw)) as project_raw
-                from _src
-                where _labels_raw is not null or _project_labels_raw is not null
-                group by 1
-            )
-        )
-    )
 )
 
 select
@@ -135,13 +93,10 @@ select
     p.sku_description as sku_meter,
     p.sub_account_id,
     p.sub_account_name,
-    t.tags,
-    t.team,
-    t.project,
-    t.owner,
-    t.job_id,
-    t.x_host,
-    t.x_tags_raw,
+    case
+        when p._labels_raw is not null or p._project_labels_raw is not null
+            then hash(p._labels_raw, p._project_labels_raw)
+    end as x_tag_set,
     nullif(trim(p._machine_spec), '') as x_instance_type,
     p._x_extra::json as x_extra,
     $file_id as x_file_id,
@@ -152,5 +107,4 @@ select
     ) as x_billing_period,
     null::varchar as x_line_item_id
 from periods as p
-left join tag_sets as t on t.h = hash(p._labels_raw, p._project_labels_raw)
 left join categories as cat on cat.service = p.service_name

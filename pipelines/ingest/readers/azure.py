@@ -116,6 +116,7 @@ def dataset_of_path(relative: str) -> str | None:
 class AzureReader(BillingReader):
     kind = "azure"
     staging = "stg_azure__cost"
+    tag_sets = "stg_azure__tag_sets"
     source_format = "azure"
 
     def plan(

@@ -635,6 +635,54 @@ def store_columns(con: duckdb.DuckDBPyConnection, columns: list[str]) -> list[st
     return added
 
 
+_CANONICAL = ("team", "project", "owner", "job_id", "x_host")
+_LOOKUPS = ", ".join(f"tag_lookup(tags, ${'host' if c == 'x_host' else c}_keys)" for c in _CANONICAL)
+
+
+def store_tag_sets(
+    con: duckdb.DuckDBPyConnection, sets_sql: str, params: dict[str, Any], keys: dict[str, Any], uri: str
+) -> None:
+    """Store the tag sets of one file that billing_tag_sets does not know yet, their canonical tags (team,
+    project, owner, job_id, host) resolved through the `tags:` config (`keys`, tag_bind's).
+
+    `sets_sql` yields (x_tag_set, raw, tags) per distinct set of the file (the reader's
+    `stg_*__tag_sets.sql`). Runs in the caller's transaction. A set whose hash is already taken by other
+    tags (a 64-bit collision) rejects the file rather than give its lines the wrong tags.
+    """
+    con.execute(f"create or replace temp table _tag_sets as\n{sets_sql}", params)  # noqa: S608 - our SQL files; values are bound
+    clash = one(
+        con,
+        "select any_value(n.x_tag_set) from _tag_sets as n inner join billing_tag_sets as t using (x_tag_set) "
+        "where t.x_tags_raw::varchar is distinct from n.raw::json::varchar",
+    )
+    if clash and clash[0] is not None:
+        raise RejectedFile(
+            uri,
+            f"two different tag sets hash to {clash[0]}: cannot store both (report this as a wastewatch bug)",
+        )
+    lookups = {k: v for k, v in keys.items() if k.endswith("_keys")}
+    columns = "x_tag_set, tags, x_tags_raw, team, project, owner, job_id, x_host"
+    new = "where x_tag_set not in (select x_tag_set from billing_tag_sets)"
+    con.execute(
+        f"insert into billing_tag_sets ({columns}) select x_tag_set, tags, raw::json, {_LOOKUPS} from _tag_sets {new}",  # noqa: S608 - our constants
+        lookups,
+    )
+    con.execute("drop table _tag_sets")
+
+
+def resolve_tag_sets(con: duckdb.DuckDBPyConnection, tags: dict[str, list[str]]) -> int:
+    """Re-resolve every stored tag set's canonical tags through the `tags:` config: after an alias is
+    added or changed, every line already loaded reads the new resolution. Returns the sets changed."""
+    keys = tag_bind(con, tags)
+    lookups = {k: v for k, v in keys.items() if k.endswith("_keys")}
+    stale = f"({', '.join(_CANONICAL)}) is distinct from ({_LOOKUPS})"
+    changed = one(con, f"select count(*) from billing_tag_sets where {stale}", lookups)  # noqa: S608 - our constants
+    if changed and changed[0]:
+        update = f"update billing_tag_sets set ({', '.join(_CANONICAL)}) = ({_LOOKUPS}) where {stale}"  # noqa: S608 - our constants
+        con.execute(update, lookups)
+    return int(changed[0]) if changed else 0
+
+
 def insert_lines(con: duckdb.DuckDBPyConnection, query: str, params: dict[str, Any] | None = None) -> None:
     """Insert the rows of `query` (its columns named like billing_columns') into `billing_lines`, first
     adding the columns it fills that the table does not store yet. Runs in the caller's transaction."""
@@ -649,6 +697,7 @@ class BillingReader:
     kind = ""
     target_table = "billing_line_items"
     staging = ""
+    tag_sets = "stg_billing__tag_sets"  # the file's distinct tag sets (sql/staging)
     source_format = ""
 
     # -- planning (the ingest loop calls these) ------------------------------------------------------
@@ -715,6 +764,9 @@ class BillingReader:
         try:
             if self.presets:
                 file_side = self._presets(con, rel, spec, cte)
+            sets = f"{cte}{sql_text('staging', self.tag_sets)}"
+            sets_params = {k: v for k, v in {**rel.params, **spec.bind}.items() if f"${k}" in sets}
+            store_tag_sets(con, sets, sets_params, bind, file.uri)
             insert_lines(con, f"{cte}select * from (\n{stg}\n)", used)  # noqa: S608 - identifiers only, values are bound
         except duckdb.Error as exc:
             # the transaction is aborted now: the loop rolls back, then asks `explain` for the bad row

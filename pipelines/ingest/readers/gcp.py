@@ -85,6 +85,7 @@ def path_expr(con: duckdb.DuckDBPyConnection, rel: Relation, dotted: str) -> str
 class GcpReader(BillingReader):
     kind = "gcp"
     staging = "stg_gcp__billing"
+    tag_sets = "stg_gcp__tag_sets"
     source_format = "gcp"
 
     def spec(self, con: duckdb.DuckDBPyConnection, rel: Relation, file: SourceFile, ctx: LoadContext) -> Spec:

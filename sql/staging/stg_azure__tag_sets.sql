@@ -1,0 +1,10 @@
+-- grain: one row per distinct tag set of one Azure cost export file
+-- depends_on: the file relation `_src` (`_tags_raw`: the Tags column as JSON text, braces restored),
+--             built by pipelines/ingest/readers/azure.py
+select
+    hash(_tags_raw) as x_tag_set,
+    any_value(_tags_raw) as raw,
+    normalize_tags(any_value(_tags_raw)) as tags
+from _src
+where _tags_raw is not null
+group by 1

@@ -1,0 +1,29 @@
+-- grain: one row per distinct (resource labels, project labels) pair of one Google Cloud billing export file
+-- depends_on: the file relation `_src` (`_labels_raw`/`_project_labels_raw` labels as JSON arrays or
+--             Python-repr text), built by pipelines/ingest/readers/gcp.py
+-- Resource labels win over project labels on the same key AFTER normalisation (a resource `Team=nlp`
+-- beats a project `team=proj-team`): each side is normalised on its own, then the resource's map is laid
+-- over the project's. The raw text keeps both sides' raw keys (the resource's value on an identical raw key).
+select
+    x_tag_set,
+    nullif(json_merge_patch(coalesce(project_raw, '{}'), coalesce(resource_raw, '{}'))::varchar, '{}') as raw,
+    case when cardinality(merged) > 0 then merged end as tags
+from (
+    select
+        x_tag_set,
+        resource_raw,
+        project_raw,
+        map_concat(
+            coalesce(normalize_tags(project_raw), map()::map(varchar, varchar)),
+            coalesce(normalize_tags(resource_raw), map()::map(varchar, varchar))
+        ) as merged
+    from (
+        select
+            hash(_labels_raw, _project_labels_raw) as x_tag_set,
+            gcp_labels_json(any_value(_labels_raw)) as resource_raw,
+            gcp_labels_json(any_value(_project_labels_raw)) as project_raw
+        from _src
+        where _labels_raw is not null or _project_labels_raw is not null
+        group by 1
+    )
+)
