@@ -589,6 +589,9 @@ class Spec:
     file_effective: str  # SQL over `_src`: each line's effective cost as the file states it
     bind: dict[str, Any] = field(default_factory=dict)
     line_item_key: str | None = None  # SQL over landed columns that must be unique (duplicates rejected)
+    # staging output columns that are NULL on every line of this file (the file lacks their source
+    # column): not inserted, so billing_lines does not store them for a source that never fills them
+    absent: list[str] = field(default_factory=list)
 
 
 def tag_bind(con: duckdb.DuckDBPyConnection, tags: dict[str, list[str]]) -> dict[str, Any]:
@@ -683,11 +686,21 @@ def resolve_tag_sets(con: duckdb.DuckDBPyConnection, tags: dict[str, list[str]])
     return int(changed[0]) if changed else 0
 
 
-def insert_lines(con: duckdb.DuckDBPyConnection, query: str, params: dict[str, Any] | None = None) -> None:
+def insert_lines(
+    con: duckdb.DuckDBPyConnection,
+    query: str,
+    params: dict[str, Any] | None = None,
+    skip: list[str] | None = None,
+) -> None:
     """Insert the rows of `query` (its columns named like billing_columns') into `billing_lines`, first
-    adding the columns it fills that the table does not store yet. Runs in the caller's transaction."""
-    described = con.execute(f"select * from ({query}) limit 0", params or {}).description or []  # noqa: S608 - the caller's SQL; values are bound
-    store_columns(con, [d[0] for d in described])
+    adding the columns it fills that the table does not store yet; `skip` names columns known to be NULL
+    on every row (left out, never stored for them). Runs in the caller's transaction."""
+    empty = f"select * from ({query}) limit 0"  # noqa: S608 - the caller's SQL; values are bound
+    described = [d[0] for d in con.execute(empty, params or {}).description or []]
+    left_out = [c for c in skip or [] if c in described]
+    if left_out:
+        query = f"select * exclude ({', '.join(quote_ident(c) for c in left_out)}) from (\n{query}\n)"  # noqa: S608 - identifiers only
+    store_columns(con, [c for c in described if c not in left_out])
     con.execute(f"insert into {LINES} by name\n{query}", params or {})  # noqa: S608 - the caller's SQL; values are bound
 
 
@@ -767,7 +780,7 @@ class BillingReader:
             sets = f"{cte}{sql_text('staging', self.tag_sets)}"
             sets_params = {k: v for k, v in {**rel.params, **spec.bind}.items() if f"${k}" in sets}
             store_tag_sets(con, sets, sets_params, bind, file.uri)
-            insert_lines(con, f"{cte}select * from (\n{stg}\n)", used)  # noqa: S608 - identifiers only, values are bound
+            insert_lines(con, f"{cte}select * from (\n{stg}\n)", used, spec.absent)  # noqa: S608 - identifiers only, values are bound
         except duckdb.Error as exc:
             # the transaction is aborted now: the loop rolls back, then asks `explain` for the bad row
             raise LoadFailed(self, rel, spec, file, exc) from None

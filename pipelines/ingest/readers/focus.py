@@ -153,6 +153,8 @@ class FocusReader(BillingReader):
             file_billed="billed_cost::decimal(18, 6)",
             file_effective="effective_cost::decimal(18, 6)",
             bind={"focus_version": focus_version(present)},
+            # a FOCUS column the file lacks is NULL on every line (billing_currency gets the default)
+            absent=[snake(c) for c in FOCUS_COLUMNS if c not in present and snake(c) != "billing_currency"],
         )
 
 
