@@ -300,3 +300,15 @@ def test_glued_header_with_one_field_more_in_the_rows_is_split(tmp_path: Path) -
     ).fetchall()
     assert got == [(Decimal("1.500000"), "Dynamic", "i-glued")]  # Spot -> Dynamic: the columns line up
     con.close()
+
+
+def test_infinity_is_not_a_time(tmp_path: Path) -> None:
+    """DuckDB reads 'infinity' as a timestamp; a billing line cannot end at infinity."""
+    rows = hours("i-x", NOV, 5, "1.00")
+    rows[3]["line_item_usage_end_date"] = "infinity"
+    error, con = _rejected(tmp_path, "forever.csv.gz", csv_bytes(rows))
+    assert (
+        "forever.csv.gz:5: column 'line_item_usage_end_date': expected an ISO 8601 date/time (UTC), "
+        "found 'infinity' (data row 4)"
+    ) in error
+    con.close()

@@ -69,6 +69,11 @@ def test_closing_early_stops_the_rest_and_cleans_up(tmp_path: Path) -> None:
 def test_text_size_of_a_gzip_is_its_inflated_size(tmp_path: Path) -> None:
     part = _part(tmp_path, "p.csv.gz", "x" * 100_000)
     assert part.size < 1000 and text_size(part.local_path) == 100_000
+    # several members, the last one empty (bgzip ends so): the trailer says 0, yet there is text
+    (tmp_path / "multi.csv.gz").write_bytes(gzip.compress(b"a,b\n1,2\n") + gzip.compress(b""))
+    assert text_size(tmp_path / "multi.csv.gz") > 0
+    (tmp_path / "empty.csv.gz").write_bytes(gzip.compress(b""))
+    assert text_size(tmp_path / "empty.csv.gz") == 0
     plain = tmp_path / "p.csv"
     plain.write_text("abc\n")
     assert text_size(plain) == 4
@@ -129,3 +134,50 @@ def test_a_gzip_in_a_hive_style_folder_reads_like_its_decompressed_copy(tmp_path
         assert got == [(1000, Decimal("20.52"), 0)]
     finally:
         con.close()
+
+
+def _damaged(folder: Path, name: str) -> SourceFile:
+    """A gzip whose first deflate block has an invalid type: ISA-L raises its own IsalError (not an OSError)."""
+    data = bytearray(gzip.compress(b"a,b\n" + b"1,2\n" * 5000))
+    data[10] = 0xFF
+    path = folder / name
+    path.write_bytes(bytes(data))
+    return SourceFile(uri=str(path), local_path=path, relative=name, size=len(data), modified_at=NOV)
+
+
+def test_parts_are_handed_out_in_load_order_whatever_the_threads(tmp_path: Path) -> None:
+    """With more threads than places, a later part must never take the place the next load waits for."""
+    for attempt in range(100):
+        folder = tmp_path / f"a{attempt}"
+        folder.mkdir()
+        parts = [_part(folder, f"p{i}.csv.gz", f"{i}\n" * 10) for i in range(8)]
+        prepared = Prepared(parts, folder / "work", threads=8, ahead=2)
+        try:
+            for i, part in enumerate(parts):
+                got = prepared.get(part.uri, timeout=10)
+                assert isinstance(got, Path) and got.read_text() == f"{i}\n" * 10
+                assert len(list((folder / "work").iterdir())) <= 2
+                prepared.done(part.uri)
+        finally:
+            prepared.close()
+
+
+def test_a_damaged_part_is_reported_and_closing_after_it_does_not_wait(tmp_path: Path) -> None:
+    import threading
+
+    from pipelines.ingest.readers.billing_common import gzip_problem
+
+    parts = [_damaged(tmp_path, "bad.csv.gz")] + [
+        _part(tmp_path, f"p{i}.csv.gz", f"row {i}\n" * 200_000) for i in range(4)
+    ]
+    problem = gzip_problem(parts[0].local_path)
+    assert problem is not None and "Invalid deflate block" in str(problem)
+    prepared = Prepared(parts, tmp_path / "work", threads=2, ahead=2)
+    got = prepared.get(parts[0].uri, timeout=10)
+    assert isinstance(got, Exception) and "Invalid deflate block" in str(got)
+    # the delivery is rejected now: closing must return though the next parts are inflating or waiting
+    closing = threading.Thread(target=prepared.close)
+    closing.start()
+    closing.join(10)
+    assert not closing.is_alive()
+    assert list((tmp_path / "work").iterdir()) == []

@@ -201,3 +201,31 @@ def test_the_focus_sample_through_the_view_equals_the_sample(tmp_path: Path) -> 
         ]
     finally:
         con.close()
+
+
+def test_a_known_tag_set_normalised_differently_now_is_updated(tmp_path: Path) -> None:
+    """A set stored by an older normalisation (simulated by rewriting it) is corrected when a file with the
+    same raw tags loads again; a set that only changed canonically is re-resolved by the next ingest."""
+    export = Cur2Export(tmp_path / "cur", parquet=True)
+    lines = hours("i-a", NOV, 2, "1.0", tags={"user:Team": "nlp"})
+    export.deliver("2026-11", [lines], "e1")
+    (tmp_path / "focus").mkdir()
+    write_config(tmp_path, CONFIG)
+    config = load_config(tmp_path / "wastewatch.yaml")
+    con = connect(config.warehouse_path)
+    try:
+        assert not ingest(con, config).rejected
+        assert rows(con, "select tags, team from billing_tag_sets") == [
+            {"tags": {"team": "nlp"}, "team": "nlp"}
+        ]
+        con.execute(
+            "update billing_tag_sets set tags = map {'Team ': 'nlp'}, team = null"
+        )  # an older normaliser
+        export.deliver("2026-11", [lines], "e2")  # the month restated with the same tags
+        assert not ingest(con, config).rejected
+        assert rows(con, "select tags, team from billing_tag_sets") == [
+            {"tags": {"team": "nlp"}, "team": "nlp"}
+        ]
+        assert {r["team"] for r in rows(con, "select team from billing_line_items")} == {"nlp"}
+    finally:
+        con.close()

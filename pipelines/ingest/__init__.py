@@ -730,7 +730,8 @@ def _record(
             $delivery, $file_rows, $file_billed, $file_effective, $currencies
         )
         on conflict (file_id) do update set
-            size_bytes = excluded.size_bytes, modified_at = excluded.modified_at, etag = excluded.etag,
+            kind = excluded.kind, size_bytes = excluded.size_bytes, modified_at = excluded.modified_at,
+            etag = excluded.etag,
             checksum = coalesce(excluded.checksum, ingest_files.checksum), status = excluded.status,
             error = excluded.error, checked_at = excluded.checked_at,
             billing_period = coalesce(excluded.billing_period, ingest_files.billing_period),

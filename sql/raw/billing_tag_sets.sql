@@ -3,7 +3,7 @@
 -- set back. Normalising and storing each distinct set once instead of once per line keeps a MAP column,
 -- a JSON column and five strings out of every line (0.45-0.55 s per million Parquet lines). Sets are
 -- added by the billing readers and never removed; the canonical columns follow the `tags:` config of
--- the latest load (re-resolved when it changes).
+-- the latest billing ingest (re-resolved on every one).
 create table if not exists billing_tag_sets (
     x_tag_set ubigint primary key,        -- hash of the tags as the file had them (x_tags_raw)
     tags map(varchar, varchar),           -- normalised keys (lower case, trimmed, provider prefixes removed)

@@ -20,7 +20,7 @@ import os
 import re
 import shutil
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from pathlib import Path, PurePosixPath
@@ -293,71 +293,98 @@ def _gunzip(src: Path, dst: Path) -> None:
 class Prepared:
     """A delivery's .gz text files (CSV, NDJSON), decompressed with ISA-L in the background, in load order.
 
-    Files are probed from their .gz (DuckDB reads only the sample it sniffs), so the first load can start
+    Files are probed from their .gz (DuckDB inflates only the sample it sniffs), so the first load can start
     as soon as its file is inflated, and the next files inflate while DuckDB loads: decompression overlaps
-    the loads instead of preceding them all. At most `ahead` decompressed files sit in the cache at once
-    (the one being loaded and the next): a month of 10 CUR parts used to need all ~8 GB of its CSV on
-    disk before the first insert. `get(uri)` waits for a file (its path, or why it could not be
-    decompressed: a truncated gzip); `done(uri)` deletes it once loaded; `close()` stops and cleans up.
+    the loads instead of preceding them all. Files are handed to the inflating threads strictly in load
+    order and at most `ahead` at a time: a part that inflated holds its place until `done(uri)` deletes
+    it, a part that could not be inflated gives its place up at once, and each freed place goes to the
+    next part. So at most `ahead` inflated parts sit in the cache (a month of 10 CUR parts used to need
+    all ~8 GB of its CSV on disk before the first insert). `get(uri)` waits for a part (its path, or why it
+    could not be decompressed: a truncated or damaged gzip); `close()` stops and cleans up, and never
+    waits for more than the parts being inflated at that moment.
     """
 
     def __init__(self, files: list[SourceFile], workdir: Path, threads: int = 2, ahead: int = 2) -> None:
         import threading
 
         self._workdir = workdir
-        self._slots = threading.BoundedSemaphore(max(1, ahead))
-        self._held: set[str] = set()
-        self._paths: dict[str, Path] = {}
-        self._lock = threading.Lock()
+        self._todo = [f for f in files if f.local_path.name.lower().endswith(".gz")]
+        self._cond = threading.Condition()
+        self._futures: dict[str, Future[Path | Exception]] = {}
+        self._paths: dict[str, Path] = {}  # inflated and not yet done: each holds a place
+        self._next = 0
         self._closed = False
-        todo = [f for f in files if f.local_path.name.lower().endswith(".gz")]
-        self._pool = ThreadPoolExecutor(max(1, min(threads, len(todo) or 1)), thread_name_prefix="gunzip")
-        self._futures = {f.uri: self._pool.submit(self._work, f) for f in todo}
+        ahead = max(1, ahead)
+        self._pool = ThreadPoolExecutor(
+            max(1, min(threads, ahead, len(self._todo) or 1)), thread_name_prefix="gunzip"
+        )
+        with self._cond:
+            for _ in range(ahead):
+                self._submit_next()
+
+    def _submit_next(self) -> None:
+        """Hand the next part to the pool (called with the condition held)."""
+        if self._closed or self._next >= len(self._todo):
+            return
+        f = self._todo[self._next]
+        self._next += 1
+        self._futures[f.uri] = self._pool.submit(self._work, f)
+        self._cond.notify_all()
 
     def _work(self, f: SourceFile) -> Path | Exception:
         import hashlib
 
-        self._slots.acquire()
-        if self._closed:
-            self._slots.release()
-            return RuntimeError("stopped")
         name = hashlib.sha1(f.uri.encode()).hexdigest()[:16] + "_" + f.local_path.name[: -len(".gz")]
         dst = self._workdir / name
         try:
+            if self._closed:
+                return RuntimeError("stopped")
             _gunzip(f.local_path, dst)
-        except (OSError, EOFError) as exc:
-            self._slots.release()
+        except Exception as exc:  # OSError, EOFError, or ISA-L's own IsalError (a damaged deflate block)
+            with self._cond:
+                self._submit_next()  # a part that failed holds no place
             return exc
-        with self._lock:
-            self._held.add(f.uri)
+        with self._cond:
+            if self._closed:
+                dst.unlink(missing_ok=True)
+                return RuntimeError("stopped")
             self._paths[f.uri] = dst
         return dst
 
     def get(self, uri: str, timeout: float | None = None) -> Path | Exception | None:
-        """The decompressed copy of `uri` (waiting for it), the error that stopped it, or None (not .gz)."""
-        future = self._futures.get(uri)
-        return future.result(timeout) if future is not None else None
+        """The decompressed copy of `uri` (waiting for it), the error that stopped it, or None (not .gz).
+        Raises TimeoutError when `timeout` passes first (the part is not even being inflated yet when
+        the parts before it still hold their places)."""
+        if not any(f.uri == uri for f in self._todo):
+            return None
+        with self._cond:
+            if not self._cond.wait_for(lambda: uri in self._futures or self._closed, timeout):
+                raise TimeoutError(f"{uri}: not yet inflating")
+            future = self._futures.get(uri)
+        if future is None:
+            return RuntimeError("stopped")
+        return future.result(timeout)
 
     def done(self, uri: str) -> None:
-        """`uri` is loaded: delete its copy and let the next file inflate."""
-        with self._lock:
+        """`uri` is loaded: delete its copy and let the next part inflate in its place."""
+        with self._cond:
             path = self._paths.pop(uri, None)
-            held = uri in self._held
-            self._held.discard(uri)
+            if path is not None:
+                self._submit_next()
         if path is not None:
             path.unlink(missing_ok=True)
-        if held:
-            self._slots.release()
 
     def close(self) -> None:
-        self._closed = True
-        for future in self._futures.values():
-            future.cancel()
-        for uri in list(self._paths):
-            self.done(uri)  # wakes a worker waiting for a slot; it sees `_closed` and stops
-        self._pool.shutdown(wait=True)
-        for uri in list(self._paths):  # inflated while closing
-            self.done(uri)
+        with self._cond:
+            self._closed = True
+            for future in self._futures.values():
+                future.cancel()  # not started yet: never will be
+            self._cond.notify_all()
+        self._pool.shutdown(wait=True)  # parts being inflated finish, see `_closed` and delete themselves
+        with self._cond:
+            paths, self._paths = list(self._paths.values()), {}
+        for path in paths:
+            path.unlink(missing_ok=True)
 
 
 def prepare(files: list[SourceFile], workdir: Path, threads: int = 2) -> Prepared:
@@ -375,7 +402,7 @@ def gzip_problem(path: Path) -> Exception | None:
         with gz.open(path, "rb") as f:
             while f.read(16 << 20):
                 pass
-    except (OSError, EOFError) as exc:
+    except Exception as exc:  # OSError, EOFError, or ISA-L's IsalError (a damaged deflate block)
         return exc
     return None
 
@@ -398,7 +425,14 @@ def text_size(path: Path) -> int:
     with path.open("rb") as f:
         f.seek(-4, 2)
         isize = int.from_bytes(f.read(4), "little")
-    return max(isize, size) if isize else 0
+    if isize:
+        return max(isize, size)
+    # 0 is the last member's size: a file of several members (bgzip ends with an empty one) may hold text
+    try:
+        with open_text(path) as f:
+            return size if f.read(1) else 0
+    except Exception:  # a damaged stream: not empty; reading it will say what is wrong
+        return size
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -569,7 +603,10 @@ CHECK_SQL = {
     "money": ("{c} is not null and try_cast({c} as decimal(18, 6)) is null", "a decimal number"),
     "price": ("{c} is not null and try_cast({c} as decimal(28, 12)) is null", "a decimal number"),
     "number": ("{c} is not null and try_cast({c} as double) is null", "a number"),
-    "timestamp": ("{c} is not null and try_cast({c} as timestamptz) is null", "an ISO 8601 date/time (UTC)"),
+    "timestamp": (
+        "{c} is not null and coalesce(isinf(try_cast({c} as timestamptz)), true)",  # 'infinity' is no time
+        "an ISO 8601 date/time (UTC)",
+    ),
     "date": ("{c} is not null and try_billing_date({c}) is null", "a date (YYYY-MM-DD or MM/DD/YYYY)"),
     "json": (
         "{c} is not null and trim({c}::varchar) <> '' and not json_valid({c}::varchar)",
@@ -643,28 +680,46 @@ _LOOKUPS = ", ".join(f"tag_lookup(tags, ${'host' if c == 'x_host' else c}_keys)"
 
 
 def store_tag_sets(
-    con: duckdb.DuckDBPyConnection, sets_sql: str, params: dict[str, Any], keys: dict[str, Any], uri: str
+    con: duckdb.DuckDBPyConnection,
+    sets_sql: str,
+    params: dict[str, Any],
+    keys: dict[str, Any],
+    uri: str,
+    derived_raw: bool = False,
 ) -> None:
     """Store the tag sets of one file that billing_tag_sets does not know yet, their canonical tags (team,
     project, owner, job_id, host) resolved through the `tags:` config (`keys`, tag_bind's).
 
     `sets_sql` yields (x_tag_set, raw, tags) per distinct set of the file (the reader's
-    `stg_*__tag_sets.sql`). Runs in the caller's transaction. A set whose hash is already taken by other
-    tags (a 64-bit collision) rejects the file rather than give its lines the wrong tags.
+    `stg_*__tag_sets.sql`). Runs in the caller's transaction. A known set whose normalised tags come out
+    differently now (wastewatch's normalisation changed) is updated, so its lines read the new tags.
+    When the hash is of the raw text itself, a known hash with other raw text is a 64-bit collision: the
+    file is rejected rather than give its lines the wrong tags. When the raw text is derived from what was
+    hashed (`derived_raw`: GCP merges resource and project labels), other raw text means the derivation
+    changed, and the set is updated like a re-normalised one.
     """
     con.execute(f"create or replace temp table _tag_sets as\n{sets_sql}", params)  # noqa: S608 - our SQL files; values are bound
-    clash = one(
-        con,
-        "select any_value(n.x_tag_set) from _tag_sets as n inner join billing_tag_sets as t using (x_tag_set) "
-        "where t.x_tags_raw::varchar is distinct from n.raw::json::varchar",
-    )
-    if clash and clash[0] is not None:
-        raise RejectedFile(
-            uri,
-            f"two different tag sets hash to {clash[0]}: cannot store both (report this as a wastewatch bug)",
+    if not derived_raw:
+        clash = one(
+            con,
+            "select any_value(n.x_tag_set) from _tag_sets as n inner join billing_tag_sets as t using (x_tag_set) "
+            "where t.x_tags_raw::varchar is distinct from n.raw::json::varchar",
         )
+        if clash and clash[0] is not None:
+            raise RejectedFile(
+                uri,
+                f"two different tag sets hash to {clash[0]}: cannot store both (report this as a wastewatch bug)",
+            )
     lookups = {k: v for k, v in keys.items() if k.endswith("_keys")}
-    columns = "x_tag_set, tags, x_tags_raw, team, project, owner, job_id, x_host"
+    canonical = ", ".join(_CANONICAL)
+    con.execute(
+        f"update billing_tag_sets as t set (tags, x_tags_raw, {canonical}) = "  # noqa: S608 - our constants
+        f"(n.tags, n.raw::json, {_LOOKUPS.replace('tags,', 'n.tags,')}) from _tag_sets as n "
+        "where n.x_tag_set = t.x_tag_set "
+        "and (t.tags is distinct from n.tags or t.x_tags_raw::varchar is distinct from n.raw::json::varchar)",
+        lookups,
+    )
+    columns = f"x_tag_set, tags, x_tags_raw, {canonical}"
     new = "where x_tag_set not in (select x_tag_set from billing_tag_sets)"
     con.execute(
         f"insert into billing_tag_sets ({columns}) select x_tag_set, tags, raw::json, {_LOOKUPS} from _tag_sets {new}",  # noqa: S608 - our constants
@@ -711,6 +766,7 @@ class BillingReader:
     target_table = "billing_line_items"
     staging = ""
     tag_sets = "stg_billing__tag_sets"  # the file's distinct tag sets (sql/staging)
+    tag_sets_derived = False  # True when a set's raw text is derived from what its hash is of (GCP)
     source_format = ""
 
     # -- planning (the ingest loop calls these) ------------------------------------------------------
@@ -779,11 +835,14 @@ class BillingReader:
                 file_side = self._presets(con, rel, spec, cte)
             sets = f"{cte}{sql_text('staging', self.tag_sets)}"
             sets_params = {k: v for k, v in {**rel.params, **spec.bind}.items() if f"${k}" in sets}
-            store_tag_sets(con, sets, sets_params, bind, file.uri)
+            store_tag_sets(con, sets, sets_params, bind, file.uri, self.tag_sets_derived)
             insert_lines(con, f"{cte}select * from (\n{stg}\n)", used, spec.absent)  # noqa: S608 - identifiers only, values are bound
         except duckdb.Error as exc:
             # the transaction is aborted now: the loop rolls back, then asks `explain` for the bad row
             raise LoadFailed(self, rel, spec, file, exc) from None
+        except RejectedFile:  # a tag set clash: the transaction is still usable, the setting is put back
+            con.execute("reset preserve_insertion_order")
+            raise
         con.execute("reset preserve_insertion_order")
         # the same staging over the numbered file: run only to name data rows in an error message, when
         # the insert could not number them (CSV files over ROW_NUMBER_LIMIT)

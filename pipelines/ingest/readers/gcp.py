@@ -86,6 +86,7 @@ class GcpReader(BillingReader):
     kind = "gcp"
     staging = "stg_gcp__billing"
     tag_sets = "stg_gcp__tag_sets"
+    tag_sets_derived = True  # the raw text merges the resource and project labels the hash is of
     source_format = "gcp"
 
     def spec(self, con: duckdb.DuckDBPyConnection, rel: Relation, file: SourceFile, ctx: LoadContext) -> Spec:
