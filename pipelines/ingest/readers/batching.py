@@ -27,7 +27,7 @@ from pipelines.config import Config, Source
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext
-from pipelines.warehouse import one, transaction, utcnow
+from pipelines.warehouse import one, stored_in, transaction, utcnow
 
 if TYPE_CHECKING:
     from pipelines.ingest import FileOutcome
@@ -167,7 +167,7 @@ def _load_batch(
                 stale = [fid for _, fid, _, had in batch if had]
                 if stale:
                     con.execute(
-                        f"delete from {target} where x_file_id in (select unnest($ids))",  # noqa: S608 - our constant
+                        f"delete from {stored_in(target)} where x_file_id in (select unnest($ids))",  # noqa: S608 - our constant
                         {"ids": stale},
                     )
                 results = reader.load_batch(con, [f for f, _, _, _ in batch], ctxs)
