@@ -274,11 +274,17 @@ def _latest_version(fs: list[SourceFile]) -> tuple[list[SourceFile], list[Source
 # preparing files: parallel gunzip with ISA-L
 
 
-def _gunzip(src: Path, dst: Path) -> None:
+def _gz() -> Any:
+    """ISA-L's gzip module (python-isal, a dependency), or the standard library's when it is missing."""
     try:
-        from isal import igzip as gz
+        from isal import igzip
     except ImportError:  # pragma: no cover - isal is a dependency; plain zlib still works
-        import gzip as gz  # type: ignore[no-redef]
+        import gzip as igzip  # type: ignore[no-redef]
+    return igzip
+
+
+def _gunzip(src: Path, dst: Path) -> None:
+    gz = _gz()
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = dst.with_name(dst.name + ".part")
     try:
@@ -387,19 +393,10 @@ class Prepared:
             path.unlink(missing_ok=True)
 
 
-def prepare(files: list[SourceFile], workdir: Path, threads: int = 2) -> Prepared:
-    """Start decompressing the delivery's .gz text files in the background (see Prepared)."""
-    return Prepared(files, workdir, threads)
-
-
 def gzip_problem(path: Path) -> Exception | None:
     """Read a .gz to its end (nowhere): the error when it is damaged (truncated), else None."""
     try:
-        from isal import igzip as gz
-    except ImportError:  # pragma: no cover - isal is a dependency; plain zlib still works
-        import gzip as gz  # type: ignore[no-redef]
-    try:
-        with gz.open(path, "rb") as f:
+        with _gz().open(path, "rb") as f:
             while f.read(16 << 20):
                 pass
     except Exception as exc:  # OSError, EOFError, or ISA-L's IsalError (a damaged deflate block)
@@ -410,9 +407,7 @@ def gzip_problem(path: Path) -> Exception | None:
 def open_text(path: Path) -> IO[str]:
     """A text file for reading its header or a sample: decompressed on the fly when it is .gz."""
     if path.name.lower().endswith(".gz"):
-        from isal import igzip
-
-        return igzip.open(path, "rt", encoding="utf-8-sig", errors="replace", newline="")
+        return _gz().open(path, "rt", encoding="utf-8-sig", errors="replace", newline="")
     return path.open("r", encoding="utf-8-sig", errors="replace", newline="")
 
 
@@ -731,13 +726,9 @@ def store_tag_sets(
 def resolve_tag_sets(con: duckdb.DuckDBPyConnection, tags: dict[str, list[str]]) -> int:
     """Re-resolve every stored tag set's canonical tags through the `tags:` config: after an alias is
     added or changed, every line already loaded reads the new resolution. Returns the sets changed."""
-    keys = tag_bind(con, tags)
-    lookups = {k: v for k, v in keys.items() if k.endswith("_keys")}
-    stale = f"({', '.join(_CANONICAL)}) is distinct from ({_LOOKUPS})"
-    changed = one(con, f"select count(*) from billing_tag_sets where {stale}", lookups)  # noqa: S608 - our constants
-    if changed and changed[0]:
-        update = f"update billing_tag_sets set ({', '.join(_CANONICAL)}) = ({_LOOKUPS}) where {stale}"  # noqa: S608 - our constants
-        con.execute(update, lookups)
+    canonical = ", ".join(_CANONICAL)
+    update = f"update billing_tag_sets set ({canonical}) = ({_LOOKUPS}) where ({canonical}) is distinct from ({_LOOKUPS})"  # noqa: S608 - our constants
+    changed = one(con, update, tag_bind(con, tags))  # an UPDATE returns the number of rows it changed
     return int(changed[0]) if changed else 0
 
 
@@ -776,7 +767,8 @@ class BillingReader:
         return plan_deliveries(files, read_text, options)
 
     def prepare(self, files: list[SourceFile], workdir: Path, threads: int = 2) -> Prepared:
-        return prepare(files, workdir, threads)
+        """Start decompressing the delivery's .gz text files in the background (see Prepared)."""
+        return Prepared(files, workdir, threads)
 
     # -- loading ---------------------------------------------------------------------------------------
     def options(self, ctx: LoadContext) -> BillingOptions:
