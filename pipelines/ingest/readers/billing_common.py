@@ -859,15 +859,23 @@ class BillingReader:
     ) -> tuple[int, Decimal | None, Decimal | None]:
         extra_h = "hash(_x_extra)" if self.dedupe_extra else "null::ubigint"
         extra_v = "any_value(_x_extra)" if self.dedupe_extra else "null"
-        # g (grouping bits of th, xh): 1 = a tag set (0 without dedupe_extra), 2 = an x_extra set, 3 = the file
+        # g (grouping bits of th, xh): 1 = a tag set (0 without dedupe_extra), 2 = an x_extra set, 3 = the file.
+        # The file's lines are grouped once by (th, xh), a few thousand groups, and the grouping sets are
+        # taken over those: grouping sets over the lines themselves cost DuckDB a materialised copy of
+        # the input (0.7 thread-seconds per million CUR lines, a quarter of this pass)
         sets = "grouping sets ((th), (xh), ())" if self.dedupe_extra else "grouping sets ((th, xh), ())"
         sql = (
             f"create or replace temp table _billing_sets as\n{cte}"  # noqa: S608 - identifiers only
-            f"select grouping(th, xh) as g, th, xh, any_value(_tags_raw) as tags_raw, {extra_v} as x_extra,\n"
-            f"    count(*) as n, sum(({spec.file_billed})::decimal(18, 6)) as billed,\n"
-            f"    sum(({spec.file_effective})::decimal(18, 6)) as effective\n"
-            f"from (select *, hash(_tags_raw) as th, {extra_h} as xh from _src)\n"
-            f"group by {sets}"
+            ", _groups as (\n"
+            f"    select th, xh, any_value(_tags_raw) as tags_raw, {extra_v} as x_extra, count(*) as n,\n"
+            f"        sum(({spec.file_billed})::decimal(18, 6)) as billed,\n"
+            f"        sum(({spec.file_effective})::decimal(18, 6)) as effective\n"
+            f"    from (select *, hash(_tags_raw) as th, {extra_h} as xh from _src)\n"
+            "    group by th, xh\n"
+            ")\n"
+            "select grouping(th, xh) as g, th, xh, any_value(tags_raw) as tags_raw, any_value(x_extra) as x_extra,\n"
+            "    sum(n)::bigint as n, sum(billed) as billed, sum(effective) as effective\n"
+            f"from _groups group by {sets}"
         )
         con.execute(sql, {k: v for k, v in {**rel.params, **spec.bind}.items() if f"${k}" in sql})
         got = one(con, "select n, billed, effective from _billing_sets where g = 3")
