@@ -119,6 +119,35 @@ def test_late_restatement_of_a_closed_month_replaces_only_that_month(
     con.close()
 
 
+def test_a_restatement_takes_the_tag_sets_only_its_old_lines_used_with_it(
+    tmp_path: Path, export: Cur2Export
+) -> None:
+    nov = [
+        hours("i-a", NOV, 2, "1.00", tags={"user:team": "nlp"}),
+        hours("i-b", NOV, 2, "1.00", tags={"user:team": "cv"}),
+    ]
+    export.deliver("2026-11", nov, "nov-1")
+    export.deliver("2026-12", [hours("i-a", DEC, 2, "1.00", tags={"user:team": "nlp"})], "dec-1")
+    report, con = _run(tmp_path)
+    assert not report.rejected, report.summary()
+    assert sorted(r[0] for r in con.execute("select team from billing_tag_sets").fetchall()) == ["cv", "nlp"]
+    con.close()
+    # November restated: i-b is now tagged 'vision'; 'cv' no longer carries spend, 'nlp' still does
+    nov[1] = hours("i-b", NOV, 2, "1.00", tags={"user:team": "vision"})
+    export.deliver("2026-11", nov, "nov-2")
+    report, con = _run(tmp_path)
+    assert not report.rejected, report.summary()
+    assert sorted(r[0] for r in con.execute("select team from billing_tag_sets").fetchall()) == [
+        "nlp",
+        "vision",
+    ]
+    by_team = con.execute(
+        "select team, x_billing_period, count(*) from billing_line_items group by all order by all"
+    ).fetchall()
+    assert by_team == [("nlp", "2026-11", 2), ("nlp", "2026-12", 2), ("vision", "2026-11", 2)]
+    con.close()
+
+
 def test_a_manifest_naming_a_missing_file_rejects_the_delivery_and_keeps_the_old_version(
     tmp_path: Path, export: Cur2Export
 ) -> None:

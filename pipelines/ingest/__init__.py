@@ -38,7 +38,7 @@ from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile, fetch, list_files, list_local, source_cache
 from pipelines.ingest.readers import get_reader
 from pipelines.ingest.readers.base import LoadContext, LoadResult, Reader, duckdb_problem
-from pipelines.ingest.readers.billing_common import LoadFailed, resolve_tag_sets
+from pipelines.ingest.readers.billing_common import LoadFailed, prune_tag_sets, resolve_tag_sets
 from pipelines.warehouse import one, rows, stored_in, transaction, utcnow
 
 # error prefix of a ledger row that still holds its loaded lines while a new version was rejected
@@ -353,6 +353,8 @@ def _ingest_billing(
         outcomes.append(FileOutcome(source.name, r["uri"], "removed", target=target))
     with transaction(con):  # a changed `tags:` config reaches the lines loaded before it
         changed = resolve_tag_sets(con, config.tags)
+        if any(o.status in ("loaded", "removed") for o in outcomes):
+            prune_tag_sets(con)  # lines were replaced or deleted: sets only they used go with them
     if changed:
         report.notes.append(
             f"source {source.name!r}: {changed} tag set(s) resolved again through the tags: config"

@@ -732,6 +732,20 @@ def resolve_tag_sets(con: duckdb.DuckDBPyConnection, tags: dict[str, list[str]])
     return int(changed[0]) if changed else 0
 
 
+def prune_tag_sets(con: duckdb.DuckDBPyConnection) -> int:
+    """Delete the tag sets no stored line uses any more (their month was restated with other tags, or
+    their file removed), so billing_tag_sets lists only tags that carry spend. Returns the sets deleted."""
+    stored = one(
+        con,
+        "select count(*) from duckdb_columns() where database_name = current_database() "
+        "and schema_name = 'main' and table_name = $lines and column_name = 'x_tag_set'",
+        {"lines": LINES},
+    )
+    used = f"where x_tag_set not in (select x_tag_set from {LINES} where x_tag_set is not null)"  # noqa: S608 - our constant
+    deleted = one(con, f"delete from billing_tag_sets {used if stored and stored[0] else ''}")  # noqa: S608 - our constants
+    return int(deleted[0]) if deleted else 0
+
+
 def insert_lines(
     con: duckdb.DuckDBPyConnection,
     query: str,
