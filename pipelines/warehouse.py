@@ -22,7 +22,7 @@ import duckdb
 
 from pipelines.config import Config
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 RAW_TABLES = (
     "schema_version",
     "ingest_files",

@@ -5,7 +5,8 @@
 -- NULL where no source filled a column (`billing_lines` does not store it), the file lineage
 -- (x_source_name, x_source_format, x_source_file, x_loaded_at) from the ingestion ledger, and the tags
 -- (tags, x_tags_raw, team, project, owner, job_id, x_host) from the line's set in billing_tag_sets (a
--- line written with its own tag columns, as before schema version 5, keeps them).
+-- line written by hand with its own tag columns keeps them; lines stored so before schema version 5
+-- were given sets by the upgrade to version 6).
 create view if not exists billing_line_items as
 select
     l.* replace (

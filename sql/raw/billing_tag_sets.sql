@@ -2,8 +2,9 @@
 -- A billing line stores only its set's id (billing_lines.x_tag_set); the view billing_line_items joins the
 -- set back. Normalising and storing each distinct set once instead of once per line keeps a MAP column,
 -- a JSON column and five strings out of every line (0.45-0.55 s per million Parquet lines). Sets are
--- added by the billing readers and never removed; the canonical columns follow the `tags:` config of
--- the latest billing ingest (re-resolved on every one).
+-- added by the billing readers and deleted once no stored line uses them (after a restatement or a
+-- removed file); the canonical columns follow the `tags:` config of the latest billing ingest
+-- (re-resolved on every one).
 create table if not exists billing_tag_sets (
     x_tag_set ubigint primary key,        -- hash of the tags as the file had them (x_tags_raw)
     tags map(varchar, varchar),           -- normalised keys (lower case, trimmed, provider prefixes removed)
