@@ -157,6 +157,25 @@ def test_empty_file(tmp_path: Path) -> None:
     con.close()
 
 
+@pytest.mark.parametrize("kind", ["aws_cur2", "focus"])
+def test_a_header_only_file_loads_no_lines_and_reconciles_to_zero(tmp_path: Path, kind: str) -> None:
+    """A part with a header and no lines (a quiet hour, a split export's last part) is a valid file."""
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    if kind == "aws_cur2":
+        (landing / "quiet.csv.gz").write_bytes(csv_bytes([]))
+    else:
+        sample = (FIXTURES / "billing" / "focus_sample_1.0.csv").read_text(encoding="utf-8")
+        (landing / "quiet.csv.gz").write_bytes(gzip.compress(sample.splitlines(True)[0].encode()))
+    write_config(tmp_path, f"sources:\n  - {{name: s, kind: {kind}, uri: landing/}}\n")
+    report, con = _ingest(tmp_path)
+    [outcome] = report.outcomes
+    assert (outcome.status, outcome.rows, outcome.error) == ("loaded", 0, None), report.summary()
+    ledger = con.execute("select rows, file_rows, billed_cost_sum, file_billed_cost_sum from ingest_files")
+    assert ledger.fetchall() == [(0, 0, None, None)]
+    con.close()
+
+
 def test_wrong_delimiter_is_sniffed_and_the_repair_recorded(tmp_path: Path) -> None:
     """Documented repair: a semicolon- (or tab-, pipe-) separated export is read with its delimiter."""
     landing = _setup(tmp_path)

@@ -888,7 +888,7 @@ class BillingReader:
             "    group by th, xh\n"
             ")\n"
             "select grouping(th, xh) as g, th, xh, any_value(tags_raw) as tags_raw, any_value(x_extra) as x_extra,\n"
-            "    sum(n)::bigint as n, sum(billed) as billed, sum(effective) as effective\n"
+            "    coalesce(sum(n), 0)::bigint as n, sum(billed) as billed, sum(effective) as effective\n"
             f"from _groups group by {sets}"
         )
         con.execute(sql, {k: v for k, v in {**rel.params, **spec.bind}.items() if f"${k}" in sql})
