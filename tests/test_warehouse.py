@@ -551,8 +551,9 @@ def test_every_older_schema_upgrades_to_the_current_one_keeping_its_rows(
         "insert into ingest_files (file_id, source, kind, uri, status, first_seen_at, checked_at) "
         "values ('f1', 's', 'focus', '/x.csv', 'loaded', now()::timestamp, now()::timestamp)"
     )
-    # two lines: one untagged, one with the tags a line carried itself before version 6
-    tagged = "(map {'team': 'nlp'}, '{\"user:Team\": \"nlp\"}', 'nlp')"
+    # three lines: one untagged, one with the tags a line carried itself before version 6, one written by
+    # hand with a team alone
+    tagged = "(1, map {'team': 'nlp'}, '{\"user:Team\": \"nlp\"}', 'nlp'), (2, null, null, 'cv')"
     if "billing_lines" in snap["tables"]:  # version 4 on: lines stored without lineage
         for c in ("tags map(varchar, varchar)", "x_tags_raw json", "team varchar"):  # as a load stored them
             old.execute(f"alter table billing_lines add column if not exists {c}")
@@ -560,7 +561,8 @@ def test_every_older_schema_upgrades_to_the_current_one_keeping_its_rows(
             "insert into billing_lines (billed_cost, effective_cost, billing_currency, charge_period_start, "
             "charge_period_end, x_file_id, tags, x_tags_raw, team) "
             f"select 12.5, 10, 'USD', '2026-11-01', '2026-11-01 01:00', 'f1', null, null, null "
-            f"union all select 1, 1, 'USD', '2026-11-01', '2026-11-01 01:00', 'f1', * from (values {tagged})"
+            f"union all select c, c, 'USD', '2026-11-01', '2026-11-01 01:00', 'f1', t, r, m "
+            f"from (values {tagged}) as v(c, t, r, m)"
         )
     else:
         old.execute(
@@ -568,8 +570,8 @@ def test_every_older_schema_upgrades_to_the_current_one_keeping_its_rows(
             "charge_period_end, x_file_id, x_source_name, x_source_format, x_source_file, x_loaded_at, tags, "
             "x_tags_raw, team) "
             "select 12.5, 10, 'USD', '2026-11-01', '2026-11-01 01:00', 'f1', 's', 'focus', '/old-x.csv', now(), "
-            "null, null, null union all select 1, 1, 'USD', '2026-11-01', '2026-11-01 01:00', 'f1', 's', "
-            f"'focus', '/old-x.csv', now(), * from (values {tagged})"
+            "null, null, null union all select c, c, 'USD', '2026-11-01', '2026-11-01 01:00', 'f1', 's', "
+            f"'focus', '/old-x.csv', now(), t, r, m from (values {tagged}) as v(c, t, r, m)"
         )
     old.close()
     con = connect(path)
@@ -584,10 +586,14 @@ def test_every_older_schema_upgrades_to_the_current_one_keeping_its_rows(
         "x_tags_raw::varchar from billing_line_items order by billed_cost"
     ).fetchall() == [
         (Decimal(1), Decimal(1), "s", "focus", "/x.csv", {"team": "nlp"}, "nlp", '{"user:Team": "nlp"}'),
+        (Decimal(2), Decimal(2), "s", "focus", "/x.csv", None, "cv", None),
         (Decimal("12.5"), Decimal(10), "s", "focus", "/x.csv", None, None, None),
     ]
     if snap["schema_version"] < 6:  # converted into a set; at 6 on, lines written by hand keep their own
-        assert con.execute("select team, tags from billing_tag_sets").fetchall() == [("nlp", {"team": "nlp"})]
+        assert con.execute("select team, tags from billing_tag_sets order by team").fetchall() == [
+            ("cv", None),
+            ("nlp", {"team": "nlp"}),
+        ]
         assert not {"tags", "team", "x_tags_raw"} & {
             r[0] for r in con.execute("describe billing_lines").fetchall()
         }

@@ -24,19 +24,30 @@ alter table billing_lines add column if not exists project varchar;
 alter table billing_lines add column if not exists owner varchar;
 alter table billing_lines add column if not exists job_id varchar;
 alter table billing_lines add column if not exists x_host varchar;
+-- a set's id: the hash of the raw tags, else of the normalised ones, else of the canonical columns alone
+-- (a line written by hand may carry only `team`)
+create temp macro _line_tags_key(x_tags_raw, tags, team, project, owner, job_id, x_host) as
+    coalesce(
+        x_tags_raw::varchar,
+        tags::varchar,
+        case when coalesce(team, project, owner, job_id, x_host) is not null then
+            to_json({'team': team, 'project': project, 'owner': owner, 'job_id': job_id, 'x_host': x_host})::varchar
+        end
+    );
 insert into billing_tag_sets (x_tag_set, tags, x_tags_raw, team, project, owner, job_id, x_host)
 select
     h, any_value(tags), any_value(x_tags_raw), any_value(team), any_value(project), any_value(owner),
     any_value(job_id), any_value(x_host)
 from (
-    select hash(coalesce(x_tags_raw::varchar, tags::varchar)) as h, *
+    select hash(_line_tags_key(x_tags_raw, tags, team, project, owner, job_id, x_host)) as h, *
     from billing_lines
-    where x_tag_set is null and (x_tags_raw is not null or tags is not null)
+    where x_tag_set is null and _line_tags_key(x_tags_raw, tags, team, project, owner, job_id, x_host) is not null
 )
 where h not in (select x_tag_set from billing_tag_sets)
 group by h;
-update billing_lines set x_tag_set = hash(coalesce(x_tags_raw::varchar, tags::varchar))
-where x_tag_set is null and (x_tags_raw is not null or tags is not null);
+update billing_lines set x_tag_set = hash(_line_tags_key(x_tags_raw, tags, team, project, owner, job_id, x_host))
+where x_tag_set is null and _line_tags_key(x_tags_raw, tags, team, project, owner, job_id, x_host) is not null;
+drop macro _line_tags_key;
 alter table billing_lines drop column tags;
 alter table billing_lines drop column x_tags_raw;
 alter table billing_lines drop column team;
