@@ -642,6 +642,21 @@ LINES = stored_in("billing_line_items")  # the table billing lines are written t
 DERIVED = ("x_source_name", "x_source_format", "x_source_file", "x_loaded_at", "x_line_key")
 
 
+def _columns(con: duckdb.DuckDBPyConnection, *tables: str) -> dict[str, dict[str, str]]:
+    """Each of the warehouse's `tables`: its columns and their types, in table order."""
+    found = rows(
+        con,
+        "select table_name, column_name, data_type from duckdb_columns() "
+        "where database_name = current_database() and schema_name = 'main' and list_contains($t, table_name) "
+        "order by table_name, column_index",
+        {"t": list(tables)},
+    )
+    out: dict[str, dict[str, str]] = {t: {} for t in tables}
+    for r in found:
+        out[r["table_name"]][r["column_name"]] = r["data_type"]
+    return out
+
+
 def store_columns(con: duckdb.DuckDBPyConnection, columns: list[str]) -> list[str]:
     """Add to `billing_lines` the columns of `billing_columns` among `columns` that it does not store yet.
 
@@ -649,15 +664,8 @@ def store_columns(con: duckdb.DuckDBPyConnection, columns: list[str]) -> list[st
     `insert_lines` calls this with the columns it is about to insert. Runs in the caller's transaction,
     so a rejected load takes its new columns back with it. Returns the columns added.
     """
-    catalogue = rows(
-        con,
-        "select table_name, column_name, data_type from duckdb_columns() "
-        "where database_name = current_database() and schema_name = 'main' "
-        "and table_name in ('billing_columns', $lines)",
-        {"lines": LINES},
-    )
-    types = {r["column_name"]: r["data_type"] for r in catalogue if r["table_name"] == "billing_columns"}
-    stored = {r["column_name"] for r in catalogue if r["table_name"] == LINES}
+    catalogue = _columns(con, "billing_columns", LINES)
+    types, stored = catalogue["billing_columns"], catalogue[LINES]
     wrong = [c for c in columns if c not in types or c in DERIVED]
     if wrong:
         raise ValueError(
@@ -735,14 +743,10 @@ def resolve_tag_sets(con: duckdb.DuckDBPyConnection, tags: dict[str, list[str]])
 def prune_tag_sets(con: duckdb.DuckDBPyConnection) -> int:
     """Delete the tag sets no stored line uses any more (their month was restated with other tags, or
     their file removed), so billing_tag_sets lists only tags that carry spend. Returns the sets deleted."""
-    stored = one(
-        con,
-        "select count(*) from duckdb_columns() where database_name = current_database() "
-        "and schema_name = 'main' and table_name = $lines and column_name = 'x_tag_set'",
-        {"lines": LINES},
-    )
     used = f"where x_tag_set not in (select x_tag_set from {LINES} where x_tag_set is not null)"  # noqa: S608 - our constant
-    deleted = one(con, f"delete from billing_tag_sets {used if stored and stored[0] else ''}")  # noqa: S608 - our constants
+    if "x_tag_set" not in _columns(con, LINES)[LINES]:
+        used = ""  # no line stores a set: none is used
+    deleted = one(con, f"delete from billing_tag_sets {used}")  # noqa: S608 - our constants
     return int(deleted[0]) if deleted else 0
 
 
