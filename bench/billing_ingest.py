@@ -1,7 +1,7 @@
 """Benchmark: billing ingestion of a CUR 2.0-like export against DuckDB's own load of the same files.
 
     .venv/bin/python bench/billing_ingest.py [--rows 10000000] [--files 10] [--dir bench/out/billing]
-        [--repeat 3] [--only parquet|csv] [--keep] [--reuse]
+        [--shape cur2|focus] [--repeat 3] [--only parquet|csv] [--keep] [--reuse]
 
 Generates a CUR 2.0 (AWS Data Exports) billing period of `--rows` hourly line items for 50k resources
 with 2k tag combinations, once as snappy Parquet and once as gzip CSV (each `--files` parts plus the
@@ -13,6 +13,10 @@ with 2k tag combinations, once as snappy Parquet and once as gzip CSV (each `--f
   ledger) with DuckDB's memory limit at 1 GB and 2 threads;
 - the same ingest again on unchanged files;
 - a tag-representation comparison (normalised tags as MAP vs as JSON text) on the Parquet files.
+
+`--shape focus` writes the same line items as a narrow FOCUS 1.2 bill instead (24 columns, in AWS's FOCUS
+export layout, read by the `focus` reader): the kind of bill the issue's reference numbers were taken
+on, where decompression is a larger share of the work than for CUR 2.0's 59 columns.
 
 Prints seconds, ratio to the reference and peak RSS of each phase. Not a test: nothing asserts a time.
 Delete bench/out/ afterwards (the inputs are a few GB).
@@ -30,7 +34,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 PERIOD = "2026-11"
-EXPORT = "cur2-bench"
 RESOURCES = 50_000
 TAG_COMBINATIONS = 2_000
 
@@ -112,14 +115,57 @@ from (
 )
 """
 
-# CSV: maps become JSON objects, as the CSV flavour of CUR 2.0 writes them
-CSV_SELECT = """
-select * replace (
-    to_json(product)::varchar as product,
-    to_json(resource_tags)::varchar as resource_tags,
-    to_json(cost_category)::varchar as cost_category
-) from ({inner})
+# --shape focus: a narrow FOCUS 1.2 bill (24 columns, as the issue's reference measurement), the same
+# resources, hours, costs and tag combinations, in the AWS Data Exports layout the `focus` reader follows
+FOCUS_SQL = """
+select
+    'us-east-1' || chr(97 + (r % 4)::int) as AvailabilityZone,
+    cost as BilledCost,
+    '111122223333' as BillingAccountId,
+    'acme-payer' as BillingAccountName,
+    'USD' as BillingCurrency,
+    timestamp '2026-12-01 00:00:00' as BillingPeriodEnd,
+    timestamp '2026-11-01 00:00:00' as BillingPeriodStart,
+    case when i % 97 = 0 then 'Tax' when i % 53 = 0 then 'Credit' else 'Usage' end as ChargeCategory,
+    '$' || rate::varchar || ' per On Demand Linux ' || itype || ' Instance Hour' as ChargeDescription,
+    ts + interval 1 hour as ChargePeriodEnd,
+    ts as ChargePeriodStart,
+    round(rate * 1.1, 6) as ContractedCost,
+    cost as EffectiveCost,
+    round(rate * 1.1, 6) as ListCost,
+    1.0 as PricingQuantity,
+    'Hours' as PricingUnit,
+    'AWS' as ProviderName,
+    'us-east-1' as RegionId,
+    'i-' || lpad(printf('%x', r), 17, '0') as ResourceId,
+    'Compute' as ServiceCategory,
+    'Amazon Elastic Compute Cloud' as ServiceName,
+    (100000000000 + (r % 40))::varchar as SubAccountId,
+    map {
+        'team': 'team-' || (c % 20)::varchar, 'project': 'project-' || (c % 50)::varchar,
+        'owner': 'owner-' || (c % 100)::varchar, 'cost_center': 'cc-' || c::varchar
+    } as Tags,
+    itype as x_InstanceType
+from (
+    select
+        i,
+        i % @RESOURCES@ as r,
+        (i % @RESOURCES@) % @TAGS@ as c,
+        timestamp '2026-11-01 00:00:00' + to_hours((i // @RESOURCES@)::int) as ts,
+        ['p4d.24xlarge', 'p5.48xlarge', 'g5.xlarge', 'm5.large'][1 + (i % @RESOURCES@) % 4] as itype,
+        round(0.5 + ((i % @RESOURCES@) % 4) * 9.75 + (i % 7) * 0.001, 6) as rate,
+        case when i % 97 = 0 then round(rate * 0.08, 6) when i % 53 = 0 then -round(rate * 0.1, 6) else rate end
+            as cost
+    from range(@START@, @STOP@) as t(i)
+)
 """
+SHAPES = {  # shape -> (export name, generating SQL, wastewatch reader, map columns written as JSON in CSV)
+    "cur2": ("cur2-bench", GENERATE_SQL, "aws_cur2", ("product", "resource_tags", "cost_category")),
+    "focus": ("focus-bench", FOCUS_SQL, "focus", ("Tags",)),
+}
+
+# CSV: maps become JSON objects, as the CSV flavour of CUR 2.0 (and AWS's FOCUS export) writes them
+CSV_SELECT = "select * replace ({maps}) from ({inner})"
 
 
 def _gzip(path: Path) -> None:
@@ -130,16 +176,19 @@ def _gzip(path: Path) -> None:
     path.unlink()
 
 
-def generate(root: Path, rows: int, files: int) -> dict[str, Path]:
+def generate(root: Path, rows: int, files: int, shape: str = "cur2") -> dict[str, Path]:
     """Write the Parquet and the CSV.gz exports under root; returns {format: export folder}."""
     import duckdb
+
+    export_name, sql, _, maps = SHAPES[shape]
+    as_json = ", ".join(f"to_json({m})::varchar as {m}" for m in maps)
 
     out: dict[str, Path] = {}
     con = duckdb.connect()
     con.execute("set TimeZone = 'UTC'; set enable_progress_bar = false")
     per_file = -(-rows // files)
     for fmt in ("parquet", "csv"):
-        export = root / fmt / EXPORT
+        export = root / fmt / export_name
         data = export / "data" / f"BILLING_PERIOD={PERIOD}"
         meta = export / "metadata" / f"BILLING_PERIOD={PERIOD}"
         data.mkdir(parents=True, exist_ok=True)
@@ -149,18 +198,19 @@ def generate(root: Path, rows: int, files: int) -> dict[str, Path]:
         for n in range(files):
             start, stop = n * per_file, min(rows, (n + 1) * per_file)
             inner = (
-                GENERATE_SQL.replace("@RESOURCES@", str(RESOURCES))
+                sql.replace("@RESOURCES@", str(RESOURCES))
                 .replace("@TAGS@", str(TAG_COMBINATIONS))
                 .replace("@START@", str(start))
                 .replace("@STOP@", str(stop))
             )
             if fmt == "parquet":
-                name = f"{EXPORT}-{n + 1:05d}.snappy.parquet"
+                name = f"{export_name}-{n + 1:05d}.snappy.parquet"
                 con.execute(f"copy ({inner}) to '{data / name}' (format parquet, compression snappy)")
             else:
-                name = f"{EXPORT}-{n + 1:05d}.csv.gz"
-                target = data / f"{EXPORT}-{n + 1:05d}.csv"
-                con.execute(f"copy ({CSV_SELECT.format(inner=inner)}) to '{target}' (format csv, header)")
+                name = f"{export_name}-{n + 1:05d}.csv.gz"
+                target = data / f"{export_name}-{n + 1:05d}.csv"
+                select = CSV_SELECT.format(maps=as_json, inner=inner)
+                con.execute(f"copy ({select}) to '{target}' (format csv, header)")
                 plain.append(target)
             names.append(name)
         if plain:
@@ -168,13 +218,13 @@ def generate(root: Path, rows: int, files: int) -> dict[str, Path]:
                 list(pool.map(_gzip, plain))
         manifest = {
             "executionId": "bench-0001",
-            "exportName": EXPORT,
+            "exportName": export_name,
             "billingPeriod": {"start": "2026-11-01T00:00:00.000Z", "end": "2026-12-01T00:00:00.000Z"},
             "dataFiles": [
-                f"s3://bench-bucket/exports/{EXPORT}/data/BILLING_PERIOD={PERIOD}/{n}" for n in names
+                f"s3://bench-bucket/exports/{export_name}/data/BILLING_PERIOD={PERIOD}/{n}" for n in names
             ],
         }
-        (meta / f"{EXPORT}-Manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
+        (meta / f"{export_name}-Manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
         out[fmt] = export
     con.close()
     return out
@@ -290,7 +340,7 @@ def _spread(runs: list[dict[str, float]]) -> str:
     return f" (median of {len(runs)}; {times[0]:.1f}-{times[-1]:.1f} s)"
 
 
-def _config(work: Path, export: Path) -> None:
+def _config(work: Path, export: Path, kind: str) -> None:
     work.mkdir(parents=True, exist_ok=True)
     for p in work.glob("*.duckdb*"):
         if p.is_dir():
@@ -300,7 +350,7 @@ def _config(work: Path, export: Path) -> None:
     (work / "wastewatch.yaml").write_text(
         "warehouse: warehouse.duckdb\n"
         "duckdb: {memory_limit: 1GB, threads: 2}\n"
-        f"sources:\n  - {{name: cur2, kind: aws_cur2, uri: '{export}'}}\n",
+        f"sources:\n  - {{name: bill, kind: {kind}, uri: '{export}'}}\n",
         encoding="utf-8",
     )
 
@@ -313,6 +363,12 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the generated inputs")
     parser.add_argument("--only", choices=("parquet", "csv"), help="one format only")
     parser.add_argument(
+        "--shape",
+        choices=tuple(SHAPES),
+        default="cur2",
+        help="cur2: the wide CUR 2.0 export (59 columns, the default); focus: a narrow FOCUS 1.2 bill (24)",
+    )
+    parser.add_argument(
         "--reuse", action="store_true", help="reuse inputs generated by an earlier --keep run"
     )
     parser.add_argument(
@@ -324,11 +380,12 @@ def main() -> int:
     )
     args = parser.parse_args()
     root = args.dir.resolve()
+    export_name, _, kind, _ = SHAPES[args.shape]
     t = time.perf_counter()
-    if args.reuse and (root / "csv" / EXPORT).is_dir() and (root / "parquet" / EXPORT).is_dir():
-        exports = {fmt: root / fmt / EXPORT for fmt in ("parquet", "csv")}
+    if args.reuse and all((root / fmt / export_name).is_dir() for fmt in ("parquet", "csv")):
+        exports = {fmt: root / fmt / export_name for fmt in ("parquet", "csv")}
     else:
-        exports = generate(root, args.rows, args.files)
+        exports = generate(root, args.rows, args.files, args.shape)
         print(
             f"generated {args.rows:,} line items x 2 formats in {time.perf_counter() - t:.1f} s under {root}"
         )
@@ -337,17 +394,17 @@ def main() -> int:
         if args.only and fmt != args.only:
             continue
         size = sum(p.stat().st_size for p in (export / "data").rglob("*") if p.is_file())
-        work = root / f"work-{fmt}"
+        work = root / f"work-{args.shape}-{fmt}"
         bares, ingests = [], []
         for _ in range(max(1, args.repeat)):  # alternating, so a slow spell of the machine hits both
-            _config(work, export)
+            _config(work, export, kind)
             bares.append(run_phase("bare_parquet" if fmt == "parquet" else "bare_csv_gz", export, work))
             ingests.append(run_phase("wastewatch_ingest", export, work))
         bare, ingest = _median(bares), _median(ingests)
         results.append(
             (fmt, "DuckDB bare load into a table (reference)" + _spread(bares), bare, bare["seconds"])
         )
-        results.append((fmt, "wastewatch ingest (aws_cur2)" + _spread(ingests), ingest, bare["seconds"]))
+        results.append((fmt, f"wastewatch ingest ({kind})" + _spread(ingests), ingest, bare["seconds"]))
         if len(bares) > 1:
             pairs = ", ".join(
                 f"{i['seconds'] / b['seconds']:.2f}x" for b, i in zip(bares, ingests, strict=True)
@@ -355,7 +412,7 @@ def main() -> int:
             print(f"{fmt}: ingest / bare load, run by run: {pairs}")
         rerun = run_phase("wastewatch_rerun", export, work)
         results.append((fmt, "wastewatch ingest again, files unchanged", rerun, bare["seconds"]))
-        if fmt == "parquet":
+        if fmt == "parquet" and args.shape == "cur2":  # the tag comparison reads CUR's resource_tags
             tag_map = run_phase("tags_as_map", export, work)
             results.append(
                 (fmt, "tags (first file): normalise every line into a MAP", tag_map, tag_map["seconds"])

@@ -429,6 +429,7 @@ def test_aws_focus_export_in_billing_period_folders_follows_its_manifest(
         "RunInstances", "AmazonEC2", "USE1-BoxUsage:p5.48xlarge",
     )  # fmt: skip
     assert extra["x_CostCategories"] == {"env": "prod"} and extra["x_Discounts"] == {"bundled_discount": -0.5}
+    assert "BILLING_PERIOD" not in extra  # the folder's name is not a column of the file
     assert con.execute("select sum(billed_cost) from billing_line_items").fetchall() == [
         (Decimal("294.960000"),)
     ]

@@ -73,16 +73,24 @@ with typed as (
         sub_account_name,
         sub_account_type,
         _tags_raw,
-        _x_extra::json as x_extra,
+        hash(_x_extra) as _x_extra_h,
         _x_instance_type,
         _x_usage_type,
         _x_gpu_count
     from _src
 ),
 
+-- the file's other columns, written as JSON once per distinct combination of their values
+extra_sets as (
+    select xh as h, to_json(x_extra) as x_extra
+    from _billing_sets
+    where g = 2 and x_extra is not null
+),
+
 enriched as (
     select
-        typed.* exclude (_tags_raw),
+        typed.* exclude (_tags_raw, _x_extra_h),
+        e.x_extra,
         case when typed._tags_raw is not null then hash(typed._tags_raw) end as x_tag_set,
         coalesce(
             nullif(trim(_x_instance_type), ''),
@@ -92,6 +100,7 @@ enriched as (
         coalesce(try_cast(_x_gpu_count as integer), try_cast(sku_price_details ->> 'GpuCount' as integer))
             as x_gpu_count
     from typed
+    left join extra_sets as e on e.h = typed._x_extra_h
 )
 
 select

@@ -47,12 +47,16 @@ class AwsCur2Reader(AwsCurReader):
         tags = rel.column("resource_tags")
         if tags is not None:
             t = quote_ident(tags)
-            out["_tags_raw"] = (
-                f"case when cardinality({t}) > 0 then to_json({t})::varchar end"
+            out["_tags_raw"] = (  # a MAP is hashed as it is, and written as text once per set (tags_text)
+                f"case when cardinality({t}) > 0 then {t} end"
                 if rel.types[tags].startswith("MAP")
                 else f"nullif(nullif(trim({t}), ''), '{{}}')"
             )
         return out
+
+    def tags_text(self, rel: Relation) -> str:
+        tags = rel.column("resource_tags")
+        return "to_json({})::varchar" if tags is not None and rel.types[tags].startswith("MAP") else "{}"
 
 
 def _lit(text: str) -> str:

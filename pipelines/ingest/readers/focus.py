@@ -20,7 +20,7 @@ import duckdb
 
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, quote_ident, quote_literal
+from pipelines.ingest.readers.base import LoadContext, quote_ident
 from pipelines.ingest.readers.billing_common import BillingReader, Check, Relation, Spec
 
 # FOCUS 1.2 columns (PascalCase) in spec order; the snake_case form is the warehouse column.
@@ -91,6 +91,7 @@ def focus_version(present: set[str]) -> str:
 class FocusReader(BillingReader):
     kind = "focus"
     presets = True
+    dedupe_extra = True
     staging = "stg_focus__billing_line_items"
     source_format = "focus"
 
@@ -129,12 +130,26 @@ class FocusReader(BillingReader):
         used = {by_lower[c.lower()] for c in FOCUS_COLUMNS if c.lower() in by_lower}
         used |= {by_lower[a.lower()] for al in ALIASES.values() for a in al if a.lower() in by_lower}
         extras = [name for name in types if name not in used and name not in ("file_row_number",)]
+        # a STRUCT of the typed values per line: the staging SQL writes it as JSON (what json_object would
+        # give) once per distinct value, not once per line
         columns["_x_extra"] = (
-            "json_object(" + ", ".join(f"{quote_literal(n)}, {quote_ident(n)}" for n in extras) + ")::varchar"
+            "struct_pack(" + ", ".join(f"{quote_ident(n)} := {quote_ident(n)}" for n in extras) + ")"
             if extras
-            else "null::varchar"
+            else "null::struct(none varchar)"
         )
-        columns["_tags_raw"] = f"nullif(trim({columns['tags']}::varchar), '')"
+        tags = by_lower.get("tags")
+        tags_text = "{}"
+        if tags is not None and types[tags].startswith("MAP"):
+            # hashed as a MAP per line; written as JSON text once per set (Spec.tags_text)
+            columns["_tags_raw"] = (
+                f"case when cardinality({quote_ident(tags)}) > 0 then {quote_ident(tags)} end"
+            )
+            tags_text = "to_json({})::varchar"
+        elif tags is not None and types[tags].startswith("STRUCT"):
+            columns["_tags_raw"] = quote_ident(tags)
+            tags_text = "to_json({})::varchar"
+        else:
+            columns["_tags_raw"] = f"nullif(trim({columns['tags']}::varchar), '')"
         columns["_x_instance_type"] = _first_of(by_lower, INSTANCE_TYPE_COLUMNS)
         columns["_x_usage_type"] = _first_of(by_lower, USAGE_TYPE_COLUMNS)
         columns["_x_gpu_count"] = _first_of(by_lower, GPU_COUNT_COLUMNS)
@@ -153,6 +168,7 @@ class FocusReader(BillingReader):
             file_billed="billed_cost::decimal(18, 6)",
             file_effective="effective_cost::decimal(18, 6)",
             bind={"focus_version": focus_version(present)},
+            tags_text=tags_text,
             # a FOCUS column the file lacks is NULL on every line (billing_currency gets the default)
             absent=[snake(c) for c in FOCUS_COLUMNS if c not in present and snake(c) != "billing_currency"],
         )
