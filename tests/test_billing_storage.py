@@ -175,6 +175,21 @@ def test_billing_ts_keeps_timestamps_and_converts_text_and_zones_to_utc(tmp_path
         ]
         with pytest.raises(duckdb.ConversionException, match="out of range"):
             con.execute("select billing_ts('2023-02-01 30:00:00')").fetchall()
+        # zoneless text strptime reads, or refuses and leaves to TIMESTAMPTZ: the same values either way
+        assert con.execute(
+            "select billing_ts('2024-02-29 05:00:00'), billing_ts('2026-11-01 24:00:00'), "
+            "billing_ts('2026-11-01 05:7:30 '), billing_ts('2026/11/01 05:00:00')"
+        ).fetchall() == [
+            (
+                datetime(2024, 2, 29, 5),
+                datetime(2026, 11, 2),
+                datetime(2026, 11, 1, 5, 7, 30),
+                datetime(2026, 11, 1, 5),
+            )
+        ]
+        for impossible in ("2026-02-29 05:00:00", "2026-13-01 05:00:00", "2026-11-01 23:59:60"):
+            with pytest.raises(duckdb.ConversionException):
+                con.execute("select billing_ts($s)", {"s": impossible}).fetchall()
         for partial in ("2026-11-01 05:00: 7", "2026-11-01 05: 7:30"):  # never read in part
             with pytest.raises(duckdb.Error):
                 con.execute("select billing_ts($s)", {"s": partial}).fetchall()

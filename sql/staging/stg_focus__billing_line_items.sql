@@ -108,6 +108,5 @@ select
     $focus_version as x_focus_version,
     $file_id as x_file_id,
     _row as x_source_row,
-    strftime(coalesce(billing_period_start, charge_period_start), '%Y-%m') as x_billing_period,
-    null::varchar as x_line_item_id
+    strftime(coalesce(billing_period_start, charge_period_start), '%Y-%m') as x_billing_period
 from enriched
