@@ -213,6 +213,37 @@ def _write_focus(path: Path, columns: list[str], rows: list[dict[str, str]]) -> 
     path.write_text(buf.getvalue(), encoding="utf-8")
 
 
+def test_tag_sets_follow_a_changed_and_a_removed_file_and_stay_on_a_first_load(
+    project: Path, config: Config, con: duckdb.DuckDBPyConnection
+) -> None:
+    """Files without a manifest: a changed file's old tags and a removed file's tags leave billing_tag_sets
+    with their lines; a first load of another file keeps every set (only replaced lines orphan sets)."""
+    landing = project / "landing" / "billing"
+    landing.mkdir(parents=True, exist_ok=True)
+    columns = list(_focus_row())
+
+    def teams() -> list[str]:
+        return sorted(r[0] for r in con.execute("select team from billing_tag_sets").fetchall())
+
+    _write_focus(landing / "a.csv", columns, [_focus_row(Tags='{"team": "nlp"}')])
+    _write_focus(landing / "b.csv", columns, [_focus_row(Tags='{"team": "cv"}')])
+    assert not ingest(con, config).rejected
+    assert teams() == ["cv", "nlp"]
+    _write_focus(landing / "a.csv", columns, [_focus_row(Tags='{"team": "speech"}', BilledCost="1.5")])
+    assert [o.status for o in ingest(con, config).outcomes] == ["loaded", "unchanged"]
+    assert teams() == ["cv", "speech"]
+    (landing / "b.csv").unlink()
+    assert [o.status for o in ingest(con, config).outcomes] == ["unchanged", "removed"]
+    assert teams() == ["speech"]
+    _write_focus(landing / "c.csv", columns, [_focus_row(Tags='{"team": "vision"}')])
+    assert [o.status for o in ingest(con, config).outcomes] == ["unchanged", "loaded"]
+    assert teams() == ["speech", "vision"]
+    assert con.execute("select team, billed_cost from billing_line_items order by team").fetchall() == [
+        ("speech", Decimal("1.500000")),
+        ("vision", Decimal("98.320000")),
+    ]
+
+
 def test_a_focus_1_1_file_is_read_as_1_1_with_its_new_columns(
     project: Path, config: Config, con: duckdb.DuckDBPyConnection
 ) -> None:

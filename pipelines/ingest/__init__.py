@@ -328,10 +328,16 @@ def _ingest_billing(
     renamed_from = {r["uri"]: r for r in gone} if files else {}
 
     rejected_periods: set[str] = set()
+    # periods with lines before this run: a load can delete lines (and so orphan a tag set) only in
+    # those, or over a file the ledger knows; a first load leaves nothing to prune (0.4 s per 10 M lines)
+    had_lines = {r["billing_period"] for r in ledger.values() if r["status"] in ("loaded", "superseded")}
+    replaced = False
     for d in deliveries:
         got = _ingest_delivery(con, config, source, reader, d, ledger, renamed_from, listed, s3)
         if d.period is not None and any(o.status == "rejected" for o in got):
             rejected_periods.add(d.period)
+        if any(o.status == "loaded" for o in got):
+            replaced = replaced or d.period in had_lines or any(f.uri in ledger for f in d.files)
         outcomes.extend(got)
 
     for r in renamed_from.values():  # still gone after renames were matched
