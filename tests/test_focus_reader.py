@@ -244,6 +244,51 @@ def test_tag_sets_follow_a_changed_and_a_removed_file_and_stay_on_a_first_load(
     ]
 
 
+def test_x_extra_is_the_same_whether_the_x_columns_repeat_or_vary_per_line(
+    project: Path, config: Config, con: duckdb.DuckDBPyConnection
+) -> None:
+    """x_ columns that repeat (AWS's x_Operation) are written once per combination and joined back; ones
+    that vary per line (Azure's x_BilledCostInUsd) make x_extra per line. Both give each line its own
+    values, nulls kept."""
+    landing = project / "landing" / "billing"
+    landing.mkdir(parents=True, exist_ok=True)
+    base = list(_focus_row())
+    repeat = [
+        _focus_row(
+            ChargePeriodStart=f"2024-11-02T{h:02d}:00:00Z", ChargePeriodEnd=f"2024-11-02T{h + 1:02d}:00:00Z"
+        )
+        | {"x_Operation": "RunInstances" if h % 2 else "CreateVolume", "x_Note": ""}
+        for h in range(20)
+    ]
+    vary = [
+        _focus_row(
+            ChargePeriodStart=f"2024-11-03T{h:02d}:00:00Z", ChargePeriodEnd=f"2024-11-03T{h + 1:02d}:00:00Z"
+        )
+        | {"x_Operation": "RunInstances", "x_BilledCostInUsd": f"{h}.25"}
+        for h in range(20)
+    ]
+    _write_focus(landing / "repeat.csv", [*base, "x_Operation", "x_Note"], repeat)
+    _write_focus(landing / "vary.csv", [*base, "x_Operation", "x_BilledCostInUsd"], vary)
+    report = ingest(con, config)
+    assert not report.rejected, report.summary()
+    got = con.execute(
+        "select hour(charge_period_start), x_extra from billing_line_items order by charge_period_start"
+    ).fetchall()
+    import json
+
+    assert [json.loads(x) for _, x in got[:3]] == [
+        {"x_Operation": "CreateVolume", "x_Note": None},
+        {"x_Operation": "RunInstances", "x_Note": None},
+        {"x_Operation": "CreateVolume", "x_Note": None},
+    ]
+    assert [json.loads(x) for _, x in got[20:23]] == [
+        {"x_Operation": "RunInstances", "x_BilledCostInUsd": "0.25"},
+        {"x_Operation": "RunInstances", "x_BilledCostInUsd": "1.25"},
+        {"x_Operation": "RunInstances", "x_BilledCostInUsd": "2.25"},
+    ]
+    assert len({x for _, x in got}) == 2 + 20
+
+
 def test_a_focus_1_1_file_is_read_as_1_1_with_its_new_columns(
     project: Path, config: Config, con: duckdb.DuckDBPyConnection
 ) -> None:

@@ -1,6 +1,8 @@
 -- grain: one row per FOCUS line item of one file
 -- depends_on: the file relation `_src` (FOCUS snake_case columns: VARCHAR from CSV, the Parquet types
---             otherwise; plus _row, _tags_raw and _x_*), built by pipelines/ingest/readers/focus.py
+--             otherwise; plus _row, _tags_raw and _x_*), built by pipelines/ingest/readers/focus.py;
+--             `_billing_sets`, the file's distinct x_extra sets (g = 2), filled by one aggregate pass
+--             over the file (readers/billing_common.py)
 -- Types (strict: a bad value fails the load, and the reader names its row and column), UTC timestamps,
 -- canonical spellings of FOCUS enumerations. Each line keeps the hash of its raw tags (x_tag_set); the
 -- sets, normalised once each, go to billing_tag_sets (stg_billing__tag_sets).
@@ -73,14 +75,16 @@ with typed as (
         sub_account_name,
         sub_account_type,
         _tags_raw,
-        hash(_x_extra) as _x_extra_h,
+        case when not $extra_per_line then hash(_x_extra) end as _x_extra_h,
+        case when $extra_per_line then to_json(_x_extra) end as _x_extra_line,
         _x_instance_type,
         _x_usage_type,
         _x_gpu_count
     from _src
 ),
 
--- the file's other columns, written as JSON once per distinct combination of their values
+-- the file's other columns, written as JSON once per distinct combination of their values; or per line
+-- ($extra_per_line) when the file's first lines showed them to vary per line
 extra_sets as (
     select xh as h, to_json(x_extra) as x_extra
     from _billing_sets
@@ -89,8 +93,8 @@ extra_sets as (
 
 enriched as (
     select
-        typed.* exclude (_tags_raw, _x_extra_h),
-        e.x_extra,
+        typed.* exclude (_tags_raw, _x_extra_h, _x_extra_line),
+        coalesce(e.x_extra, typed._x_extra_line) as x_extra,
         case when typed._tags_raw is not null then hash(typed._tags_raw) end as x_tag_set,
         coalesce(
             nullif(trim(_x_instance_type), ''),

@@ -92,6 +92,7 @@ class FocusReader(BillingReader):
     kind = "focus"
     presets = True
     dedupe_extra = True
+    sample_extra = True  # x_ columns may vary per line (Azure FocusCost's x_BilledCostInUsd)
     staging = "stg_focus__billing_line_items"
     source_format = "focus"
 
