@@ -289,6 +289,28 @@ def test_x_extra_is_the_same_whether_the_x_columns_repeat_or_vary_per_line(
     assert len({x for _, x in got}) == 2 + 20
 
 
+def test_padded_ids_in_a_csv_are_trimmed(
+    project: Path, config: Config, con: duckdb.DuckDBPyConnection
+) -> None:
+    """Text files get padded by hand and by tools: the resource, zone and currency lines are matched on
+    lose the padding (a blank value is none); machine-written Parquet is read as it is."""
+    landing = project / "landing" / "billing"
+    landing.mkdir(parents=True, exist_ok=True)
+    columns = [*_focus_row(), "AvailabilityZone"]
+    rows = [
+        _focus_row(ResourceId=" i-0gpu ", BillingCurrency=" usd") | {"AvailabilityZone": "us-east-1a "},
+        _focus_row(
+            ResourceId="   ", ChargePeriodStart="2024-11-02T11:00:00Z", ChargePeriodEnd="2024-11-02T12:00:00Z"
+        )
+        | {"AvailabilityZone": " "},
+    ]
+    _write_focus(landing / "padded.csv", columns, rows)
+    assert not ingest(con, config).rejected
+    assert con.execute(
+        "select resource_id, availability_zone, billing_currency from billing_line_items order by charge_period_start"
+    ).fetchall() == [("i-0gpu", "us-east-1a", "USD"), (None, None, "USD")]
+
+
 def test_a_focus_1_1_file_is_read_as_1_1_with_its_new_columns(
     project: Path, config: Config, con: duckdb.DuckDBPyConnection
 ) -> None:

@@ -333,11 +333,11 @@ def _ingest_billing(
     had_lines = {r["billing_period"] for r in ledger.values() if r["status"] in ("loaded", "superseded")}
     replaced = False
     for d in deliveries:
+        known = d.period in had_lines or any(f.uri in ledger for f in d.files)  # before the load adds them
         got = _ingest_delivery(con, config, source, reader, d, ledger, renamed_from, listed, s3)
         if d.period is not None and any(o.status == "rejected" for o in got):
             rejected_periods.add(d.period)
-        if any(o.status == "loaded" for o in got):
-            replaced = replaced or d.period in had_lines or any(f.uri in ledger for f in d.files)
+        replaced = replaced or (known and any(o.status == "loaded" for o in got))
         outcomes.extend(got)
 
     for r in renamed_from.values():  # still gone after renames were matched
@@ -359,7 +359,7 @@ def _ingest_billing(
         outcomes.append(FileOutcome(source.name, r["uri"], "removed", target=target))
     with transaction(con):  # a changed `tags:` config reaches the lines loaded before it
         changed = resolve_tag_sets(con, config.tags)
-        if any(o.status in ("loaded", "removed") for o in outcomes):
+        if replaced or any(o.status == "removed" for o in outcomes):
             prune_tag_sets(con)  # lines were replaced or deleted: sets only they used go with them
     if changed:
         report.notes.append(

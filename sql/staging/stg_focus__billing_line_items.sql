@@ -9,12 +9,12 @@
 with typed as (
     select
         _row,
-        nullif(trim(availability_zone), '') as availability_zone,
+        availability_zone,
         cast(billed_cost as decimal(18, 6)) as billed_cost,
         billing_account_id,
         billing_account_name,
         billing_account_type,
-        upper(coalesce(nullif(trim(billing_currency), ''), $default_currency)) as billing_currency,
+        upper(coalesce(billing_currency, $default_currency)) as billing_currency,
         billing_ts(billing_period_end) as billing_period_end,
         billing_ts(billing_period_start) as billing_period_start,
         capacity_reservation_id,
@@ -53,7 +53,7 @@ with typed as (
         publisher_name,
         region_id,
         region_name,
-        nullif(trim(resource_id), '') as resource_id,
+        resource_id,
         resource_name,
         resource_type,
         canonical_value(

@@ -57,6 +57,8 @@ UNIT_PRICES = ("ListUnitPrice", "ContractedUnitPrice", "PricingCurrencyListUnitP
 QUANTITIES = ("ConsumedQuantity", "PricingQuantity", "CommitmentDiscountQuantity")
 TIMESTAMPS = ("ChargePeriodStart", "ChargePeriodEnd", "BillingPeriodStart", "BillingPeriodEnd")
 JSON_COLUMNS = ("Tags", "SkuPriceDetails")
+# text columns that lines are matched on: trimmed in text files (CSV), where padding is seen
+TRIMMED = ("availability_zone", "billing_currency", "resource_id")
 
 
 # OCI's native cost report (reports/cost-csv/*.csv.gz): recognised by these columns, then rejected with a
@@ -116,11 +118,13 @@ class FocusReader(BillingReader):
             if kind.startswith(("MAP", "STRUCT")):
                 columns[snake(col)] = f"to_json({expr})::varchar"
             elif kind.startswith("VARCHAR") and rel.fmt == "parquet":
-                # machine-written, as CUR's (not trimmed: 0.1 thread-s per million lines for 12 columns);
-                # the staging SQL trims the few columns matched on (resource, zone, currency)
+                # machine-written, as CUR's: not trimmed (a trim costs 0.01-0.1 thread-s per million lines
+                # and column; 0.1 for resource ids)
                 columns[snake(col)] = f"nullif(nullif({expr}, 'NULL'), '')"
             elif kind.startswith("VARCHAR") and rel.fmt != "csv":
                 columns[snake(col)] = f"nullif(nullif(trim({expr}), 'NULL'), '')"
+            elif snake(col) in TRIMMED:
+                columns[snake(col)] = f"nullif(trim({expr}::varchar), '')"
             else:
                 columns[snake(col)] = expr
         missing = [c for c in REQUIRED if c not in present]
