@@ -187,7 +187,12 @@ def test_billing_ts_keeps_timestamps_and_converts_text_and_zones_to_utc(tmp_path
                 datetime(2026, 11, 1, 5),
             )
         ]
-        for impossible in ("2026-02-29 05:00:00", "2026-13-01 05:00:00", "2026-11-01 23:59:60"):
+        for impossible in (
+            "2026-02-29 05:00:00",
+            "2026-13-01 05:00:00",
+            "2026-11-01 23:59:60",
+            "2024-11-01 05:07:3\t",
+        ):
             with pytest.raises(duckdb.ConversionException):
                 con.execute("select billing_ts($s)", {"s": impossible}).fetchall()
         for partial in ("2026-11-01 05:00: 7", "2026-11-01 05: 7:30"):  # never read in part

@@ -311,6 +311,89 @@ def test_padded_ids_in_a_csv_are_trimmed(
     ).fetchall() == [("i-0gpu", "us-east-1a", "USD"), (None, None, "USD")]
 
 
+_COSTS = """1.5 as BilledCost, 1.0 as EffectiveCost,
+    timestamp '2024-11-02 00:00:00' + to_minutes(i) as ChargePeriodStart,
+    timestamp '2024-11-02 00:00:00' + to_minutes(i + 1) as ChargePeriodEnd"""
+
+
+def test_repeating_x_columns_keep_each_lines_values_even_where_their_hashes_collide(
+    project: Path, config: Config, con: duckdb.DuckDBPyConnection
+) -> None:
+    """100 lines, 4 combinations (so x_extra is written once per combination): an empty vs a NULL MAP,
+    and two LIST columns whose boundaries shift, hash alike in DuckDB; lines are matched by value."""
+    import json
+
+    landing = project / "landing" / "billing"
+    landing.mkdir(parents=True, exist_ok=True)
+    duckdb.connect().execute(
+        f"""copy (select {_COSTS},
+              case when i % 2 = 0 then map([], [])::map(varchar, double) end as x_Discounts,
+              case when i % 4 < 2 then [1, 2] else [1] end as x_A,
+              case when i % 4 < 2 then [3] else [2, 3] end as x_B
+            from range(100) t(i)) to '{landing / "f.parquet"}' (format parquet)"""
+    )
+    assert not ingest(con, config).rejected
+    got = con.execute("select x_extra, count(*) from billing_line_items group by all order by all").fetchall()
+    assert sorted((json.dumps(json.loads(x), sort_keys=True), n) for x, n in got) == [
+        ('{"x_A": [1, 2], "x_B": [3], "x_Discounts": null}', 25),
+        ('{"x_A": [1, 2], "x_B": [3], "x_Discounts": {}}', 25),
+        ('{"x_A": [1], "x_B": [2, 3], "x_Discounts": null}', 25),
+        ('{"x_A": [1], "x_B": [2, 3], "x_Discounts": {}}', 25),
+    ]
+
+
+def test_struct_tags_with_other_keys_but_the_same_values_both_load(
+    project: Path, config: Config, con: duckdb.DuckDBPyConnection
+) -> None:
+    """Tags as a Parquet STRUCT (each file's schema lists its keys): {team: nlp} and {owner: nlp} are two
+    sets (hash() of a STRUCT ignores field names, so they are keyed by their JSON text)."""
+    landing = project / "landing" / "billing"
+    landing.mkdir(parents=True, exist_ok=True)
+    c = duckdb.connect()
+    c.execute(
+        f"copy (select {_COSTS}, {{'team': 'nlp'}} as Tags from range(2) t(i)) to '{landing / 'a.parquet'}'"
+    )
+    c.execute(
+        f"copy (select {_COSTS}, {{'owner': 'nlp'}} as Tags from range(2) t(i)) to '{landing / 'b.parquet'}'"
+    )
+    report = ingest(con, config)
+    assert not report.rejected, report.summary()
+    assert sorted(
+        r[0] for r in con.execute("select x_tags_raw::varchar from billing_tag_sets").fetchall()
+    ) == [
+        '{"owner":"nlp"}',
+        '{"team":"nlp"}',
+    ]
+    assert con.execute(
+        "select owner, team, count(*) from billing_line_items group by all order by all"
+    ).fetchall() == [
+        ("nlp", None, 2),
+        (None, "nlp", 2),
+    ]
+
+
+def test_empty_map_tags_read_like_empty_json_text(
+    project: Path, config: Config, con: duckdb.DuckDBPyConnection
+) -> None:
+    """An empty Tags MAP in Parquet is the tag set '{}', as the same value in a CSV."""
+    landing = project / "landing" / "billing"
+    landing.mkdir(parents=True, exist_ok=True)
+    duckdb.connect().execute(
+        f"copy (select {_COSTS}, map([], [])::map(varchar, varchar) as Tags from range(1) t(i)) "
+        f"to '{landing / 'm.parquet'}'"
+    )
+    (landing / "t.csv").write_text(
+        "BilledCost,EffectiveCost,ChargePeriodStart,ChargePeriodEnd,Tags\n"
+        "1.5,1.0,2024-11-03 00:00:00,2024-11-03 01:00:00,{}\n",
+        encoding="utf-8",
+    )
+    assert not ingest(con, config).rejected
+    got = con.execute(
+        "select x_tags_raw::varchar, tags from billing_line_items order by charge_period_start"
+    ).fetchall()
+    assert got == [("{}", None), ("{}", None)]  # the same set either way (no keys: no normalised tags)
+
+
 def test_a_focus_1_1_file_is_read_as_1_1_with_its_new_columns(
     project: Path, config: Config, con: duckdb.DuckDBPyConnection
 ) -> None:

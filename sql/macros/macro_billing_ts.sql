@@ -7,11 +7,13 @@
 -- Zoneless `2024-11-01 00:00:00` (19 characters, CUR's and most CSV exports' form) is first parsed by
 -- strptime, which matches the whole value or nothing (0.06 against 0.13 thread-s per million values
 -- through TIMESTAMPTZ); what it refuses (`2026-11-01 24:00:00`, `2026-11-01 05:00: 7`) takes the
--- TIMESTAMPTZ path as before, which reads it or raises. Where both read a value, they agree.
+-- TIMESTAMPTZ path as before, which reads it or raises. Where both read a value, they agree; the last
+-- character must be a digit, as strptime reads `05:07:3<TAB>` where the TIMESTAMPTZ cast refuses it.
 create or replace temp macro billing_ts(s) as
     case
         when typeof(s) = 'TIMESTAMP' then s::timestamp
         when typeof(s) = 'VARCHAR' and length(s::varchar) = 19 and substr(s::varchar, 11, 1) = ' '
+            and substr(s::varchar, 19, 1) between '0' and '9'
             then coalesce(try_strptime(s::varchar, '%Y-%m-%d %H:%M:%S'), make_timestamp(epoch_us(cast(s as timestamptz))))
         else make_timestamp(epoch_us(cast(s as timestamptz)))
     end;

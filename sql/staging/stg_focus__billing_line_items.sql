@@ -75,7 +75,7 @@ with typed as (
         sub_account_name,
         sub_account_type,
         _tags_raw,
-        case when not $extra_per_line then hash(_x_extra) end as _x_extra_h,
+        case when not $extra_per_line then _x_extra end as _x_extra_h,
         case when $extra_per_line then to_json(_x_extra) end as _x_extra_line,
         _x_instance_type,
         _x_usage_type,

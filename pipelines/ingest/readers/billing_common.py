@@ -884,6 +884,10 @@ class BillingReader:
     # a file by a per-line value made its whole load 2.1-2.4x slower; the staging SQL then builds
     # x_extra per line (`$extra_per_line`)
     sample_extra = False
+    # what lines are grouped and joined back by: a hash for CUR's all-VARCHAR STRUCT; FOCUS's typed STRUCT
+    # itself (hash() of a STRUCT is not injective: an empty MAP or LIST hashes like NULL, and values
+    # shifting between two LIST fields hash alike)
+    extra_key = "hash(_x_extra)"
 
     def _extra_repeats(self, con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, cte: str) -> bool:
         """Whether the file's first 10,000 lines hold at most one x_extra combination per 10 lines."""
@@ -895,7 +899,12 @@ class BillingReader:
     def _presets(
         self, con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, cte: str, dedupe: bool
     ) -> tuple[int, Decimal | None, Decimal | None]:
-        extra_h = "hash(_x_extra)" if dedupe else "null::ubigint"
+        # NULL of the key's type when x_extra is built per line (the staging SQL's join still binds)
+        extra_h = (
+            (self.extra_key if dedupe else f"case when false then {self.extra_key} end")
+            if self.dedupe_extra
+            else "null::ubigint"
+        )
         extra_v = "any_value(_x_extra)" if dedupe else "null"
         # g (grouping bits of th, xh): 1 = a tag set (0 without dedupe_extra), 2 = an x_extra set, 3 = the file.
         # The file's lines are grouped once by (th, xh), a few thousand groups, and the grouping sets are

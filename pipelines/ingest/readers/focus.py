@@ -95,6 +95,7 @@ class FocusReader(BillingReader):
     presets = True
     dedupe_extra = True
     sample_extra = True  # x_ columns may vary per line (Azure FocusCost's x_BilledCostInUsd)
+    extra_key = "_x_extra"  # typed values, matched by value (BillingReader.extra_key)
     staging = "stg_focus__billing_line_items"
     source_format = "focus"
 
@@ -149,12 +150,9 @@ class FocusReader(BillingReader):
         tags = by_lower.get("tags")
         tags_text = "{}"
         if tags is not None and types[tags].startswith("MAP"):
-            # hashed as a MAP per line; written as JSON text once per set (Spec.tags_text)
-            columns["_tags_raw"] = (
-                f"case when cardinality({quote_ident(tags)}) > 0 then {quote_ident(tags)} end"
-            )
-            tags_text = "to_json({})::varchar"
-        elif tags is not None and types[tags].startswith("STRUCT"):
+            # hashed as a MAP per line, written as JSON text once per set (Spec.tags_text); an empty MAP is
+            # the set '{}', as the same file's CSV gives. A STRUCT goes as its JSON text: hash() of a
+            # STRUCT ignores its field names ({team: nlp} and {owner: nlp} would share a set id)
             columns["_tags_raw"] = quote_ident(tags)
             tags_text = "to_json({})::varchar"
         else:
