@@ -37,7 +37,21 @@ PERIOD = "2026-11"
 RESOURCES = 50_000
 TAG_COMBINATIONS = 2_000
 
-# one CUR 2.0 line item per (resource, hour); row i -> resource i % 50k, hour i // 50k
+# row i -> resource i % 50k, hour i // 50k: its tag combination, instance type, rate and cost
+LINE_ITEMS = """(
+    select
+        i,
+        i % @RESOURCES@ as r,
+        (i % @RESOURCES@) % @TAGS@ as c,
+        timestamp '2026-11-01 00:00:00' + to_hours((i // @RESOURCES@)::int) as ts,
+        ['p4d.24xlarge', 'p5.48xlarge', 'g5.xlarge', 'm5.large'][1 + (i % @RESOURCES@) % 4] as itype,
+        round(0.5 + ((i % @RESOURCES@) % 4) * 9.75 + (i % 7) * 0.001, 6) as rate,
+        case when i % 97 = 0 then round(rate * 0.08, 6) when i % 53 = 0 then -round(rate * 0.1, 6) else rate end
+            as cost
+    from range(@START@, @STOP@) as t(i)
+)"""
+
+# one CUR 2.0 line item per (resource, hour)
 GENERATE_SQL = """
 select
     'Anniversary' as bill_bill_type,
@@ -101,18 +115,7 @@ select
     null::varchar as split_line_item_parent_resource_id,
     null::double as split_line_item_split_cost,
     null::double as split_line_item_unused_cost
-from (
-    select
-        i,
-        i % @RESOURCES@ as r,
-        (i % @RESOURCES@) % @TAGS@ as c,
-        timestamp '2026-11-01 00:00:00' + to_hours((i // @RESOURCES@)::int) as ts,
-        ['p4d.24xlarge', 'p5.48xlarge', 'g5.xlarge', 'm5.large'][1 + (i % @RESOURCES@) % 4] as itype,
-        round(0.5 + ((i % @RESOURCES@) % 4) * 9.75 + (i % 7) * 0.001, 6) as rate,
-        case when i % 97 = 0 then round(rate * 0.08, 6) when i % 53 = 0 then -round(rate * 0.1, 6) else rate end
-            as cost
-    from range(@START@, @STOP@) as t(i)
-)
+from @LINE_ITEMS@
 """
 
 # --shape focus: a narrow FOCUS 1.2 bill (24 columns, as the issue's reference measurement), the same
@@ -146,18 +149,7 @@ select
         'owner': 'owner-' || (c % 100)::varchar, 'cost_center': 'cc-' || c::varchar
     } as Tags,
     itype as x_InstanceType
-from (
-    select
-        i,
-        i % @RESOURCES@ as r,
-        (i % @RESOURCES@) % @TAGS@ as c,
-        timestamp '2026-11-01 00:00:00' + to_hours((i // @RESOURCES@)::int) as ts,
-        ['p4d.24xlarge', 'p5.48xlarge', 'g5.xlarge', 'm5.large'][1 + (i % @RESOURCES@) % 4] as itype,
-        round(0.5 + ((i % @RESOURCES@) % 4) * 9.75 + (i % 7) * 0.001, 6) as rate,
-        case when i % 97 = 0 then round(rate * 0.08, 6) when i % 53 = 0 then -round(rate * 0.1, 6) else rate end
-            as cost
-    from range(@START@, @STOP@) as t(i)
-)
+from @LINE_ITEMS@
 """
 SHAPES = {  # shape -> (export name, generating SQL, wastewatch reader, map columns written as JSON in CSV)
     "cur2": ("cur2-bench", GENERATE_SQL, "aws_cur2", ("product", "resource_tags", "cost_category")),
@@ -198,7 +190,8 @@ def generate(root: Path, rows: int, files: int, shape: str = "cur2") -> dict[str
         for n in range(files):
             start, stop = n * per_file, min(rows, (n + 1) * per_file)
             inner = (
-                sql.replace("@RESOURCES@", str(RESOURCES))
+                sql.replace("@LINE_ITEMS@", LINE_ITEMS)
+                .replace("@RESOURCES@", str(RESOURCES))
                 .replace("@TAGS@", str(TAG_COMBINATIONS))
                 .replace("@START@", str(start))
                 .replace("@STOP@", str(stop))
