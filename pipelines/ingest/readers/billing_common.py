@@ -498,6 +498,15 @@ def read_header(path: Path) -> str:
         return f.readline().rstrip("\r\n")
 
 
+def _probing(from_clause: str) -> str:
+    """The FROM clause to describe a file with: a CSV's reader sniffs a 4 MB first buffer instead of its
+    default 32 MB (a .gz part is inflated that far before the header is known: 0.08-0.09 s against
+    0.02-0.03 per part); twice DuckDB's 2 MB longest line. The load reads with the defaults."""
+    if from_clause.startswith("read_csv(") and from_clause.endswith(")"):
+        return from_clause[:-1] + ", buffer_size = 4194304)"
+    return from_clause
+
+
 def open_relation(
     con: duckdb.DuckDBPyConnection,
     file: SourceFile,
@@ -548,7 +557,7 @@ def open_relation(
         row_expr = "row_number() over ()" if small else "null::bigint"
         numbered = f"(select *, row_number() over () as _n from {from_clause})"  # noqa: S608 - identifiers only
     try:
-        described = con.execute(f"describe select * from {from_clause}", params).fetchall()  # noqa: S608 - identifiers only, values are bound
+        described = con.execute(f"describe select * from {_probing(from_clause)}", params).fetchall()  # noqa: S608 - identifiers only, values are bound
     except duckdb.Error as exc:
         if fmt != "csv":
             raise RejectedFile(file.uri, f"cannot read: {duckdb_problem(exc)}") from None
@@ -568,7 +577,7 @@ def open_relation(
         from_clause = from_clause.replace("strict_mode = true", lenient)
         numbered = numbered.replace("strict_mode = true", lenient)
         try:
-            described = con.execute(f"describe select * from {from_clause}", params).fetchall()  # noqa: S608 - identifiers only, values are bound
+            described = con.execute(f"describe select * from {_probing(from_clause)}", params).fetchall()  # noqa: S608 - identifiers only, values are bound
         except duckdb.Error as exc2:
             raise RejectedFile(file.uri, f"cannot read: {duckdb_problem(exc2)}") from None
     types = {r[0]: r[1] for r in described if not (fmt == "parquet" and r[0] == "file_row_number")}
