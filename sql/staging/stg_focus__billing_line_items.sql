@@ -75,7 +75,7 @@ with typed as (
         sub_account_name,
         sub_account_type,
         _tags_raw,
-        case when not $extra_per_line then _x_extra end as _x_extra_h,
+        case when not $extra_per_line then _x_extra end as _x_extra_key,
         case when $extra_per_line then to_json(_x_extra) end as _x_extra_line,
         _x_instance_type,
         _x_usage_type,
@@ -93,7 +93,7 @@ extra_sets as (
 
 enriched as (
     select
-        typed.* exclude (_tags_raw, _x_extra_h, _x_extra_line),
+        typed.* exclude (_tags_raw, _x_extra_key, _x_extra_line),
         coalesce(e.x_extra, typed._x_extra_line) as x_extra,
         case when typed._tags_raw is not null then hash(typed._tags_raw) end as x_tag_set,
         coalesce(
@@ -104,7 +104,7 @@ enriched as (
         coalesce(try_cast(_x_gpu_count as integer), try_cast(sku_price_details ->> 'GpuCount' as integer))
             as x_gpu_count
     from typed
-    left join extra_sets as e on e.h = typed._x_extra_h
+    left join extra_sets as e on e.h = typed._x_extra_key
 )
 
 select
