@@ -257,3 +257,47 @@ def test_a_known_tag_set_normalised_differently_now_is_updated(tmp_path: Path) -
         assert {r["team"] for r in rows(con, "select team from billing_line_items")} == {"nlp"}
     finally:
         con.close()
+
+
+@pytest.mark.parametrize("parquet", [True, False], ids=["parquet", "csv"])
+def test_a_file_is_read_for_its_tags_only_when_it_has_sets_the_warehouse_lacks(
+    tmp_path: Path, parquet: bool
+) -> None:
+    """A file whose tag sets are all known takes them by hash from billing_tag_sets; a file with a new
+    set is read for its tags again, stores the new set and still has its known sets checked for a clash.
+    (Stored raw text that no longer matches its hash stands in for a 64-bit collision.)"""
+    export = Cur2Export(tmp_path / "cur", parquet=parquet)
+    nlp = hours("i-a", NOV, 2, "1.0", tags={"user:Team": "nlp"})
+    cv = hours("i-b", NOV, 2, "3.0", tags={"user:Team": "cv"})
+    export.deliver("2026-11", [nlp], "e1")
+    (tmp_path / "focus").mkdir()
+    write_config(tmp_path, CONFIG)
+    config = load_config(tmp_path / "wastewatch.yaml")
+    con = connect(config.warehouse_path)
+    try:
+        assert not ingest(con, config).rejected
+        raw = rows(con, "select x_tags_raw::varchar as raw from billing_tag_sets")[0]["raw"]
+        con.execute("update billing_tag_sets set x_tags_raw = replace($raw, 'nlp', 'ml')", {"raw": raw})
+        export.deliver("2026-11", [nlp], "e2")  # known sets only: taken by hash, the file is not re-read
+        assert not ingest(con, config).rejected
+        assert rows(con, "select tags, team from billing_tag_sets") == [
+            {"tags": {"team": "ml"}, "team": "ml"}
+        ]
+
+        export.deliver("2026-11", [nlp + cv], "e3")  # a new set: the file's tags are read and checked
+        report = ingest(con, config)
+        errors = [r.error or "" for r in report.rejected if r.uri.endswith((".parquet", ".csv.gz"))]
+        assert len(errors) == 1
+        assert "two different tag sets hash to" in errors[0]
+        assert rows(con, "select count(*) as n, sum(billed_cost) as b from billing_line_items") == [
+            {"n": 2, "b": Decimal("2.000000")}
+        ]  # the restatement e2 still stands
+
+        con.execute("update billing_tag_sets set x_tags_raw = $raw", {"raw": raw})
+        export.deliver("2026-11", [nlp + cv], "e4")
+        assert not ingest(con, config).rejected
+        got = rows(con, "select team, sum(billed_cost) as b from billing_line_items group by 1 order by 1")
+        assert got == [{"team": "cv", "b": Decimal("6.000000")}, {"team": "nlp", "b": Decimal("2.000000")}]
+        assert rows(con, "select count(*) as n from billing_tag_sets") == [{"n": 2}]
+    finally:
+        con.close()
