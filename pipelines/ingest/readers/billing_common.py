@@ -589,14 +589,6 @@ def open_relation(
             "file (set options.delimiter if it uses another one)",
             line=1,
         )
-    if fmt == "csv":
-        # the load does not sniff the file again: each statement over the file (the sample, the pass, the
-        # insert, ...) would spend 0.02-0.03 s re-detecting what the probe found
-        params["columns"] = dict.fromkeys(types, "VARCHAR")
-        params.pop("names", None)  # the columns carry them
-        known = "auto_detect = false, columns = $columns"
-        from_clause = from_clause.replace("all_varchar = true", known).replace(", names = $names", "")
-        numbered = numbered.replace("all_varchar = true", known).replace(", names = $names", "")
     return Relation(from_clause, types, params, fmt, row_expr, numbered, path, repairs)
 
 
