@@ -1,12 +1,10 @@
 -- grain: one row per distinct tag set of one file (CUR, CUR 2.0 and FOCUS files)
--- depends_on: `_file_tags`, the file's distinct tag sets (`th` the hash its lines store in x_tag_set,
---             `tags_raw` the raw tags as JSON text), filled after the insert by
---             BillingReader._file_tag_sets (readers/billing_common.py): read from the file when it has
---             sets the warehouse does not know, else taken from billing_tag_sets
+-- depends_on: `_billing_sets`, the file's distinct tag sets (g <= 1: `th` the hash of the raw tags text,
+--             `tags_raw` that text), filled by the aggregate pass over the file (readers/billing_common.py)
 -- The reader stores the sets billing_tag_sets does not know yet, with their canonical tags resolved.
 select
     th as x_tag_set,
     tags_raw as raw,
     normalize_tags(tags_raw) as tags
-from _file_tags
-where tags_raw is not null
+from _billing_sets
+where g <= 1 and tags_raw is not null
