@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import shutil
+import string
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -255,5 +257,72 @@ def test_a_known_tag_set_normalised_differently_now_is_updated(tmp_path: Path) -
             {"tags": {"team": "nlp"}, "team": "nlp"}
         ]
         assert {r["team"] for r in rows(con, "select team from billing_line_items")} == {"nlp"}
+    finally:
+        con.close()
+
+
+def _colliding_teams(parquet: bool) -> tuple[str, str]:
+    """Two team names whose tag sets DuckDB's hash() cannot tell apart, as the aws_cur2 reader hashes
+    them: the JSON text of a CSV part, or the Parquet MAP. DuckDB 2.0 hashes text 8 bytes at a time and
+    a difference in a word's last byte stays in the top byte, so two differences 8 apart can cancel."""
+    con = duckdb.connect()
+    # CSV: '{"user:Team": "' is 15 characters, so the value's characters 0 and 8 are text positions 15
+    # and 23 (a word's last byte each). MAP: the value is hashed on its own, so characters 7 and 15.
+    if parquet:
+        names = [f"ml-team{a}-infra-{b}" for a in string.ascii_lowercase for b in string.ascii_lowercase]
+        keys = con.execute(
+            "select hash(map(['user:Team'], [n])) from unnest($n::varchar[]) as t(n)", {"n": names}
+        ).fetchall()
+    else:
+        names = [f"{a}-infra-{b}" for a in string.ascii_lowercase for b in string.ascii_lowercase]
+        texts = [json.dumps({"user:Team": n}) for n in names]
+        keys = con.execute("select hash(t) from unnest($t::varchar[]) as u(t)", {"t": texts}).fetchall()
+    con.close()
+    seen: dict[int, str] = {}
+    for name, (key,) in zip(names, keys, strict=True):
+        if key in seen:
+            return seen[key], name
+        seen[key] = name
+    raise AssertionError("no two names collide: DuckDB's hash() changed (the tests below then prove little)")
+
+
+@pytest.mark.parametrize("parquet", [False, True], ids=["csv", "parquet"])
+def test_two_tag_sets_with_one_hash_reject_the_file_instead_of_sharing_tags(
+    tmp_path: Path, parquet: bool
+) -> None:
+    """Lines keep the hash of their raw tags: two different sets with one hash would read one set's tags.
+    In one file, and across files (a stored set), the file is rejected and names both texts."""
+    first, second = _colliding_teams(parquet)
+    export = Cur2Export(tmp_path / "cur", parquet=parquet)
+    a = hours("i-a", NOV, 2, "1.0", tags={"user:Team": first})
+    b = hours("i-b", NOV, 2, "5.0", tags={"user:Team": second})
+    export.deliver("2026-11", [a + b], "e1")
+    (tmp_path / "focus").mkdir()
+    write_config(tmp_path, CONFIG)
+    config = load_config(tmp_path / "wastewatch.yaml")
+    con = connect(config.warehouse_path)
+    try:
+        report = ingest(con, config)
+        errors = [r.error or "" for r in report.rejected if r.uri.endswith((".parquet", ".csv.gz"))]
+        assert len(errors) == 1
+        assert "two different tag sets of this file hash to" in errors[0]
+        assert first in errors[0] and second in errors[0]
+        assert rows(con, "select count(*) as n from billing_line_items") == [{"n": 0}]
+        assert rows(con, "select count(*) as n from billing_tag_sets") == [{"n": 0}]
+
+        export.deliver("2026-11", [a], "e2")  # the month without the second team: loads
+        assert not ingest(con, config).rejected
+        export.deliver(
+            "2026-12", [hours("i-b", datetime(2026, 12, 3, 10), 2, "5.0", tags={"user:Team": second})], "e3"
+        )
+        report = ingest(con, config)
+        errors = [r.error or "" for r in report.rejected if r.uri.endswith((".parquet", ".csv.gz"))]
+        assert len(errors) == 1
+        assert "two different tag sets (this file's and a stored one) hash to" in errors[0]
+        got = rows(
+            con,
+            "select x_billing_period as p, team, sum(billed_cost) as b from billing_line_items group by all",
+        )
+        assert got == [{"p": "2026-11", "team": first, "b": Decimal("2.000000")}]
     finally:
         con.close()

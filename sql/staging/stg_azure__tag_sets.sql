@@ -3,8 +3,9 @@
 --             built by pipelines/ingest/readers/azure.py
 select
     hash(_tags_raw) as x_tag_set,
-    any_value(_tags_raw) as raw,
-    normalize_tags(any_value(_tags_raw)) as tags
+    min(_tags_raw) as raw,
+    max(_tags_raw) as raw_other,
+    normalize_tags(min(_tags_raw)) as tags
 from _src
 where _tags_raw is not null
 group by 1

@@ -7,12 +7,20 @@
 select
     x_tag_set,
     nullif(json_merge_patch(coalesce(project_raw, '{}'), coalesce(resource_raw, '{}'))::varchar, '{}') as raw,
+    -- the same from the file's other labels with this hash (equal to raw unless two pairs collide)
+    case
+        when resource_raw is not distinct from resource_other and project_raw is not distinct from project_other
+            then nullif(json_merge_patch(coalesce(project_raw, '{}'), coalesce(resource_raw, '{}'))::varchar, '{}')
+        else coalesce(resource_other, '') || ' ' || coalesce(project_other, '')
+    end as raw_other,
     case when cardinality(merged) > 0 then merged end as tags
 from (
     select
         x_tag_set,
         resource_raw,
         project_raw,
+        resource_other,
+        project_other,
         map_concat(
             coalesce(normalize_tags(project_raw), map()::map(varchar, varchar)),
             coalesce(normalize_tags(resource_raw), map()::map(varchar, varchar))
@@ -20,8 +28,10 @@ from (
     from (
         select
             hash(_labels_raw, _project_labels_raw) as x_tag_set,
-            gcp_labels_json(any_value(_labels_raw)) as resource_raw,
-            gcp_labels_json(any_value(_project_labels_raw)) as project_raw
+            gcp_labels_json(min(_labels_raw)) as resource_raw,
+            gcp_labels_json(min(_project_labels_raw)) as project_raw,
+            gcp_labels_json(max(_labels_raw)) as resource_other,
+            gcp_labels_json(max(_project_labels_raw)) as project_other
         from _src
         where _labels_raw is not null or _project_labels_raw is not null
         group by 1

@@ -708,26 +708,34 @@ def store_tag_sets(
     """Store the tag sets of one file that billing_tag_sets does not know yet, their canonical tags (team,
     project, owner, job_id, host) resolved through the `tags:` config (`keys`, tag_bind's).
 
-    `sets_sql` yields (x_tag_set, raw, tags) per distinct set of the file (the reader's
-    `stg_*__tag_sets.sql`). Runs in the caller's transaction. A known set whose normalised tags come out
+    `sets_sql` yields (x_tag_set, raw, raw_other, tags) per distinct hash of the file's tags (the reader's
+    `stg_*__tag_sets.sql`; `raw` and `raw_other` are the least and the greatest raw text of the file's
+    lines with that hash). Runs in the caller's transaction. A known set whose normalised tags come out
     differently now (wastewatch's normalisation changed) is updated, so its lines read the new tags.
-    When the hash is of the raw text itself, a known hash with other raw text is a 64-bit collision: the
-    file is rejected rather than give its lines the wrong tags. When the raw text is derived from what was
-    hashed (`derived_raw`: GCP merges resource and project labels), other raw text means the derivation
-    changed, and the set is updated like a re-normalised one.
+
+    A hash is no proof of equal tags: DuckDB 2.0's `hash()` of text collides for strings that differ
+    only in the last byte of two consecutive 8-byte words (`{"team":"proj-0a-run-00a"}` and
+    `{"team":"proj-0n-run-00f"}`). Two different raw texts with one hash in the file, or a known hash
+    with other raw text (when the hash is of the raw text itself), reject the file rather than give
+    lines another set's tags. When the raw text is derived from what was hashed (`derived_raw`: GCP
+    merges resource and project labels), other stored raw text means the derivation changed, and the
+    set is updated like a re-normalised one.
     """
     con.execute(f"create or replace temp table _tag_sets as\n{sets_sql}", params)  # noqa: S608 - our SQL files; values are bound
+    within = one(
+        con, "select x_tag_set, raw, raw_other from _tag_sets where raw is distinct from raw_other limit 1"
+    )
+    if within is not None:
+        raise RejectedFile(uri, _clash(within[0], within[1], within[2], "of this file "))
     if not derived_raw:
         clash = one(
             con,
-            "select any_value(n.x_tag_set) from _tag_sets as n inner join billing_tag_sets as t using (x_tag_set) "
-            "where t.x_tags_raw::varchar is distinct from n.raw::json::varchar",
+            "select n.x_tag_set, n.raw, t.x_tags_raw::varchar from _tag_sets as n "
+            "inner join billing_tag_sets as t using (x_tag_set) "
+            "where t.x_tags_raw::varchar is distinct from n.raw::json::varchar limit 1",
         )
-        if clash and clash[0] is not None:
-            raise RejectedFile(
-                uri,
-                f"two different tag sets hash to {clash[0]}: cannot store both (report this as a wastewatch bug)",
-            )
+        if clash is not None:
+            raise RejectedFile(uri, _clash(clash[0], clash[1], clash[2], "(this file's and a stored one) "))
     lookups = {k: v for k, v in keys.items() if k.endswith("_keys")}
     canonical = ", ".join(_CANONICAL)
     con.execute(
@@ -744,6 +752,14 @@ def store_tag_sets(
         lookups,
     )
     con.execute("drop table _tag_sets")
+
+
+def _clash(x_tag_set: int, raw: str, other: str, whose: str) -> str:
+    return (
+        f"two different tag sets {whose}hash to {x_tag_set}: {raw[:200]} and {other[:200]}; their lines "
+        "cannot be told apart, so the file is not loaded (DuckDB's hash() collides on some texts: "
+        "docs/billing.md, How it is stored)"
+    )
 
 
 def resolve_tag_sets(con: duckdb.DuckDBPyConnection, tags: dict[str, list[str]]) -> int:
@@ -923,13 +939,15 @@ class BillingReader:
         sql = (
             f"create or replace temp table _billing_sets as\n{cte}"  # noqa: S608 - identifiers only
             ", _groups as (\n"
-            f"    select th, xh, any_value(_tags_raw) as tags_raw, {extra_v} as x_extra, count(*) as n,\n"
+            f"    select th, xh, min(_tags_raw) as tags_raw, max(_tags_raw) as tags_max, {extra_v} as x_extra,\n"
+            "        count(*) as n,\n"
             f"        sum(({spec.file_billed})::decimal(18, 6)) as billed,\n"
             f"        sum(({spec.file_effective})::decimal(18, 6)) as effective\n"
             f"    from (select *, hash(_tags_raw) as th, {extra_h} as xh from _src)\n"
             "    group by th, xh\n"
             ")\n"
-            f"select grouping(th, xh) as g, th, xh, {spec.tags_text.replace('{}', 'any_value(tags_raw)')} as tags_raw,\n"
+            f"select grouping(th, xh) as g, th, xh, {spec.tags_text.replace('{}', 'min(tags_raw)')} as tags_raw,\n"
+            f"    {spec.tags_text.replace('{}', 'max(tags_max)')} as tags_other,\n"
             "    any_value(x_extra) as x_extra,\n"
             "    coalesce(sum(n), 0)::bigint as n, sum(billed) as billed, sum(effective) as effective\n"
             f"from _groups group by {sets}"
