@@ -262,7 +262,7 @@ def test_a_known_tag_set_normalised_differently_now_is_updated(tmp_path: Path) -
 
 
 def _colliding_teams(parquet: bool) -> tuple[str, str]:
-    """Two team names whose tag sets DuckDB's hash() cannot tell apart, as the aws_cur2 reader hashes
+    """Two team names whose tag sets DuckDB's hash() cannot tell apart, as the aws_cur2 reader read
     them: the JSON text of a CSV part, or the Parquet MAP. DuckDB 2.0 hashes text 8 bytes at a time and
     a difference in a word's last byte stays in the top byte, so two differences 8 apart can cancel."""
     con = duckdb.connect()
@@ -287,42 +287,81 @@ def _colliding_teams(parquet: bool) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("parquet", [False, True], ids=["csv", "parquet"])
-def test_two_tag_sets_with_one_hash_reject_the_file_instead_of_sharing_tags(
-    tmp_path: Path, parquet: bool
-) -> None:
-    """Lines keep the hash of their raw tags: two different sets with one hash would read one set's tags.
-    In one file, and across files (a stored set), the file is rejected and names both texts."""
+def test_tag_sets_that_share_duckdbs_hash_keep_their_own_tags(tmp_path: Path, parquet: bool) -> None:
+    """Lines keep the id of their raw tags: with DuckDB's hash() as the id, these two sets shared one,
+    and one file's lines read one set's tags (a later file's were rejected). tag_set_id is MD5-based."""
     first, second = _colliding_teams(parquet)
     export = Cur2Export(tmp_path / "cur", parquet=parquet)
-    a = hours("i-a", NOV, 2, "1.0", tags={"user:Team": first})
-    b = hours("i-b", NOV, 2, "5.0", tags={"user:Team": second})
-    export.deliver("2026-11", [a + b], "e1")
+    export.deliver(
+        "2026-11",
+        [
+            hours("i-a", NOV, 2, "1.0", tags={"user:Team": first})
+            + hours("i-b", NOV, 2, "5.0", tags={"user:Team": second})
+        ],
+        "e1",
+    )
+    export.deliver(
+        "2026-12", [hours("i-b", datetime(2026, 12, 3, 10), 1, "3.0", tags={"user:Team": second})], "e2"
+    )
     (tmp_path / "focus").mkdir()
     write_config(tmp_path, CONFIG)
     config = load_config(tmp_path / "wastewatch.yaml")
     con = connect(config.warehouse_path)
     try:
-        report = ingest(con, config)
-        errors = [r.error or "" for r in report.rejected if r.uri.endswith((".parquet", ".csv.gz"))]
-        assert len(errors) == 1
-        assert "two different tag sets of this file hash to" in errors[0]
-        assert first in errors[0] and second in errors[0]
-        assert rows(con, "select count(*) as n from billing_line_items") == [{"n": 0}]
-        assert rows(con, "select count(*) as n from billing_tag_sets") == [{"n": 0}]
-
-        export.deliver("2026-11", [a], "e2")  # the month without the second team: loads
         assert not ingest(con, config).rejected
-        export.deliver(
-            "2026-12", [hours("i-b", datetime(2026, 12, 3, 10), 2, "5.0", tags={"user:Team": second})], "e3"
+        got = rows(
+            con,
+            "select x_billing_period as p, team, sum(billed_cost) as b from billing_line_items group by all order by all",
         )
+        assert got == [
+            {"p": "2026-11", "team": first, "b": Decimal("2.000000")},
+            {"p": "2026-11", "team": second, "b": Decimal("10.000000")},
+            {"p": "2026-12", "team": second, "b": Decimal("3.000000")},
+        ]
+        assert rows(con, "select count(*) as n from billing_tag_sets") == [{"n": 2}]
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("parquet", [True, False], ids=["parquet", "csv"])
+def test_a_file_is_read_for_its_tags_only_when_it_has_sets_the_warehouse_lacks(
+    tmp_path: Path, parquet: bool
+) -> None:
+    """A file whose tag sets are all known takes them by id from billing_tag_sets; a file with a new set
+    is read for its tags again, stores the new set and has its known sets checked against the stored
+    raw text. (Stored raw text that no longer matches its id stands in for a collision.)"""
+    export = Cur2Export(tmp_path / "cur", parquet=parquet)
+    nlp = hours("i-a", NOV, 2, "1.0", tags={"user:Team": "nlp"})
+    cv = hours("i-b", NOV, 2, "3.0", tags={"user:Team": "cv"})
+    export.deliver("2026-11", [nlp], "e1")
+    (tmp_path / "focus").mkdir()
+    write_config(tmp_path, CONFIG)
+    config = load_config(tmp_path / "wastewatch.yaml")
+    con = connect(config.warehouse_path)
+    try:
+        assert not ingest(con, config).rejected
+        raw = rows(con, "select x_tags_raw::varchar as raw from billing_tag_sets")[0]["raw"]
+        con.execute("update billing_tag_sets set x_tags_raw = replace($raw, 'nlp', 'ml')", {"raw": raw})
+        export.deliver("2026-11", [nlp], "e2")  # known sets only: taken by id, the file is not re-read
+        assert not ingest(con, config).rejected
+        assert rows(con, "select tags, team from billing_tag_sets") == [
+            {"tags": {"team": "ml"}, "team": "ml"}
+        ]
+
+        export.deliver("2026-11", [nlp + cv], "e3")  # a new set: the file's tags are read and checked
         report = ingest(con, config)
         errors = [r.error or "" for r in report.rejected if r.uri.endswith((".parquet", ".csv.gz"))]
         assert len(errors) == 1
         assert "two different tag sets (this file's and a stored one) hash to" in errors[0]
-        got = rows(
-            con,
-            "select x_billing_period as p, team, sum(billed_cost) as b from billing_line_items group by all",
-        )
-        assert got == [{"p": "2026-11", "team": first, "b": Decimal("2.000000")}]
+        assert rows(con, "select count(*) as n, sum(billed_cost) as b from billing_line_items") == [
+            {"n": 2, "b": Decimal("2.000000")}
+        ]  # the restatement e2 still stands
+
+        con.execute("update billing_tag_sets set x_tags_raw = $raw", {"raw": raw})
+        export.deliver("2026-11", [nlp + cv], "e4")
+        assert not ingest(con, config).rejected
+        got = rows(con, "select team, sum(billed_cost) as b from billing_line_items group by 1 order by 1")
+        assert got == [{"team": "cv", "b": Decimal("6.000000")}, {"team": "nlp", "b": Decimal("2.000000")}]
+        assert rows(con, "select count(*) as n from billing_tag_sets") == [{"n": 2}]
     finally:
         con.close()

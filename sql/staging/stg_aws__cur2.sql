@@ -3,8 +3,8 @@
 --             Parquet types; `_tags_raw` JSON text, `_x_extra` a STRUCT of other fields), built by
 --             pipelines/ingest/readers/aws_cur2.py and aws_cur.py (legacy `lineItem/UnblendedCost` ->
 --             `line_item_unblended_cost`); `_billing_sets`, the file's distinct x_extra sets (g = 2), filled
---             by one aggregate pass over the file (readers/billing_common.py). Each line keeps the hash of
---             its raw tags (x_tag_set); the sets themselves go to billing_tag_sets (stg_billing__tag_sets)
+--             by one aggregate pass over the file (readers/billing_common.py). Each line keeps the id of
+--             its raw tags (x_tag_set, tag_set_id); the sets themselves go to billing_tag_sets (stg_billing__tag_sets)
 -- Strict casts (a bad value fails the load; the reader then names the row and column); values are not
 -- trimmed (CUR is machine-written, and trimming 25 columns of 10 M lines costs seconds). Costs follow the
 -- CUR cost views: BilledCost = NetUnblendedCost else UnblendedCost; EffectiveCost = the amortised cost per
@@ -163,7 +163,7 @@ select
     c.sku_price_id,
     c.sub_account_id,
     c.sub_account_name,
-    case when c._tags_raw is not null then hash(c._tags_raw) end as x_tag_set,
+    tag_set_id(c._tags_raw) as x_tag_set,
     coalesce(
         c.product_instance_type,
         nullif(regexp_extract(coalesce(c.usage_type, ''), '(?:Box|Spot|DedicatedUsage|HostUsage)[^:]*:([a-z0-9-]+\.[a-z0-9]+)$', 1), '')

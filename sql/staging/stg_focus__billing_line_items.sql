@@ -4,7 +4,7 @@
 --             `_billing_sets`, the file's distinct x_extra sets (g = 2), filled by one aggregate pass
 --             over the file (readers/billing_common.py)
 -- Types (strict: a bad value fails the load, and the reader names its row and column), UTC timestamps,
--- canonical spellings of FOCUS enumerations. Each line keeps the hash of its raw tags (x_tag_set); the
+-- canonical spellings of FOCUS enumerations. Each line keeps the id of its raw tags (x_tag_set, tag_set_id); the
 -- sets, normalised once each, go to billing_tag_sets (stg_billing__tag_sets).
 with typed as (
     select
@@ -95,7 +95,7 @@ enriched as (
     select
         typed.* exclude (_tags_raw, _x_extra_key, _x_extra_line),
         coalesce(e.x_extra, typed._x_extra_line) as x_extra,
-        case when typed._tags_raw is not null then hash(typed._tags_raw) end as x_tag_set,
+        tag_set_id(typed._tags_raw) as x_tag_set,
         coalesce(
             nullif(trim(_x_instance_type), ''),
             sku_price_details ->> 'InstanceType',

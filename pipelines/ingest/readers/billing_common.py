@@ -876,10 +876,13 @@ class BillingReader:
             used = {k: v for k, v in bind.items() if f"${k}" in cte or f"${k}" in stg}
             if self.presets:
                 file_side = self._presets(con, rel, spec, cte, dedupe)
-            sets = f"{cte}{sql_text('staging', self.tag_sets)}"
-            sets_params = {k: v for k, v in {**rel.params, **spec.bind}.items() if f"${k}" in sets}
-            store_tag_sets(con, sets, sets_params, bind, file.uri, self.tag_sets_derived)
+            else:
+                sets = f"{cte}{sql_text('staging', self.tag_sets)}"
+                sets_params = {k: v for k, v in {**rel.params, **spec.bind}.items() if f"${k}" in sets}
+                store_tag_sets(con, sets, sets_params, bind, file.uri, self.tag_sets_derived)
             insert_lines(con, f"{cte}select * from (\n{stg}\n)", used, spec.absent)  # noqa: S608 - identifiers only, values are bound
+            if self.presets:
+                self._file_tag_sets(con, rel, spec, cte, bind, file, ctx)
         except duckdb.Error as exc:
             # the transaction is aborted now: the loop rolls back, then asks `explain` for the bad row
             raise LoadFailed(self, rel, spec, file, exc) from None
@@ -899,9 +902,12 @@ class BillingReader:
         result.warnings.extend(rel.repairs)
         return result
 
-    # readers whose staging SQL reads the distinct tag sets (and, with dedupe_extra, x_extra sets) from the
-    # temp table `_billing_sets` that one aggregate pass over the file fills, together with the file-side
-    # reconciliation sums: the file is then read twice in all (this pass and the insert), not four times
+    # readers whose staging SQL reads the file's distinct x_extra sets (with dedupe_extra) from the temp
+    # table `_billing_sets` that one aggregate pass over the file fills, together with the file-side
+    # reconciliation sums. Their lines' tag set ids are tag_set_id() (MD5) of the raw tags, and the sets
+    # are looked up after the insert (`_file_tag_sets`): the file is read a third time, for its tags
+    # alone, only when it has sets the warehouse does not know yet
+    presets = False
     presets = False
     dedupe_extra = False
     # with dedupe_extra: decide per file from its first lines (`_extra_repeats`), for readers whose
@@ -931,31 +937,76 @@ class BillingReader:
             else "null::ubigint"
         )
         extra_v = "any_value(_x_extra)" if dedupe else "null"
-        # g (grouping bits of th, xh): 1 = a tag set (0 without dedupe_extra), 2 = an x_extra set, 3 = the file.
-        # The file's lines are grouped once by (th, xh), a few thousand groups, and the grouping sets are
-        # taken over those: grouping sets over the lines themselves cost DuckDB a materialised copy of
-        # the input (0.7 thread-seconds per million CUR lines, a quarter of this pass)
-        sets = "grouping sets ((th), (xh), ())" if dedupe else "grouping sets ((th, xh), ())"
+        # g: 2 = an x_extra set, 3 = the file. The lines are grouped once by xh, a few groups, and the
+        # grouping sets are taken over those: grouping sets over the lines themselves cost DuckDB a
+        # materialised copy of the input (0.7 thread-seconds per million CUR lines). The tags are not
+        # read here: hashing and grouping them cost 0.14 thread-s per million lines of a Parquet MAP and
+        # 0.35-0.45 of CSV text, for sets the warehouse mostly knows already (`_file_tag_sets`)
         sql = (
             f"create or replace temp table _billing_sets as\n{cte}"  # noqa: S608 - identifiers only
             ", _groups as (\n"
-            f"    select th, xh, min(_tags_raw) as tags_raw, max(_tags_raw) as tags_max, {extra_v} as x_extra,\n"
-            "        count(*) as n,\n"
+            f"    select xh, {extra_v} as x_extra, count(*) as n,\n"
             f"        sum(({spec.file_billed})::decimal(18, 6)) as billed,\n"
             f"        sum(({spec.file_effective})::decimal(18, 6)) as effective\n"
-            f"    from (select *, hash(_tags_raw) as th, {extra_h} as xh from _src)\n"
-            "    group by th, xh\n"
+            f"    from (select *, {extra_h} as xh from _src)\n"
+            "    group by xh\n"
             ")\n"
-            f"select grouping(th, xh) as g, th, xh, {spec.tags_text.replace('{}', 'min(tags_raw)')} as tags_raw,\n"
-            f"    {spec.tags_text.replace('{}', 'max(tags_max)')} as tags_other,\n"
-            "    any_value(x_extra) as x_extra,\n"
+            "select 2 + grouping(xh) as g, xh, any_value(x_extra) as x_extra,\n"
             "    coalesce(sum(n), 0)::bigint as n, sum(billed) as billed, sum(effective) as effective\n"
-            f"from _groups group by {sets}"
+            "from _groups group by grouping sets ((xh), ())"
         )
         con.execute(sql, {k: v for k, v in {**rel.params, **spec.bind}.items() if f"${k}" in sql})
         got = one(con, "select n, billed, effective from _billing_sets where g = 3")
         assert got is not None
         return got[0], got[1], got[2]
+
+    def _file_tag_sets(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        rel: Relation,
+        spec: Spec,
+        cte: str,
+        bind: dict[str, Any],
+        file: SourceFile,
+        ctx: LoadContext,
+    ) -> None:
+        """Store the tag sets of the file's landed lines (their x_tag_set) that billing_tag_sets lacks.
+
+        Only when there are such sets is the file read again for its tags (every distinct set, as raw
+        text): the new ones are stored, and the known ones checked and re-normalised, as store_tag_sets
+        does. When the warehouse knows every set (the other files of a month, a restated month), the
+        sets are re-normalised from their stored raw text instead, and the file's tags are not read
+        again: the id is 64 bits of the raw text's MD5 (tag_set_id), not DuckDB's hash(), whose
+        collisions are easy to meet (sql/macros/macro_tag_set_id.sql).
+        """
+        if "x_tag_set" not in _columns(con, LINES)[LINES]:
+            return  # no line of any file has had tags yet
+        con.execute(
+            f"create or replace temp table _file_sets as select distinct x_tag_set from {LINES} "  # noqa: S608 - our constant
+            "where x_file_id = $f and x_tag_set is not null",
+            {"f": ctx.file_id},
+        )
+        unknown = one(
+            con,
+            "select count(*) from _file_sets where x_tag_set not in (select x_tag_set from billing_tag_sets)",
+        )
+        if unknown and unknown[0]:
+            low, high = (spec.tags_text.replace("{}", f"{f}(_tags_raw)") for f in ("min", "max"))
+            sql = (
+                f"create or replace temp table _file_tags as\n{cte}"  # noqa: S608 - identifiers only
+                f"select tag_set_id(_tags_raw) as th, {low} as tags_raw, {high} as tags_other\n"
+                "from _src where _tags_raw is not null group by th"
+            )
+            con.execute(sql, {k: v for k, v in {**rel.params, **spec.bind}.items() if f"${k}" in sql})
+        else:
+            con.execute(
+                "create or replace temp table _file_tags as select x_tag_set as th, "
+                "x_tags_raw::varchar as tags_raw, x_tags_raw::varchar as tags_other "
+                "from billing_tag_sets where x_tag_set in (select x_tag_set from _file_sets)"
+            )
+        store_tag_sets(con, sql_text("staging", self.tag_sets), {}, bind, file.uri)
+        con.execute("drop table _file_tags")
+        con.execute("drop table _file_sets")
 
     # -- after the insert: checks on what landed, then reconciliation with the file ---------------------
     def _after(
