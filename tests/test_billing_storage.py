@@ -18,7 +18,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipelines.config import load_config
+from pipelines.config import Config, load_config
 from pipelines.ingest import ingest
 from pipelines.ingest.readers.billing_common import insert_lines, store_columns
 from pipelines.warehouse import connect, rows
@@ -42,6 +42,14 @@ def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
     ]  # noqa: S608 - test constant
 
 
+def _open(tmp_path: Path) -> tuple[Config, duckdb.DuckDBPyConnection]:
+    """The test's config (CONFIG: its `cur/` export and an empty `focus/` folder) and warehouse."""
+    (tmp_path / "focus").mkdir()
+    write_config(tmp_path, CONFIG)
+    config = load_config(tmp_path / "wastewatch.yaml")
+    return config, connect(config.warehouse_path)
+
+
 def _focus_csv(bad_cost_on_row: int | None = None) -> bytes:
     """The first 5 lines of the FOCUS sample; `bad_cost_on_row` (1-based data row) gets BilledCost 'n/a'."""
     with FOCUS_SAMPLE.open(newline="", encoding="utf-8") as f:
@@ -60,10 +68,7 @@ def _focus_csv(bad_cost_on_row: int | None = None) -> bytes:
 
 def test_a_warehouse_stores_only_the_columns_its_sources_fill(tmp_path: Path) -> None:
     Cur2Export(tmp_path / "cur", parquet=True).deliver("2026-11", [hours("i-a", NOV, 3, "2.5")], "e1")
-    (tmp_path / "focus").mkdir()
-    write_config(tmp_path, CONFIG)
-    config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    config, con = _open(tmp_path)
     try:
         report = ingest(con, config)
         assert not report.rejected, report.summary()
@@ -239,10 +244,7 @@ def test_a_known_tag_set_normalised_differently_now_is_updated(tmp_path: Path) -
     export = Cur2Export(tmp_path / "cur", parquet=True)
     lines = hours("i-a", NOV, 2, "1.0", tags={"user:Team": "nlp"})
     export.deliver("2026-11", [lines], "e1")
-    (tmp_path / "focus").mkdir()
-    write_config(tmp_path, CONFIG)
-    config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    config, con = _open(tmp_path)
     try:
         assert not ingest(con, config).rejected
         assert rows(con, "select tags, team from billing_tag_sets") == [
@@ -303,10 +305,7 @@ def test_tag_sets_that_share_duckdbs_hash_keep_their_own_tags(tmp_path: Path, pa
     export.deliver(
         "2026-12", [hours("i-b", datetime(2026, 12, 3, 10), 1, "3.0", tags={"user:Team": second})], "e2"
     )
-    (tmp_path / "focus").mkdir()
-    write_config(tmp_path, CONFIG)
-    config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    config, con = _open(tmp_path)
     try:
         assert not ingest(con, config).rejected
         got = rows(
@@ -334,10 +333,7 @@ def test_a_file_is_read_for_its_tags_only_when_it_has_sets_the_warehouse_lacks(
     nlp = hours("i-a", NOV, 2, "1.0", tags={"user:Team": "nlp"})
     cv = hours("i-b", NOV, 2, "3.0", tags={"user:Team": "cv"})
     export.deliver("2026-11", [nlp], "e1")
-    (tmp_path / "focus").mkdir()
-    write_config(tmp_path, CONFIG)
-    config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    config, con = _open(tmp_path)
     try:
         assert not ingest(con, config).rejected
         raw = rows(con, "select x_tags_raw::varchar as raw from billing_tag_sets")[0]["raw"]
