@@ -6,7 +6,7 @@
 -- removed file); the canonical columns follow the `tags:` config of the latest billing ingest
 -- (re-resolved on every one).
 create table if not exists billing_tag_sets (
-    x_tag_set ubigint primary key,        -- id of the tags as the file had them (x_tags_raw): tag_set_id (MD5) for CUR and FOCUS, hash() for Azure and GCP
+    x_tag_set ubigint primary key,        -- id of the tags as the file had them (x_tags_raw): tag_set_id, 64 bits of MD5 (older sets: DuckDB hash())
     tags map(varchar, varchar),           -- normalised keys (lower case, trimmed, provider prefixes removed)
     x_tags_raw json,                      -- the tags exactly as the file had them
     team varchar,                         -- canonical tags, resolved through the `tags:` config: `team`

@@ -5,7 +5,7 @@
 -- (09/30/2023) becomes FOCUS's exclusive end (2023-10-01). `$dataset` says which export this is: in an
 -- amortized export the cost is the effective (amortised) cost, and lines paid by a reservation or savings
 -- plan purchase bill 0 (the purchase, which only the actual export shows, billed them); in an actual
--- export the cost is what was billed, and effective = billed. Each line keeps the hash of its raw tags
+-- export the cost is what was billed, and effective = billed. Each line keeps the id (tag_set_id) of its raw tags
 -- (x_tag_set); the sets go to billing_tag_sets (stg_azure__tag_sets.sql).
 with typed as (
     select
@@ -139,7 +139,7 @@ select
     c.meter_name as sku_meter,
     c.sub_account_id,
     c.sub_account_name,
-    case when c._tags_raw is not null then hash(c._tags_raw) end as x_tag_set,
+    tag_set_id(c._tags_raw) as x_tag_set,
     coalesce(
         try(c.additional_info::json ->> 'ServiceType'),
         try(c.additional_info::json ->> 'VMSize')

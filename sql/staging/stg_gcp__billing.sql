@@ -5,7 +5,7 @@
 -- `cost` is before credits; credits are negative, so billed and effective cost = cost + credits (what
 -- Google invoices). invoice.month is a month in US Pacific time: the billing period starts at its local
 -- midnight, converted to UTC. Labels become tags (project labels added where the resource has no such
--- key once both are normalised): each line keeps the hash of its two raw label sets (x_tag_set), the
+-- key once both are normalised): each line keeps the id of its two raw label sets (x_tag_set, tag_set_id), the
 -- merged sets go to billing_tag_sets (stg_gcp__tag_sets.sql).
 with typed as (
     select
@@ -95,7 +95,7 @@ select
     p.sub_account_name,
     case
         when p._labels_raw is not null or p._project_labels_raw is not null
-            then hash(p._labels_raw, p._project_labels_raw)
+            then tag_set_id([to_json(p._labels_raw)::varchar, to_json(p._project_labels_raw)::varchar])
     end as x_tag_set,
     nullif(trim(p._machine_spec), '') as x_instance_type,
     p._x_extra::json as x_extra,

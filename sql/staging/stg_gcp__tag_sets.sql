@@ -7,7 +7,7 @@
 select
     x_tag_set,
     nullif(json_merge_patch(coalesce(project_raw, '{}'), coalesce(resource_raw, '{}'))::varchar, '{}') as raw,
-    -- the same from the file's other labels with this hash (equal to raw unless two pairs collide)
+    -- the same from the file's other labels with this id (equal to raw unless two pairs collide)
     case
         when resource_raw is not distinct from resource_other and project_raw is not distinct from project_other
             then nullif(json_merge_patch(coalesce(project_raw, '{}'), coalesce(resource_raw, '{}'))::varchar, '{}')
@@ -27,7 +27,7 @@ from (
         ) as merged
     from (
         select
-            hash(_labels_raw, _project_labels_raw) as x_tag_set,
+            tag_set_id([to_json(_labels_raw)::varchar, to_json(_project_labels_raw)::varchar]) as x_tag_set,
             gcp_labels_json(min(_labels_raw)) as resource_raw,
             gcp_labels_json(min(_project_labels_raw)) as project_raw,
             gcp_labels_json(max(_labels_raw)) as resource_other,
