@@ -757,8 +757,8 @@ def store_tag_sets(
 def _clash(x_tag_set: int, raw: str, other: str, whose: str) -> str:
     return (
         f"two different tag sets {whose}hash to {x_tag_set}: {raw[:200]} and {other[:200]}; their lines "
-        "cannot be told apart, so the file is not loaded (DuckDB's hash() collides on some texts: "
-        "docs/billing.md, How it is stored)"
+        "cannot be told apart, so the file is not loaded (a 64-bit MD5 collision, or a set stored under an "
+        "earlier version's hash() id: docs/billing.md, How it is stored)"
     )
 
 
@@ -907,7 +907,6 @@ class BillingReader:
     # reconciliation sums. Their lines' tag set ids are tag_set_id() (MD5) of the raw tags, and the sets
     # are looked up after the insert (`_file_tag_sets`): the file is read a third time, for its tags
     # alone, only when it has sets the warehouse does not know yet
-    presets = False
     presets = False
     dedupe_extra = False
     # with dedupe_extra: decide per file from its first lines (`_extra_repeats`), for readers whose
