@@ -361,3 +361,47 @@ def test_a_file_is_read_for_its_tags_only_when_it_has_sets_the_warehouse_lacks(
         assert rows(con, "select count(*) as n from billing_tag_sets") == [{"n": 2}]
     finally:
         con.close()
+
+
+@pytest.mark.parametrize("parquet", [False, True], ids=["csv", "parquet"])
+def test_x_extra_combinations_that_share_duckdbs_hash_keep_their_own_fields(
+    tmp_path: Path, parquet: bool
+) -> None:
+    """CUR's x_extra is written once per distinct combination and joined back to the lines by value: by
+    DuckDB's hash(), two usage types that differ in the last byte of two consecutive 8-byte words shared
+    one combination, and one line read the other's usage type (storage_prices reads it)."""
+    con = duckdb.connect()
+    # 'USE1-BoxUsage:' is 14 characters: the instance type's characters 1 and 9 are positions 15 and 23
+    types = [f"x{a}abcdefg{b}yz" for a in string.ascii_lowercase for b in string.ascii_lowercase]
+    keys = con.execute(
+        "select hash(u) from unnest($u::varchar[]) as t(u)", {"u": [f"USE1-BoxUsage:{t}" for t in types]}
+    ).fetchall()
+    con.close()
+    seen: dict[int, str] = {}
+    pair = None
+    for itype, (key,) in zip(types, keys, strict=True):
+        if key in seen:
+            pair = (seen[key], itype)
+            break
+        seen[key] = itype
+    assert pair is not None, (
+        "no two usage types collide: DuckDB's hash() changed (the test then proves little)"
+    )
+    export = Cur2Export(tmp_path / "cur", parquet=parquet)
+    lines = hours("i-a", NOV, 1, "1.0", instance_type=pair[0]) + hours(
+        "i-b", NOV, 1, "2.0", instance_type=pair[1]
+    )
+    export.deliver("2026-11", [lines], "e1")
+    config, con = _open(tmp_path)
+    try:
+        assert not ingest(con, config).rejected
+        got = rows(
+            con,
+            "select resource_id as r, x_extra ->> 'line_item_usage_type' as u from billing_line_items order by 1",
+        )
+        assert got == [
+            {"r": "i-a", "u": f"USE1-BoxUsage:{pair[0]}"},
+            {"r": "i-b", "u": f"USE1-BoxUsage:{pair[1]}"},
+        ]
+    finally:
+        con.close()

@@ -60,7 +60,7 @@ with typed as (
         nullif(product_instance_type::varchar, '') as product_instance_type,
         nullif(identity_line_item_id::varchar, '') as x_line_item_id,
         _tags_raw,
-        hash(_x_extra) as _x_extra_h
+        _x_extra as _x_extra_key
     from _src
 ),
 
@@ -175,4 +175,4 @@ select
     c.x_line_item_id
 from costed as c
 left join categories as cat on cat.service = c.product_code
-left join extra_sets as e on e.h = c._x_extra_h
+left join extra_sets as e on e.h = c._x_extra_key

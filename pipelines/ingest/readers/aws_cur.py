@@ -113,6 +113,9 @@ class AwsCurReader(BillingReader):
     kind = "aws_cur"
     presets = True
     dedupe_extra = True
+    # x_extra combinations are grouped and joined by value: DuckDB's hash() of text collides on easily met
+    # texts (macro_tag_set_id.sql), and two combinations sharing a hash would swap a line's usage type
+    extra_key = "_x_extra"
     staging = "stg_aws__cur2"
     source_format = "aws_cur"
 
