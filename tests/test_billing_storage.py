@@ -280,12 +280,17 @@ def _colliding_teams(parquet: bool) -> tuple[str, str]:
         texts = [json.dumps({"user:Team": n}) for n in names]
         keys = con.execute("select hash(t) from unnest($t::varchar[]) as u(t)", {"t": texts}).fetchall()
     con.close()
+    return _first_collision(names, keys)
+
+
+def _first_collision(names: list[str], keys: list[tuple[int]]) -> tuple[str, str]:
+    """The first two names with the same DuckDB hash() (`keys`, one row per name)."""
     seen: dict[int, str] = {}
     for name, (key,) in zip(names, keys, strict=True):
         if key in seen:
             return seen[key], name
         seen[key] = name
-    raise AssertionError("no two names collide: DuckDB's hash() changed (the tests below then prove little)")
+    raise AssertionError("no two names collide: DuckDB's hash() changed (the tests then prove little)")
 
 
 @pytest.mark.parametrize("parquet", [False, True], ids=["csv", "parquet"])
@@ -377,16 +382,7 @@ def test_x_extra_combinations_that_share_duckdbs_hash_keep_their_own_fields(
         "select hash(u) from unnest($u::varchar[]) as t(u)", {"u": [f"USE1-BoxUsage:{t}" for t in types]}
     ).fetchall()
     con.close()
-    seen: dict[int, str] = {}
-    pair = None
-    for itype, (key,) in zip(types, keys, strict=True):
-        if key in seen:
-            pair = (seen[key], itype)
-            break
-        seen[key] = itype
-    assert pair is not None, (
-        "no two usage types collide: DuckDB's hash() changed (the test then proves little)"
-    )
+    pair = _first_collision(types, keys)
     export = Cur2Export(tmp_path / "cur", parquet=parquet)
     lines = hours("i-a", NOV, 1, "1.0", instance_type=pair[0]) + hours(
         "i-b", NOV, 1, "2.0", instance_type=pair[1]
