@@ -113,9 +113,6 @@ class AwsCurReader(BillingReader):
     kind = "aws_cur"
     presets = True
     dedupe_extra = True
-    # x_extra combinations are grouped and joined by value: DuckDB's hash() of text collides on easily met
-    # texts (macro_tag_set_id.sql), and two combinations sharing a hash would swap a line's usage type
-    extra_key = "_x_extra"
     staging = "stg_aws__cur2"
     source_format = "aws_cur"
 
@@ -234,16 +231,11 @@ class AwsCurReader(BillingReader):
             file_effective=effective,
             bind={"category_services": services, "category_names": categories},
             line_item_key="x_line_item_id, charge_period_start, resource_id",
-            tags_text=self.tags_text(rel),
         )
 
     def maps(self, rel: Relation, columns: dict[str, str]) -> dict[str, str]:
         """CUR 2.0's map columns (overridden there); legacy CUR has none."""
         return {}
-
-    def tags_text(self, rel: Relation) -> str:
-        """Spec.tags_text: legacy CUR's `_tags_raw` is JSON text already."""
-        return "{}"
 
 
 def _struct_of(cols: list[str]) -> str:

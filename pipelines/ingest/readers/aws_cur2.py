@@ -47,16 +47,12 @@ class AwsCur2Reader(AwsCurReader):
         tags = rel.column("resource_tags")
         if tags is not None:
             t = quote_ident(tags)
-            out["_tags_raw"] = (  # a MAP is hashed as it is, and written as text once per set (tags_text)
-                f"case when cardinality({t}) > 0 then {t} end"
+            out["_tags_raw"] = (  # JSON text: tag_set_id hashes it, and it is the set's raw text
+                f"case when cardinality({t}) > 0 then to_json({t})::varchar end"
                 if rel.types[tags].startswith("MAP")
                 else f"nullif(nullif(trim({t}), ''), '{{}}')"
             )
         return out
-
-    def tags_text(self, rel: Relation) -> str:
-        tags = rel.column("resource_tags")
-        return "to_json({})::varchar" if tags is not None and rel.types[tags].startswith("MAP") else "{}"
 
 
 def _lit(text: str) -> str:

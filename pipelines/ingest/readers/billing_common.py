@@ -635,10 +635,6 @@ class Spec:
     # staging output columns that are NULL on every line of this file (the file lacks their source
     # column): not inserted, so billing_lines does not store them for a source that never fills them
     absent: list[str] = field(default_factory=list)
-    # `_tags_raw` is the file's tags, NULL when it has none: JSON text (CSV), or a MAP/STRUCT (Parquet).
-    # Lines are keyed by its hash as it is; this SQL (`{}` = one set's value) gives the set's JSON text,
-    # so a MAP becomes text once per set instead of once per line (0.35 thread-s per million lines, twice)
-    tags_text: str = "{}"
 
 
 def tag_bind(con: duckdb.DuckDBPyConnection, tags: dict[str, list[str]]) -> dict[str, Any]:
@@ -713,11 +709,9 @@ def store_tag_sets(
     lines with that hash). Runs in the caller's transaction. A known set whose normalised tags come out
     differently now (wastewatch's normalisation changed) is updated, so its lines read the new tags.
 
-    A hash is no proof of equal tags: DuckDB 2.0's `hash()` of text collides for strings that differ
-    only in the last byte of two consecutive 8-byte words (`{"team":"proj-0a-run-00a"}` and
-    `{"team":"proj-0n-run-00f"}`). Two different raw texts with one hash in the file, or a known hash
-    with other raw text (when the hash is of the raw text itself), reject the file rather than give
-    lines another set's tags. When the raw text is derived from what was hashed (`derived_raw`: GCP
+    Two different raw texts with one id in the file, or a known id with other raw text (when the id is
+    of the raw text itself), reject the file rather than give lines another set's tags: a 64-bit MD5
+    collision, or a set stored under an earlier version's `hash()` id (macro_tag_set_id.sql). When the raw text is derived from what was hashed (`derived_raw`: GCP
     merges resource and project labels), other stored raw text means the derivation changed, and the
     set is updated like a re-normalised one.
     """
@@ -914,10 +908,10 @@ class BillingReader:
     # a file by a per-line value made its whole load 2.1-2.4x slower; the staging SQL then builds
     # x_extra per line (`$extra_per_line`)
     sample_extra = False
-    # what lines are grouped and joined back by: a hash for CUR's all-VARCHAR STRUCT; FOCUS's typed STRUCT
-    # itself (hash() of a STRUCT is not injective: an empty MAP or LIST hashes like NULL, and values
-    # shifting between two LIST fields hash alike)
-    extra_key = "hash(_x_extra)"
+    # what lines are grouped and joined back by: the x_extra STRUCT itself, not its hash() (not injective:
+    # an empty MAP or LIST hashes like NULL, values shifting between two LIST fields hash alike, and text
+    # collides as macro_tag_set_id.sql says)
+    extra_key = "_x_extra"
 
     def _extra_repeats(self, con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, cte: str) -> bool:
         """Whether the file's first 10,000 lines hold at most one x_extra combination per 10 lines."""
@@ -990,10 +984,9 @@ class BillingReader:
             "select count(*) from _file_sets where x_tag_set not in (select x_tag_set from billing_tag_sets)",
         )
         if unknown and unknown[0]:
-            low, high = (spec.tags_text.replace("{}", f"{f}(_tags_raw)") for f in ("min", "max"))
             sql = (
                 f"create or replace temp table _file_tags as\n{cte}"  # noqa: S608 - identifiers only
-                f"select tag_set_id(_tags_raw) as th, {low} as tags_raw, {high} as tags_other\n"
+                "select tag_set_id(_tags_raw) as th, min(_tags_raw) as tags_raw, max(_tags_raw) as tags_other\n"
                 "from _src where _tags_raw is not null group by th"
             )
             con.execute(sql, {k: v for k, v in {**rel.params, **spec.bind}.items() if f"${k}" in sql})

@@ -95,7 +95,6 @@ class FocusReader(BillingReader):
     presets = True
     dedupe_extra = True
     sample_extra = True  # x_ columns may vary per line (Azure FocusCost's x_BilledCostInUsd)
-    extra_key = "_x_extra"  # typed values, matched by value (BillingReader.extra_key)
     staging = "stg_focus__billing_line_items"
     source_format = "focus"
 
@@ -147,16 +146,9 @@ class FocusReader(BillingReader):
             if extras
             else "null::struct(none varchar)"
         )
-        tags = by_lower.get("tags")
-        tags_text = "{}"
-        if tags is not None and types[tags].startswith("MAP"):
-            # hashed as a MAP per line, written as JSON text once per set (Spec.tags_text); an empty MAP is
-            # the set '{}', as the same file's CSV gives. A STRUCT goes as its JSON text: hash() of a
-            # STRUCT ignores its field names ({team: nlp} and {owner: nlp} would share a set id)
-            columns["_tags_raw"] = quote_ident(tags)
-            tags_text = "to_json({})::varchar"
-        else:
-            columns["_tags_raw"] = f"nullif(trim({columns['tags']}::varchar), '')"
+        # the tags as JSON text (a Parquet MAP or STRUCT is written as JSON: an empty MAP is the set '{}', as
+        # the same file's CSV gives): tag_set_id hashes it, and it is the set's raw text
+        columns["_tags_raw"] = f"nullif(trim({columns['tags']}::varchar), '')"
         columns["_x_instance_type"] = _first_of(by_lower, INSTANCE_TYPE_COLUMNS)
         columns["_x_usage_type"] = _first_of(by_lower, USAGE_TYPE_COLUMNS)
         columns["_x_gpu_count"] = _first_of(by_lower, GPU_COUNT_COLUMNS)
@@ -181,7 +173,6 @@ class FocusReader(BillingReader):
             file_billed="billed_cost::decimal(18, 6)",
             file_effective="effective_cost::decimal(18, 6)",
             bind={"focus_version": focus_version(present)},
-            tags_text=tags_text,
             # a FOCUS column the file lacks is NULL on every line (billing_currency gets the default), and
             # so is a GPU field none of its sources feeds (writing an all-NULL column costs 35 ms per 1 M lines)
             absent=[snake(c) for c in FOCUS_COLUMNS if c not in present and snake(c) != "billing_currency"]
