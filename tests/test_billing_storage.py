@@ -216,6 +216,40 @@ def test_billing_ts_keeps_timestamps_and_converts_text_and_zones_to_utc(tmp_path
         con.close()
 
 
+def test_trim_text_equals_trim_for_every_code_point_at_either_end(tmp_path: Path) -> None:
+    # trim_text skips trim() when the value neither starts nor ends with a space or a non-ASCII
+    # character: it must give trim()'s answer for every character trim() could remove, and any other
+    con = connect(tmp_path / "w.duckdb")
+    try:
+        differ = con.execute(
+            """
+            with chars as (
+                select chr(i::integer) as ch from range(1, 1114112) as t(i) where i < 55296 or i > 57343
+            ),
+            vals as (
+                select ch as v from chars
+                union all select ch || 'x' from chars
+                union all select 'x' || ch from chars
+                union all select ch || 'ab' || ch from chars
+                union all select ' ' || ch || ' ' from chars
+            )
+            select count(*), count(*) filter (where trim(v) <> v),
+                list(v) filter (where trim_text(v) is distinct from trim(v))[:5]
+            from vals
+            """
+        ).fetchall()
+        count, trimmed, wrong = differ[0]
+        assert count == 5 * (1114111 - 2048)
+        assert trimmed > 1114111 - 2048  # every ' ' || ch || ' ', and values trim() shortens at one end
+        assert wrong is None  # list() over no value is NULL: none differs
+        assert con.execute(
+            "select trim_text(null::varchar), trim_text(''), trim_text('   '), trim_text(' a b '), "
+            "trim_text('\u3000a\u00a0'), trim_text('\ta\n'), trim_text('{\"team\":\"x\"}')"
+        ).fetchall() == [(None, "", "", "a b", "a", "\ta\n", '{"team":"x"}')]
+    finally:
+        con.close()
+
+
 def test_the_focus_sample_through_the_view_equals_the_sample(tmp_path: Path) -> None:
     """The whole FOCUS sample (1,000 lines, billed 20.52): the view's totals and lineage per file."""
     (tmp_path / "focus").mkdir()

@@ -69,7 +69,7 @@ with typed as (
         service_subcategory,
         sku_id,
         sku_meter,
-        nullif(trim(sku_price_details::varchar), '')::json as sku_price_details,
+        nullif(trim_text(sku_price_details::varchar), '')::json as sku_price_details,
         sku_price_id,
         sub_account_id,
         sub_account_name,
@@ -97,7 +97,7 @@ enriched as (
         coalesce(e.x_extra, typed._x_extra_line) as x_extra,
         tag_set_id(typed._tags_raw) as x_tag_set,
         coalesce(
-            nullif(trim(_x_instance_type), ''),
+            nullif(trim_text(_x_instance_type), ''),
             sku_price_details ->> 'InstanceType',
             nullif(regexp_extract(coalesce(_x_usage_type, ''), 'Usage:([a-z0-9][a-z0-9-]*\.[a-z0-9]+)$', 1), '')
         ) as x_instance_type,

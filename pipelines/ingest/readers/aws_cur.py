@@ -221,7 +221,7 @@ class AwsCurReader(BillingReader):
             when line_item_line_item_type = 'RIFee'
                 then coalesce(reservation_unused_amortized_upfront_fee_for_billing_period::decimal(18, 6), 0)
                     + coalesce(reservation_unused_recurring_fee::decimal(18, 6), 0)
-            when line_item_line_item_type = 'Fee' and nullif(trim(reservation_reservation_a_r_n::varchar), '') is not null then 0
+            when line_item_line_item_type = 'Fee' and nullif(trim_text(reservation_reservation_a_r_n::varchar), '') is not null then 0
             else coalesce({net}::decimal(18, 6), {unblended}::decimal(18, 6), 0)
         end"""
         return Spec(
@@ -250,7 +250,7 @@ def _json_nonnull(pairs: list[tuple[str, str]]) -> str:
     if not pairs:
         return "null::varchar"
     entries = ", ".join(
-        f"{{'key': {quote_literal(key)}, 'value': nullif(trim({quote_ident(col)}::varchar), '')}}"
+        f"{{'key': {quote_literal(key)}, 'value': nullif(trim_text({quote_ident(col)}::varchar), '')}}"
         for col, key in pairs
     )
     return f"nullif(to_json(map_from_entries(list_filter([{entries}], lambda e: e.value is not null)))::varchar, '{{}}')"

@@ -50,7 +50,7 @@ class AwsCur2Reader(AwsCurReader):
             out["_tags_raw"] = (  # JSON text: tag_set_id hashes it, and it is the set's raw text
                 f"case when cardinality({t}) > 0 then to_json({t})::varchar end"
                 if rel.types[tags].startswith("MAP")
-                else f"nullif(nullif(trim({t}), ''), '{{}}')"
+                else f"nullif(nullif(trim_text({t}), ''), '{{}}')"
             )
         return out
 

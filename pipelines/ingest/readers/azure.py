@@ -195,7 +195,7 @@ class AzureReader(BillingReader):
         tags = next((by_key[s] for s in ("tags",) if s in by_key), None)
         if tags is not None:
             used.add(tags)
-            t = f"trim({quote_ident(tags)}::varchar)"
+            t = f"trim_text({quote_ident(tags)}::varchar)"
             # EA/MCA write the members without their braces; legacy and FOCUS exports include them
             columns["_tags_raw"] = (
                 f"case when {t} is null or {t} in ('', '{{}}') then null "

@@ -1224,7 +1224,7 @@ def json_object_of(rel: Relation, columns: list[str], key: Callable[[str], str] 
     if not columns:
         return "null::varchar"
     pairs = ", ".join(
-        f"{quote_literal(key(c))}, nullif(trim({quote_ident(c)}::varchar), '')" for c in columns
+        f"{quote_literal(key(c))}, nullif(trim_text({quote_ident(c)}::varchar), '')" for c in columns
     )
     return f"nullif(json_object({pairs})::varchar, '{{}}')"
 

@@ -122,9 +122,9 @@ class FocusReader(BillingReader):
                 # and column; 0.1 for resource ids)
                 columns[snake(col)] = f"nullif(nullif({expr}, 'NULL'), '')"
             elif kind.startswith("VARCHAR") and rel.fmt != "csv":
-                columns[snake(col)] = f"nullif(nullif(trim({expr}), 'NULL'), '')"
+                columns[snake(col)] = f"nullif(nullif(trim_text({expr}), 'NULL'), '')"
             elif snake(col) in TRIMMED:
-                columns[snake(col)] = f"nullif(trim({expr}::varchar), '')"
+                columns[snake(col)] = f"nullif(trim_text({expr}::varchar), '')"
             else:
                 columns[snake(col)] = expr
         missing = [c for c in REQUIRED if c not in present]
@@ -147,8 +147,10 @@ class FocusReader(BillingReader):
             else "null::struct(none varchar)"
         )
         # the tags as JSON text (a Parquet MAP or STRUCT is written as JSON: an empty MAP is the set '{}', as
-        # the same file's CSV gives): tag_set_id hashes it, and it is the set's raw text
-        columns["_tags_raw"] = f"nullif(trim({columns['tags']}::varchar), '')"
+        # the same file's CSV gives): tag_set_id hashes it, and it is the set's raw text. JSON written by
+        # to_json has nothing to trim (a trim of it cost 0.31 thread-s per million Parquet lines).
+        tags = columns["tags"]
+        columns["_tags_raw"] = tags if tags.startswith("to_json(") else f"nullif(trim_text({tags}::varchar), '')"
         columns["_x_instance_type"] = _first_of(by_lower, INSTANCE_TYPE_COLUMNS)
         columns["_x_usage_type"] = _first_of(by_lower, USAGE_TYPE_COLUMNS)
         columns["_x_gpu_count"] = _first_of(by_lower, GPU_COUNT_COLUMNS)

@@ -165,7 +165,7 @@ def _json_nonnull_exprs(pairs: list[tuple[str, str]]) -> str:
     if not pairs:
         return "null::varchar"
     entries = ", ".join(
-        f"{{'key': '{key}', 'value': nullif(trim({expr}::varchar), '')}}" for key, expr in pairs
+        f"{{'key': '{key}', 'value': nullif(trim_text({expr}::varchar), '')}}" for key, expr in pairs
     )
     return f"nullif(to_json(map_from_entries(list_filter([{entries}], lambda e: e.value is not null)))::varchar, '{{}}')"
 
