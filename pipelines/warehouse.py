@@ -22,7 +22,7 @@ import duckdb
 
 from pipelines.config import Config
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 RAW_TABLES = (
     "schema_version",
     "ingest_files",

@@ -20,7 +20,7 @@ import pytest
 
 from pipelines.config import Config, load_config
 from pipelines.ingest import ingest
-from pipelines.ingest.readers.billing_common import insert_lines, store_columns
+from pipelines.ingest.readers.billing_common import insert_lines, store_columns, tag_normalizer
 from pipelines.warehouse import connect, rows
 from tests.billing_exports import Cur2Export, hours
 from tests.conftest import FOCUS_SAMPLE, write_config
@@ -272,25 +272,30 @@ def test_the_focus_sample_through_the_view_equals_the_sample(tmp_path: Path) -> 
         con.close()
 
 
-def test_a_known_tag_set_normalised_differently_now_is_updated(tmp_path: Path) -> None:
-    """A set stored by an older normalisation (simulated by rewriting it) is corrected when a file with the
-    same raw tags loads again; a set that only changed canonically is re-resolved by the next ingest."""
+def test_a_known_tag_set_normalised_by_other_sql_is_normalised_again(tmp_path: Path) -> None:
+    """A set stored by an older normalisation (simulated by rewriting it, with another x_normalizer) is
+    corrected when a file with the same raw tags loads again; a set this code normalised is not read or
+    normalised again for every file that has it."""
     export = Cur2Export(tmp_path / "cur", parquet=True)
     lines = hours("i-a", NOV, 2, "1.0", tags={"user:Team": "nlp"})
     export.deliver("2026-11", [lines], "e1")
     config, con = _open(tmp_path)
     try:
         assert not ingest(con, config).rejected
-        assert rows(con, "select tags, team from billing_tag_sets") == [
-            {"tags": {"team": "nlp"}, "team": "nlp"}
+        assert rows(con, "select tags, team, x_normalizer from billing_tag_sets") == [
+            {"tags": {"team": "nlp"}, "team": "nlp", "x_normalizer": tag_normalizer()}
         ]
-        con.execute(
-            "update billing_tag_sets set tags = map {'Team ': 'nlp'}, team = null"
-        )  # an older normaliser
+        con.execute("update billing_tag_sets set tags = map {'Team ': 'nlp'}, team = null")
         export.deliver("2026-11", [lines], "e2")  # the month restated with the same tags
         assert not ingest(con, config).rejected
         assert rows(con, "select tags, team from billing_tag_sets") == [
-            {"tags": {"team": "nlp"}, "team": "nlp"}
+            {"tags": {"Team ": "nlp"}, "team": None}
+        ]
+        con.execute("update billing_tag_sets set x_normalizer = 'an older one'")  # an older normaliser
+        export.deliver("2026-11", [lines], "e3")
+        assert not ingest(con, config).rejected
+        assert rows(con, "select tags, team, x_normalizer from billing_tag_sets") == [
+            {"tags": {"team": "nlp"}, "team": "nlp", "x_normalizer": tag_normalizer()}
         ]
         assert {r["team"] for r in rows(con, "select team from billing_line_items")} == {"nlp"}
     finally:
@@ -376,7 +381,11 @@ def test_a_file_is_read_for_its_tags_only_when_it_has_sets_the_warehouse_lacks(
     try:
         assert not ingest(con, config).rejected
         raw = rows(con, "select x_tags_raw::varchar as raw from billing_tag_sets")[0]["raw"]
-        con.execute("update billing_tag_sets set x_tags_raw = replace($raw, 'nlp', 'ml')", {"raw": raw})
+        # stored by an older normaliser: normalised again, from the stored raw text (the file is not re-read)
+        con.execute(
+            "update billing_tag_sets set x_tags_raw = replace($raw, 'nlp', 'ml'), x_normalizer = null",
+            {"raw": raw},
+        )
         export.deliver("2026-11", [nlp], "e2")  # known sets only: taken by id, the file is not re-read
         assert not ingest(con, config).rejected
         assert rows(con, "select tags, team from billing_tag_sets") == [
