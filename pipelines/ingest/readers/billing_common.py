@@ -1020,8 +1020,9 @@ class BillingReader:
         if unknown:
             sql = (
                 f"create or replace temp table _file_tags as\n{cte}"  # noqa: S608 - identifiers only
-                "select tag_set_id(_tags_raw) as th, min(_tags_raw) as tags_raw, max(_tags_raw) as tags_other\n"
-                "from _src where _tags_raw is not null group by th"
+                # distinct texts first: MD5 once per text, not per line (0.2 thread-s per million lines)
+                "select tag_set_id(raw) as th, min(raw) as tags_raw, max(raw) as tags_other\n"
+                "from (select distinct _tags_raw as raw from _src where _tags_raw is not null) group by th"
             )
             con.execute(sql, {k: v for k, v in {**rel.params, **spec.bind}.items() if f"${k}" in sql})
         else:
