@@ -22,6 +22,7 @@ from pipelines.config import Config, load_config
 from pipelines.ingest import ingest
 from pipelines.ingest.readers.billing_common import insert_lines, store_columns, tag_normalizer
 from pipelines.warehouse import connect, rows
+from tests import billing_exports
 from tests.billing_exports import Cur2Export, hours
 from tests.conftest import FOCUS_SAMPLE, write_config
 
@@ -246,6 +247,35 @@ def test_trim_text_equals_trim_for_every_code_point_at_either_end(tmp_path: Path
             "select trim_text(null::varchar), trim_text(''), trim_text('   '), trim_text(' a b '), "
             "trim_text('\u3000a\u00a0'), trim_text('\ta\n'), trim_text('{\"team\":\"x\"}')"
         ).fetchall() == [(None, "", "", "a b", "a", "\ta\n", '{"team":"x"}')]
+        # JSON is trimmed as its text, as trim() casts it (on JSON, s[-1] would index an array)
+        assert con.execute(
+            "select trim_text('[1, 2] '::json), typeof(trim_text('[1, 2] '::json)), trim_text(' {\"a\": 1}'::json)"
+        ).fetchall() == [("[1, 2]", "VARCHAR", '{"a": 1}')]
+    finally:
+        con.close()
+
+
+def test_cur2_parquet_tags_of_parquets_json_type_load_like_a_map(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """resource_tags written as a JSON column instead of a MAP: the same tags (it was rejected as
+    "Malformed JSON" while trim_text did not cast its argument)."""
+    monkeypatch.setitem(billing_exports.CUR2_PARQUET_TYPES, "resource_tags", "JSON")
+    export = Cur2Export(tmp_path / "cur", parquet=True)
+    export.deliver("2026-11", [hours("i-a", NOV, 2, "1.0", tags={"user:Team": "nlp"})], "e1")
+    part = next((tmp_path / "cur").rglob("*.parquet"))
+    assert duckdb.sql(f"select typeof(resource_tags) from read_parquet('{part}') limit 1").fetchall() == [
+        ("JSON",)
+    ]
+    config, con = _open(tmp_path)
+    try:
+        assert not ingest(con, config).rejected
+        assert rows(con, "select tags, team from billing_tag_sets") == [
+            {"tags": {"team": "nlp"}, "team": "nlp"}
+        ]
+        assert rows(con, "select team, sum(billed_cost) as b from billing_line_items group by 1") == [
+            {"team": "nlp", "b": Decimal("2.000000")}
+        ]
     finally:
         con.close()
 

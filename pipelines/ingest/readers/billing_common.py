@@ -24,7 +24,6 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
@@ -703,12 +702,13 @@ _NORMALIZING_SQL = (
 )
 
 
-@cache
 def tag_normalizer() -> str:
-    """A digest of the SQL that normalises tags, stored with each tag set (billing_tag_sets.x_normalizer)."""
-    digest = hashlib.sha256()
+    """A digest of what normalises tags, stored with each tag set (billing_tag_sets.x_normalizer): the SQL
+    files as on disk now (as sql_text reads the staging SQL for each file) and DuckDB's version, whose
+    lower(), trim() and json_transform the SQL relies on."""
+    digest = hashlib.sha256(duckdb.__version__.encode())
     for layer, name in _NORMALIZING_SQL:
-        digest.update(sql_text(layer, name).encode())
+        digest.update(b"\0" + sql_text(layer, name).encode())
     return digest.hexdigest()[:16]
 
 
