@@ -134,7 +134,13 @@ con.close()
 }
 
 RUNNER = """
-import json, resource, sys, time
+import json, re, sys, time
+
+
+def _hwm_mb():  # this phase's own peak: ru_maxrss is inherited across fork + exec
+    return int(re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1)) / 1024
+
+
 sys.path.insert(0, {repo!r})
 root = sys.argv[1]
 hosts, gpus = {hosts}, {gpus}
@@ -143,7 +149,7 @@ t = time.perf_counter()
 seconds = None
 {body}
 print(json.dumps({{"seconds": seconds or time.perf_counter() - t, "rows": int(n), **extra,
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+                  "peak_rss_mb": _hwm_mb()}}))
 """
 
 

@@ -52,12 +52,18 @@ with open_warehouse(cfg) as con:
 }
 
 RUNNER = """
-import json, resource, sys, time
+import json, re, sys, time
+
+
+def _hwm_mb():  # this phase's own peak: ru_maxrss is inherited across fork + exec
+    return int(re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read()).group(1)) / 1024
+
+
 root = sys.argv[1]
 t = time.perf_counter()
 {body}
 print(json.dumps({{"seconds": time.perf_counter() - t, "rows": n,
-                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
+                  "peak_rss_mb": _hwm_mb()}}))
 """
 
 
