@@ -800,6 +800,11 @@ def prune_tag_sets(con: duckdb.DuckDBPyConnection) -> int:
     return int(deleted[0]) if deleted else 0
 
 
+def _file_params(rel: Relation, spec: Spec, sql: str) -> dict[str, Any]:
+    """The file's bound values (its path, delimiter, ...) and the spec's that `sql` names."""
+    return {k: v for k, v in {**rel.params, **spec.bind}.items() if f"${k}" in sql}
+
+
 # insert_lines: the columns a query's text yields. Binding it reads the file's metadata or sniffs the CSV
 # (0.04 s per CSV part, single-threaded), and the files of one delivery share their query text (the path
 # is a bound value)
@@ -908,7 +913,7 @@ class BillingReader:
                 file_side = self._presets(con, rel, spec, cte, dedupe)
             else:
                 sets = f"{cte}{sql_text('staging', self.tag_sets)}"
-                sets_params = {k: v for k, v in {**rel.params, **spec.bind}.items() if f"${k}" in sets}
+                sets_params = _file_params(rel, spec, sets)
                 store_tag_sets(con, sets, sets_params, bind, file.uri, self.tag_sets_derived)
             insert_lines(con, f"{cte}select * from (\n{stg}\n)", used, spec.absent)  # noqa: S608 - identifiers only, values are bound
             if self.presets:
@@ -952,7 +957,7 @@ class BillingReader:
     def _extra_repeats(self, con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, cte: str) -> bool:
         """Whether the file's first 10,000 lines hold at most one x_extra combination per 10 lines."""
         sql = f"{cte}select count(*), count(distinct hash(_x_extra)) from (select _x_extra from _src limit 10000)"  # noqa: S608 - identifiers only
-        got = one(con, sql, {k: v for k, v in {**rel.params, **spec.bind}.items() if f"${k}" in sql})
+        got = one(con, sql, _file_params(rel, spec, sql))
         assert got is not None
         return got[1] * 10 <= max(got[0], 1)
 
@@ -984,7 +989,7 @@ class BillingReader:
             "    coalesce(sum(n), 0)::bigint as n, sum(billed) as billed, sum(effective) as effective\n"
             "from _groups group by grouping sets ((xh), ())"
         )
-        con.execute(sql, {k: v for k, v in {**rel.params, **spec.bind}.items() if f"${k}" in sql})
+        con.execute(sql, _file_params(rel, spec, sql))
         got = one(con, "select n, billed, effective from _billing_sets where g = 3")
         assert got is not None
         return got[0], got[1], got[2]
@@ -1035,7 +1040,7 @@ class BillingReader:
                 "select tag_set_id(raw) as th, min(raw) as tags_raw, max(raw) as tags_other\n"
                 "from (select distinct _tags_raw as raw from _src where _tags_raw is not null) group by th"
             )
-            con.execute(sql, {k: v for k, v in {**rel.params, **spec.bind}.items() if f"${k}" in sql})
+            con.execute(sql, _file_params(rel, spec, sql))
         else:
             con.execute(
                 "create or replace temp table _file_tags as select x_tag_set as th, "
@@ -1120,7 +1125,7 @@ class BillingReader:
         cte = _src_cte(rel.from_clause, "null::bigint", spec.columns)
         billed, effective = spec.file_billed, spec.file_effective
         sql = f"{cte}select count(*), sum(({billed})::decimal(18, 6)), sum(({effective})::decimal(18, 6)) from _src"  # noqa: S608 - identifiers only
-        used = {k: v for k, v in {**rel.params, **spec.bind}.items() if f"${k}" in sql}
+        used = _file_params(rel, spec, sql)
         try:
             got = one(con, sql, used)
         except duckdb.Error as exc:

@@ -150,9 +150,8 @@ class FocusReader(BillingReader):
         # the same file's CSV gives): tag_set_id hashes it, and it is the set's raw text. JSON written by
         # to_json has nothing to trim (a trim of it cost 0.31 thread-s per million Parquet lines).
         tags = columns["tags"]
-        columns["_tags_raw"] = (
-            tags if tags.startswith("to_json(") else f"nullif(trim_text({tags}::varchar), '')"
-        )
+        written_as_json = types.get(shown["tags"], "").startswith(("MAP", "STRUCT"))
+        columns["_tags_raw"] = tags if written_as_json else f"nullif(trim_text({tags}::varchar), '')"
         columns["_x_instance_type"] = _first_of(by_lower, INSTANCE_TYPE_COLUMNS)
         columns["_x_usage_type"] = _first_of(by_lower, USAGE_TYPE_COLUMNS)
         columns["_x_gpu_count"] = _first_of(by_lower, GPU_COUNT_COLUMNS)
