@@ -88,6 +88,22 @@ def test_non_numeric_cost(tmp_path: Path) -> None:
     con.close()
 
 
+def test_a_line_with_extra_fields_past_the_sniffed_sample(tmp_path: Path) -> None:
+    """DuckDB sniffs a CSV's first 20,480 lines; a broken line after them fails the load itself, which reads
+    the part's decompressed copy (in memory or in the cache): the error names the .gz, the file line and
+    DuckDB's reason, and never the copy."""
+    text = gzip.decompress(csv_bytes(hours("i-x", NOV, 30_000, "1.00"))).decode()
+    lines = text.splitlines(keepends=True)
+    lines[25_000] = lines[25_000].rstrip("\n") + ',"one more",2\n'  # file line 25,001 (the header is line 1)
+    error, con = _rejected(tmp_path, "wide.csv.gz", gzip.compress("".join(lines).encode()))
+    n = len(CUR2_HEADER)  # DuckDB stops counting at the first field too many
+    assert error.endswith(
+        f"wide.csv.gz: cannot read: CSV Error on Line: 25001: Expected Number of Columns: {n} Found: {n + 1}"
+    ), error
+    assert "/proc/" not in error and "prepared" not in error
+    con.close()
+
+
 @pytest.mark.parametrize(
     ("value", "row"),
     [

@@ -1,6 +1,6 @@
 """Decompressing a delivery's .gz parts (readers/billing_common.py `Prepared`): in load order, in the
-background, never more than two inflated parts in the cache, a damaged part reported against itself,
-and nothing left behind after a run, whether it loaded or was rejected."""
+background, never more than two inflated parts held (in memory or in the cache folder), a damaged part
+reported against itself, and nothing left behind after a run, whether it loaded or was rejected."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 from pipelines.config import load_config
 from pipelines.ingest import ingest
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.billing_common import Prepared, text_size
+from pipelines.ingest.readers.billing_common import Prepared, can_inflate_in_memory, memory_room, text_size
 from pipelines.warehouse import connect
 from tests.billing_exports import Cur2Export, hours
 from tests.conftest import FOCUS_SAMPLE, write_config
@@ -31,28 +31,93 @@ def _part(folder: Path, name: str, text: str, cut: bool = False) -> SourceFile:
     )
 
 
-def test_parts_inflate_in_order_with_at_most_two_in_the_cache(tmp_path: Path) -> None:
+MODES = [
+    pytest.param(False, id="on-disk"),
+    pytest.param(
+        True,
+        id="in-memory",
+        marks=pytest.mark.skipif(not can_inflate_in_memory(), reason="no memfd on this system"),
+    ),
+]
+
+
+def _held(prepared: Prepared, work: Path) -> int:
+    return prepared.in_memory() + (len(list(work.iterdir())) if work.exists() else 0)
+
+
+@pytest.mark.parametrize("in_memory", MODES)
+def test_parts_inflate_in_order_with_at_most_two_held(tmp_path: Path, in_memory: bool) -> None:
     texts = [f"part {i}\n" * (1000 + i) for i in range(4)]
     parts = [_part(tmp_path, f"p{i}.csv.gz", t, cut=i == 2) for i, t in enumerate(texts)]
     work = tmp_path / "work"
-    prepared = Prepared(parts, work, threads=2, ahead=2)
+    prepared = Prepared(parts, work, threads=2, ahead=2, in_memory=in_memory)
     try:
         first, second = prepared.get(parts[0].uri), prepared.get(parts[1].uri)
         assert isinstance(first, Path) and first.read_text() == texts[0]
         assert isinstance(second, Path) and second.read_text() == texts[1]
-        assert sorted(work.iterdir()) == sorted([first, second])
+        assert prepared.in_memory() == (2 if in_memory else 0)
+        assert str(first).startswith("/proc/self/fd/") == in_memory
+        if not in_memory:
+            assert sorted(work.iterdir()) == sorted([first, second])
         # the third waits for a free place: both are taken until the first is loaded
         with pytest.raises(TimeoutError):
             prepared.get(parts[2].uri, timeout=0.3)
         prepared.done(parts[0].uri)
-        assert not first.exists()
+        assert prepared.in_memory() == (1 if in_memory else 0)
+        if not in_memory:
+            assert not first.exists()
         # the damaged third is reported (it holds no place), so the fourth inflates in its turn
         damaged = prepared.get(parts[2].uri)
         assert isinstance(damaged, EOFError | OSError), damaged
         fourth = prepared.get(parts[3].uri)
         assert isinstance(fourth, Path) and fourth.read_text() == texts[3]
-        assert sorted(work.iterdir()) == sorted([second, fourth])
+        assert _held(prepared, work) == 2
+        assert second.read_text() == texts[1]  # still there: a memory file is closed only when done
         assert prepared.get(str(tmp_path / "not-a-gz.csv")) is None
+    finally:
+        prepared.close()
+    assert _held(prepared, work) == 0
+
+
+def test_a_part_inflates_in_memory_only_when_there_is_room(tmp_path: Path) -> None:
+    """Two parts of a size must fit in half the memory available; a part whose gzip trailer understates
+    its size (it counts modulo 4 GiB) moves to disk when it outgrows that share, whole."""
+    if not can_inflate_in_memory():
+        pytest.skip("no memfd on this system")
+    assert memory_room() > 0
+    text = "".join(f"{i},line {i}\n" for i in range(50_000))  # 638,890 bytes
+    small = _part(tmp_path, "small.csv.gz", text)
+    work = tmp_path / "work"
+    # room for two parts of 638,890 bytes in half of it: in memory
+    prepared = Prepared([small], work, ahead=2, room=lambda: 4 * len(text))
+    try:
+        got = prepared.get(small.uri)
+        assert isinstance(got, Path) and str(got).startswith("/proc/self/fd/")
+        assert got.read_text() == text and prepared.in_memory() == 1
+    finally:
+        prepared.close()
+    # one byte short: on disk
+    prepared = Prepared([small], work, ahead=2, room=lambda: 4 * len(text) - 4)
+    try:
+        got = prepared.get(small.uri)
+        assert isinstance(got, Path) and got.parent == work and got.read_text() == text
+        assert prepared.in_memory() == 0
+    finally:
+        prepared.close()
+    assert list(work.iterdir()) == []
+    # a trailer that understates the size (it counts modulo 4 GiB, and a file of several members gives
+    # the last one's): the part starts in memory, passes its share (16 MB chunks: the first chunk already
+    # does) and ends on disk with every byte, in order
+    big = "".join(f"{i:09d},{'x' * 70}\n" for i in range(400_000))  # 32.4 MB
+    lying = _part(tmp_path, "big.csv.gz", big)
+    lying.local_path.write_bytes(lying.local_path.read_bytes() + gzip.compress(b"last\n"))
+    assert text_size(lying.local_path) == lying.local_path.stat().st_size  # all the trailer lets us see
+    prepared = Prepared([lying], work, ahead=2, room=lambda: 4 * 10_000_000)
+    try:
+        got = prepared.get(lying.uri)
+        assert isinstance(got, Path) and got.parent == work, got
+        assert prepared.in_memory() == 0
+        assert got.read_text() == big + "last\n"
     finally:
         prepared.close()
     assert list(work.iterdir()) == []
@@ -60,10 +125,11 @@ def test_parts_inflate_in_order_with_at_most_two_in_the_cache(tmp_path: Path) ->
 
 def test_closing_early_stops_the_rest_and_cleans_up(tmp_path: Path) -> None:
     parts = [_part(tmp_path, f"p{i}.csv.gz", f"row {i}\n" * 5000) for i in range(5)]
-    prepared = Prepared(parts, tmp_path / "work", threads=2, ahead=2)
-    assert isinstance(prepared.get(parts[0].uri), Path)
-    prepared.close()  # a rejected delivery: the waiting parts are never inflated
-    assert list((tmp_path / "work").iterdir()) == []
+    for in_memory in (False, True):
+        prepared = Prepared(parts, tmp_path / "work", threads=2, ahead=2, in_memory=in_memory)
+        assert isinstance(prepared.get(parts[0].uri), Path)
+        prepared.close()  # a rejected delivery: the waiting parts are never inflated
+        assert _held(prepared, tmp_path / "work") == 0
 
 
 def test_text_size_of_a_gzip_is_its_inflated_size(tmp_path: Path) -> None:
@@ -151,12 +217,12 @@ def test_parts_are_handed_out_in_load_order_whatever_the_threads(tmp_path: Path)
         folder = tmp_path / f"a{attempt}"
         folder.mkdir()
         parts = [_part(folder, f"p{i}.csv.gz", f"{i}\n" * 10) for i in range(8)]
-        prepared = Prepared(parts, folder / "work", threads=8, ahead=2)
+        prepared = Prepared(parts, folder / "work", threads=8, ahead=2, in_memory=attempt % 2 == 0)
         try:
             for i, part in enumerate(parts):
                 got = prepared.get(part.uri, timeout=10)
                 assert isinstance(got, Path) and got.read_text() == f"{i}\n" * 10
-                assert len(list((folder / "work").iterdir())) <= 2
+                assert _held(prepared, folder / "work") <= 2
                 prepared.done(part.uri)
         finally:
             prepared.close()
@@ -172,7 +238,7 @@ def test_a_damaged_part_is_reported_and_closing_after_it_does_not_wait(tmp_path:
     ]
     problem = gzip_problem(parts[0].local_path)
     assert problem is not None and "Invalid deflate block" in str(problem)
-    prepared = Prepared(parts, tmp_path / "work", threads=2, ahead=2)
+    prepared = Prepared(parts, tmp_path / "work", threads=2, ahead=2, in_memory=False)
     got = prepared.get(parts[0].uri, timeout=10)
     assert isinstance(got, Exception) and "Invalid deflate block" in str(got)
     # the delivery is rejected now: closing must return though the next parts are inflating or waiting

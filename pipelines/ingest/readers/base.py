@@ -73,11 +73,20 @@ def check_options(source: Source, known: set[str], where: str | None = None) -> 
 
 
 def duckdb_problem(exc: Exception) -> str:
-    """DuckDB's error without the SQL echo: the first line, minus its 'X Error:' prefix."""
-    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    """DuckDB's error without the SQL echo: the first line, minus its 'X Error:' prefix. A CSV error keeps
+    its reason ("CSV Error on Line: 7: Expected Number of Columns: 3 Found: 4"), not the line's text, the
+    fixes DuckDB suggests or the reader's options (which name the file as DuckDB opened it: a decompressed
+    copy)."""
+    lines = str(exc).strip().splitlines()
+    first = lines[0] if lines else type(exc).__name__
     for prefix in ("IO Error: ", "Invalid Input Error: ", "Conversion Error: ", "Binder Error: "):
         if first.startswith(prefix):
-            return first[len(prefix) :]
+            first = first[len(prefix) :]
+            break
+    if first.startswith("CSV Error on Line: ") and len(lines) > 2 and lines[1].startswith("Original Line:"):
+        reason = lines[2].strip()
+        if reason and not reason.startswith("Possible"):
+            return f"{first}: {reason}"
     return first
 
 

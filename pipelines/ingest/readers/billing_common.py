@@ -297,21 +297,92 @@ def _gunzip(src: Path, dst: Path) -> None:
         raise
 
 
+def memory_room() -> int:
+    """Bytes of memory the machine has available (MemAvailable), capped by what this process's cgroup
+    (v2) may still take; 0 where Linux's /proc says nothing."""
+    try:
+        meminfo = Path("/proc/meminfo").read_text()
+    except OSError:
+        return 0
+    found = re.search(r"^MemAvailable:\s+(\d+) kB", meminfo, re.MULTILINE)
+    room = int(found.group(1)) * 1024 if found else 0
+    try:
+        cgroup = Path("/proc/self/cgroup").read_text().splitlines()
+        rel = next(line.split("::", 1)[1] for line in cgroup if line.startswith("0::"))
+        folder = Path("/sys/fs/cgroup") / rel.lstrip("/")
+        limit = (folder / "memory.max").read_text().strip()
+        if limit != "max":
+            room = min(room, int(limit) - int((folder / "memory.current").read_text()))
+    except (OSError, StopIteration, ValueError):
+        pass
+    return max(room, 0)
+
+
+def can_inflate_in_memory() -> bool:
+    """Linux's anonymous memory files (memfd), which DuckDB and Python open again by /proc/self/fd/N."""
+    return hasattr(os, "memfd_create") and Path("/proc/self/fd").is_dir()
+
+
+def _gunzip_to_memory(src: Path, name: str, cap: int, spill: Path) -> tuple[Path, int | None]:
+    """Inflate `src` into an anonymous memory file: (its /proc/self/fd path, its descriptor). Past `cap`
+    bytes (the gzip trailer gives the size modulo 4 GiB only) the text goes on to `spill` on disk instead:
+    (spill, None). The memory file needs no cleaning up after a crash: it ends with the process."""
+    fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    tmp = spill.with_name(spill.name + ".part")
+    try:
+        with _gz().open(src, "rb") as fin:
+            written = 0
+            with open(fd, "wb", closefd=False) as memory:
+                while chunk := fin.read(16 << 20):
+                    memory.write(chunk)
+                    written += len(chunk)
+                    if written > cap:
+                        break
+                else:
+                    return Path(f"/proc/self/fd/{fd}"), fd
+            # larger than the estimate: what is in memory goes to disk, the rest after it
+            spill.parent.mkdir(parents=True, exist_ok=True)
+            with open(fd, "rb", closefd=False) as memory, tmp.open("wb") as fout:
+                memory.seek(0)
+                shutil.copyfileobj(memory, fout, 16 << 20)
+                shutil.copyfileobj(fin, fout, 16 << 20)
+        tmp.replace(spill)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        os.close(fd)
+        raise
+    os.close(fd)
+    return spill, None
+
+
 class Prepared:
     """A delivery's .gz text files (CSV, NDJSON), decompressed with ISA-L in the background, in load order.
 
     Files are probed from their .gz (DuckDB inflates only the sample it sniffs), so the first load can start
     as soon as its file is inflated, and the next files inflate while DuckDB loads: decompression overlaps
     the loads instead of preceding them all. Files are handed to the inflating threads strictly in load
-    order and at most `ahead` at a time: a part that inflated holds its place until `done(uri)` deletes
+    order and at most `ahead` at a time: a part that inflated holds its place until `done(uri)` frees
     it, a part that could not be inflated gives its place up at once, and each freed place goes to the
-    next part. So at most `ahead` inflated parts sit in the cache (a month of 10 CUR parts used to need
-    all ~8 GB of its CSV on disk before the first insert). `get(uri)` waits for a part (its path, or why it
-    could not be decompressed: a truncated or damaged gzip); `close()` stops and cleans up, and never
-    waits for more than the parts being inflated at that moment.
+    next part. So at most `ahead` inflated parts are kept (a month of 10 CUR parts used to need all ~8 GB
+    of its CSV on disk before the first insert). `get(uri)` waits for a part (its path, or why it could
+    not be decompressed: a truncated or damaged gzip); `close()` stops and cleans up, and never waits for
+    more than the parts being inflated at that moment.
+
+    A part inflates into memory (a Linux memfd, read by its /proc/self/fd path) when `ahead` parts of its
+    size take at most half the memory available (`room()`, checked as it starts); else into `workdir`.
+    Writing 838 MB of CSV to an ext4 file cost 0.75-2.0 s of system time, into memory 0.35-0.55 s.
+    `in_memory=False` keeps every part on disk.
     """
 
-    def __init__(self, files: list[SourceFile], workdir: Path, threads: int = 2, ahead: int = 2) -> None:
+    def __init__(
+        self,
+        files: list[SourceFile],
+        workdir: Path,
+        threads: int = 2,
+        ahead: int = 2,
+        in_memory: bool | None = None,
+        room: Callable[[], int] = memory_room,
+    ) -> None:
         import threading
 
         self._workdir = workdir
@@ -319,9 +390,12 @@ class Prepared:
         self._cond = threading.Condition()
         self._futures: dict[str, Future[Path | Exception]] = {}
         self._paths: dict[str, Path] = {}  # inflated and not yet done: each holds a place
+        self._fds: dict[str, int] = {}  # the memory files among them
         self._next = 0
         self._closed = False
-        ahead = max(1, ahead)
+        self._ahead = ahead = max(1, ahead)
+        self._in_memory = can_inflate_in_memory() if in_memory is None else in_memory
+        self._room = room
         self._pool = ThreadPoolExecutor(
             max(1, min(threads, ahead, len(self._todo) or 1)), thread_name_prefix="gunzip"
         )
@@ -341,20 +415,27 @@ class Prepared:
     def _work(self, f: SourceFile) -> Path | Exception:
         name = hashlib.sha1(f.uri.encode()).hexdigest()[:16] + "_" + f.local_path.name[: -len(".gz")]
         dst = self._workdir / name
+        fd = None
         try:
             if self._closed:
                 return RuntimeError("stopped")
-            _gunzip(f.local_path, dst)
+            cap = self._room() // 2 // self._ahead if self._in_memory else 0
+            if cap and text_size(f.local_path) <= cap:
+                dst, fd = _gunzip_to_memory(f.local_path, name, cap, dst)
+            else:
+                _gunzip(f.local_path, dst)
         except Exception as exc:  # OSError, EOFError, or ISA-L's own IsalError (a damaged deflate block)
             with self._cond:
                 self._submit_next()  # a part that failed holds no place
             return exc
         with self._cond:
-            if self._closed:
-                dst.unlink(missing_ok=True)
-                return RuntimeError("stopped")
-            self._paths[f.uri] = dst
-        return dst
+            if not self._closed:
+                self._paths[f.uri] = dst
+                if fd is not None:
+                    self._fds[f.uri] = fd
+                return dst
+        _release(dst, fd)
+        return RuntimeError("stopped")
 
     def get(self, uri: str, timeout: float | None = None) -> Path | Exception | None:
         """The decompressed copy of `uri` (waiting for it), the error that stopped it, or None (not .gz).
@@ -370,14 +451,20 @@ class Prepared:
             return RuntimeError("stopped")
         return future.result(timeout)
 
+    def in_memory(self) -> int:
+        """How many inflated parts are held in memory now."""
+        with self._cond:
+            return len(self._fds)
+
     def done(self, uri: str) -> None:
         """`uri` is loaded: delete its copy and let the next part inflate in its place."""
         with self._cond:
             path = self._paths.pop(uri, None)
+            fd = self._fds.pop(uri, None)
             if path is not None:
                 self._submit_next()
         if path is not None:
-            path.unlink(missing_ok=True)
+            _release(path, fd)
 
     def close(self) -> None:
         with self._cond:
@@ -387,9 +474,18 @@ class Prepared:
             self._cond.notify_all()
         self._pool.shutdown(wait=True)  # parts being inflated finish, see `_closed` and delete themselves
         with self._cond:
-            paths, self._paths = list(self._paths.values()), {}
-        for path in paths:
-            path.unlink(missing_ok=True)
+            held = [(path, self._fds.get(uri)) for uri, path in self._paths.items()]
+            self._paths, self._fds = {}, {}
+        for path, fd in held:
+            _release(path, fd)
+
+
+def _release(path: Path, fd: int | None) -> None:
+    """Free an inflated part: close its memory file, or delete it from disk."""
+    if fd is not None:
+        os.close(fd)
+    else:
+        path.unlink(missing_ok=True)
 
 
 def gzip_problem(path: Path) -> Exception | None:
