@@ -18,7 +18,9 @@ with 2k tag combinations, once as snappy Parquet and once as gzip CSV (each `--f
 export layout, read by the `focus` reader): the kind of bill the issue's reference numbers were taken
 on, where decompression is a larger share of the work than for CUR 2.0's 59 columns.
 
-Prints seconds, ratio to the reference and peak RSS of each phase. Not a test: nothing asserts a time.
+Prints seconds, ratio to the reference and peak RSS of each phase, and the peak size of the CSV.gz parts
+wastewatch held inflated in memory (memfd files, which RSS does not count; 0 when they went to disk).
+Not a test: nothing asserts a time.
 Delete bench/out/ afterwards (the inputs are a few GB).
 """
 
@@ -302,13 +304,29 @@ con.close()
 
 # peak RSS from the phase process's VmHWM: ru_maxrss is inherited from the parent across fork + exec, so
 # after this script generated the files in-process (~0.6 GB) every phase reported at least that much
+# and the peak of the memory files (memfd) holding inflated CSV.gz parts, which RSS does not count
 RUNNER = """
-import json, re, sys, time
+import json, os, re, sys, threading, time
 export, work = sys.argv[1], sys.argv[2]
+held = [0]
+def _watch():
+    while True:
+        files = {{}}  # by inode: DuckDB holds its own descriptors of the same memory file
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                if os.readlink(f"/proc/self/fd/{{fd}}").startswith("/memfd:"):
+                    st = os.fstat(int(fd))
+                    files[st.st_ino] = st.st_size
+            except OSError:
+                pass
+        held[0] = max(held[0], sum(files.values()))
+        time.sleep(0.05)
+threading.Thread(target=_watch, daemon=True).start()
 t = time.perf_counter()
 {body}
 hwm = re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read())
-print(json.dumps({{"seconds": time.perf_counter() - t, "rows": n, "peak_rss_mb": int(hwm.group(1)) / 1024}}))
+print(json.dumps({{"seconds": time.perf_counter() - t, "rows": n, "peak_rss_mb": int(hwm.group(1)) / 1024,
+                  "memfd_mb": held[0] / 2**20}}))
 """
 
 
@@ -325,7 +343,11 @@ def run_phase(name: str, export: Path, work: Path) -> dict[str, float]:
 def _median(runs: list[dict[str, float]]) -> dict[str, float]:
     """The median run's time (the lower middle one of an even count) and the highest peak RSS of all."""
     ordered = sorted(runs, key=lambda r: r["seconds"])
-    return {**ordered[(len(ordered) - 1) // 2], "peak_rss_mb": max(r["peak_rss_mb"] for r in runs)}
+    return {
+        **ordered[(len(ordered) - 1) // 2],
+        "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+        "memfd_mb": max(r.get("memfd_mb", 0) for r in runs),
+    }
 
 
 def _spread(runs: list[dict[str, float]]) -> str:
@@ -422,10 +444,13 @@ def main() -> int:
                 results.append((fmt, label, run_phase(phase, export, work), tag_map["seconds"]))
         print(f"{fmt}: {size / 1e6:,.0f} MB in {args.files} files")
     print()
-    print("| format | phase | time | vs reference | peak RSS |\n|---|---|---:|---:|---:|")
+    print(
+        "| format | phase | time | vs reference | peak RSS | + parts in memory |\n|---|---|---:|---:|---:|---:|"
+    )
     for fmt, label, r, ref in results:
         print(
-            f"| {fmt} | {label} | {r['seconds']:.1f} s | {r['seconds'] / ref:.2f}x | {r['peak_rss_mb']:,.0f} MB |"
+            f"| {fmt} | {label} | {r['seconds']:.1f} s | {r['seconds'] / ref:.2f}x | {r['peak_rss_mb']:,.0f} MB "
+            f"| {r.get('memfd_mb', 0):,.0f} MB |"
         )
     if not args.keep:
         shutil.rmtree(root, ignore_errors=True)
