@@ -313,9 +313,9 @@ def _watch():
     while True:
         files = {{}}  # by inode: DuckDB holds its own descriptors of the same memory file
         for fd in os.listdir("/proc/self/fd"):
-            try:
-                if os.readlink(f"/proc/self/fd/{{fd}}").startswith("/memfd:"):
-                    st = os.fstat(int(fd))
+            try:  # fstat first: a descriptor closed and reused in between fails the readlink check
+                st = os.fstat(int(fd))
+                if st.st_nlink == 0 and os.readlink(f"/proc/self/fd/{{fd}}").startswith("/memfd:"):
                     files[st.st_ino] = st.st_size
             except OSError:
                 pass

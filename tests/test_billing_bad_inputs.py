@@ -105,6 +105,32 @@ def test_a_line_with_extra_fields_past_the_sniffed_sample(tmp_path: Path) -> Non
 
 
 @pytest.mark.parametrize(
+    ("bad", "reason"),
+    [
+        ("1,2,3,4\n", "Expected Number of Columns: 3 Found: 4"),
+        # the offending line spans two lines of text: DuckDB prints both before its reason
+        ('1,"two\nlines",3,4\n', "Expected Number of Columns: 3 Found: 4"),
+        ('1,"2,3\n4,5,6\n', "Value with unterminated quote found."),
+    ],
+)
+def test_a_csv_error_keeps_duckdbs_reason_and_not_the_lines_text(
+    tmp_path: Path, bad: str, reason: str
+) -> None:
+    from pipelines.ingest.readers.base import duckdb_problem
+
+    path = tmp_path / "t.csv"
+    path.write_text("a,b,c\n" + "1,2,3\n" * 30_000 + bad)
+    con = duckdb.connect()
+    with pytest.raises(duckdb.Error) as caught:
+        con.execute(
+            "select * from read_csv($p, header = true, quote = '\"', columns = {a: 'varchar', b: 'varchar', c: 'varchar'})",
+            {"p": str(path)},
+        ).fetchall()
+    assert duckdb_problem(caught.value) == f"CSV Error on Line: 30002: {reason}", str(caught.value)
+    con.close()
+
+
+@pytest.mark.parametrize(
     ("value", "row"),
     [
         ("2023-02-01T30:00:00Z", 2),  # an impossible time, from the FOCUS spec's own examples

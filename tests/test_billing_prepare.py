@@ -123,6 +123,102 @@ def test_a_part_inflates_in_memory_only_when_there_is_room(tmp_path: Path) -> No
     assert list(work.iterdir()) == []
 
 
+def _machine(
+    root: Path, cgroup: str, files: dict[str, str], available_kb: int = 40 << 20
+) -> tuple[Path, Path]:
+    """A /proc and a /sys/fs/cgroup with the given files (paths under the cgroup root), as Linux writes them."""
+    proc, cgroups = root / "proc", root / "cgroup"
+    (proc / "self").mkdir(parents=True)
+    (proc / "meminfo").write_text(f"MemTotal: {64 << 20} kB\nMemAvailable: {available_kb} kB\n")
+    (proc / "self" / "cgroup").write_text(cgroup)
+    cgroups.mkdir()
+    for rel, text in files.items():
+        (cgroups / rel).parent.mkdir(parents=True, exist_ok=True)
+        (cgroups / rel).write_text(text)
+    return proc, cgroups
+
+
+GIB = 1 << 30
+
+
+@pytest.mark.parametrize(
+    ("cgroup", "files", "room"),
+    [
+        # no limit anywhere (cgroup v2 host): what the machine has available
+        ("0::/user.slice/session-1.scope\n", {"user.slice/session-1.scope/memory.max": "max\n"}, 40 * GIB),
+        # v2, private namespace: the container's own cgroup is the root it sees
+        ("0::/\n", {"memory.max": f"{2 * GIB}\n", "memory.current": f"{GIB // 2}\n"}, 3 * GIB // 2),
+        # v2, the limit on a parent slice; the leaf has none
+        (
+            "0::/kubepods.slice/pod1/ctr1\n",
+            {
+                "kubepods.slice/pod1/ctr1/memory.max": "max\n",
+                "kubepods.slice/pod1/ctr1/memory.current": f"{GIB}\n",
+                "kubepods.slice/pod1/memory.max": f"{2 * GIB}\n",
+                "kubepods.slice/pod1/memory.current": f"{GIB + GIB // 4}\n",
+            },
+            3 * GIB // 4,
+        ),
+        # v2, the host's path for a cgroup the process sees as its root (cgroupns=host bind mounts)
+        ("0::/system.slice/docker-abc.scope\n", {"memory.max": f"{GIB}\n", "memory.current": "0\n"}, GIB),
+        # hybrid: the memory controller on v1, with a limit (this one in bytes, not "max")
+        (
+            "4:memory:/process_api/abc\n1:cpu:/\n0::/\n",
+            {
+                "memory/memory.limit_in_bytes": "9223372036854771712\n",
+                "memory/process_api/abc/memory.limit_in_bytes": f"{4 * GIB}\n",
+                "memory/process_api/abc/memory.usage_in_bytes": f"{3 * GIB}\n",
+            },
+            GIB,
+        ),
+        # v1 without a limit (2^63 rounded down to a page)
+        (
+            "11:cpuacct,memory:/\n",
+            {"memory/memory.limit_in_bytes": "9223372036854771712\n", "memory/memory.usage_in_bytes": "5\n"},
+            40 * GIB,
+        ),
+        # over its limit already: no room
+        ("0::/\n", {"memory.max": f"{GIB}\n", "memory.current": f"{2 * GIB}\n"}, 0),
+        # a limit file that does not say a number: cannot tell, so disk
+        ("0::/\n", {"memory.max": "lots\n", "memory.current": "0\n"}, 0),
+        # no memory cgroup line at all: cannot tell
+        ("1:cpu:/\n", {}, 0),
+    ],
+)
+def test_memory_room_is_the_tightest_cgroup_limit(
+    tmp_path: Path, cgroup: str, files: dict[str, str], room: int
+) -> None:
+    proc, cgroups = _machine(tmp_path, cgroup, files)
+    assert memory_room(proc, cgroups) == room
+
+
+def test_memory_room_without_proc_is_none(tmp_path: Path) -> None:
+    assert memory_room(tmp_path / "no-proc", tmp_path / "no-cgroup") == 0
+    assert memory_room() >= 0  # this machine's own: whatever it is, it is a number
+
+
+def test_a_system_without_memory_files_inflates_on_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """memfd_create refused (a seccomp sandbox says ENOSYS): the part goes to disk, it is not rejected."""
+    import errno
+    import os
+
+    def refused(name: str, flags: int = 0) -> int:
+        raise OSError(errno.ENOSYS, "Function not implemented")
+
+    monkeypatch.setattr(os, "memfd_create", refused, raising=False)
+    part = _part(tmp_path, "p.csv.gz", "a,b\n1,2\n" * 100)
+    prepared = Prepared([part], tmp_path / "work", in_memory=True, room=lambda: 1 << 40)
+    try:
+        got = prepared.get(part.uri)
+        assert isinstance(got, Path) and got.parent == tmp_path / "work", got
+        assert got.read_text() == "a,b\n1,2\n" * 100 and prepared.in_memory() == 0
+    finally:
+        prepared.close()
+    assert list((tmp_path / "work").iterdir()) == []
+
+
 def test_closing_early_stops_the_rest_and_cleans_up(tmp_path: Path) -> None:
     parts = [_part(tmp_path, f"p{i}.csv.gz", f"row {i}\n" * 5000) for i in range(5)]
     for in_memory in (False, True):
@@ -247,3 +343,18 @@ def test_a_damaged_part_is_reported_and_closing_after_it_does_not_wait(tmp_path:
     closing.join(10)
     assert not closing.is_alive()
     assert list((tmp_path / "work").iterdir()) == []
+
+
+def test_a_rejection_names_the_gz_not_its_decompressed_copy() -> None:
+    from pipelines.ingest import _named_by_uri
+    from pipelines.ingest.errors import RejectedFile
+
+    copies = {"/proc/self/fd/7": "s3://bill/p1.csv.gz", "/proc/self/fd/71": "s3://bill/p2.csv.gz"}
+    exc = RejectedFile(
+        "s3://bill/p2.csv.gz", 'cannot load: Error when sniffing file "/proc/self/fd/71".', line=3
+    )
+    got = _named_by_uri(exc, copies)
+    assert str(got) == 's3://bill/p2.csv.gz:3: cannot load: Error when sniffing file "s3://bill/p2.csv.gz".'
+    assert (got.file, got.line) == (exc.file, exc.line)
+    untouched = RejectedFile("x.csv.gz", "cannot read: the gzip stream is truncated")
+    assert _named_by_uri(untouched, copies) is untouched

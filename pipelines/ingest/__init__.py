@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -448,6 +449,7 @@ def _ingest_delivery(
 
     # .gz files inflate in the background, in load order, while the files before them load
     prepared = reader.prepare(d.files, workdir, threads)
+    copies: dict[str, str] = {}  # decompressed copy -> the file's uri, for error messages
     results: dict[str, LoadResult] = {}
     try:
         with transaction(con):
@@ -466,12 +468,15 @@ def _ingest_delivery(
                 fid = file_id(source.name, f.uri)
                 if d.period is None:
                     con.execute(f"delete from {stored_in(target)} where x_file_id = $id", {"id": fid})  # noqa: S608 - our constant
+                copy = prepared.get(f.uri)
+                if isinstance(copy, Path):
+                    copies[str(copy)] = f.uri
                 ctx = LoadContext(
                     source=source,
                     config=config,
                     file_id=fid,
                     loaded_at=now,
-                    prepared=prepared.get(f.uri),
+                    prepared=copy,
                     period=d.period,
                     probe=probes.get(f.uri),
                 )
@@ -514,9 +519,10 @@ def _ingest_delivery(
                         renamed_from.pop(uri, None)
             _record_superseded(con, source, fresh_superseded, ledger, now)
     except LoadFailed as failed:  # rolled back: now the bad row can be looked for
-        return _reject_delivery(con, source, members, failed.explain(con), checksums, now, outcome)
+        rejected = _named_by_uri(failed.explain(con), copies)
+        return _reject_delivery(con, source, members, rejected, checksums, now, outcome)
     except RejectedFile as exc:
-        return _reject_delivery(con, source, members, exc, checksums, now, outcome)
+        return _reject_delivery(con, source, members, _named_by_uri(exc, copies), checksums, now, outcome)
     finally:
         prepared.close()
     loaded = [
@@ -525,6 +531,15 @@ def _ingest_delivery(
     if d.manifest is not None:
         loaded.append(outcome(d.manifest, "loaded"))
     return loaded + superseded
+
+
+def _named_by_uri(exc: RejectedFile, copies: dict[str, str]) -> RejectedFile:
+    """The rejection with each decompressed copy DuckDB named in it (a cache file, /proc/self/fd/N) named by
+    the file's uri: users know their .gz, not our copy of it."""
+    problem = exc.problem
+    for copy, uri in copies.items():
+        problem = re.sub(re.escape(copy) + r"(?![\w.])", lambda _m, uri=uri: uri, problem)
+    return exc if problem == exc.problem else RejectedFile(exc.file, problem, exc.line, exc.column)
 
 
 def _reject_delivery(

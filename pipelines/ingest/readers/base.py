@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -72,6 +73,13 @@ def check_options(source: Source, known: set[str], where: str | None = None) -> 
     return dict(source.options)
 
 
+# the reasons DuckDB's CSV errors give after the offending line (which may span several lines)
+_CSV_REASONS = re.compile(
+    r"^(Expected Number of Columns|Value with unterminated quote|Maximum line size|Invalid unicode"
+    r"|Line does not|Unterminated quote|Error when converting)"
+)
+
+
 def duckdb_problem(exc: Exception) -> str:
     """DuckDB's error without the SQL echo: the first line, minus its 'X Error:' prefix. A CSV error keeps
     its reason ("CSV Error on Line: 7: Expected Number of Columns: 3 Found: 4"), not the line's text, the
@@ -83,9 +91,9 @@ def duckdb_problem(exc: Exception) -> str:
         if first.startswith(prefix):
             first = first[len(prefix) :]
             break
-    if first.startswith("CSV Error on Line: ") and len(lines) > 2 and lines[1].startswith("Original Line:"):
-        reason = lines[2].strip()
-        if reason and not reason.startswith("Possible"):
+    if first.startswith("CSV Error on Line: "):
+        reason = next((ln.strip() for ln in lines[2:] if _CSV_REASONS.match(ln.strip())), None)
+        if reason:
             return f"{first}: {reason}"
     return first
 

@@ -297,24 +297,48 @@ def _gunzip(src: Path, dst: Path) -> None:
         raise
 
 
-def memory_room() -> int:
-    """Bytes of memory the machine has available (MemAvailable), capped by what this process's cgroup
-    (v2) may still take; 0 where Linux's /proc says nothing."""
+_NO_LIMIT = 1 << 60  # cgroup v1 writes "no limit" as 2^63 rounded down to a page
+
+
+def memory_room(proc: Path = Path("/proc"), cgroups: Path = Path("/sys/fs/cgroup")) -> int:
+    """Bytes of memory this process may still fill: the machine's MemAvailable, capped by the tightest
+    (limit - usage) of its memory cgroup and that cgroup's ancestors (v1, v2 or hybrid). 0 (keep parts
+    on disk) when Linux's /proc or the cgroup files do not say."""
     try:
-        meminfo = Path("/proc/meminfo").read_text()
+        meminfo = (proc / "meminfo").read_text()
+        lines = (proc / "self" / "cgroup").read_text().splitlines()
     except OSError:
         return 0
     found = re.search(r"^MemAvailable:\s+(\d+) kB", meminfo, re.MULTILINE)
-    room = int(found.group(1)) * 1024 if found else 0
+    if not found:
+        return 0
+    room = int(found.group(1)) * 1024
+    # "4:memory:/path" names the v1 memory controller's cgroup (hybrid systems too); "0::/path" the v2 one
+    v1 = next((ln.split(":", 2)[2] for ln in lines if "memory" in ln.split(":", 2)[1].split(",")), None)
+    v2 = next((ln.split(":", 2)[2] for ln in lines if ln.startswith("0::")), None)
+    if v1 is not None:
+        base, limit_file, usage_file = cgroups / "memory", "memory.limit_in_bytes", "memory.usage_in_bytes"
+    elif v2 is not None:
+        base, limit_file, usage_file = cgroups, "memory.max", "memory.current"
+    else:
+        return 0
+    rel = (v1 if v1 is not None else v2 or "").strip().lstrip("/")
+    folder = base / rel
+    if not folder.is_dir():  # a cgroup namespace shows the process's own cgroup as the root
+        folder = base
+    if not base.is_dir():
+        return 0
     try:
-        cgroup = Path("/proc/self/cgroup").read_text().splitlines()
-        rel = next(line.split("::", 1)[1] for line in cgroup if line.startswith("0::"))
-        folder = Path("/sys/fs/cgroup") / rel.lstrip("/")
-        limit = (folder / "memory.max").read_text().strip()
-        if limit != "max":
-            room = min(room, int(limit) - int((folder / "memory.current").read_text()))
-    except (OSError, StopIteration, ValueError):
-        pass
+        while True:
+            if (folder / limit_file).is_file():
+                limit = (folder / limit_file).read_text().strip()
+                if limit != "max" and int(limit) < _NO_LIMIT:
+                    room = min(room, int(limit) - int((folder / usage_file).read_text()))
+            if folder == base or base not in folder.parents:
+                break
+            folder = folder.parent
+    except (OSError, ValueError):
+        return 0
     return max(room, 0)
 
 
@@ -327,7 +351,11 @@ def _gunzip_to_memory(src: Path, name: str, cap: int, spill: Path) -> tuple[Path
     """Inflate `src` into an anonymous memory file: (its /proc/self/fd path, its descriptor). Past `cap`
     bytes (the gzip trailer gives the size modulo 4 GiB only) the text goes on to `spill` on disk instead:
     (spill, None). The memory file needs no cleaning up after a crash: it ends with the process."""
-    fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    try:
+        fd = os.memfd_create(name, os.MFD_CLOEXEC)
+    except OSError:  # not allowed here (a seccomp sandbox), or out of descriptors: disk then
+        _gunzip(src, spill)
+        return spill, None
     tmp = spill.with_name(spill.name + ".part")
     try:
         with _gz().open(src, "rb") as fin:
