@@ -2,8 +2,8 @@
 -- depends_on: the file relation `_src` (CUR 2.0 snake_case column names; raw values: VARCHAR from CSV or the
 --             Parquet types; `_tags_raw` JSON text, `_x_extra` a STRUCT of other fields), built by
 --             pipelines/ingest/readers/aws_cur2.py and aws_cur.py (legacy `lineItem/UnblendedCost` ->
---             `line_item_unblended_cost`); `_billing_sets`, the file's distinct x_extra sets (g = 2), filled
---             by one aggregate pass over the file (readers/billing_common.py). Each line keeps the id of
+--             `line_item_unblended_cost`); `_billing_sets`, distinct x_extra sets (g = 2), filled by one aggregate
+--             pass over the file or an earlier file of its delivery (readers/billing_common.py). Each line keeps the id of
 --             its raw tags (x_tag_set, tag_set_id); the sets themselves go to billing_tag_sets (stg_billing__tag_sets)
 -- Strict casts (a bad value fails the load; the reader then names the row and column); values are not
 -- trimmed (CUR is machine-written, and trimming 25 columns of 10 M lines costs seconds). Costs follow the
@@ -90,15 +90,7 @@ categories as (
 
 -- the provider's other fields, written as JSON once per distinct combination (line item type, usage type, ...)
 extra_sets as (
-    select
-        xh as h,
-        nullif(
-            to_json(map_from_entries(list_filter(
-                map_entries(json_transform(to_json(x_extra), '"MAP(VARCHAR, VARCHAR)"')),
-                lambda e: e.value is not null and e.value <> ''
-            ))),
-            '{}'
-        ) as x_extra
+    select xh as h, extra_json(x_extra) as x_extra
     from _billing_sets
     where g = 2
 )
@@ -168,7 +160,9 @@ select
         c.product_instance_type,
         nullif(regexp_extract(coalesce(c.usage_type, ''), '(?:Box|Spot|DedicatedUsage|HostUsage)[^:]*:([a-z0-9-]+\.[a-z0-9]+)$', 1), '')
     ) as x_instance_type,
-    e.x_extra,
+    -- a combination the sets lack (they may come from an earlier file of the delivery): built for its lines
+    -- alone (CASE evaluates the ELSE branch only for the lines that reach it; COALESCE would for every line)
+    case when e.h is not null then e.x_extra else extra_json(c._x_extra_key) end as x_extra,
     $file_id as x_file_id,
     c._row as x_source_row,
     strftime(coalesce(c.billing_period_start, c.charge_period_start), '%Y-%m') as x_billing_period,
