@@ -99,6 +99,17 @@ def _warehouse_with_file(tmp_path: Path, lines: int) -> tuple[duckdb.DuckDBPyCon
     return con, path, sum(costs, Decimal(0))
 
 
+def _observed_insert(spec: Spec, reader: str, tail: str) -> str:
+    """An insert of the file's lines into billing_lines through the observed `_src`, with `tail` after it."""
+    cte = _src_cte(reader, "null::bigint", spec.columns)
+    return (
+        f"{_observed_cte(cte, spec)}select _row as x_source_row, cost::decimal(18, 6) as billed_cost, "  # noqa: S608 - test SQL
+        "'f1' as x_file_id, 'USD' as billing_currency, "
+        "timestamp '2026-11-01' as charge_period_start, timestamp '2026-11-01 01:00' as charge_period_end, "
+        f"cost::decimal(18, 6) as effective_cost from _src {tail}"
+    )
+
+
 @pytest.mark.parametrize(
     ("tail", "trusted"),
     [
@@ -118,13 +129,7 @@ def test_an_observation_counts_only_when_every_scanned_line_was_seen(
         file_billed="cost",
         file_effective="cost::decimal(18, 6) * 2",
     )
-    cte = _src_cte("read_csv($path, header = true, all_varchar = true)", "null::bigint", spec.columns)
-    query = (
-        f"{_observed_cte(cte, spec)}select _row as x_source_row, cost::decimal(18, 6) as billed_cost, "  # noqa: S608 - test SQL
-        "'f1' as x_file_id, 'USD' as billing_currency, "
-        "timestamp '2026-11-01' as charge_period_start, timestamp '2026-11-01 01:00' as charge_period_end, "
-        f"cost::decimal(18, 6) as effective_cost from _src {tail}"
-    )
+    query = _observed_insert(spec, "read_csv($path, header = true, all_varchar = true)", tail)
     token = _observe_start(con)
     assert token is not None
     try:
@@ -156,13 +161,7 @@ def test_a_parquet_filter_pushed_into_the_scan_hides_lines_from_its_count(tmp_pa
         columns={"kind": "kind", "cost": "cost"}, checks=[], file_billed="cost", file_effective="cost"
     )
     for tail, trusted in (("", True), ("where kind <> 'Tax'", False)):
-        cte = _src_cte("read_parquet($path)", "null::bigint", spec.columns)
-        query = (
-            f"{_observed_cte(cte, spec)}select _row as x_source_row, cost::decimal(18, 6) as billed_cost, "  # noqa: S608 - test SQL
-            "'f1' as x_file_id, 'USD' as billing_currency, "
-            "timestamp '2026-11-01' as charge_period_start, timestamp '2026-11-01 01:00' as charge_period_end, "
-            f"cost::decimal(18, 6) as effective_cost from _src {tail}"
-        )
+        query = _observed_insert(spec, "read_parquet($path)", tail)
         token = _observe_start(con)
         profile = insert_lines(con, query, {"path": str(pq), "observe_token": token}, profile=True)
         got = _observe_end(token, profile)
