@@ -3,7 +3,7 @@
 --             Parquet types; `_tags_raw` JSON text, `_x_extra` a STRUCT of other fields), built by
 --             pipelines/ingest/readers/aws_cur2.py and aws_cur.py (legacy `lineItem/UnblendedCost` ->
 --             `line_item_unblended_cost`); `_billing_sets`, distinct x_extra sets (g = 2), filled by one aggregate
---             pass over the file or an earlier file of its delivery (readers/billing_common.py). Each line keeps the id of
+--             pass over the file or an earlier file of its billing period (readers/billing_common.py). Each line keeps the id of
 --             its raw tags (x_tag_set, tag_set_id); the sets themselves go to billing_tag_sets (stg_billing__tag_sets)
 -- Strict casts (a bad value fails the load; the reader then names the row and column); values are not
 -- trimmed (CUR is machine-written, and trimming 25 columns of 10 M lines costs seconds). Costs follow the
@@ -160,7 +160,7 @@ select
         c.product_instance_type,
         nullif(regexp_extract(coalesce(c.usage_type, ''), '(?:Box|Spot|DedicatedUsage|HostUsage)[^:]*:([a-z0-9-]+\.[a-z0-9]+)$', 1), '')
     ) as x_instance_type,
-    -- a combination the sets lack (they may come from an earlier file of the delivery): built for its lines
+    -- a combination the sets lack (they may come from an earlier file of the billing period): built for its lines
     -- alone (CASE evaluates the ELSE branch only for the lines that reach it; COALESCE would for every line)
     case when e.h is not null then e.x_extra else extra_json(c._x_extra_key) end as x_extra,
     $file_id as x_file_id,

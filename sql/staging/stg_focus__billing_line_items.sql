@@ -2,7 +2,7 @@
 -- depends_on: the file relation `_src` (FOCUS snake_case columns: VARCHAR from CSV, the Parquet types
 --             otherwise; plus _row, _tags_raw and _x_*), built by pipelines/ingest/readers/focus.py;
 --             `_billing_sets`, distinct x_extra sets (g = 2), filled by one aggregate pass over the
---             file or an earlier file of its delivery (readers/billing_common.py)
+--             file or an earlier file of its billing period (readers/billing_common.py)
 -- Types (strict: a bad value fails the load, and the reader names its row and column), UTC timestamps,
 -- canonical spellings of FOCUS enumerations. Each line keeps the id of its raw tags (x_tag_set, tag_set_id); the
 -- sets, normalised once each, go to billing_tag_sets (stg_billing__tag_sets).
@@ -95,7 +95,7 @@ enriched as (
     select
         typed.* exclude (_tags_raw, _x_extra_key, _x_extra_line),
         -- per line ($extra_per_line, or a combination the sets lack: they may come from an earlier file
-        -- of the delivery); CASE evaluates the ELSE branch only for the lines that reach it
+        -- of the billing period); CASE evaluates the ELSE branch only for the lines that reach it
         case when e.h is not null then e.x_extra else to_json(typed._x_extra_line) end as x_extra,
         tag_set_id(typed._tags_raw) as x_tag_set,
         coalesce(

@@ -413,8 +413,6 @@ class Prepared:
         in_memory: bool | None = None,
         room: Callable[[], int] = memory_room,
     ) -> None:
-        import threading
-
         self._workdir = workdir
         self._todo = [f for f in files if f.local_path.name.lower().endswith(".gz")]
         self._cond = threading.Condition()
@@ -1423,9 +1421,9 @@ def _io_problem(exc: Exception) -> str:
 #
 # The file-side rows and cost sums used to come from an aggregate pass that read (tokenised) the file a
 # second time: 1.5-1.7 thread-seconds per million CUR 2.0 CSV lines, more than the whole gap to DuckDB's
-# bare load. Now, when a file needs no pass for its x_extra sets (an earlier file of the delivery made
-# them), `_src` hands every line to `_ww_observe`, a Python function DuckDB calls with a chunk of lines at
-# a time (0.03-0.07 thread-s per million), which adds up the lines and their billed and effective cost as
+# bare load. Now, when a CSV file needs no pass for its x_extra sets (the source's earlier file of the same
+# billing period made them), `_src` hands every line to `_ww_observe`, a Python function DuckDB calls with a
+# chunk of lines at a time (0.05-0.2 thread-s per million), which adds up the lines and their billed and effective cost as
 # the file states them (spec.file_billed / file_effective), before the staging SQL's joins, filters and
 # casts: what the pass computed, from the same scan of the same bytes. DuckDB may run a filter or a limit
 # of the staging SQL below it, hiding lines from it; so the count is trusted only when DuckDB's profile of
@@ -1471,7 +1469,7 @@ def _observe_start(con: duckdb.DuckDBPyConnection) -> int | None:
             ["BIGINT", "BIGINT", money, money],
             "BIGINT",
             type="arrow",
-            side_effects=True,  # never folded or dropped
+            side_effects=True,  # never folded; still dropped with a column nothing uses (hence `_row`)
             null_handling="special",  # called for NULL rows too (the row number is NULL in large CSVs)
         )
     except duckdb.NotImplementedException:  # registered on this connection already
