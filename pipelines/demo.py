@@ -46,11 +46,9 @@ from typing import Any
 
 import duckdb
 
+from pipelines.units import DAYS_PER_MONTH, GIB, HOURS_PER_WEEK
 from rules import Window
 
-HOURS_PER_WEEK = 168
-GIB = 1024**3
-DAYS_PER_MONTH = Decimal("30.44")  # storage waste per week = bytes x price per GB-month x 7 / 30.44
 S3_STANDARD = Decimal("0.023")
 GLACIER_IR = Decimal("0.004")  # the demo config's fallback price (prices: storage_gb_month:)
 EBS_GP3 = Decimal("0.08")

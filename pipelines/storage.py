@@ -23,7 +23,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
-from decimal import Decimal
 from typing import Any
 
 import duckdb
@@ -31,8 +30,6 @@ import duckdb
 from pipelines.config import Config, Source
 from pipelines.ingest.errors import RejectedFile
 
-GIB = 1024**3  # a billed "GB" of storage is 2^30 bytes (AWS's GB-Mo)
-DAYS_PER_MONTH = Decimal("30.44")  # weekly storage waste = bytes x price per GB-month x 7 / 30.44
 PLACEHOLDERS = ("project", "run_id", "step", "loss", "score")
 _TOKEN = re.compile(r"\{([A-Za-z_]+)\}|\*")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.storage import DAYS_PER_MONTH
+from pipelines.units import DAYS_PER_MONTH
 from rules import ALL_RULES
 
 pytestmark = pytest.mark.e2e

@@ -25,8 +25,8 @@ import pytest
 from pipelines.config import load_config
 from pipelines.report import WeeklyReport, write_report
 from pipelines.report.acks import record, resolve
-from pipelines.storage import DAYS_PER_MONTH
 from pipelines.transform import build_marts
+from pipelines.units import DAYS_PER_MONTH
 from pipelines.warehouse import connect
 from tests.conftest import write_config
 from tests.test_report import MON, W48, Marts, put_findings

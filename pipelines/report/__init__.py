@@ -24,7 +24,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from pipelines.config import Config
 from pipelines.report import charts
-from pipelines.storage import DAYS_PER_MONTH
+from pipelines.units import DAYS_PER_MONTH
 from pipelines.warehouse import rows, scalar, sql_root, sql_text, utcnow
 from rules import ALL_RULES, FINDING_COLUMNS, Window
 from rules._contract import ATTENTION_CATEGORIES

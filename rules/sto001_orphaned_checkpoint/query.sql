@@ -133,7 +133,7 @@ combined as (
         k.by_storage_class,
         k.price_sources,
         f.size_bytes / 1073741824 as gib,
-        f.monthly_cost * 7 / 30.44 as weekly_cost,
+        f.monthly_cost * 7 / days_per_month() as weekly_cost,
         case
             when r.category = 'unknown' and not r.jobs_known then 'insufficient_data'
             when f.monthly_cost is null or f.monthly_cost <= 0 then 'insufficient_data'

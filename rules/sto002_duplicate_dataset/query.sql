@@ -97,7 +97,7 @@ combined as (
 described as (
     select
         *,
-        monthly_cost * 7 / 30.44 as weekly_cost,
+        monthly_cost * 7 / days_per_month() as weekly_cost,
         size_bytes / 1073741824 as gib,
         case
             when len(job_regions) = 0 then 'the oldest copy'

@@ -43,7 +43,7 @@ combined as (
     select
         *,
         coalesce(size_bytes, 0) / 1073741824 as gib,
-        monthly_cost * 7 / 30.44 as weekly_cost,
+        monthly_cost * 7 / days_per_month() as weekly_cost,
         case when monthly_cost > 0 then 'waste' else 'insufficient_data' end as status
     from buckets
 )
