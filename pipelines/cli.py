@@ -104,18 +104,11 @@ def init(ctx: click.Context, path: Path | None, force: bool) -> None:
 
 def _do_ingest(ctx: click.Context, config: Config) -> int:
     from pipelines.ingest import NEW_VERSION_REJECTED
-    from pipelines.ingest.readers import get_reader
     from pipelines.runner import run_ingest
     from pipelines.warehouse import open_warehouse, rows, utcnow
 
     started = utcnow()
     click.echo(f"ingesting {len(config.sources)} source(s) into {config.warehouse_path}", err=True)
-    for source in config.sources:
-        if source.enabled and get_reader(source.kind) is None:
-            click.echo(
-                f"note: source {source.name!r}: no reader for kind {source.kind!r} yet; its files stay for later",
-                err=True,
-            )
     outcome = run_ingest(config.path or ctx.obj["config_path"], verbose=ctx.obj["verbose"])
     if not outcome.success:
         raise Failure(

@@ -9,25 +9,15 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic_core import PydanticCustomError
 
-BILLING_KINDS = ("focus", "aws_cur", "aws_cur2", "azure", "gcp")
-TELEMETRY_KINDS = ("nvidia_smi", "nvidia_smi_dmon", "dcgm", "prometheus_json", "metrics_csv")
-JOB_KINDS = ("slurm_sacct", "k8s_pods", "jobs_csv")
-RESOURCE_KINDS = ("ec2_instances", "hosts_csv")
-STORAGE_KINDS = ("s3_inventory", "s3_listing", "fs_scan")
-SOURCE_KINDS = BILLING_KINDS + TELEMETRY_KINDS + JOB_KINDS + RESOURCE_KINDS + STORAGE_KINDS
+from pipelines.sources.registry import kind_names, options_of, source_kind
 
-SourceKind = Literal[
-    "focus", "aws_cur", "aws_cur2", "azure", "gcp",
-    "nvidia_smi", "nvidia_smi_dmon", "dcgm", "prometheus_json", "metrics_csv",
-    "slurm_sacct", "k8s_pods", "jobs_csv",
-    "ec2_instances", "hosts_csv",
-    "s3_inventory", "s3_listing", "fs_scan",
-]  # fmt: skip
+M = TypeVar("M", bound=BaseModel)
 
 DEFAULT_CONFIG_NAME = "wastewatch.yaml"
 
@@ -55,7 +45,7 @@ class Source(_Strict):
     """One place wastewatch reads files from."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Unique name, used in the ledger.")
-    kind: SourceKind
+    kind: str = Field(description="One of the registered kinds (pipelines/sources/registry.py).")
     uri: str = Field(description="File, folder, glob, or s3://bucket/prefix/.")
     endpoint_url: str | None = Field(None, description="S3-compatible endpoint (MinIO, Ceph, ...).")
     region: str | None = None
@@ -65,6 +55,21 @@ class Source(_Strict):
     @property
     def is_s3(self) -> bool:
         return self.uri.startswith("s3://")
+
+    @field_validator("kind")
+    @classmethod
+    def _registered_kind(cls, value: str) -> str:
+        names = kind_names()
+        if value not in names:
+            expected = ", ".join(repr(n) for n in names)
+            raise PydanticCustomError(
+                "literal_error", "Input should be one of {expected}", {"expected": expected}
+            )
+        return value
+
+    def options_as(self, model: type[M]) -> M:
+        """This source's `options:` validated against its kind's model (pipelines/sources/options.py)."""
+        return options_of(self.kind, self.options, model)
 
 
 class DuckDBSettings(_Strict):
@@ -79,44 +84,6 @@ class DuckDBSettings(_Strict):
     temp_directory: Path | None = Field(
         None, description="Where DuckDB spills (default: <warehouse>.tmp beside the warehouse)."
     )
-
-
-class BillingOptions(_Strict):
-    """`options:` of a billing source (every billing kind)."""
-
-    manifest: Literal["auto", "required", "ignore"] = Field(
-        "auto",
-        description="auto: follow a manifest where the export has one; required: skip periods without one; "
-        "ignore: read every data file.",
-    )
-    on_removed: Literal["delete", "keep"] = Field(
-        "delete", description="A loaded file that disappears from the source: delete its rows, or keep them."
-    )
-    delimiter: str | None = Field(
-        None, min_length=1, max_length=1, description="CSV delimiter (default: sniffed)."
-    )
-
-
-class AzureOptions(BillingOptions):
-    dataset: Literal["amortized", "actual"] = Field(
-        "amortized", description="Which Cost Management dataset to load; files of the other one are skipped."
-    )
-
-
-class GcpOptions(BillingOptions):
-    invoice_timezone: str = Field(
-        "America/Los_Angeles", description="Zone of invoice.month (Google bills in US Pacific time)."
-    )
-    project_labels: bool = Field(True, description="Add project.labels to the tags (resource labels win).")
-
-
-BILLING_OPTIONS: dict[str, type[BillingOptions]] = {
-    "focus": BillingOptions,
-    "aws_cur": BillingOptions,
-    "aws_cur2": BillingOptions,
-    "azure": AzureOptions,
-    "gcp": GcpOptions,
-}
 
 
 class Prices(_Strict):
@@ -293,19 +260,16 @@ def parse_config(text: str, path: Path) -> Config:
             lines.append(f"{where}: {_format_loc(loc)}: {_explain(err)}")
         raise ConfigError("\n".join(lines)) from None
     config = config.model_copy(update={"path": path.resolve()})
-    _check_billing_options(config, root, path)
+    _check_source_options(config, root, path)
     return _check_rule_overrides(config, root, path)
 
 
-def _check_billing_options(config: Config, root: yaml.Node | None, path: Path) -> None:
-    """A billing source's `options:` are validated against its kind's options model."""
+def _check_source_options(config: Config, root: yaml.Node | None, path: Path) -> None:
+    """Each source's `options:` are validated against its kind's options model."""
     problems = []
     for i, source in enumerate(config.sources):
-        model = BILLING_OPTIONS.get(source.kind)
-        if model is None:
-            continue
         try:
-            model.model_validate(source.options)
+            source_kind(source.kind).options.model_validate(source.options)
         except ValidationError as exc:
             for err in exc.errors():
                 loc = ("sources", i, "options", *err["loc"])
@@ -313,11 +277,6 @@ def _check_billing_options(config: Config, root: yaml.Node | None, path: Path) -
                 problems.append(f"{path}:{line}: {_format_loc(loc)}: {_explain(err)}")
     if problems:
         raise ConfigError("\n".join(problems))
-
-
-def billing_options(source: Source) -> BillingOptions:
-    """The validated options of a billing source (defaults filled in)."""
-    return BILLING_OPTIONS.get(source.kind, BillingOptions).model_validate(source.options)
 
 
 def _duplicate_sources(data: dict[str, Any], root: yaml.Node | None, path: Path) -> list[str]:

@@ -358,23 +358,3 @@ def replace_snapshot(
             "now": now,
         },
     )
-
-
-def int_option(source: Source, name: str, default: int, minimum: int = 0) -> int:
-    """An integer option of the source (RejectedFile naming the source when it is not one)."""
-    value = source.options.get(name, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise RejectedFile(
-            source.uri,
-            f"source {source.name!r}: option {name} must be a whole number >= {minimum}, got {value!r}",
-        )
-    return value
-
-
-def bool_option(source: Source, name: str, default: bool) -> bool:
-    value = source.options.get(name, default)
-    if not isinstance(value, bool):
-        raise RejectedFile(
-            source.uri, f"source {source.name!r}: option {name} must be true or false, got {value!r}"
-        )
-    return value

@@ -11,7 +11,7 @@ import boto3
 import duckdb
 import pytest
 
-import pipelines.ingest as ingest_module
+import pipelines.ingest.s3 as s3_module
 from pipelines.config import load_config
 from pipelines.ingest import ingest
 from pipelines.warehouse import connect
@@ -85,14 +85,13 @@ def test_the_same_export_from_a_folder_and_from_s3_gives_identical_tables(
 
     # a second run downloads nothing: the ledger knows every object (ETag and size)
     fetched: list[str] = []
-    real_fetch = ingest_module.fetch
+    real_download = s3_module.download
 
-    def counting_fetch(f, s3):  # noqa: ANN001, ANN202 - a spy that delegates to the real function
-        if f.remote is not None and not f.local_path.is_file():
-            fetched.append(f.uri)
-        return real_fetch(f, s3)
+    def counting_download(s3, obj, dest):  # noqa: ANN001, ANN202 - a spy that delegates to the real function
+        fetched.append(obj.uri)
+        return real_download(s3, obj, dest)
 
-    monkeypatch.setattr(ingest_module, "fetch", counting_fetch)
+    monkeypatch.setattr(s3_module, "download", counting_download)
     con = connect(config.warehouse_path)
     report = ingest(con, config)
     assert {o.status for o in report.outcomes} == {"unchanged"}

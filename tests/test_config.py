@@ -8,15 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.config import (
-    BILLING_KINDS,
-    DEFAULT_TAGS,
-    STARTER_CONFIG,
-    TELEMETRY_KINDS,
-    ConfigError,
-    load_config,
-    parse_config,
-)
+from pipelines.config import DEFAULT_TAGS, STARTER_CONFIG, ConfigError, load_config, parse_config
+from pipelines.sources.options import DcgmOptions, S3ListingOptions
+from pipelines.sources.registry import kind_names, kinds_of
 from rules import get_rule
 from tests.conftest import write_config
 
@@ -404,8 +398,8 @@ def test_values_are_typed(tmp_path: Path) -> None:
     assert config.checkpoints == ["s3://acme-ckpt/{project}/{run_id}/**"]
     assert config.datasets == ["s3://acme-data/datasets/"]
     # disabled sources are skipped by kind lookups
-    assert [s.name for s in config.sources_of(BILLING_KINDS)] == ["focus"]
-    assert [s.name for s in config.sources_of(TELEMETRY_KINDS)] == ["smi"]
+    assert [s.name for s in config.sources_of(kinds_of("billing"))] == ["focus"]
+    assert [s.name for s in config.sources_of(kinds_of("telemetry"))] == ["smi"]
     assert config.sources[2].options == {"timezone": "Europe/Berlin"}
 
 
@@ -482,3 +476,31 @@ def test_config_is_immutable(tmp_path: Path) -> None:
     config = load_config(write_config(tmp_path, "currency: USD\n"))
     with pytest.raises(ValueError):
         config.currency = "EUR"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("kind", kind_names())
+def test_an_unknown_option_of_any_kind_is_a_config_error(tmp_path: Path, kind: str) -> None:
+    """Every kind's options come from its registry model: a misspelt key stops the run at config load."""
+    path = write_config(
+        tmp_path, f"sources:\n  - {{name: s, kind: {kind}, uri: x/, options: {{colour: blue}}}}\n"
+    )
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value) == f"{path}:2: sources[0].options.colour: unknown key"
+
+
+def test_registered_options_load_with_their_defaults(tmp_path: Path) -> None:
+    path = write_config(
+        tmp_path,
+        """
+        sources:
+          - {name: s, kind: s3_listing, uri: "s3://b/", options: {page_size: 2}}
+          - {name: d, kind: dcgm, uri: d/, options: {file_time: mtime}}
+        """,
+    )
+    config = load_config(path)
+    listing = config.sources[0].options_as(S3ListingOptions)
+    assert (listing.page_size, listing.workers, listing.checksums) == (2, 16, False)
+    assert config.sources[1].options_as(DcgmOptions).file_time == "mtime"
+    with pytest.raises(TypeError, match="kind 'dcgm' has DcgmOptions options, not S3ListingOptions"):
+        config.sources[1].options_as(S3ListingOptions)

@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.ingest.readers import get_reader
-
 pytestmark = pytest.mark.e2e
 
 
@@ -29,8 +27,6 @@ def _expected(directory: Path) -> dict:
 def test_checkpoints_of_failed_runs_are_found_with_the_planted_bytes_and_dollars(
     demo_dir: tuple[Path, str],
 ) -> None:
-    if get_reader("slurm_sacct") is None:
-        pytest.skip("the demo's jobs come from sacct: needs the slurm_sacct reader")
     directory, _ = demo_dir
     expected = _expected(directory)["STO001"]
     found = _findings(directory, "STO001")

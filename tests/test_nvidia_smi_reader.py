@@ -233,9 +233,9 @@ def test_batches_of_files_each_recorded_with_its_rows(
     project: Path, config: Config, con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Several batches (2 files each here), a bad file in the middle: it alone is rejected, in file order."""
-    from pipelines.ingest.readers import batching
+    from pipelines.ingest.readers.nvidia_smi import NvidiaSmiReader
 
-    monkeypatch.setattr(batching, "BATCH_FILES", 2)
+    monkeypatch.setattr(NvidiaSmiReader, "batch_files", 2)
     landing = project / "landing" / "telemetry"
     lines = CAPTURE.read_text(encoding="utf-8").splitlines(keepends=True)
     for i in range(5):

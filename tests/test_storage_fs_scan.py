@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pipelines.config import ConfigError
 from pipelines.ingest.readers.fs_scan import fingerprint
 from pipelines.warehouse import connect, scalar
 from rules import Window, get_rule
@@ -98,22 +99,23 @@ def test_a_missing_root_is_refused_and_the_previous_scan_stays(tmp_path: Path) -
     con.close()
 
 
-def test_option_types_are_checked(tmp_path: Path) -> None:
+def test_option_types_are_config_errors(tmp_path: Path) -> None:
+    """A mistyped option stops the run before anything is read, naming the line and the key."""
     _tree(tmp_path / "data")
-    config = project(
-        tmp_path,
-        "  - {name: a, kind: fs_scan, uri: data, options: {exclude: '*.tmp'}}\n"
-        "  - {name: b, kind: fs_scan, uri: data, options: {fingerprint: 'yes'}}\n"
-        "  - {name: c, kind: fs_scan, uri: data, options: {workers: 0}}\n",
-    )
-    con = connect(config.warehouse_path)
-    errors = [o.error for o in run_ingest(con, config).rejected]
-    assert errors == [
-        "data: source 'a': option exclude must be a list of globs",
-        "data: source 'b': option fingerprint must be true or false, got 'yes'",
-        "data: source 'c': option workers must be a whole number >= 1, got 0",
+    with pytest.raises(ConfigError) as err:
+        project(
+            tmp_path,
+            "  - {name: a, kind: fs_scan, uri: data, options: {exclude: '*.tmp'}}\n"
+            "  - {name: b, kind: fs_scan, uri: data, options: {fingerprint: 'yes'}}\n"
+            "  - {name: c, kind: fs_scan, uri: data, options: {workers: 0}}\n",
+        )
+    lines = str(err.value).splitlines()
+    assert [line.split(": ", 1)[1] for line in lines] == [
+        "sources[0].options.exclude: Input should be a valid list",
+        "sources[1].options.fingerprint: Input should be a valid boolean",
+        "sources[2].options.workers: Input should be greater than or equal to 1",
     ]
-    con.close()
+    assert [line.split(": ", 1)[0].rsplit(":", 1)[1] for line in lines] == ["2", "3", "4"]
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads every folder; permissions cannot be denied")

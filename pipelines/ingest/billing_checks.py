@@ -15,7 +15,7 @@ from decimal import Decimal
 
 import duckdb
 
-from pipelines.config import BILLING_KINDS
+from pipelines.sources.registry import kinds_of
 from pipelines.warehouse import rows
 
 TAG_COVERAGE_TARGET = Decimal("0.80")  # the check warns below this share of spend with a team
@@ -49,7 +49,7 @@ def reconciliation(con: duckdb.DuckDBPyConnection) -> CheckOutcome:
         where i.status = 'loaded' and i.kind in (select unnest($kinds)) and coalesce(i.rows, 0) > 0
         order by i.uri
         """,
-        {"kinds": list(BILLING_KINDS)},
+        {"kinds": list(kinds_of("billing"))},
     )
     for f in files:
         want = (f["rows"], _z(f["billed_cost_sum"]), _z(f["effective_cost_sum"]))
@@ -94,7 +94,7 @@ def reconciliation(con: duckdb.DuckDBPyConnection) -> CheckOutcome:
               and coalesce(i.rows, 0) > 0
         group by all order by all
         """,
-        {"kinds": list(BILLING_KINDS)},
+        {"kinds": list(kinds_of("billing"))},
     )
     for p in periods:
         if p["file_rows"] is not None and (p["file_rows"], _z(p["file_billed"])) != (p["n"], _z(p["billed"])):

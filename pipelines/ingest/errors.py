@@ -14,3 +14,11 @@ class RejectedFile(Exception):
         if column:
             where += f": column {column!r}"
         super().__init__(f"{where}: {problem}")
+
+
+class FileFailed(Exception):
+    """Raised by a batch load when it knows which file of the batch cannot be loaded."""
+
+    def __init__(self, index: int, cause: BaseException | None = None) -> None:
+        self.index, self.cause = index, cause
+        super().__init__(f"file {index} of the batch failed: {cause}")

@@ -8,31 +8,11 @@ import hashlib
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pipelines.config import Config, Source
-
-if TYPE_CHECKING:
-    from pipelines.ingest.s3 import S3Object
-
-# what each reader kind picks up inside a folder (billing kinds also pick up their manifests)
-PATTERNS: dict[str, tuple[str, ...]] = {
-    "focus": (".csv", ".csv.gz", ".parquet", "manifest.json"),
-    "aws_cur2": (".csv", ".csv.gz", ".parquet", "manifest.json"),
-    "aws_cur": (".csv", ".csv.gz", ".parquet", "manifest.json"),
-    "azure": (".csv", ".csv.gz", ".parquet", "manifest.json"),
-    "gcp": (".csv", ".csv.gz", ".json", ".json.gz", ".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz"),
-    "nvidia_smi": (".csv", ".csv.gz", ".txt", ".txt.gz", ".log"),
-    "nvidia_smi_dmon": (".txt", ".txt.gz", ".log", ".log.gz"),
-    "dcgm": (".prom", ".prom.gz", ".txt", ".txt.gz", ".metrics"),
-    "prometheus_json": (".json", ".json.gz"),
-    "metrics_csv": (".csv", ".csv.gz"),
-    "slurm_sacct": (".txt", ".txt.gz", ".log", ".psv", ".csv"),
-    "k8s_pods": (".json", ".json.gz"),
-    "jobs_csv": (".csv", ".csv.gz"),
-    "hosts_csv": (".csv",),
-}
-DEFAULT_PATTERNS = (".csv", ".csv.gz", ".parquet", ".json", ".txt")
+from pipelines.ingest import s3 as s3mod
+from pipelines.sources.registry import source_kind
 
 
 @dataclass(frozen=True)
@@ -45,7 +25,7 @@ class SourceFile:
     size: int
     modified_at: datetime
     etag: str | None = None
-    remote: S3Object | None = None  # for s3:// files: the object; local_path is its place in the cache
+    remote: s3mod.S3Object | None = None  # for s3:// files: the object; local_path is its place in the cache
 
     @property
     def is_remote(self) -> bool:
@@ -64,11 +44,16 @@ class SourceFile:
         return self.local_path.name.endswith(".gz")
 
     def checksum(self) -> str:
-        h = hashlib.sha256()
-        with self.local_path.open("rb") as f:
-            for chunk in iter(lambda: f.read(1 << 20), b""):
-                h.update(chunk)
-        return h.hexdigest()
+        """The sha256 of the file's bytes, hashed once per listing (the ledger and the load both ask)."""
+        digest = self.__dict__.get("_sha256")
+        if digest is None:
+            h = hashlib.sha256()
+            with self.local_path.open("rb") as f:
+                for chunk in iter(lambda: f.read(1 << 20), b""):
+                    h.update(chunk)
+            digest = h.hexdigest()
+            object.__setattr__(self, "_sha256", digest)
+        return str(digest)
 
     def first_line(self) -> str:
         """The first line of text (decompressed); raises OSError/EOFError on unreadable files."""
@@ -106,9 +91,7 @@ def list_files(config: Config, source: Source, s3: Any = None) -> list[SourceFil
     """
     if not source.is_s3:
         return list_local(config, source)
-    from pipelines.ingest import s3 as s3mod
-
-    suffixes = PATTERNS.get(source.kind, DEFAULT_PATTERNS)
+    suffixes = source_kind(source.kind).patterns
     cache = source_cache(config, source)
     _, prefix = s3mod.split_uri(source.uri)
     out = []
@@ -138,16 +121,14 @@ def source_cache(config: Config, source: Source) -> Path:
 def fetch(file: SourceFile, s3: Any) -> Path:
     """Make sure the file's bytes are on this machine (downloads an s3:// object once); its local path."""
     if file.remote is not None and not file.local_path.is_file():
-        from pipelines.ingest.s3 import download
-
-        download(s3, file.remote, file.local_path)
+        s3mod.download(s3, file.remote, file.local_path)
     return file.local_path
 
 
 def list_local(config: Config, source: Source) -> list[SourceFile]:
     """Files of a local source: a file, a folder (walked recursively) or a glob. Sorted by path."""
     location = config.source_location(source)
-    suffixes = PATTERNS.get(source.kind, DEFAULT_PATTERNS)
+    suffixes = source_kind(source.kind).patterns
     if any(ch in location for ch in "*?["):
         root = Path(location.split("*")[0].rsplit("/", 1)[0] or "/")
         paths = [Path(p) for p in glob.glob(location, recursive=True) if Path(p).is_file()]

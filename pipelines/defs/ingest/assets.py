@@ -4,7 +4,7 @@ import dagster as dg
 
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
 from pipelines.ingest import billing_checks, ingest
-from pipelines.ingest.readers import READER_TARGETS
+from pipelines.sources.registry import kinds_writing
 from pipelines.warehouse import rows, scalar
 
 # landed tables that have an ingestion asset (a table appears here once its DDL is in sql/raw/)
@@ -102,7 +102,7 @@ BILLING_CHECKS = (
 
 
 def _ingest_asset(table: str) -> dg.AssetsDefinition:
-    kinds = sorted(k for k, t in READER_TARGETS.items() if t == table)
+    kinds = sorted(kinds_writing(table))
 
     @dg.asset(
         key=table,

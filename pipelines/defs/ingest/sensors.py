@@ -8,8 +8,8 @@ import dagster as dg
 from pipelines.config import ConfigError
 from pipelines.defs.jobs import nightly_ingest
 from pipelines.defs.resources import WastewatchResource
+from pipelines.ingest import s3 as s3mod
 from pipelines.ingest.files import list_files
-from pipelines.ingest.readers import get_reader
 
 
 @dg.sensor(
@@ -30,11 +30,9 @@ def new_files_sensor(
     count = 0
     unreachable: list[str] = []
     for source in config.sources:
-        if not source.enabled or get_reader(source.kind) is None:
+        if not source.enabled:
             continue
         if source.is_s3:
-            from pipelines.ingest import s3 as s3mod
-
             try:
                 files = list_files(config, source, s3mod.client(source))
             except (s3mod.S3Error, ValueError) as exc:

@@ -110,7 +110,6 @@ def split_glued_header(header: list[str], first_row: list[str]) -> tuple[list[st
 
 
 class AwsCurReader(BillingReader):
-    kind = "aws_cur"
     presets = True
     dedupe_extra = True
     staging = "stg_aws__cur2"

@@ -26,7 +26,6 @@ PRODUCT_KEYS = {
 
 
 class AwsCur2Reader(AwsCurReader):
-    kind = "aws_cur2"
     source_format = "aws_cur2"
 
     def maps(self, rel: Relation, columns: dict[str, str]) -> dict[str, str]:

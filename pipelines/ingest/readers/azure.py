@@ -27,7 +27,6 @@ from pathlib import PurePosixPath
 
 import duckdb
 
-from pipelines.config import AzureOptions, BillingOptions
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.aws_cur import _json_nonnull, service_catalog, squash
@@ -43,6 +42,7 @@ from pipelines.ingest.readers.billing_common import (
     plan_deliveries,
 )
 from pipelines.ingest.readers.focus import reject_oci_native
+from pipelines.sources.options import AzureOptions, BillingOptions
 
 # canonical `_src` column -> the squashed spellings of EA, MCA and legacy exports, in preference order
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -114,7 +114,6 @@ def dataset_of_path(relative: str) -> str | None:
 
 
 class AzureReader(BillingReader):
-    kind = "azure"
     staging = "stg_azure__cost"
     tag_sets = "stg_azure__tag_sets"
     source_format = "azure"

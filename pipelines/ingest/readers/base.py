@@ -1,17 +1,28 @@
-"""What every reader shares: the reader interface, SQL quoting of file-derived identifiers, error text."""
+"""What every reader shares: what a load returns and gets, SQL quoting of file-derived identifiers, error text.
+
+One base class per way of ingesting, and the ingest loop picks the mode by class:
+- `FileReader`: one file per transaction (`load`);
+- `BatchReader`: many small files per transaction (`load_batch`; `PerFileBatch` and `PlannedBatch` build
+  it from `load`, or from a per-file plan and one insert for the batch);
+- `DeliveryReader`: billing exports, whose files arrive as deliveries that replace a billing period together
+  (`plan`, `probe`, `prepare`, then `load` per file);
+- `SourceReader`: a whole source at once, an API listing or a file-system walk (`load_source`).
+"""
 
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import duckdb
 
 from pipelines.config import Config, Source
-from pipelines.ingest.errors import RejectedFile
+from pipelines.ingest.errors import FileFailed, RejectedFile
 from pipelines.ingest.files import SourceFile
 
 
@@ -43,13 +54,104 @@ class LoadContext:
     probe: Any = None  # what the reader found opening the file before the transaction (billing readers)
 
 
-class Reader(Protocol):
-    kind: str
-    target_table: str
+class Reader(ABC):  # noqa: B024 - a marker base: each mode below declares its own abstract methods
+    """Base of every reader. Its kind's registry line (pipelines/sources/registry.py) says which table it
+    writes, which files it reads and which options it takes."""
+
+
+class FileReader(Reader):
+    """Loads one file at a time."""
+
+    @abstractmethod
+    def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
+        """Insert the file's rows into the kind's table, inside the caller's transaction (which deleted the
+        file's earlier rows first and records the outcome in the ledger after)."""
+
+
+class BatchReader(FileReader):
+    """Loads many small files of one source in one transaction (pipelines/ingest/modes/batched.py)."""
+
+    batch_files = 500  # at most this many files per batch
+
+    @abstractmethod
+    def load_batch(
+        self, con: duckdb.DuckDBPyConnection, files: list[SourceFile], ctxs: list[LoadContext]
+    ) -> list[LoadResult]:
+        """One result per file, in order; FileFailed(index) names a file that cannot load."""
+
+
+class PerFileBatch(BatchReader):
+    """`load_batch` for a reader whose files are loaded one statement each: the batch still shares one
+    transaction (and one commit), and the load's warnings reach the run summary and the ledger."""
+
+    def load_batch(
+        self, con: duckdb.DuckDBPyConnection, files: list[SourceFile], ctxs: list[LoadContext]
+    ) -> list[LoadResult]:
+        results = []
+        for i, (f, ctx) in enumerate(zip(files, ctxs, strict=True)):
+            try:
+                results.append(self.load(con, f, ctx))
+            except RejectedFile as exc:
+                raise FileFailed(i, exc) from None
+        return results
+
+
+class PlannedBatch(BatchReader):
+    """A reader that checks each file into a plan (`_plan`, raising RejectedFile) and then lands the plans of
+    a batch in one statement (`_insert`, raising FileFailed(index, cause) for a file it can name)."""
+
+    @abstractmethod
+    def _plan(self, file: SourceFile, ctx: LoadContext) -> Any: ...
+
+    @abstractmethod
+    def _insert(self, con: duckdb.DuckDBPyConnection, plans: list[Any]) -> list[LoadResult]: ...
 
     def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
-        """Insert the file's rows into `target_table` (inside the caller's transaction)."""
-        ...
+        plan = self._plan(file, ctx)
+        try:
+            return self._insert(con, [plan])[0]
+        except FileFailed as exc:
+            assert isinstance(exc.cause, BaseException)
+            raise exc.cause from None
+
+    def load_batch(
+        self, con: duckdb.DuckDBPyConnection, files: list[SourceFile], ctxs: list[LoadContext]
+    ) -> list[LoadResult]:
+        plans = []
+        for i, (f, ctx) in enumerate(zip(files, ctxs, strict=True)):
+            try:
+                plans.append(self._plan(f, ctx))
+            except RejectedFile as exc:
+                raise FileFailed(i, exc) from None
+        return self._insert(con, plans)
+
+
+class DeliveryReader(FileReader):
+    """Billing exports: files arrive as deliveries (the files a manifest lists, a billing period's folder)
+    that replace a period of the source together (pipelines/ingest/modes/deliveries.py)."""
+
+    @abstractmethod
+    def plan(
+        self, files: list[SourceFile], read_text: Callable[[SourceFile], str], options: Any
+    ) -> tuple[list[Any], list[str]]:
+        """The source's deliveries (newest version of each period) and notes for the run summary."""
+
+    @abstractmethod
+    def probe(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> Any:
+        """Open the file and check its header before the delivery's transaction starts."""
+
+    @abstractmethod
+    def prepare(self, files: list[SourceFile], workdir: Path, threads: int) -> Any:
+        """Start decompressing the delivery's compressed files, in load order."""
+
+
+class SourceReader(Reader):
+    """Reads a whole source at once (an API listing, a file-system walk); each run's rows replace the
+    source's previous ones, and the ledger holds one row for the source."""
+
+    @abstractmethod
+    def load_source(self, con: duckdb.DuckDBPyConnection, source: Source, ctx: LoadContext) -> LoadResult:
+        """Insert the source's rows, inside the caller's transaction."""
 
 
 def quote_ident(name: str) -> str:
@@ -60,17 +162,6 @@ def quote_ident(name: str) -> str:
 def quote_literal(text: str) -> str:
     """A column name used as a JSON key in SQL text (never a data value)."""
     return "'" + text.replace("'", "''") + "'"
-
-
-def check_options(source: Source, known: set[str], where: str | None = None) -> dict[str, Any]:
-    """The source's options (a copy); RejectedFile against `where` (default: the source) for unknown keys."""
-    unknown = set(source.options) - known
-    if unknown:
-        raise RejectedFile(
-            where or source.uri,
-            f"source {source.name!r}: unknown option(s) {sorted(unknown)}; known: {sorted(known)}",
-        )
-    return dict(source.options)
 
 
 # the reasons DuckDB's CSV errors give after the offending line (which may span several lines)
@@ -96,12 +187,3 @@ def duckdb_problem(exc: Exception) -> str:
         if reason:
             return f"{first}: {reason}"
     return first
-
-
-def src_cte(from_clause: str, columns: dict[str, str]) -> str:
-    """`with _src as (...)`: numbered rows of the file with canonical column names as VARCHAR.
-
-    `columns` maps canonical name -> SQL expression over the file's own columns (identifiers only).
-    """
-    select = ",\n        ".join(f"{expr} as {quote_ident(name)}" for name, expr in columns.items())
-    return f"with _src as (\n    select row_number() over () as _row,\n        {select}\n    from {from_clause}\n)\n"  # noqa: S608 - identifiers only, values are bound

@@ -31,10 +31,17 @@ from typing import IO, Any
 
 import duckdb
 
-from pipelines.config import BillingOptions
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, duckdb_problem, quote_ident, quote_literal
+from pipelines.ingest.readers.base import (
+    DeliveryReader,
+    LoadContext,
+    LoadResult,
+    duckdb_problem,
+    quote_ident,
+    quote_literal,
+)
+from pipelines.sources.options import BillingOptions
 from pipelines.warehouse import one, rows, sql_text, stored_in
 
 NULL_STRINGS = ("NULL", "null", "")
@@ -969,11 +976,9 @@ def insert_lines(
     return profile
 
 
-class BillingReader:
-    """Base of the billing readers: subclasses set kind/staging/source_format and implement spec()."""
+class BillingReader(DeliveryReader):
+    """Base of the billing readers: subclasses set staging/source_format and implement spec()."""
 
-    kind = ""
-    target_table = "billing_line_items"
     staging = ""
     tag_sets = "stg_billing__tag_sets"  # the file's distinct tag sets (sql/staging)
     tag_sets_derived = False  # True when a set's raw text is derived from what its hash is of (GCP)
@@ -991,9 +996,7 @@ class BillingReader:
 
     # -- loading ---------------------------------------------------------------------------------------
     def options(self, ctx: LoadContext) -> BillingOptions:
-        from pipelines.config import billing_options
-
-        return billing_options(ctx.source)
+        return ctx.source.options_as(BillingOptions)
 
     def spec(self, con: duckdb.DuckDBPyConnection, rel: Relation, file: SourceFile, ctx: LoadContext) -> Spec:
         raise NotImplementedError

@@ -38,14 +38,13 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.ingest.errors import RejectedFile
+from pipelines.ingest.errors import FileFailed, RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options, duckdb_problem
-from pipelines.ingest.readers.batching import FileFailed, PlannedBatch
+from pipelines.ingest.readers.base import LoadContext, LoadResult, PlannedBatch, duckdb_problem
 from pipelines.ingest.readers.nvidia_smi import host_from_path
+from pipelines.sources.options import DcgmOptions
 from pipelines.warehouse import sql_text
 
-OPTIONS = {"host", "host_label", "host_pattern", "file_time"}
 # the lines split by DuckDB's CSV reader at `{` (the name, then the labels and value): much faster than
 # string functions over whole lines; c2/c3 catch `{` inside label values
 LINES = (
@@ -62,6 +61,7 @@ SAMPLE = re.compile(
     r'^(?P<name>[A-Za-z_:][A-Za-z0-9_:]*)(?:\{(?P<labels>(?:[^"}]|"(?:[^"\\]|\\.)*")*)\})?'
     r" (?P<value>\S+)(?: (?P<ts>\S+))?$"
 )
+
 LABEL = re.compile(r'\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"(?:[^"\\]|\\.)*"\s*(?:,|$)')
 
 
@@ -133,13 +133,11 @@ class _Plan:
 
 
 class DcgmReader(PlannedBatch):
-    kind = "dcgm"
-    target_table = "gpu_samples"
     batch_files = 100  # one batch's scrapes are pivoted in memory: keep batches moderate
 
     def _plan(self, file: SourceFile, ctx: LoadContext) -> _Plan:
-        opts = check_options(ctx.source, OPTIONS, file.uri)
-        mode = str(opts.get("file_time", "name_or_mtime"))
+        opts = ctx.source.options_as(DcgmOptions)
+        mode = opts.file_time
         if mode not in ("name_or_mtime", "name", "mtime"):
             raise RejectedFile(file.uri, f"source {ctx.source.name!r}: file_time must be `name` or `mtime`")
         if file.size == 0:
@@ -149,11 +147,11 @@ class DcgmReader(PlannedBatch):
             raise RejectedFile(
                 file.uri, "file_time: name, but the file name holds no timestamp like 20261130T014200Z"
             )
-        path_host = host_from_path(file.relative, opts.get("host_pattern"))
+        path_host = host_from_path(file.relative, opts.host_pattern)
         return _Plan(file, ctx, named or file.modified_at, path_host)
 
     def _insert(self, con: duckdb.DuckDBPyConnection, plans: list[_Plan]) -> list[LoadResult]:
-        opts = plans[0].ctx.source.options
+        opts = plans[0].ctx.source.options_as(DcgmOptions)
         files = [
             {"path": str(p.file.local_path), "uri": p.file.uri, "file_id": p.ctx.file_id,
              "file_ts": p.file_ts, "path_host": p.path_host}
@@ -170,8 +168,8 @@ class DcgmReader(PlannedBatch):
             "paths": [f["path"] for f in files],
             "files": files,
             "metrics": list(metric_catalog()),
-            "host": opts.get("host"),
-            "host_label": opts.get("host_label"),
+            "host": opts.host,
+            "host_label": opts.host_label,
             "source_name": plans[0].ctx.source.name,
         }
         stg = sql_text("staging", "stg_dcgm__gpu_samples")

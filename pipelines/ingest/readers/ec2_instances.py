@@ -30,11 +30,11 @@ import pyarrow as pa
 
 from pipelines.config import Source
 from pipelines.ingest.errors import RejectedFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options, duckdb_problem
+from pipelines.ingest.readers.base import LoadContext, LoadResult, SourceReader, duckdb_problem
 from pipelines.ingest.readers.jobs_common import norm_keys
+from pipelines.sources.options import Ec2InstancesOptions
 from pipelines.warehouse import sql_text
 
-OPTIONS = {"region", "endpoint_url", "filters", "page_size", "states"}
 SCHEMA = pa.schema(
     [
         ("host", pa.string()),
@@ -50,6 +50,7 @@ SCHEMA = pa.schema(
         ("tags_json", pa.string()),
     ]
 )
+
 TERMINATED_AT = re.compile(r"\((\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}) (?:GMT|UTC)\)")
 
 
@@ -74,24 +75,21 @@ def _filters(option: Any, where: str) -> list[dict[str, Any]]:
     raise RejectedFile(where, "option `filters` must be {name: [values]} or a list of {Name, Values}")
 
 
-class Ec2InstancesReader:
-    kind = "ec2_instances"
-    target_table = "inventory_hosts"
-
+class Ec2InstancesReader(SourceReader):
     def load_source(self, con: duckdb.DuckDBPyConnection, source: Source, ctx: LoadContext) -> LoadResult:
         import boto3
         from botocore.config import Config
         from botocore.exceptions import BotoCoreError, ClientError
 
         where = source.uri
-        opts = check_options(source, OPTIONS, where)
+        opts = source.options_as(Ec2InstancesOptions)
         uri_region = source.uri[len("ec2://") :].strip("/") if source.uri.startswith("ec2://") else ""
-        region = source.region or opts.get("region") or uri_region or None
-        endpoint = source.endpoint_url or opts.get("endpoint_url")
-        filters = _filters(opts.get("filters"), where)
-        states = set(opts.get("states") or [])
+        region = source.region or opts.region or uri_region or None
+        endpoint = source.endpoint_url or opts.endpoint_url
+        filters = _filters(opts.filters, where)
+        states = set(opts.states or [])
         try:
-            page_size = int(opts.get("page_size", 1000))
+            page_size = int(opts.page_size)
         except (TypeError, ValueError):
             raise RejectedFile(where, "option `page_size` must be a whole number") from None
         host_keys = norm_keys(con, ctx.config.tags["host"])

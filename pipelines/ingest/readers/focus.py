@@ -91,7 +91,6 @@ def focus_version(present: set[str]) -> str:
 
 
 class FocusReader(BillingReader):
-    kind = "focus"
     presets = True
     dedupe_extra = True
     sample_extra = True  # x_ columns may vary per line (Azure FocusCost's x_BilledCostInUsd)

@@ -38,14 +38,11 @@ import duckdb
 
 from pipelines.config import Source
 from pipelines.ingest.errors import RejectedFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options, duckdb_problem
+from pipelines.ingest.readers.base import LoadContext, LoadResult, SourceReader, duckdb_problem
 from pipelines.ingest.readers.s3_listing import OBJECT_COLUMNS, insert_rows
-from pipelines.storage import bool_option, int_option, replace_snapshot, sync_config
+from pipelines.sources.options import FsScanOptions
+from pipelines.storage import replace_snapshot, sync_config
 
-OPTIONS = {
-    "workers", "fingerprint", "full_hash_max_bytes", "sample_blocks", "sample_block_bytes", "exclude",
-    "storage_class", "resource_id",
-}  # fmt: skip
 BATCH = 50_000
 
 
@@ -67,10 +64,7 @@ def fingerprint(path: Path, size: int, full_max: int, blocks: int, block_bytes: 
     return "SAMPLED_SHA256", "SAMPLED", base64.b64encode(h.digest()).decode()
 
 
-class FsScanReader:
-    kind = "fs_scan"
-    target_table = "storage_objects"
-
+class FsScanReader(SourceReader):
     def load_source(self, con: duckdb.DuckDBPyConnection, source: Source, ctx: LoadContext) -> LoadResult:
         try:
             return self._load_source(con, source, ctx)
@@ -81,32 +75,28 @@ class FsScanReader:
             raise RejectedFile(str(where), f"cannot read: {exc.strerror or exc}") from None
 
     def _load_source(self, con: duckdb.DuckDBPyConnection, source: Source, ctx: LoadContext) -> LoadResult:
-        check_options(source, OPTIONS)
+        opts = source.options_as(FsScanOptions)
         if source.is_s3:
             raise RejectedFile(
                 source.uri, f"source {source.name!r}: fs_scan reads a mounted folder, not s3://"
             )
-        opts = source.options
         root = Path(ctx.config.source_location(source)).resolve()
         sync_config(con, ctx.config, ctx.loaded_at, str(root))
         if not root.is_dir():
             raise RejectedFile(str(root), "no such folder (is the file system mounted?)")
-        exclude = opts.get("exclude", [])
-        if not isinstance(exclude, list) or not all(isinstance(p, str) for p in exclude):
-            raise RejectedFile(source.uri, f"source {source.name!r}: option exclude must be a list of globs")
         scan = _Scan(
             root=root,
-            workers=int_option(source, "workers", 8, minimum=1),
-            fingerprint=bool_option(source, "fingerprint", False),
-            full_max=int_option(source, "full_hash_max_bytes", 64 * 1024 * 1024),
-            blocks=int_option(source, "sample_blocks", 16, minimum=2),
-            block_bytes=int_option(source, "sample_block_bytes", 1024 * 1024, minimum=1),
-            exclude=exclude,
+            workers=opts.workers,
+            fingerprint=opts.fingerprint,
+            full_max=opts.full_hash_max_bytes,
+            blocks=opts.sample_blocks,
+            block_bytes=opts.sample_block_bytes,
+            exclude=list(opts.exclude),
         )
         common = {
             "inventory_date": ctx.loaded_at.date(),
             "bucket": str(root),
-            "storage_class": (str(opts["storage_class"]).upper() if opts.get("storage_class") else None),
+            "storage_class": (str(opts.storage_class).upper() if opts.storage_class else None),
             "x_file_id": ctx.file_id,
         }
         rows = 0
@@ -124,7 +114,7 @@ class FsScanReader:
             bucket=str(root),
             taken_at=ctx.loaded_at,
             region=source.region,
-            resource_id=str(opts["resource_id"]) if opts.get("resource_id") else None,
+            resource_id=str(opts.resource_id) if opts.resource_id else None,
             uri=str(root),
             now=ctx.loaded_at,
         )

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import duckdb
 
-from pipelines.config import GcpOptions
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.aws_cur import _json_nonnull, service_catalog
 from pipelines.ingest.readers.base import LoadContext, quote_ident
 from pipelines.ingest.readers.billing_common import BillingReader, Check, Relation, Spec
 from pipelines.ingest.readers.focus import reject_oci_native
+from pipelines.sources.options import GcpOptions
 
 # canonical `_src` column -> dotted path in the export
 COLUMNS = {
@@ -83,7 +83,6 @@ def path_expr(con: duckdb.DuckDBPyConnection, rel: Relation, dotted: str) -> str
 
 
 class GcpReader(BillingReader):
-    kind = "gcp"
     staging = "stg_gcp__billing"
     tag_sets = "stg_gcp__tag_sets"
     tag_sets_derived = True  # the raw text merges the resource and project labels the hash is of

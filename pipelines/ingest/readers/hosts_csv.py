@@ -21,12 +21,11 @@ import pyarrow as pa
 
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options, duckdb_problem
-from pipelines.ingest.readers.batching import PerFileBatch
+from pipelines.ingest.readers.base import LoadContext, LoadResult, PerFileBatch, duckdb_problem
 from pipelines.ingest.readers.jobs_common import ISO_HINT, parse_time, zone
+from pipelines.sources.options import HostsCsvOptions
 from pipelines.warehouse import sql_text
 
-OPTIONS = {"columns", "provider", "timezone"}
 CANONICAL = (
     "host", "instance_id", "resource_id", "private_dns", "private_ip", "instance_type", "provider", "region_id",
     "launched_at", "terminated_at", "tags",
@@ -56,13 +55,10 @@ SCHEMA = pa.schema(
 
 
 class HostsCsvReader(PerFileBatch):
-    kind = "hosts_csv"
-    target_table = "inventory_hosts"
-
     def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
-        opts = check_options(ctx.source, OPTIONS, file.uri)
-        tz = zone(ctx.source.name, file.uri, str(opts.get("timezone", "UTC")))
-        mapping = opts.get("columns") or {}
+        opts = ctx.source.options_as(HostsCsvOptions)
+        tz = zone(ctx.source.name, file.uri, opts.timezone)
+        mapping = opts.columns or {}
         if not isinstance(mapping, dict) or set(mapping) - set(CANONICAL):
             raise RejectedFile(
                 file.uri,
@@ -148,7 +144,7 @@ class HostsCsvReader(PerFileBatch):
                     "private_dns": get("private_dns"),
                     "private_ip": get("private_ip"),
                     "instance_type": get("instance_type"),
-                    "provider": get("provider") or opts.get("provider"),
+                    "provider": get("provider") or opts.provider,
                     "region_id": get("region_id"),
                     **times,
                     "tags_json": json.dumps(tags) if tags else None,

@@ -30,8 +30,7 @@ import duckdb
 
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options, duckdb_problem
-from pipelines.ingest.readers.batching import PerFileBatch
+from pipelines.ingest.readers.base import LoadContext, LoadResult, PerFileBatch, duckdb_problem
 from pipelines.ingest.readers.hostlist import HostlistError, expand_hostlist
 from pipelines.ingest.readers.jobs_common import (
     ISO_HINT,
@@ -41,13 +40,14 @@ from pipelines.ingest.readers.jobs_common import (
     parse_time,
     zone,
 )
+from pipelines.sources.options import JobsCsvOptions
 
-OPTIONS = {"columns", "host", "instance_id", "gpus", "gpu_type", "cluster", "timezone", "scheduler", "states"}
 CANONICAL = (
     "job_id", "job_name", "run_id", "user", "account", "team", "project", "partition", "cluster", "state",
     "exit_code", "submitted_at", "started_at", "ended_at", "gpus_requested", "gpu_type", "nodes", "hosts",
     "instance_ids", "gpu_indices", "tags",
 )  # fmt: skip
+
 ALIASES = {
     "gpus_requested": ("gpus",),
     "hosts": ("host", "nodelist", "node", "hostname"),
@@ -73,14 +73,11 @@ def _list(text: str | None) -> list[str]:
 
 
 class JobsCsvReader(PerFileBatch):
-    kind = "jobs_csv"
-    target_table = "jobs"
-
     def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
-        opts = check_options(ctx.source, OPTIONS, file.uri)
-        tz = zone(ctx.source.name, file.uri, str(opts.get("timezone", "UTC")))
-        mapping = opts.get("columns") or {}
-        states = opts.get("states") or {}
+        opts = ctx.source.options_as(JobsCsvOptions)
+        tz = zone(ctx.source.name, file.uri, opts.timezone)
+        mapping = opts.columns or {}
+        states = opts.states or {}
         if not isinstance(mapping, dict) or not isinstance(states, dict):
             raise RejectedFile(
                 file.uri, f"source {ctx.source.name!r}: `columns` and `states` must be mappings"
@@ -168,8 +165,8 @@ class JobsCsvReader(PerFileBatch):
                 hosts = expand_hostlist(get("hosts")) if get("hosts") else []
             except HostlistError as exc:
                 raise fail("hosts", f"bad host list: {exc}") from None
-            if not hosts and opts.get("host"):
-                hosts = [str(opts["host"])]
+            if not hosts and opts.host:
+                hosts = [str(opts.host)]
             numbers: dict[str, Any] = {}
             for canon in ("gpus_requested", "nodes", "gpu_indices"):
                 try:
@@ -193,14 +190,12 @@ class JobsCsvReader(PerFileBatch):
                 v = values[i]
                 if isinstance(v, str) and v.strip():
                     tags.setdefault(h, v.strip())
-            instance_ids = _list(get("instance_ids")) or (
-                [str(opts["instance_id"])] if opts.get("instance_id") else []
-            )
+            instance_ids = _list(get("instance_ids")) or ([str(opts.instance_id)] if opts.instance_id else [])
             jobs.append(
                 {
                     "_row": line,
                     "job_id": job_id,
-                    "cluster": get("cluster") or opts.get("cluster"),
+                    "cluster": get("cluster") or opts.cluster,
                     "job_name": get("job_name"),
                     "run_id": get("run_id"),
                     "user": get("user"),
@@ -214,10 +209,10 @@ class JobsCsvReader(PerFileBatch):
                     **times,
                     "gpus_requested": gpus
                     if gpus is not None
-                    else _int(str(opts["gpus"]))
-                    if opts.get("gpus")
+                    else _int(str(opts.gpus))
+                    if opts.gpus
                     else None,
-                    "gpu_type": get("gpu_type") or opts.get("gpu_type"),
+                    "gpu_type": get("gpu_type") or opts.gpu_type,
                     "nodes": nodes if nodes is not None else (len(hosts) or None),
                     "hosts": hosts or None,
                     "instance_ids": instance_ids or None,
@@ -225,7 +220,5 @@ class JobsCsvReader(PerFileBatch):
                     "tags_json": json.dumps(tags) if tags else None,
                 }
             )
-        n = insert_jobs(
-            con, jobs, "stg_jobs_csv__jobs", file, ctx, {"scheduler": str(opts.get("scheduler", "csv"))}
-        )
+        n = insert_jobs(con, jobs, "stg_jobs_csv__jobs", file, ctx, {"scheduler": opts.scheduler})
         return LoadResult(rows=n)

@@ -27,11 +27,10 @@ import duckdb
 
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options
-from pipelines.ingest.readers.batching import PerFileBatch
+from pipelines.ingest.readers.base import LoadContext, LoadResult, PerFileBatch
 from pipelines.ingest.readers.jobs_common import insert_jobs, parse_time, read_text, zone
+from pipelines.sources.options import K8sPodsOptions
 
-OPTIONS = {"cluster", "gpu_only"}
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 MIG_PREFIX = "nvidia.com/mig-"
 GPU_PRODUCT_LABELS = (
@@ -102,11 +101,8 @@ def _state(status: dict[str, Any]) -> tuple[str | None, str]:
 
 
 class K8sPodsReader(PerFileBatch):
-    kind = "k8s_pods"
-    target_table = "jobs"
-
     def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
-        opts = check_options(ctx.source, OPTIONS, file.uri)
+        opts = ctx.source.options_as(K8sPodsOptions)
         utc = zone(ctx.source.name, file.uri, "UTC")
         text = read_text(file)
         try:
@@ -123,7 +119,7 @@ class K8sPodsReader(PerFileBatch):
             raise RejectedFile(
                 file.uri, "expected `kubectl get pods -o json` output (an object with `items`, or a Pod)"
             )
-        gpu_only = bool(opts.get("gpu_only", True))
+        gpu_only = bool(opts.gpu_only)
         jobs, skipped = [], 0
         for n, pod in enumerate(pods):
             where = f"items[{n}]"
@@ -191,7 +187,7 @@ class K8sPodsReader(PerFileBatch):
                 {
                     "_row": n,
                     "job_id": meta.get("uid") or f"{meta.get('namespace', 'default')}/{name}",
-                    "cluster": opts.get("cluster"),
+                    "cluster": opts.cluster,
                     "job_name": name,
                     "run_id": None,
                     "user": labels.get("user"),

@@ -30,16 +30,15 @@ from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import (
     LoadContext,
     LoadResult,
-    check_options,
+    PerFileBatch,
     duckdb_problem,
     quote_ident,
     quote_literal,
 )
-from pipelines.ingest.readers.batching import PerFileBatch
 from pipelines.ingest.readers.dcgm import metric_catalog
+from pipelines.sources.options import MetricsCsvOptions
 from pipelines.warehouse import one, sql_text
 
-OPTIONS = {"columns", "metrics", "timezone", "host"}
 ENTITY = (
     "host", "instance_id", "gpu_uuid", "gpu_index", "gpu_model", "pod", "namespace", "container", "mig_profile",
     "mig_instance_id", "job_id",
@@ -80,23 +79,20 @@ def metric_map(source_name: str, uri: str, option: Any) -> list[dict[str, object
 
 
 class MetricsCsvReader(PerFileBatch):
-    kind = "metrics_csv"
-    target_table = "gpu_samples"
-
     def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
-        opts = check_options(ctx.source, OPTIONS, file.uri)
+        opts = ctx.source.options_as(MetricsCsvOptions)
         name = ctx.source.name
-        tz = str(opts.get("timezone", "UTC"))
+        tz = opts.timezone
         try:
             ZoneInfo(tz)
         except (ZoneInfoNotFoundError, ValueError):
             raise RejectedFile(file.uri, f"source {name!r}: unknown timezone {tz!r}") from None
-        mapping = opts.get("columns") or {}
+        mapping = opts.columns
         if not isinstance(mapping, dict) or set(mapping) - set(REQUIRED) - set(ENTITY):
             raise RejectedFile(
                 file.uri, f"source {name!r}: `columns` maps these names to the file's: {[*REQUIRED, *ENTITY]}"
             )
-        metrics = metric_map(name, file.uri, opts.get("metrics"))
+        metrics = metric_map(name, file.uri, opts.metrics)
         if file.size == 0:
             raise RejectedFile(file.uri, "file is empty (0 bytes)")
         relation = "read_csv($path, header = true, all_varchar = true)"
@@ -130,7 +126,7 @@ class MetricsCsvReader(PerFileBatch):
                 f"no {', '.join(missing)} column in the header {header} (see options.columns)",
                 line=1,
             )
-        if "host" not in where and not opts.get("host"):
+        if "host" not in where and not opts.host:
             raise RejectedFile(
                 file.uri, "no host column and no `host` option: cannot tell which machine", line=1
             )
@@ -157,7 +153,7 @@ class MetricsCsvReader(PerFileBatch):
             **params,
             "metrics": metrics,
             "tz": tz,
-            "host": opts.get("host"),
+            "host": opts.host,
             "source_name": name,
             "source_file": file.uri,
             "file_id": ctx.file_id,

@@ -28,10 +28,10 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import duckdb
 
-from pipelines.ingest.errors import RejectedFile
+from pipelines.ingest.errors import FileFailed, RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options, duckdb_problem, quote_ident
-from pipelines.ingest.readers.batching import FileFailed, PlannedBatch
+from pipelines.ingest.readers.base import LoadContext, LoadResult, PlannedBatch, duckdb_problem, quote_ident
+from pipelines.sources.options import NvidiaSmiOptions
 from pipelines.warehouse import one, sql_root, sql_text
 
 # the --query-gpu list assumed for files without a header (the one the README recommends)
@@ -75,7 +75,7 @@ CANONICAL = (
     "mem_total_mib", "mem_used_mib", "mem_free_mib", "mem_reserved_mib", "power_w", "power_limit_w",
     "temperature_c", "sm_clock_mhz", "mem_clock_mhz", "pstate",
 )  # fmt: skip
-OPTIONS = {"timezone", "host", "host_pattern", "fields"}
+
 TS_FORMAT_HINT = "a timestamp like 2026/11/30 01:42:29.348"
 ERROR_MARK = "wastewatch: unreadable timestamp"
 SHORT_MARK = "wastewatch: line with too few values"
@@ -129,14 +129,11 @@ class _Plan:
 
 
 class NvidiaSmiReader(PlannedBatch):
-    kind = "nvidia_smi"
-    target_table = "gpu_samples"
-
     # -- planning: options, header, layout ------------------------------------------------------------
 
     def _plan(self, file: SourceFile, ctx: LoadContext) -> _Plan:
-        opts = check_options(ctx.source, OPTIONS, file.uri)
-        tz = str(opts.get("timezone", "UTC"))
+        opts = ctx.source.options_as(NvidiaSmiOptions)
+        tz = opts.timezone
         try:
             ZoneInfo(tz)
         except (ZoneInfoNotFoundError, ValueError):
@@ -155,7 +152,7 @@ class NvidiaSmiReader(PlannedBatch):
         if has_header:
             names = first_fields
         else:
-            fields = opts.get("fields", list(DEFAULT_FIELDS))
+            fields = opts.fields if opts.fields is not None else list(DEFAULT_FIELDS)
             if isinstance(fields, str):
                 fields = fields.split(",")
             names = [field_key(str(f)) for f in fields]
@@ -176,8 +173,8 @@ class NvidiaSmiReader(PlannedBatch):
             if not ({"gpu_uuid", "gpu_index"} & set(mapping)):
                 need.append("uuid or index")
             raise RejectedFile(file.uri, f"missing required field(s) {', '.join(need)}", line=1)
-        fixed_host = opts.get("host") or (
-            None if "host" in mapping else host_from_path(file.relative, opts.get("host_pattern"))
+        fixed_host = opts.host or (
+            None if "host" in mapping else host_from_path(file.relative, opts.host_pattern)
         )
         if "host" not in mapping and not fixed_host:
             raise RejectedFile(
@@ -209,7 +206,7 @@ class NvidiaSmiReader(PlannedBatch):
             groups.setdefault(plan.layout, []).append(plan)
         stg = sql_text("staging", "stg_nvidia_smi__gpu_samples")
         index = {p.ctx.file_id: i for i, p in enumerate(plans)}
-        tz = str(plans[0].ctx.source.options.get("timezone", "UTC"))
+        tz = str(plans[0].ctx.source.options_as(NvidiaSmiOptions).timezone)
         for group in groups.values():
             p0 = group[0]
             mapping = dict(p0.mapping)

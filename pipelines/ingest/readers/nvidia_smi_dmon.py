@@ -21,12 +21,11 @@ import duckdb
 
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options, duckdb_problem
-from pipelines.ingest.readers.batching import PerFileBatch
+from pipelines.ingest.readers.base import LoadContext, LoadResult, PerFileBatch, duckdb_problem
 from pipelines.ingest.readers.nvidia_smi import host_from_path
+from pipelines.sources.options import NvidiaSmiDmonOptions
 from pipelines.warehouse import one, sql_text
 
-OPTIONS = {"timezone", "host", "host_pattern"}
 LINES = (
     "read_csv($path, columns = {'line': 'VARCHAR'}, header = false, delim = '\x1f', quote = '', "
     "escape = '', auto_detect = false, null_padding = true)"
@@ -34,19 +33,16 @@ LINES = (
 
 
 class NvidiaSmiDmonReader(PerFileBatch):
-    kind = "nvidia_smi_dmon"
-    target_table = "gpu_samples"
-
     def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
-        opts = check_options(ctx.source, OPTIONS, file.uri)
-        tz = str(opts.get("timezone", "UTC"))
+        opts = ctx.source.options_as(NvidiaSmiDmonOptions)
+        tz = opts.timezone
         try:
             ZoneInfo(tz)
         except (ZoneInfoNotFoundError, ValueError):
             raise RejectedFile(file.uri, f"source {ctx.source.name!r}: unknown timezone {tz!r}") from None
         if file.size == 0:
             raise RejectedFile(file.uri, "file is empty (0 bytes)")
-        host = opts.get("host") or host_from_path(file.relative, opts.get("host_pattern"))
+        host = opts.host or host_from_path(file.relative, opts.host_pattern)
         if not host:
             raise RejectedFile(file.uri, "cannot tell the host: neither `host` nor `host_pattern` matched")
         temp = f"_dmon_{ctx.file_id}"

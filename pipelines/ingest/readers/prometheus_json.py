@@ -23,13 +23,12 @@ import duckdb
 
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options, duckdb_problem
-from pipelines.ingest.readers.batching import PerFileBatch
+from pipelines.ingest.readers.base import LoadContext, LoadResult, PerFileBatch, duckdb_problem
 from pipelines.ingest.readers.dcgm import metric_catalog
 from pipelines.ingest.readers.nvidia_smi import host_from_path
+from pipelines.sources.options import PrometheusJsonOptions
 from pipelines.warehouse import one, sql_text
 
-OPTIONS = {"host", "host_label", "host_pattern"}
 COLUMNS = {
     "status": "VARCHAR",
     "error": "VARCHAR",
@@ -39,11 +38,8 @@ COLUMNS = {
 
 
 class PrometheusJsonReader(PerFileBatch):
-    kind = "prometheus_json"
-    target_table = "gpu_samples"
-
     def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
-        opts = check_options(ctx.source, OPTIONS, file.uri)
+        opts = ctx.source.options_as(PrometheusJsonOptions)
         if file.size == 0:
             raise RejectedFile(file.uri, "file is empty (0 bytes)")
         params = {"path": str(file.local_path), "columns": COLUMNS}
@@ -65,7 +61,7 @@ class PrometheusJsonReader(PerFileBatch):
             raise RejectedFile(
                 file.uri, f"resultType {result_type!r}; expected a `matrix` (query_range) or `vector` result"
             )
-        path_host = host_from_path(file.relative, opts["host_pattern"]) if opts.get("host_pattern") else None
+        path_host = host_from_path(file.relative, opts.host_pattern) if opts.host_pattern else None
         cte = (
             "with _metrics as (select unnest($metrics, recursive := true)),\n"  # noqa: S608 - identifiers only
             f"_src as (select unnest(data.result, recursive := true) from {doc})\n"
@@ -73,8 +69,8 @@ class PrometheusJsonReader(PerFileBatch):
         bind = {
             **params,
             "metrics": list(metric_catalog()),
-            "host": opts.get("host"),
-            "host_label": opts.get("host_label"),
+            "host": opts.host,
+            "host_label": opts.host_label,
             "path_host": path_host,
             "source_name": ctx.source.name,
             "source_file": file.uri,

@@ -32,11 +32,11 @@ import duckdb
 
 from pipelines.config import Source
 from pipelines.ingest.errors import RejectedFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options, duckdb_problem, quote_ident
+from pipelines.ingest.ledger import file_id
+from pipelines.ingest.readers.base import LoadContext, LoadResult, SourceReader, duckdb_problem, quote_ident
+from pipelines.sources.options import S3InventoryOptions
 from pipelines.storage import (
-    bool_option,
     boto_problem,
-    int_option,
     loaded_snapshot,
     record_snapshot,
     replace_snapshot,
@@ -46,7 +46,6 @@ from pipelines.storage import (
 )
 from pipelines.warehouse import one
 
-OPTIONS = {"keep_inventories", "verify_md5", "retries"}
 # inventory field (lower case, no separators) -> storage_objects column
 FIELDS = {
     "bucket": "bucket",
@@ -104,10 +103,7 @@ class Manifest:
     md5: str
 
 
-class S3InventoryReader:
-    kind = "s3_inventory"
-    target_table = "storage_objects"
-
+class S3InventoryReader(SourceReader):
     def load_source(self, con: duckdb.DuckDBPyConnection, source: Source, ctx: LoadContext) -> LoadResult:
         try:
             return self._load_source(con, source, ctx)
@@ -118,10 +114,8 @@ class S3InventoryReader:
             raise RejectedFile(str(where), f"cannot read: {exc.strerror or exc}") from None
 
     def _load_source(self, con: duckdb.DuckDBPyConnection, source: Source, ctx: LoadContext) -> LoadResult:
-        check_options(source, OPTIONS)
-        keep = int_option(source, "keep_inventories", 2, minimum=1)
-        verify = bool_option(source, "verify_md5", True)
-        int_option(source, "retries", 5, minimum=1)
+        opts = source.options_as(S3InventoryOptions)
+        keep, verify = opts.keep_inventories, opts.verify_md5
         location = ctx.config.source_location(source)
         sync_config(con, ctx.config, ctx.loaded_at, location)
         store: _Store = (
@@ -142,7 +136,7 @@ class S3InventoryReader:
         rows = 0
         warnings = []
         for bucket, m in sorted(by_bucket.items()):
-            fid = _file_id(source.name, m.ref.uri)
+            fid = file_id(source.name, m.ref.uri)
             done = loaded_snapshot(con, fid)
             if done and done[0] == m.md5:
                 warnings.append(f"{m.ref.uri}: already loaded")
@@ -180,12 +174,6 @@ class S3InventoryReader:
             _prune(con, source.name, bucket, keep)
             rows += n
         return LoadResult(rows=rows, warnings=warnings)
-
-
-def _file_id(source: str, uri: str) -> str:
-    from pipelines.ingest import file_id  # the ledger's id; imported late (pipelines.ingest imports readers)
-
-    return file_id(source, uri)
 
 
 # ------------------------------------------------------------------------------------------ manifests
@@ -590,7 +578,7 @@ class _S3Store(_Store):
     def __init__(self, source: Source, location: str) -> None:
         self.source = source
         self.bucket, self.prefix = split_s3(location)
-        self.client = s3_client(source, int_option(source, "retries", 5, minimum=1))
+        self.client = s3_client(source, source.options_as(S3InventoryOptions).retries)
 
     def manifests(self) -> list[ManifestRef]:
         out = []

@@ -32,18 +32,16 @@ import pyarrow as pa
 
 from pipelines.config import Source
 from pipelines.ingest.errors import RejectedFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options, duckdb_problem
+from pipelines.ingest.readers.base import LoadContext, LoadResult, SourceReader, duckdb_problem
+from pipelines.sources.options import S3ListingOptions
 from pipelines.storage import (
-    bool_option,
     boto_problem,
-    int_option,
     replace_snapshot,
     s3_client,
     split_s3,
     sync_config,
 )
 
-OPTIONS = {"checksums", "multipart_uploads", "upload_parts", "page_size", "workers", "retries"}
 CHECKSUMS = ("CRC64NVME", "SHA256", "SHA1", "CRC32C", "CRC32")  # preferred first
 BATCH = 50_000
 OBJECT_COLUMNS = {
@@ -104,10 +102,7 @@ def insert_rows(
         con.unregister("_storage_rows")
 
 
-class S3ListingReader:
-    kind = "s3_listing"
-    target_table = "storage_objects"
-
+class S3ListingReader(SourceReader):
     def load_source(self, con: duckdb.DuckDBPyConnection, source: Source, ctx: LoadContext) -> LoadResult:
         try:
             return self._load_source(con, source, ctx)
@@ -118,22 +113,16 @@ class S3ListingReader:
             raise RejectedFile(str(where), f"cannot read: {exc.strerror or exc}") from None
 
     def _load_source(self, con: duckdb.DuckDBPyConnection, source: Source, ctx: LoadContext) -> LoadResult:
-        check_options(source, OPTIONS)
+        opts = source.options_as(S3ListingOptions)
         if not source.is_s3:
             raise RejectedFile(
                 source.uri, f"source {source.name!r}: an s3_listing uri is s3://bucket/prefix/"
             )
         location = source.uri
         sync_config(con, ctx.config, ctx.loaded_at, location)
-        opts = {
-            "checksums": bool_option(source, "checksums", False),
-            "multipart_uploads": bool_option(source, "multipart_uploads", True),
-            "upload_parts": bool_option(source, "upload_parts", True),
-        }
-        page_size = int_option(source, "page_size", 1000, minimum=1)
-        workers = int_option(source, "workers", 16, minimum=1)
+        page_size, workers = opts.page_size, opts.workers
         bucket, prefix = split_s3(location)
-        client = s3_client(source, int_option(source, "retries", 5, minimum=1))
+        client = s3_client(source, opts.retries)
         region = source.region or _bucket_region(client, bucket)
         common = {"inventory_date": ctx.loaded_at.date(), "bucket": bucket, "x_file_id": ctx.file_id}
         rows = 0
@@ -161,9 +150,9 @@ class S3ListingReader:
                     batch = []
             rows += self._flush(con, client, pool, bucket, batch, opts, location)
             con.execute("delete from storage_uploads where x_file_id = $f", {"f": ctx.file_id})
-            if opts.get("multipart_uploads", True):
+            if opts.multipart_uploads:
                 uploads = _uploads(client, bucket, prefix, location)
-                if opts.get("upload_parts", True):
+                if opts.upload_parts:
                     sizes = list(pool.map(lambda u: _parts(client, bucket, u, location), uploads))
                 else:
                     sizes = [(None, None)] * len(uploads)
@@ -212,10 +201,10 @@ class S3ListingReader:
         pool: ThreadPoolExecutor,
         bucket: str,
         batch: list[dict[str, Any]],
-        opts: dict[str, Any],
+        opts: S3ListingOptions,
         location: str,
     ) -> int:
-        if opts.get("checksums", False):
+        if opts.checksums:
             for row, found in zip(
                 batch, pool.map(lambda r: _checksum(client, bucket, r, location), batch), strict=True
             ):

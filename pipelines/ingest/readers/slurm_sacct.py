@@ -34,8 +34,7 @@ import duckdb
 
 from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, check_options
-from pipelines.ingest.readers.batching import PerFileBatch
+from pipelines.ingest.readers.base import LoadContext, LoadResult, PerFileBatch
 from pipelines.ingest.readers.hostlist import HostlistError, expand_hostlist
 from pipelines.ingest.readers.jobs_common import (
     ISO_HINT,
@@ -46,6 +45,7 @@ from pipelines.ingest.readers.jobs_common import (
     slurm_state,
     zone,
 )
+from pipelines.sources.options import SlurmSacctOptions
 
 # the `-o` list assumed for files without a header (formats reference §9.1's recommended call)
 DEFAULT_FIELDS = (
@@ -53,7 +53,7 @@ DEFAULT_FIELDS = (
     "Submit", "Eligible", "Start", "End", "Elapsed", "ElapsedRaw", "AllocNodes", "AllocCPUS", "ReqTRES",
     "AllocTRES", "NodeList", "Cluster", "WCKey", "Comment",
 )  # fmt: skip
-OPTIONS = {"timezone", "fields", "cluster", "team_from", "project_from"}
+
 # free-text columns that may contain `|`: surplus fields on a line are merged back into the only one
 FREE_TEXT = ("jobname", "comment", "admincomment", "systemcomment", "constraints")
 JOBID = re.compile(r"^(?P<base>\d+)(?:_(?P<task>\d+|\[[^\]]*\]))?(?:\+(?P<het>\d+))?(?:\.(?P<step>.+))?$")
@@ -115,17 +115,9 @@ def _comment_tags(text: str | None) -> dict[str, str]:
 
 
 class SlurmSacctReader(PerFileBatch):
-    kind = "slurm_sacct"
-    target_table = "jobs"
-
     def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
-        opts = check_options(ctx.source, OPTIONS, file.uri)
-        tz = zone(ctx.source.name, file.uri, str(opts.get("timezone", "UTC")))
-        for key, allowed in (("team_from", ("account", "wckey", "none")), ("project_from", ("wckey", "account", "none"))):  # fmt: skip
-            if key in opts and opts[key] not in allowed:
-                raise RejectedFile(
-                    file.uri, f"source {ctx.source.name!r}: option {key} must be one of {list(allowed)}"
-                )
+        opts = ctx.source.options_as(SlurmSacctOptions)
+        tz = zone(ctx.source.name, file.uri, opts.timezone)
         text = read_text(file)
         if not text.strip():
             raise RejectedFile(file.uri, "file is empty")
@@ -139,7 +131,7 @@ class SlurmSacctReader(PerFileBatch):
             names = [f.lower() for f in first]
             body_start = header_at + 1
         else:
-            fields = opts.get("fields", list(DEFAULT_FIELDS))
+            fields = opts.fields if opts.fields is not None else list(DEFAULT_FIELDS)
             if isinstance(fields, str):
                 fields = re.split(r"[,|]", fields)
             names = [str(f).strip().lower() for f in fields]
@@ -186,9 +178,9 @@ class SlurmSacctReader(PerFileBatch):
                 )
             rows.append(self._row(dict(zip(names, values, strict=True)), lineno, file, tz))
         jobs = self._fold(rows)
-        team_from = opts.get("team_from", "account")
-        project_from = opts.get("project_from", "wckey")
-        cluster = opts.get("cluster")
+        team_from = opts.team_from
+        project_from = opts.project_from
+        cluster = opts.cluster
         for job in jobs:
             wckey = job.pop("_wckey")
             job["cluster"] = job["cluster"] or cluster

@@ -1,0 +1,56 @@
+"""One file per transaction: a changed file replaces the rows it loaded before."""
+
+from __future__ import annotations
+
+import duckdb
+
+from pipelines.config import Config, Source
+from pipelines.ingest import ledger
+from pipelines.ingest.errors import RejectedFile
+from pipelines.ingest.files import SourceFile
+from pipelines.ingest.ledger import NEW_VERSION_REJECTED, FileOutcome, file_id
+from pipelines.ingest.readers.base import FileReader, LoadContext, duckdb_problem
+from pipelines.warehouse import stored_in, transaction, utcnow
+
+
+def ingest_file(
+    con: duckdb.DuckDBPyConnection,
+    config: Config,
+    source: Source,
+    reader: FileReader,
+    target: str,
+    f: SourceFile,
+) -> FileOutcome:
+    """Load `f` unless the ledger has it unchanged; a file that cannot load is recorded rejected, and a
+    rejected new version of a loaded file leaves the old rows in place (noted on the ledger row)."""
+    fid = file_id(source.name, f.uri)
+    prev = ledger.previous(con, fid)
+    if ledger.unchanged(con, prev, f):
+        return FileOutcome(source.name, f.uri, "unchanged", target=target)
+    checksum = f.checksum()
+    now = utcnow()
+    ctx = LoadContext(source=source, config=config, file_id=fid, loaded_at=now)
+    try:
+        with transaction(con):
+            con.execute(f"delete from {stored_in(target)} where x_file_id = $id", {"id": fid})  # noqa: S608 - identifiers only, values are bound
+            result = reader.load(con, f, ctx)
+            # documented repairs (a cut last line skipped, ...) travel in the ledger's error column as a note
+            note = "; ".join(f"repaired: {w}" for w in result.warnings) or None
+            ledger.record(con, fid, source, f, checksum, "loaded", note, result, now)
+        return FileOutcome(
+            source.name, f.uri, "loaded", rows=result.rows, target=target, repairs=result.warnings
+        )
+    except RejectedFile as exc:
+        error = str(exc)
+    except (duckdb.Error, OSError, EOFError) as exc:
+        error = f"{f.uri}: cannot load: {duckdb_problem(exc)}"
+    with transaction(con):
+        if prev and prev["status"] == "loaded":
+            # the earlier version's rows are still in the table (rolled back): keep holding them
+            con.execute(
+                "update ingest_files set error = $e, checked_at = $now where file_id = $id",
+                {"e": f"{NEW_VERSION_REJECTED}{error}", "now": now, "id": fid},
+            )
+        else:
+            ledger.record(con, fid, source, f, checksum, "rejected", error, None, now)
+    return FileOutcome(source.name, f.uri, "rejected", error=error, target=target)

@@ -1,0 +1,40 @@
+"""A source read whole (an API listing, a file-system walk): each run replaces the source's rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+
+from pipelines.config import Config, Source
+from pipelines.ingest import ledger
+from pipelines.ingest.errors import RejectedFile
+from pipelines.ingest.files import SourceFile
+from pipelines.ingest.ledger import FileOutcome, file_id
+from pipelines.ingest.readers.base import LoadContext, SourceReader, duckdb_problem
+from pipelines.warehouse import stored_in, transaction, utcnow
+
+
+def ingest_source(
+    con: duckdb.DuckDBPyConnection, config: Config, source: Source, reader: SourceReader, target: str
+) -> FileOutcome:
+    """Replace the source's previous rows with what `load_source` reads, in one transaction; the ledger
+    holds one row for the source (uri = its location)."""
+    location = config.source_location(source)
+    fid = file_id(source.name, f"source:{location}")
+    now = utcnow()
+    pseudo = SourceFile(uri=location, local_path=Path(location), relative="", size=0, modified_at=now)
+    ctx = LoadContext(source=source, config=config, file_id=fid, loaded_at=now)
+    try:
+        with transaction(con):
+            con.execute(f"delete from {stored_in(target)} where x_file_id = $id", {"id": fid})  # noqa: S608 - our constant
+            result = reader.load_source(con, source, ctx)
+            ledger.record(con, fid, source, pseudo, None, "loaded", None, result, now)
+        return FileOutcome(source.name, location, "loaded", rows=result.rows, target=target)
+    except RejectedFile as exc:
+        error = str(exc)
+    except duckdb.Error as exc:
+        error = f"{location}: cannot load: {duckdb_problem(exc)}"
+    with transaction(con):
+        ledger.record(con, fid, source, pseudo, None, "rejected", error, None, now)
+    return FileOutcome(source.name, location, "rejected", error=error, target=target)

@@ -1,0 +1,123 @@
+"""One ingestion run: every enabled source, read in the mode its reader's base class names."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+
+from pipelines.config import Config, Source
+from pipelines.ingest import ledger
+from pipelines.ingest import s3 as s3mod
+from pipelines.ingest.files import SourceFile, fetch, list_files, list_local, source_cache
+from pipelines.ingest.ledger import FileOutcome
+from pipelines.ingest.modes.batched import ingest_in_batches
+from pipelines.ingest.modes.deliveries import ingest_deliveries
+from pipelines.ingest.modes.per_file import ingest_file
+from pipelines.ingest.modes.whole_source import ingest_source
+from pipelines.ingest.readers import get_reader
+from pipelines.ingest.readers.base import BatchReader, DeliveryReader, FileReader, SourceReader
+from pipelines.sources.registry import source_kind
+
+
+@dataclass
+class IngestReport:
+    outcomes: list[FileOutcome] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # sources skipped, missing folders, repairs, ...
+
+    def of(self, status: str) -> list[FileOutcome]:
+        return [o for o in self.outcomes if o.status == status]
+
+    @property
+    def rejected(self) -> list[FileOutcome]:
+        return self.of("rejected")
+
+    def rows_into(self, table: str) -> int:
+        return sum(o.rows for o in self.outcomes if o.status == "loaded" and o.target == table)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.rejected else 0
+
+    def summary(self) -> str:
+        loaded, unchanged, rejected = self.of("loaded"), self.of("unchanged"), self.rejected
+        rows_ = sum(o.rows for o in loaded)
+        text = f"{len(loaded)} file(s) loaded ({rows_:,} rows), {len(unchanged)} unchanged, {len(rejected)} rejected"
+        others = [
+            f"{len(self.of(s))} {s}" for s in ("superseded", "removed", "renamed", "duplicate") if self.of(s)
+        ]
+        if others:
+            text += " (" + ", ".join(others) + ")"
+        lines = [text, *(f"  note: {n}" for n in self.notes)]
+        lines += [f"  repaired: {o.uri}: {r}" for o in self.outcomes for r in o.repairs]
+        lines += [f"  rejected: {o.error}" for o in rejected]
+        return "\n".join(lines)
+
+
+def ingest(
+    con: duckdb.DuckDBPyConnection,
+    config: Config,
+    targets: tuple[str, ...] | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> IngestReport:
+    """Load every new or changed file of every enabled source whose kind writes one of `targets`."""
+    report = IngestReport()
+    for source in config.sources:
+        target = source_kind(source.kind).target
+        if not source.enabled or (targets is not None and target not in targets):
+            continue
+        reader = get_reader(source.kind)
+        if isinstance(reader, SourceReader):
+            outcomes = [ingest_source(con, config, source, reader, target)]
+        else:
+            assert isinstance(reader, FileReader)
+            outcomes = _ingest_files(con, config, source, reader, target, report)
+        report.outcomes.extend(outcomes)
+        if progress:
+            for o in outcomes:
+                progress(f"{o.status:9} {o.uri}" + (f" ({o.rows:,} rows)" if o.rows else ""))
+    return report
+
+
+def _ingest_files(
+    con: duckdb.DuckDBPyConnection,
+    config: Config,
+    source: Source,
+    reader: FileReader,
+    target: str,
+    report: IngestReport,
+) -> list[FileOutcome]:
+    """List the source's files, then load them in the reader's mode."""
+    s3 = None
+    if source.is_s3:
+        try:
+            s3 = s3mod.client(source)
+            files = list_files(config, source, s3)
+        except (s3mod.S3Error, ValueError) as exc:
+            report.notes.append(f"source {source.name!r}: {exc}")
+            return [FileOutcome(source.name, source.uri, "rejected", error=str(exc), target=target)]
+    else:
+        files = list_local(config, source)
+    if not files:
+        report.notes.append(f"source {source.name!r}: no files at {config.source_location(source)}")
+    try:
+        if isinstance(reader, DeliveryReader):
+            return ingest_deliveries(con, config, source, reader, target, files, s3, report.notes)
+        if s3 is not None:
+            _fetch_changed(con, source, files, s3)
+        if isinstance(reader, BatchReader):
+            return ingest_in_batches(con, config, source, reader, target, files)
+        return [ingest_file(con, config, source, reader, target, f) for f in files]
+    finally:
+        if s3 is not None or isinstance(reader, DeliveryReader):
+            s3mod.clean_cache(source_cache(config, source))
+
+
+def _fetch_changed(con: duckdb.DuckDBPyConnection, source: Source, files: list[SourceFile], s3: Any) -> None:
+    """Download the S3 objects the ledger does not have unchanged (same size and ETag)."""
+    known = ledger.of_source(con, source)
+    for f in files:
+        if not ledger.unchanged(con, known.get(f.uri), f):
+            fetch(f, s3)

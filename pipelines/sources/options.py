@@ -1,0 +1,172 @@
+"""The `options:` each source kind accepts, one pydantic model per kind (unknown keys are config errors).
+
+`wastewatch.yaml` is validated against these models when it loads, so a misspelt or ill-typed option stops
+the run with the file, line and key named before anything is read; readers then get the validated model.
+Defaults here are the documented defaults (docs/ingestion.md and docs/billing.md list them).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
+
+
+class Options(BaseModel):
+    """Base of every kind's options: frozen, unknown keys forbidden, numbers accepted where text is."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
+
+
+# -- billing ---------------------------------------------------------------------------------------
+
+
+class BillingOptions(Options):
+    """`options:` of a billing source (every billing kind)."""
+
+    manifest: Literal["auto", "required", "ignore"] = Field(
+        "auto",
+        description="auto: follow a manifest where the export has one; required: skip periods without one; "
+        "ignore: read every data file.",
+    )
+    on_removed: Literal["delete", "keep"] = Field(
+        "delete", description="A loaded file that disappears from the source: delete its rows, or keep them."
+    )
+    delimiter: str | None = Field(
+        None, min_length=1, max_length=1, description="CSV delimiter (default: sniffed)."
+    )
+
+
+class AzureOptions(BillingOptions):
+    dataset: Literal["amortized", "actual"] = Field(
+        "amortized", description="Which Cost Management dataset to load; files of the other one are skipped."
+    )
+
+
+class GcpOptions(BillingOptions):
+    invoice_timezone: str = Field(
+        "America/Los_Angeles", description="Zone of invoice.month (Google bills in US Pacific time)."
+    )
+    project_labels: bool = Field(True, description="Add project.labels to the tags (resource labels win).")
+
+
+# -- telemetry -------------------------------------------------------------------------------------
+
+
+class HostOptions(Options):
+    """Where a sample's host comes from when the file does not say it."""
+
+    host: str | None = Field(None, description="Host name for every sample of the source.")
+    host_pattern: str | None = Field(
+        None, description="Regular expression with a `host` group, matched on the file's relative path."
+    )
+
+
+class NvidiaSmiDmonOptions(HostOptions):
+    timezone: str = Field("UTC", description="Zone of the file's timestamps.")
+
+
+class NvidiaSmiOptions(NvidiaSmiDmonOptions):
+    fields: list[str] | str | None = Field(
+        None,
+        description="Column names of a capture written without a header (default: the documented query).",
+    )
+
+
+class PrometheusJsonOptions(HostOptions):
+    host_label: str | None = Field(None, description="Series label that holds the host name.")
+
+
+class DcgmOptions(PrometheusJsonOptions):
+    file_time: Literal["name_or_mtime", "name", "mtime"] = Field(
+        "name_or_mtime", description="Where a scrape's time comes from: its file name, or the file's mtime."
+    )
+
+
+class MetricsCsvOptions(Options):
+    columns: dict[str, str] = Field(default_factory=dict, description="Canonical name -> the file's column.")
+    metrics: dict[str, Any] | None = Field(
+        None, description="Metric name -> gpu_samples column, or {column, scale}; wins over the catalogue."
+    )
+    timezone: str = Field("UTC", description="Zone of timestamps without an offset.")
+    host: str | None = Field(None, description="Host name when the file has no host column.")
+
+
+# -- jobs --------------------------------------------------------------------------------------------
+
+
+class SlurmSacctOptions(Options):
+    timezone: str = Field("UTC", description="Zone sacct printed its times in.")
+    fields: list[str] | str | None = Field(
+        None, description="Column names of output written without a header."
+    )
+    cluster: str | None = Field(None, description="Cluster name for every job of the source.")
+    team_from: Literal["account", "wckey", "none"] = Field("account", description="Where a job's team is.")
+    project_from: Literal["wckey", "account", "none"] = Field("wckey", description="Where its project is.")
+
+
+class K8sPodsOptions(Options):
+    cluster: str | None = Field(None, description="Cluster name for every pod of the source.")
+    gpu_only: StrictBool = Field(True, description="Keep only pods that request GPUs.")
+
+
+class JobsCsvOptions(Options):
+    columns: dict[str, str] = Field(default_factory=dict, description="Canonical name -> the file's column.")
+    host: str | None = None
+    instance_id: str | None = None
+    gpus: str | None = None
+    gpu_type: str | None = None
+    cluster: str | None = None
+    timezone: str = "UTC"
+    scheduler: str = "csv"
+    states: dict[str, str] = Field(default_factory=dict, description="The file's state -> a canonical state.")
+
+
+# -- resources ---------------------------------------------------------------------------------------
+
+
+class Ec2InstancesOptions(Options):
+    region: str | None = None
+    endpoint_url: str | None = None
+    filters: dict[str, Any] | list[dict[str, Any]] | None = Field(
+        None, description="DescribeInstances filters: {name: [values]} or a list of {Name, Values}."
+    )
+    page_size: int = Field(1000, ge=1, description="Instances per DescribeInstances page.")
+    states: list[str] = Field(default_factory=list, description="Instance states to keep (default: all).")
+
+
+class HostsCsvOptions(Options):
+    columns: dict[str, str] = Field(default_factory=dict, description="Canonical name -> the file's column.")
+    provider: str | None = None
+    timezone: str = "UTC"
+
+
+# -- storage -----------------------------------------------------------------------------------------
+
+
+class S3InventoryOptions(Options):
+    keep_inventories: StrictInt = Field(2, ge=1, description="Daily inventories kept per bucket.")
+    verify_md5: StrictBool = Field(True, description="Check each inventory file against its manifest's MD5.")
+    retries: StrictInt = Field(5, ge=1, description="S3 attempts per request.")
+
+
+class S3ListingOptions(Options):
+    checksums: StrictBool = Field(
+        False, description="HeadObject each object for its checksum (one call each)."
+    )
+    multipart_uploads: StrictBool = Field(True, description="List incomplete multipart uploads.")
+    upload_parts: StrictBool = Field(True, description="List each incomplete upload's parts (its size).")
+    page_size: StrictInt = Field(1000, ge=1)
+    workers: StrictInt = Field(16, ge=1)
+    retries: StrictInt = Field(5, ge=1, description="S3 attempts per request.")
+
+
+class FsScanOptions(Options):
+    workers: StrictInt = Field(8, ge=1)
+    fingerprint: StrictBool = Field(False, description="Hash each file's content (to find duplicates).")
+    full_hash_max_bytes: StrictInt = Field(64 * 1024 * 1024, ge=0)
+    sample_blocks: StrictInt = Field(16, ge=2)
+    sample_block_bytes: StrictInt = Field(1024 * 1024, ge=1)
+    exclude: list[str] = Field(default_factory=list, description="Globs of paths not scanned.")
+    storage_class: str | None = None
+    resource_id: str | None = None
