@@ -15,6 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
+from pipelines.errors import ConfigError
 from pipelines.sources.registry import kind_names, options_of, source_kind
 
 M = TypeVar("M", bound=BaseModel)
@@ -31,10 +32,6 @@ DEFAULT_TAGS: dict[str, list[str]] = {
     "job_id": ["job_id", "run_id", "slurm_job_id"],
     "host": ["hostname", "Name", "host"],
 }
-
-
-class ConfigError(Exception):
-    """A configuration problem; the message names the file, the line when known, and the key."""
 
 
 class _Strict(BaseModel):

@@ -21,6 +21,7 @@ from typing import Any
 import duckdb
 
 from pipelines.config import Config
+from pipelines.errors import WarehouseError
 
 SCHEMA_VERSION = 7
 RAW_TABLES = (
@@ -45,10 +46,6 @@ RAW_TABLES = (
 # landed tables that are views over the table their rows are stored in: writes (inserts, deletes) go there
 STORED_IN = {"billing_line_items": "billing_lines"}
 CATALOG_DIR = Path(__file__).parent / "catalog"
-
-
-class WarehouseError(Exception):
-    """The warehouse cannot be opened or upgraded."""
 
 
 def sql_root() -> Path:

@@ -346,7 +346,7 @@ def test_a_damaged_part_is_reported_and_closing_after_it_does_not_wait(tmp_path:
 
 
 def test_a_rejection_names_the_gz_not_its_decompressed_copy() -> None:
-    from pipelines.ingest.errors import RejectedFile
+    from pipelines.errors import RejectedFile
     from pipelines.ingest.modes.deliveries import _named_by_uri
 
     copies = {"/proc/self/fd/7": "s3://bill/p1.csv.gz", "/proc/self/fd/71": "s3://bill/p2.csv.gz"}

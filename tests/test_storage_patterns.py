@@ -1,5 +1,5 @@
 """`checkpoints:` patterns and `datasets:` roots: parsing, their errors, and the marts' SQL matching agreeing with
-the documented semantics (pipelines.storage.PathPattern.matches) on hundreds of generated paths."""
+the documented semantics (pipelines.ingest.storage_patterns.PathPattern.matches) on hundreds of generated paths."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.storage import PatternError, parse_pattern, sync_config
+from pipelines.errors import PatternError
+from pipelines.ingest.storage_patterns import parse_pattern, sync_config
 from pipelines.transform import build_mart
 from pipelines.warehouse import connect
 from tests.test_storage_support import project, table

@@ -5,13 +5,14 @@ from __future__ import annotations
 import glob
 import gzip
 import hashlib
+import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pipelines import s3 as s3mod
 from pipelines.config import Config, Source
-from pipelines.ingest import s3 as s3mod
 from pipelines.sources.registry import source_kind
 
 
@@ -116,6 +117,11 @@ def list_files(config: Config, source: Source, s3: Any = None) -> list[SourceFil
 def source_cache(config: Config, source: Source) -> Path:
     """Where a source's downloaded objects are cached during a run."""
     return config.cache_path / source.name
+
+
+def clean_cache(folder: Path) -> None:
+    """Delete what a run downloaded or decompressed into a source's cache folder."""
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def fetch(file: SourceFile, s3: Any) -> Path:

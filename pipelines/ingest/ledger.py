@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 import duckdb
@@ -150,3 +151,44 @@ def record(
         "currencies": result.currencies if result else None,
     }
     con.execute(sql_text("raw/ledger", "record"), params)
+
+
+def record_snapshot(
+    con: duckdb.DuckDBPyConnection,
+    *,
+    file_id: str,
+    source: Source,
+    uri: str,
+    size: int | None,
+    modified_at: datetime | None,
+    etag: str | None,
+    checksum: str | None,
+    rows: int,
+    now: datetime,
+) -> None:
+    """A ledger row (`ingest_files`) for one snapshot a whole-source reader loaded (an inventory manifest)."""
+    con.execute(
+        """
+        insert into ingest_files (file_id, source, kind, uri, size_bytes, modified_at, etag, checksum,
+                                  billing_period, rows, billed_cost_sum, effective_cost_sum, status, error,
+                                  first_seen_at, checked_at, loaded_at)
+        values ($id, $source, $kind, $uri, $size, $mtime, $etag, $checksum, null, $rows, null, null,
+                'loaded', null, $now, $now, $now)
+        on conflict (file_id) do update set
+            size_bytes = excluded.size_bytes, modified_at = excluded.modified_at, etag = excluded.etag,
+            checksum = excluded.checksum, rows = excluded.rows, status = 'loaded', error = null,
+            checked_at = excluded.checked_at, loaded_at = excluded.loaded_at
+        """,
+        {
+            "id": file_id,
+            "source": source.name,
+            "kind": source.kind,
+            "uri": uri,
+            "size": size,
+            "mtime": modified_at,
+            "etag": etag,
+            "checksum": checksum,
+            "rows": rows,
+            "now": now,
+        },
+    )

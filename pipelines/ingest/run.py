@@ -8,10 +8,11 @@ from typing import Any
 
 import duckdb
 
+from pipelines import s3 as s3mod
 from pipelines.config import Config, Source
+from pipelines.errors import S3Error
 from pipelines.ingest import ledger
-from pipelines.ingest import s3 as s3mod
-from pipelines.ingest.files import SourceFile, fetch, list_files, list_local, source_cache
+from pipelines.ingest.files import SourceFile, clean_cache, fetch, list_files, list_local, source_cache
 from pipelines.ingest.ledger import FileOutcome
 from pipelines.ingest.modes.batched import ingest_in_batches
 from pipelines.ingest.modes.deliveries import ingest_deliveries
@@ -95,7 +96,7 @@ def _ingest_files(
         try:
             s3 = s3mod.client(source)
             files = list_files(config, source, s3)
-        except (s3mod.S3Error, ValueError) as exc:
+        except (S3Error, ValueError) as exc:
             report.notes.append(f"source {source.name!r}: {exc}")
             return [FileOutcome(source.name, source.uri, "rejected", error=str(exc), target=target)]
     else:
@@ -112,7 +113,7 @@ def _ingest_files(
         return [ingest_file(con, config, source, reader, target, f) for f in files]
     finally:
         if s3 is not None or isinstance(reader, DeliveryReader):
-            s3mod.clean_cache(source_cache(config, source))
+            clean_cache(source_cache(config, source))
 
 
 def _fetch_changed(con: duckdb.DuckDBPyConnection, source: Source, files: list[SourceFile], s3: Any) -> None:

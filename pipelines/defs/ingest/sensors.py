@@ -5,10 +5,11 @@ import hashlib
 
 import dagster as dg
 
+from pipelines import s3 as s3mod
 from pipelines.config import ConfigError
 from pipelines.defs.jobs import nightly_ingest
 from pipelines.defs.resources import WastewatchResource
-from pipelines.ingest import s3 as s3mod
+from pipelines.errors import S3Error
 from pipelines.ingest.files import list_files
 
 
@@ -35,7 +36,7 @@ def new_files_sensor(
         if source.is_s3:
             try:
                 files = list_files(config, source, s3mod.client(source))
-            except (s3mod.S3Error, ValueError) as exc:
+            except (S3Error, ValueError) as exc:
                 # an unreachable bucket is not a change: the nightly run reports it; look again next tick
                 context.log.warning(f"source {source.name!r}: {exc}")
                 unreachable.append(source.name)

@@ -18,8 +18,8 @@ from concurrent.futures import ThreadPoolExecutor
 import duckdb
 
 from pipelines.config import Config, Source
+from pipelines.errors import FileFailed, RejectedFile
 from pipelines.ingest import ledger
-from pipelines.ingest.errors import FileFailed, RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.ledger import FileOutcome, file_id
 from pipelines.ingest.modes.per_file import ingest_file

@@ -24,8 +24,8 @@ from typing import Any
 import duckdb
 
 from pipelines.config import Config, Source
+from pipelines.errors import RejectedFile
 from pipelines.ingest import ledger
-from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile, fetch, source_cache
 from pipelines.ingest.ledger import FileOutcome, file_id
 from pipelines.ingest.readers.base import DeliveryReader, LoadContext, LoadResult, duckdb_problem

@@ -5,8 +5,8 @@ from __future__ import annotations
 import duckdb
 
 from pipelines.config import Config, Source
+from pipelines.errors import RejectedFile
 from pipelines.ingest import ledger
-from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.ledger import NEW_VERSION_REJECTED, FileOutcome, file_id
 from pipelines.ingest.readers.base import FileReader, LoadContext, duckdb_problem

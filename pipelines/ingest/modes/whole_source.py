@@ -7,8 +7,8 @@ from pathlib import Path
 import duckdb
 
 from pipelines.config import Config, Source
+from pipelines.errors import RejectedFile
 from pipelines.ingest import ledger
-from pipelines.ingest.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.ledger import FileOutcome, file_id
 from pipelines.ingest.readers.base import LoadContext, SourceReader, duckdb_problem

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.ingest.errors import RejectedFile
+from pipelines.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, quote_ident, quote_literal
 from pipelines.ingest.readers.billing_common import (

@@ -27,7 +27,7 @@ from pathlib import PurePosixPath
 
 import duckdb
 
-from pipelines.ingest.errors import RejectedFile
+from pipelines.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.aws_cur import _json_nonnull, service_catalog, squash
 from pipelines.ingest.readers.base import LoadContext, quote_ident

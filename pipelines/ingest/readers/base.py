@@ -22,7 +22,7 @@ from typing import Any
 import duckdb
 
 from pipelines.config import Config, Source
-from pipelines.ingest.errors import FileFailed, RejectedFile
+from pipelines.errors import FileFailed, RejectedFile
 from pipelines.ingest.files import SourceFile
 
 

@@ -31,7 +31,7 @@ from typing import IO, Any
 
 import duckdb
 
-from pipelines.ingest.errors import RejectedFile
+from pipelines.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import (
     DeliveryReader,

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.ingest.errors import FileFailed, RejectedFile
+from pipelines.errors import FileFailed, RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, LoadResult, PlannedBatch, duckdb_problem
 from pipelines.ingest.readers.nvidia_smi import host_from_path

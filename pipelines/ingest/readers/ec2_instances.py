@@ -29,7 +29,7 @@ import duckdb
 import pyarrow as pa
 
 from pipelines.config import Source
-from pipelines.ingest.errors import RejectedFile
+from pipelines.errors import RejectedFile
 from pipelines.ingest.readers.base import LoadContext, LoadResult, SourceReader, duckdb_problem
 from pipelines.ingest.readers.jobs_common import norm_keys
 from pipelines.sources.options import Ec2InstancesOptions

@@ -18,7 +18,7 @@ import re
 
 import duckdb
 
-from pipelines.ingest.errors import RejectedFile
+from pipelines.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, quote_ident
 from pipelines.ingest.readers.billing_common import BillingReader, Check, Relation, Spec

@@ -37,11 +37,12 @@ from typing import Any
 import duckdb
 
 from pipelines.config import Source
-from pipelines.ingest.errors import RejectedFile
+from pipelines.errors import RejectedFile
 from pipelines.ingest.readers.base import LoadContext, LoadResult, SourceReader, duckdb_problem
 from pipelines.ingest.readers.s3_listing import OBJECT_COLUMNS, insert_rows
+from pipelines.ingest.snapshots import replace_snapshot
+from pipelines.ingest.storage_patterns import sync_config
 from pipelines.sources.options import FsScanOptions
-from pipelines.storage import replace_snapshot, sync_config
 
 BATCH = 50_000
 

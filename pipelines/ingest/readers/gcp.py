@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import duckdb
 
-from pipelines.ingest.errors import RejectedFile
+from pipelines.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.aws_cur import _json_nonnull, service_catalog
 from pipelines.ingest.readers.base import LoadContext, quote_ident

@@ -13,7 +13,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import duckdb
 import pyarrow as pa
 
-from pipelines.ingest.errors import RejectedFile
+from pipelines.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, duckdb_problem
 from pipelines.warehouse import one, sql_text

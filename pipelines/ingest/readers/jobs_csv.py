@@ -28,7 +28,7 @@ from typing import Any
 
 import duckdb
 
-from pipelines.ingest.errors import RejectedFile
+from pipelines.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, LoadResult, PerFileBatch, duckdb_problem
 from pipelines.ingest.readers.hostlist import HostlistError, expand_hostlist

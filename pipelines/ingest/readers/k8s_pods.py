@@ -25,7 +25,7 @@ from typing import Any
 
 import duckdb
 
-from pipelines.ingest.errors import RejectedFile
+from pipelines.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, LoadResult, PerFileBatch
 from pipelines.ingest.readers.jobs_common import insert_jobs, parse_time, read_text, zone

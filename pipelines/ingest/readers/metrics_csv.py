@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import duckdb
 
-from pipelines.ingest.errors import RejectedFile
+from pipelines.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import (
     LoadContext,

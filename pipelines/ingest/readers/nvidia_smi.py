@@ -28,7 +28,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import duckdb
 
-from pipelines.ingest.errors import FileFailed, RejectedFile
+from pipelines.errors import FileFailed, RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, LoadResult, PlannedBatch, duckdb_problem, quote_ident
 from pipelines.sources.options import NvidiaSmiOptions

@@ -21,7 +21,7 @@ import re
 
 import duckdb
 
-from pipelines.ingest.errors import RejectedFile
+from pipelines.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, LoadResult, PerFileBatch, duckdb_problem
 from pipelines.ingest.readers.dcgm import metric_catalog

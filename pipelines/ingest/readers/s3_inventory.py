@@ -30,20 +30,14 @@ from typing import Any
 
 import duckdb
 
+from pipelines import s3 as s3mod
 from pipelines.config import Source
-from pipelines.ingest.errors import RejectedFile
-from pipelines.ingest.ledger import file_id
+from pipelines.errors import RejectedFile
+from pipelines.ingest.ledger import file_id, record_snapshot
 from pipelines.ingest.readers.base import LoadContext, LoadResult, SourceReader, duckdb_problem, quote_ident
+from pipelines.ingest.snapshots import loaded_snapshot, replace_snapshot
+from pipelines.ingest.storage_patterns import sync_config
 from pipelines.sources.options import S3InventoryOptions
-from pipelines.storage import (
-    boto_problem,
-    loaded_snapshot,
-    record_snapshot,
-    replace_snapshot,
-    s3_client,
-    split_s3,
-    sync_config,
-)
 from pipelines.warehouse import one
 
 # inventory field (lower case, no separators) -> storage_objects column
@@ -483,7 +477,7 @@ def _data_uri(m: Manifest, i: int) -> str:
 def _destination_bucket(m: Manifest) -> str:
     doc = json.loads(m.text)
     dest = str(doc.get("destinationBucket") or "")
-    return dest.rsplit(":", 1)[-1] if dest else split_s3(m.ref.uri)[0]
+    return dest.rsplit(":", 1)[-1] if dest else s3mod.split_uri(m.ref.uri)[0]
 
 
 def _prune(con: duckdb.DuckDBPyConnection, source: str, bucket: str, keep: int) -> None:
@@ -577,43 +571,40 @@ class _LocalStore(_Store):
 class _S3Store(_Store):
     def __init__(self, source: Source, location: str) -> None:
         self.source = source
-        self.bucket, self.prefix = split_s3(location)
-        self.client = s3_client(source, source.options_as(S3InventoryOptions).retries)
+        self.bucket, self.prefix = s3mod.split_uri(location)
+        self.client = s3mod.client(source, source.options_as(S3InventoryOptions).retries)
 
     def manifests(self) -> list[ManifestRef]:
         out = []
         try:
-            pages = self.client.get_paginator("list_objects_v2").paginate(
-                Bucket=self.bucket, Prefix=self.prefix
-            )
-            for page in pages:
-                for obj in page.get("Contents", []):
-                    key = obj["Key"]
-                    if key.rsplit("/", 1)[-1] != "manifest.json":
+            for page in s3mod.object_pages(self.client, self.bucket, self.prefix):
+                for entry in page:
+                    if entry["Key"].rsplit("/", 1)[-1] != "manifest.json":
                         continue
-                    folder, group = _ref_names(key.split("/"))
+                    obj = s3mod.as_object(self.bucket, entry)
+                    folder, group = _ref_names(obj.key.split("/"))
                     out.append(
                         ManifestRef(
-                            uri=f"s3://{self.bucket}/{key}",
+                            uri=obj.uri,
                             folder=folder,
                             group=group,
-                            size=int(obj["Size"]),
-                            modified_at=obj["LastModified"].astimezone(UTC).replace(tzinfo=None),
-                            etag=str(obj.get("ETag", "")).strip('"') or None,
+                            size=obj.size,
+                            modified_at=obj.last_modified,
+                            etag=obj.etag or None,
                         )
                     )
-        except Exception as exc:  # botocore raises many types; each is a listing problem here
+        except s3mod.ListingInterrupted as exc:
             raise RejectedFile(
-                f"s3://{self.bucket}/{self.prefix}", f"cannot list inventory reports: {boto_problem(exc)}"
+                f"s3://{self.bucket}/{self.prefix}", f"cannot list inventory reports: {exc.reason}"
             ) from None
         return out
 
     def read(self, ref: ManifestRef) -> bytes:
-        bucket, key = split_s3(ref.uri)
+        bucket, key = s3mod.split_uri(ref.uri)
         try:
             return self.client.get_object(Bucket=bucket, Key=key)["Body"].read()
         except Exception as exc:
-            raise RejectedFile(ref.uri, f"cannot read: {boto_problem(exc)}") from None
+            raise RejectedFile(ref.uri, f"cannot read: {s3mod.problem(exc)}") from None
 
     def data_file(self, m: Manifest, i: int, tmp: Path) -> Path:
         bucket = _destination_bucket(m)
@@ -623,6 +614,6 @@ class _S3Store(_Store):
             self.client.download_file(bucket, key, str(dest))
         except Exception as exc:
             raise RejectedFile(
-                m.ref.uri, f"files[{i}]: data file s3://{bucket}/{key} cannot be read: {boto_problem(exc)}"
+                m.ref.uri, f"files[{i}]: data file s3://{bucket}/{key} cannot be read: {s3mod.problem(exc)}"
             ) from None
         return dest

@@ -30,17 +30,13 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from pipelines import s3 as s3mod
 from pipelines.config import Source
-from pipelines.ingest.errors import RejectedFile
+from pipelines.errors import RejectedFile
 from pipelines.ingest.readers.base import LoadContext, LoadResult, SourceReader, duckdb_problem
+from pipelines.ingest.snapshots import replace_snapshot
+from pipelines.ingest.storage_patterns import sync_config
 from pipelines.sources.options import S3ListingOptions
-from pipelines.storage import (
-    boto_problem,
-    replace_snapshot,
-    s3_client,
-    split_s3,
-    sync_config,
-)
 
 CHECKSUMS = ("CRC64NVME", "SHA256", "SHA1", "CRC32C", "CRC32")  # preferred first
 BATCH = 50_000
@@ -121,8 +117,8 @@ class S3ListingReader(SourceReader):
         location = source.uri
         sync_config(con, ctx.config, ctx.loaded_at, location)
         page_size, workers = opts.page_size, opts.workers
-        bucket, prefix = split_s3(location)
-        client = s3_client(source, opts.retries)
+        bucket, prefix = s3mod.split_uri(location)
+        client = s3mod.client(source, opts.retries)
         region = source.region or _bucket_region(client, bucket)
         common = {"inventory_date": ctx.loaded_at.date(), "bucket": bucket, "x_file_id": ctx.file_id}
         rows = 0
@@ -225,33 +221,14 @@ def _bucket_region(client: Any, bucket: str) -> str | None:
 
 
 def _pages(client: Any, bucket: str, prefix: str, page_size: int, location: str) -> Iterator[list[dict]]:
-    token: str | None = None
-    pages = objects = 0
-    while True:
-        kwargs: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": max(1, min(page_size, 1000))}
-        if token:
-            kwargs["ContinuationToken"] = token
-        try:
-            page = client.list_objects_v2(**kwargs)
-        except Exception as exc:  # botocore raises many types; each one interrupts the listing
-            raise RejectedFile(
-                location,
-                f"listing interrupted after {pages} page(s) ({objects:,} objects): {boto_problem(exc)}; "
-                "nothing of this listing was written, the previous one is kept",
-            ) from None
-        contents = page.get("Contents", [])
-        pages += 1
-        objects += len(contents)
-        yield contents
-        if not page.get("IsTruncated"):
-            return
-        token = page.get("NextContinuationToken")
-        if not token:
-            raise RejectedFile(
-                location,
-                f"listing interrupted after {pages} page(s) ({objects:,} objects): a truncated page without "
-                "NextContinuationToken; nothing of this listing was written, the previous one is kept",
-            )
+    try:
+        yield from s3mod.object_pages(client, bucket, prefix, page_size)
+    except s3mod.ListingInterrupted as exc:
+        raise RejectedFile(
+            location,
+            f"listing interrupted after {exc.pages} page(s) ({exc.objects:,} objects): {exc.reason}; "
+            "nothing of this listing was written, the previous one is kept",
+        ) from None
 
 
 def _uploads(client: Any, bucket: str, prefix: str, location: str) -> list[dict[str, Any]]:
@@ -262,7 +239,7 @@ def _uploads(client: Any, bucket: str, prefix: str, location: str) -> list[dict[
             page = client.list_multipart_uploads(**kwargs)
         except Exception as exc:
             raise RejectedFile(
-                location, f"cannot list incomplete multipart uploads: {boto_problem(exc)}"
+                location, f"cannot list incomplete multipart uploads: {s3mod.problem(exc)}"
             ) from None
         out.extend(page.get("Uploads", []))
         if not page.get("IsTruncated"):
@@ -285,7 +262,7 @@ def _parts(client: Any, bucket: str, upload: dict[str, Any], location: str) -> t
                 return parts, size
             raise RejectedFile(
                 location,
-                f"cannot list the parts of upload {upload['UploadId']} ({upload['Key']}): {boto_problem(exc)}",
+                f"cannot list the parts of upload {upload['UploadId']} ({upload['Key']}): {s3mod.problem(exc)}",
             ) from None
         for p in page.get("Parts", []):
             parts += 1
@@ -304,7 +281,7 @@ def _checksum(client: Any, bucket: str, row: dict[str, Any], location: str) -> d
         if code in ("404", "NoSuchKey"):  # deleted since it was listed
             return {}
         raise RejectedFile(
-            location, f"cannot read the checksum of {row['key']}: {boto_problem(exc)}"
+            location, f"cannot read the checksum of {row['key']}: {s3mod.problem(exc)}"
         ) from None
     for algorithm in CHECKSUMS:
         value = head.get(f"Checksum{algorithm}")

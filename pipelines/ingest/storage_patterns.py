@@ -1,5 +1,4 @@
-"""Storage: checkpoint patterns and dataset roots from the config, fallback prices, and what the storage readers
-share (S3 clients, the per-snapshot ledger rows, object URIs).
+"""Checkpoint patterns and dataset roots from the config, and the fallback storage prices.
 
 Checkpoint patterns (`checkpoints:`) name where checkpoints live and how a path names its run:
 
@@ -27,15 +26,11 @@ from typing import Any
 
 import duckdb
 
-from pipelines.config import Config, Source
-from pipelines.ingest.errors import RejectedFile
+from pipelines.config import Config
+from pipelines.errors import PatternError, RejectedFile
 
 PLACEHOLDERS = ("project", "run_id", "step", "loss", "score")
 _TOKEN = re.compile(r"\{([A-Za-z_]+)\}|\*")
-
-
-class PatternError(ValueError):
-    """A checkpoint pattern or dataset root that cannot be used; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -231,130 +226,3 @@ def sync_config(con: duckdb.DuckDBPyConnection, config: Config, now: datetime, s
                 "now": now,
             },
         )
-
-
-# ------------------------------------------------------------------------------------------------ readers
-
-
-def s3_client(source: Source, retries: int = 5) -> Any:
-    """A boto3 S3 client for the source (its endpoint_url and region; standard retries)."""
-    import boto3
-    from botocore.config import Config as BotoConfig
-
-    session = boto3.session.Session()
-    return session.client(
-        "s3",
-        endpoint_url=source.endpoint_url,
-        region_name=source.region,
-        config=BotoConfig(
-            retries={"max_attempts": max(1, retries), "mode": "standard"},
-            connect_timeout=10,
-            read_timeout=60,
-        ),
-    )
-
-
-def split_s3(uri: str) -> tuple[str, str]:
-    """`s3://bucket/prefix/` -> (bucket, prefix)."""
-    if not uri.startswith("s3://"):
-        raise ValueError(f"{uri!r} is not an s3:// uri")
-    bucket, _, prefix = uri[len("s3://") :].partition("/")
-    if not bucket:
-        raise ValueError(f"{uri!r} names no bucket")
-    return bucket, prefix
-
-
-def boto_problem(exc: Exception) -> str:
-    """A botocore error as one line: the S3 error code and message, or the connection problem."""
-    response = getattr(exc, "response", None)
-    if isinstance(response, dict) and "Error" in response:
-        err = response["Error"]
-        return f"{err.get('Code', 'Error')}: {err.get('Message', '')}".strip()
-    return str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-
-
-def record_snapshot(
-    con: duckdb.DuckDBPyConnection,
-    *,
-    file_id: str,
-    source: Source,
-    uri: str,
-    size: int | None,
-    modified_at: datetime | None,
-    etag: str | None,
-    checksum: str | None,
-    rows: int,
-    now: datetime,
-) -> None:
-    """A ledger row (`ingest_files`) for one snapshot a whole-source reader loaded (an inventory manifest)."""
-    con.execute(
-        """
-        insert into ingest_files (file_id, source, kind, uri, size_bytes, modified_at, etag, checksum,
-                                  billing_period, rows, billed_cost_sum, effective_cost_sum, status, error,
-                                  first_seen_at, checked_at, loaded_at)
-        values ($id, $source, $kind, $uri, $size, $mtime, $etag, $checksum, null, $rows, null, null,
-                'loaded', null, $now, $now, $now)
-        on conflict (file_id) do update set
-            size_bytes = excluded.size_bytes, modified_at = excluded.modified_at, etag = excluded.etag,
-            checksum = excluded.checksum, rows = excluded.rows, status = 'loaded', error = null,
-            checked_at = excluded.checked_at, loaded_at = excluded.loaded_at
-        """,
-        {
-            "id": file_id,
-            "source": source.name,
-            "kind": source.kind,
-            "uri": uri,
-            "size": size,
-            "mtime": modified_at,
-            "etag": etag,
-            "checksum": checksum,
-            "rows": rows,
-            "now": now,
-        },
-    )
-
-
-def loaded_snapshot(con: duckdb.DuckDBPyConnection, file_id: str) -> tuple[Any, ...] | None:
-    """(checksum, rows) of a snapshot already loaded with this ledger id, if it is still kept."""
-    result = con.execute(
-        "select checksum, rows from ingest_files where file_id = $id and status = 'loaded' "
-        "and exists (select 1 from storage_snapshots where x_file_id = $id)",
-        {"id": file_id},
-    ).fetchall()
-    return result[0] if result else None
-
-
-def replace_snapshot(
-    con: duckdb.DuckDBPyConnection,
-    *,
-    file_id: str,
-    source: Source,
-    store: str,
-    bucket: str,
-    taken_at: datetime,
-    region: str | None,
-    resource_id: str | None,
-    uri: str,
-    now: datetime,
-) -> None:
-    """The storage_snapshots row of a snapshot whose objects were just written (its object count from them)."""
-    con.execute("delete from storage_snapshots where x_file_id = $id", {"id": file_id})
-    con.execute(
-        """
-        insert into storage_snapshots
-        select $id, $source, $kind, $store, $bucket, $at::date, $at, $region, $resource, $uri,
-            (select count(*) from storage_objects where x_file_id = $id), $now
-        """,
-        {
-            "id": file_id,
-            "source": source.name,
-            "kind": source.kind,
-            "store": store,
-            "bucket": bucket,
-            "at": taken_at,
-            "region": region,
-            "resource": resource_id,
-            "uri": uri,
-            "now": now,
-        },
-    )

@@ -1,6 +1,15 @@
-"""Errors a reader raises for a file it cannot load."""
+"""The errors that cross layers, in one place: what went wrong with the config, the warehouse, a source file,
+an S3 request or a storage pattern. Each message names the file, line or key and the problem."""
 
 from __future__ import annotations
+
+
+class ConfigError(Exception):
+    """A configuration problem; the message names the file, the line when known, and the key."""
+
+
+class WarehouseError(Exception):
+    """The warehouse cannot be opened or upgraded; the message says why and what to do."""
 
 
 class RejectedFile(Exception):
@@ -22,3 +31,11 @@ class FileFailed(Exception):
     def __init__(self, index: int, cause: BaseException | None = None) -> None:
         self.index, self.cause = index, cause
         super().__init__(f"file {index} of the batch failed: {cause}")
+
+
+class S3Error(Exception):
+    """An S3 request failed; the message names the bucket/prefix or object and the reason."""
+
+
+class PatternError(ValueError):
+    """A checkpoint pattern or dataset root that cannot be used; the message says why."""

@@ -1,0 +1,158 @@
+"""S3 and S3-compatible stores through boto3: the client, URIs, listing, downloads and error text.
+
+Credentials come from boto3's default chain (environment, shared config/credentials files, instance or
+container roles); a source's `endpoint_url` and `region` reach S3-compatible stores (MinIO, Ceph, Baidu BOS,
+Aliyun OSS, Tencent COS). Every message this module builds goes through `message()`, the one place where
+what reaches a user about an S3 request is worded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pipelines.config import Source
+from pipelines.errors import S3Error
+
+
+@dataclass(frozen=True)
+class S3Object:
+    bucket: str
+    key: str
+    size: int
+    etag: str
+    last_modified: datetime  # naive UTC
+
+    @property
+    def uri(self) -> str:
+        return f"s3://{self.bucket}/{self.key}"
+
+
+class ListingInterrupted(S3Error):
+    """A ListObjectsV2 listing failed part-way: `pages` and `objects` say how far it got, `reason` why."""
+
+    def __init__(self, location: str, reason: str, pages: int, objects: int) -> None:
+        super().__init__(message(location, f"cannot list: {reason}"))
+        self.reason, self.pages, self.objects = reason, pages, objects
+
+
+def split_uri(uri: str) -> tuple[str, str]:
+    """s3://bucket/some/prefix -> ("bucket", "some/prefix")."""
+    if not uri.startswith("s3://"):
+        raise ValueError(f"not an s3:// uri: {uri!r}")
+    bucket, _, prefix = uri[len("s3://") :].partition("/")
+    if not bucket:
+        raise ValueError(f"no bucket in {uri!r}")
+    return bucket, prefix
+
+
+def client(source: Source, retries: int = 5) -> Any:
+    """A boto3 S3 client for the source: default credential chain, its endpoint and region, standard retries,
+    and timeouts so that an unreachable endpoint fails in seconds rather than hanging a nightly run."""
+    import boto3
+    from botocore.config import Config as BotoConfig
+
+    return boto3.session.Session().client(
+        "s3",
+        endpoint_url=source.endpoint_url,
+        region_name=source.region,
+        config=BotoConfig(
+            retries={"max_attempts": max(1, retries), "mode": "standard"},
+            connect_timeout=10,
+            read_timeout=60,
+        ),
+    )
+
+
+def problem(exc: BaseException) -> str:
+    """A botocore error as one line: the S3 error code and message, or the connection problem."""
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict) and "Error" in response:
+        err = response["Error"]
+        return f"{err.get('Code', 'Error')}: {err.get('Message', '')}".strip().rstrip(":")
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def message(where: str, what: str, exc: BaseException | None = None) -> str:
+    """`where: what[: the request's problem]`: every S3 message reaching a user is built here."""
+    text = f"{where}: {what}"
+    return f"{text}: {problem(exc)}" if exc is not None else text
+
+
+def object_pages(s3: Any, bucket: str, prefix: str, page_size: int = 1000) -> Iterator[list[dict[str, Any]]]:
+    """ListObjectsV2 under a prefix, one page of raw entries at a time (folder markers included).
+
+    Raises ListingInterrupted (how many pages and objects were read) when a request fails or a truncated
+    page carries no continuation token.
+    """
+    location = f"s3://{bucket}/{prefix}"
+    token: str | None = None
+    pages = objects = 0
+    while True:
+        kwargs: dict[str, Any] = {"Bucket": bucket, "Prefix": prefix, "MaxKeys": max(1, min(page_size, 1000))}
+        if token:
+            kwargs["ContinuationToken"] = token
+        try:
+            page = s3.list_objects_v2(**kwargs)
+        except Exception as exc:  # botocore raises many types; each one interrupts the listing
+            raise ListingInterrupted(location, problem(exc), pages, objects) from None
+        contents = page.get("Contents", [])
+        pages += 1
+        objects += len(contents)
+        yield contents
+        if not page.get("IsTruncated"):
+            return
+        token = page.get("NextContinuationToken")
+        if not token:
+            raise ListingInterrupted(
+                location, "a truncated page without NextContinuationToken", pages, objects
+            )
+
+
+def as_object(bucket: str, entry: dict[str, Any]) -> S3Object:
+    """An S3Object from a ListObjectsV2 entry (LastModified as naive UTC, the ETag unquoted)."""
+    modified = entry["LastModified"]
+    if modified.tzinfo is not None:
+        modified = modified.astimezone(UTC).replace(tzinfo=None)
+    return S3Object(bucket, entry["Key"], int(entry["Size"]), str(entry.get("ETag", "")).strip('"'), modified)
+
+
+def list_objects(s3: Any, uri: str) -> list[S3Object]:
+    """Every object under s3://bucket/prefix (recursively, folder markers left out), sorted by key."""
+    bucket, prefix = split_uri(uri)
+    out = [
+        as_object(bucket, entry)
+        for page in object_pages(s3, bucket, prefix)
+        for entry in page
+        if not entry["Key"].endswith("/")
+    ]
+    return sorted(out, key=lambda o: o.key)
+
+
+def download(s3: Any, obj: S3Object, dest: Path, chunk: int = 8 << 20) -> None:
+    """Stream the object to `dest` (written beside it, renamed when complete); never held in memory."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dest.with_name(dest.name + ".part")
+    try:
+        # IfMatch: an object rewritten since it was listed fails here and is read on the next run
+        kwargs = {"IfMatch": f'"{obj.etag}"'} if obj.etag else {}
+        body = s3.get_object(Bucket=obj.bucket, Key=obj.key, **kwargs)["Body"]
+        with tmp.open("wb") as f:
+            for part in body.iter_chunks(chunk):
+                f.write(part)
+        tmp.replace(dest)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if _is_boto_error(exc):
+            raise S3Error(message(obj.uri, "cannot download", exc)) from None
+        raise
+
+
+def _is_boto_error(exc: BaseException) -> bool:
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    return isinstance(exc, ClientError | BotoCoreError)
