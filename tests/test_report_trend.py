@@ -30,8 +30,9 @@ from typing import Any
 import pytest
 
 from pipelines.config import Config, load_config
-from pipelines.report import WeeklyReport, _params, _query, write_report
+from pipelines.report import WeeklyReport, write_report
 from pipelines.report.acks import record, resolve
+from pipelines.report.collect import _params, _query
 from pipelines.transform import build_marts
 from pipelines.warehouse import connect
 from rules import Window

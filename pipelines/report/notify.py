@@ -22,9 +22,10 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from pipelines.config import NotifyConfig
+from pipelines.report.render import environment
 
 if TYPE_CHECKING:
-    from pipelines.report import WeeklyReport
+    from pipelines.report.model import WeeklyReport
 
 EMAIL_FILE = "email.html"
 
@@ -129,10 +130,8 @@ def post_webhook(url: str, payload: dict[str, Any], timeout: float) -> None:
 
 
 def email_html(report: WeeklyReport, config: NotifyConfig) -> str:
-    from pipelines.report import _env
-
     return (
-        _env()
+        environment()
         .get_template("email.html.j2")
         .render(
             r=report,

@@ -1,0 +1,108 @@
+"""`wastewatch demo`: a realistic landing zone for a small AI company, with known waste planted.
+
+Acme AI: three teams (nlp, vision, speech), 20 GPU hosts of two instance types (12 x p5.48xlarge with
+8 x H100 under a Compute Savings Plan, 8 x p4d.24xlarge with 8 x A100 on demand), `weeks` ISO weeks of:
+
+- FOCUS 1.2 billing (CSV.gz, one file per billing period): hourly GPU-instance lines, the Savings Plan's
+  monthly purchase, daily EBS, S3 and data-transfer lines, a monthly support fee;
+- nvidia-smi `--query-gpu --format=csv` telemetry, one file per host and week, one sample per GPU per
+  minute (the same header, units and `, ` separators as the real H200 capture);
+- Slurm `sacct -P` job records (with .batch/.extern steps, a failed job, a 2-node job);
+- S3 Inventory reports (manifest.json + CSV.gz, URL-encoded keys) of a checkpoint bucket and three
+  dataset buckets.
+
+Planted waste (computed in expected.py from the generated data, by each rule family's definition, and
+written to `expected.json`): dev boxes idle overnight and at weekends, a failed job whose machine kept billing, a
+weekend-idle host, a parked notebook holding GPU memory, a job using 2 of its 8 GPUs, an input-starved
+job, a telemetry outage (insufficient data), checkpoints of failed runs, a dataset copied into three
+buckets, an untagged host and bucket, a spend spike, a team over budget. Besides the planted crash,
+about 6 % of the training jobs longer than 8 h fail at random (scenario.Planner.fill); expected.json lists each
+of them under GPU004 with the GPU time it lost since its run's last checkpoint.
+
+expected.json states amounts for the time the generated records show, not the planned whole hours: a
+job runs from its sacct Start (4 s after its first hour begins) to its End (9 s before its last hour
+ends), so the job using 2 of 8 GPUs ran 71 h 59 min 47 s, not 72 h (USD 0.10 less at 6 × 38.528 / 8 an
+hour); the input-starved job's idle share is that of the utilisation samples written (22.866 % mean in
+the one-week demo with seed 7), not the duty cycle's nominal 22.875 %. Every rule's amount is computed
+from what was written, independently of the rule SQL, and rounded to the cent once, at the end.
+
+The package: scenario.py plans the fleet, its jobs and its bucket objects; billing.py and writers.py
+write the landing files; expected.py prices the planted waste; `generate` here runs them in order.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from datetime import timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from pipelines.demo.billing import billing_lines, write_billing
+from pipelines.demo.expected import build_expected
+from pipelines.demo.scenario import fleet, plan, plan_storage
+from pipelines.demo.writers import config_text, write_inventory, write_sacct, write_telemetry
+from pipelines.units import HOURS_PER_WEEK
+from rules import Window
+
+__all__ = ["generate"]
+
+
+def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> dict[str, Any]:
+    """Write the landing zone, wastewatch.yaml and expected.json under `directory`; return expected."""
+    directory = Path(directory)
+    for sub in ("landing", "warehouse", "reports"):
+        if (directory / sub).exists():
+            shutil.rmtree(directory / sub)
+    directory.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(seed)
+    end = Window.iso_week(last_week).end
+    start = end - timedelta(weeks=weeks)
+    hours = weeks * HOURS_PER_WEEK
+    hosts = fleet(rng)
+    planner, notes = plan(rng, hosts, weeks, start)
+    by_name = {h.name: h for h in hosts}
+    objects, facts = plan_storage(rng, planner.jobs, start, end)
+    region = {"acme-datasets-eu": ("eu-west-1", "Europe (Ireland)")}
+    storage = {
+        b: {
+            "bytes": sum(o[1] for o in objs),
+            "region": region.get(b, ("us-east-1",))[0],
+            "region_name": region.get(b, ("", "US East (N. Virginia)"))[1],
+            "team": {"acme-ckpt": "nlp", "acme-datasets": "vision", "acme-datasets-eu": "vision"}.get(b),
+            "project": None,
+        }
+        for b, objs in objects.items()
+    }
+    rw_day0 = (weeks - 1) * 7
+    # Thursday of the report week: 14x the usual egress (Thursday, so even a one-week demo has three
+    # earlier weekdays for COST003's baseline)
+    spike = (rw_day0 + 3, "speech", Decimal(14))
+    lines = billing_lines(hosts, start, hours, storage, spike)
+    write_billing(directory, lines)
+    samples, starved_samples = write_telemetry(directory, hosts, start, weeks, seed)
+    write_sacct(directory, planner.jobs, start, by_name)
+    write_inventory(directory, objects, end - timedelta(hours=23))
+    (directory / "wastewatch.yaml").write_text(config_text(), encoding="utf-8")
+
+    expected = build_expected(
+        hosts,
+        planner,
+        notes,
+        facts,
+        objects,
+        lines,
+        start,
+        weeks,
+        spike,
+        samples,
+        starved_samples,
+        seed,
+        last_week,
+    )
+    (directory / "expected.json").write_text(
+        json.dumps(expected, indent=2, default=str) + "\n", encoding="utf-8"
+    )
+    return expected

@@ -1,0 +1,351 @@
+"""The planted waste, priced by each rule family's definition, for expected.json.
+
+Every amount is computed from what the generator wrote (the plan, the bill's lines, the utilisation
+samples drawn), independently of the rule SQL, and rounded to the cent once, at the end.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from decimal import Decimal
+from typing import Any
+
+from pipelines.demo.scenario import GLACIER_IR, S3_STANDARD, Host, Job, Planner, job_times, quantize
+from pipelines.units import DAYS_PER_MONTH, GIB, HOURS_PER_WEEK
+from rules import Window
+
+
+def _idle_hours(h: Host) -> list[bool]:
+    """GPU001's view of an hour: billed, observed, every GPU at ~0 % (a parked notebook included)."""
+    return [s in ("idle", "notebook") for s in h.states]
+
+
+def _gpu001_by_week(hosts: list[Host], weeks: int, min_idle_hours: int = 2) -> dict[int, dict[str, Decimal]]:
+    out: dict[int, dict[str, Decimal]] = {w: {} for w in range(weeks)}
+    for h in hosts:
+        idle = _idle_hours(h)
+        t = 0
+        while t < len(idle):
+            if not idle[t]:
+                t += 1
+                continue
+            s = t
+            while t < len(idle) and idle[t]:
+                t += 1
+            if t - s >= min_idle_hours:
+                for hour in range(s, t):
+                    w = hour // HOURS_PER_WEEK
+                    out[w][h.name] = out[w].get(h.name, Decimal(0)) + h.itype.effective
+    return out
+
+
+def _overlap_s(a0: datetime, a1: datetime, b0: datetime, b1: datetime) -> Decimal:
+    """Seconds that [a0, a1) and [b0, b1) share."""
+    return Decimal(max((min(a1, b1) - max(a0, b0)).total_seconds(), 0))
+
+
+def _sample_at(hour_start: datetime, minute: int, gpu: int) -> datetime:
+    """When the demo's nvidia-smi sample of `gpu` in `minute` of an hour is stamped (SAMPLES_SQL)."""
+    return hour_start + timedelta(minutes=minute, milliseconds=310 + 11 * gpu)
+
+
+def _gpu002(job: Job, host: Host, start: datetime, a: datetime, b: datetime) -> tuple[Decimal, Decimal]:
+    """The job using 2 of its 8 GPUs: (waste, job hours) in [a, b). The job runs from its sacct Start to
+    its End (4 s after its first hour, 9 s before its last one), so 72 planned hours are 71 h 59 min 47 s;
+    the 6 unused GPUs' share of the effective hourly cost for that time."""
+    started, ended = job_times(job, start)
+    hours = _overlap_s(started, ended, a, b) / 3600
+    return host.itype.effective * hours * 6 / 8, hours
+
+
+def _gpu003(
+    job: Job,
+    host: Host,
+    start: datetime,
+    a: datetime,
+    b: datetime,
+    samples: dict[tuple[str, int, int], list[tuple[int, int]]],
+) -> tuple[Decimal, Decimal]:
+    """The input-starved job: (waste, mean util % of its samples) in [a, b). Per GPU and hour: the
+    effective cost of the GPU (1/8 of the instance's) x the share of the hour the job ran x (1 - the mean
+    utilisation of that GPU's samples taken while it ran / 100). The duty cycle's nominal mean is 22.875 %
+    (1 minute in 4 at 80-94 %, the rest at 0-3 %); the drawn samples' mean is what the GPUs really did."""
+    started, ended = job_times(job, start)
+    waste, total, count = Decimal(0), 0, 0
+    for t in range(job.start, job.end):
+        h0 = start + timedelta(hours=t)
+        s0, s1 = max(h0, started, a), min(h0 + timedelta(hours=1), ended, b)
+        if s1 <= s0:
+            continue
+        for gpu in range(8):
+            inside = [u for m, u in samples.get((host.name, t, gpu), []) if s0 <= _sample_at(h0, m, gpu) < s1]
+            if not inside:
+                continue
+            mean = Decimal(sum(inside)) / len(inside)
+            share = Decimal((s1 - s0).total_seconds()) / 3600
+            waste += host.itype.effective / 8 * share * (1 - mean / 100)
+            total, count = total + sum(inside), count + len(inside)
+    return waste, Decimal(total) / count if count else Decimal(0)
+
+
+def _gpu004_failed_jobs(
+    jobs: list[Job],
+    hosts: dict[str, Host],
+    checkpoints: dict[int, list[datetime]],
+    start: datetime,
+    a: datetime,
+    b: datetime,
+    crash_job: int | None,
+) -> list[dict[str, Any]]:
+    """Every FAILED job's lost GPU time in [a, b), priced: the planted crash and the training jobs that
+    failed at random (Planner.fill: ~6 % of those longer than 8 h). Lost = from the newest checkpoint of the
+    job's run written while it ran (from its start when none was) to its end; each node's GPUs at the
+    instance's effective hourly cost. Hours without telemetry (the planted outage) are left out: there
+    is no GPU-slice of the job to price there."""
+    out = []
+    for j in jobs:
+        if j.state != "FAILED":
+            continue
+        started, ended = job_times(j, start)
+        written = [c for c in checkpoints.get(j.job_id, []) if started <= c <= ended]
+        lost_from = max(written, default=started)
+        waste, lost_gpu_h = Decimal(0), Decimal(0)
+        for t in range(j.start, j.end):
+            h0 = start + timedelta(hours=t)
+            seconds = _overlap_s(max(h0, lost_from), min(h0 + timedelta(hours=1), ended), a, b)
+            for name in j.hosts:
+                host = hosts[name]
+                if seconds and not host.states[t].startswith("dark"):
+                    waste += host.itype.effective * seconds / 3600
+                    lost_gpu_h += 8 * seconds / 3600
+        if waste > 0:
+            out.append(
+                {
+                    "job_id": j.job_id,
+                    "run_id": j.name,
+                    "hosts": j.hosts,
+                    "planted": "crash" if j.job_id == crash_job else "random failure",
+                    "started_at": started.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "ended_at": ended.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                    "last_checkpoint_at": max(written).strftime("%Y-%m-%dT%H:%M:%SZ") if written else None,
+                    "lost_gpu_hours": float(round(lost_gpu_h, 4)),
+                    "waste": waste,
+                }
+            )
+    return sorted(out, key=lambda x: (-x["waste"], x["job_id"]))
+
+
+def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], facts: dict[str, Any], objects: dict[str, Any],
+              lines: list[dict[str, Any]], start: datetime, weeks: int, spike: tuple[int, str, Decimal], samples: int,
+              starved_samples: dict[tuple[str, int, int], list[tuple[int, int]]], seed: int,
+              last_week: str) -> dict[str, Any]:  # fmt: skip
+    """expected.json: the report week's spend and every rule's planted amount, GPU001 and GPU004 per week,
+    and the sizes of what was written."""
+    rw = weeks - 1
+    gpu001 = _gpu001_by_week(hosts, weeks)
+    week_labels = [Window.containing((start + timedelta(weeks=w)).date()).label for w in range(weeks)]
+    rw_start, rw_end = start + timedelta(weeks=rw), start + timedelta(weeks=weeks)
+    by_name = {h.name: h for h in hosts}
+
+    # spend in the report week, effective cost, each line spread evenly over its charge period
+    def share_in(line: dict[str, Any], a: datetime, b: datetime) -> Decimal:
+        s = datetime.strptime(line["ChargePeriodStart"], "%Y-%m-%dT%H:%M:%SZ")
+        e = datetime.strptime(line["ChargePeriodEnd"], "%Y-%m-%dT%H:%M:%SZ")
+        overlap = (min(e, b) - max(s, a)).total_seconds()
+        return Decimal(max(overlap, 0)) / Decimal((e - s).total_seconds())
+
+    spend = Decimal(0)
+    untagged = Decimal(0)
+    untagged_gpu = Decimal(0)
+    team_mtd: dict[str, Decimal] = {}
+    month_start = rw_end.replace(day=1) if rw_end.day > 1 else (rw_end - timedelta(days=1)).replace(day=1)
+    for line in lines:
+        eff = Decimal(line["EffectiveCost"] or 0)
+        part = eff * share_in(line, rw_start, rw_end)
+        spend += part
+        tags = json.loads(line["Tags"]) if line["Tags"] else {}
+        if "team" not in tags:
+            untagged += part
+            if line["ResourceType"] == "Instance":
+                untagged_gpu += part
+        else:
+            team_mtd[tags["team"]] = team_mtd.get(tags["team"], Decimal(0)) + eff * share_in(
+                line, month_start, rw_end
+            )
+
+    # GPU002 and GPU003: the planted jobs, for the time their sacct records say they ran
+    partial_host = by_name["gpu-h100-05"]
+    partial_job = next(j for j in planner.jobs if j.job_id == notes["partial_job"])
+    gpu002, partial_hours = _gpu002(partial_job, partial_host, start, rw_start, rw_end)
+    starved_host = by_name["gpu-a100-04"]
+    starved_job = next(j for j in planner.jobs if j.job_id == notes["starved_job"])
+    gpu003, starved_util = _gpu003(starved_job, starved_host, start, rw_start, rw_end, starved_samples)
+    dark_host = by_name["gpu-a100-03"]
+    dark_hours = sum(1 for s in dark_host.states[rw * HOURS_PER_WEEK :] if s.startswith("dark"))
+
+    month_cost = S3_STANDARD / GIB  # per byte and month: what deleting a STANDARD byte saves a month
+    week_cost = Decimal(7) / DAYS_PER_MONTH * S3_STANDARD / GIB
+    sto001 = Decimal(facts["failed_bytes"]) * week_cost
+    sto001_superseded = Decimal(facts["superseded_bytes"]) * week_cost
+
+    # GPU004: every failed job (the planted crash and the random failures) loses its GPU time since its
+    # run's last checkpoint
+    def failed_in(w: int) -> list[dict[str, Any]]:
+        a = start + timedelta(weeks=w)
+        return _gpu004_failed_jobs(
+            planner.jobs, by_name, facts["checkpoints"], start, a, a + timedelta(weeks=1), notes["crash_job"]
+        )
+
+    failed = failed_in(rw)
+    gpu004_by_week = {
+        week_labels[w]: sum((x["waste"] for x in failed_in(w)), Decimal(0)) for w in range(weeks)
+    }
+    crash = next(j for j in planner.jobs if j.job_id == notes["crash_job"])
+    [crash_failed] = [x for x in failed if x["job_id"] == crash.job_id]
+    # STO003: the newest checkpoint of a completed run is kept (STO001 never deletes it); older than 30
+    # days at the week's end and still STANDARD, it would cost GLACIER_IR's price instead
+    tier_before = rw_end - timedelta(days=30)
+    sto003_bytes = sum(size for when, size in facts["newest_completed"] if when <= tier_before)
+    sto003_monthly = Decimal(sto003_bytes) * (S3_STANDARD - GLACIER_IR) / GIB
+    sto003 = sto003_monthly * 7 / DAYS_PER_MONTH
+    sto002 = Decimal(facts["dup_bytes_per_copy"]) * 2 * week_cost
+    normal_egress = Decimal(300) * Decimal("0.09")
+    cost003 = normal_egress * (spike[2] - 1)
+
+    def money(x: Decimal) -> float:
+        return float(quantize(x))
+
+    gpu001_rw = gpu001[rw]
+    return {
+        "company": "Acme AI (demo)",
+        "seed": seed,
+        "weeks": week_labels,
+        "report_week": {
+            "week": last_week,
+            "spend": money(spend),
+            "currency": "USD",
+            "rules": {
+                "GPU001": {
+                    "name": "idle-gpu-instance",
+                    "waste": money(sum(gpu001_rw.values(), Decimal(0))),
+                    "by_host": {k: money(v) for k, v in sorted(gpu001_rw.items())},
+                    "basis": "effective cost of billed hours in idle stretches of >= 2 h where every GPU is at ~0 % util "
+                    "(dev boxes overnight/weekends, gpu-h100-09 after its job failed, gpu-a100-05 over the weekend, "
+                    "gpu-h100-06's parked notebook holding 86 % of GPU memory)",
+                    "insufficient_data": {"host": dark_host.name, "hours_without_telemetry": dark_hours},
+                },
+                "GPU002": {
+                    "name": "overprovisioned-job",
+                    "job_id": notes.get("partial_job"),
+                    "host": partial_host.name,
+                    "job_hours": float(round(partial_hours, 6)),
+                    "waste": money(gpu002),
+                    "basis": f"{float(partial_hours):.4f} h (the job's sacct Start to End: 72 planned hours less "
+                    "the 4 s after its first hour began and the 9 s before its last one ended) x effective "
+                    "hourly cost x 6/8 unused GPUs",
+                },
+                "GPU003": {
+                    "name": "input-starved-job",
+                    "job_id": notes.get("starved_job"),
+                    "host": starved_host.name,
+                    "util_mean_pct": float(round(starved_util, 3)),
+                    "waste": money(gpu003),
+                    "basis": "per GPU and hour the job ran: effective hourly cost / 8 x the share of the hour it "
+                    "ran x (1 - the mean utilisation of that GPU's samples taken while it ran / 100); a "
+                    f"1-in-4-minutes duty cycle whose samples average {float(starved_util):.3f} % (nominal "
+                    "22.875 %)",
+                },
+                "GPU004": {
+                    "name": "failed-job-and-zombie",
+                    "waste": money(sum((x["waste"] for x in failed), Decimal(0))),
+                    "crash": {
+                        "job_id": crash.job_id,
+                        "host": crash.hosts[0],
+                        "last_checkpoint_at": crash_failed["last_checkpoint_at"],
+                        "ended_at": crash_failed["ended_at"],
+                        "lost_gpu_hours": crash_failed["lost_gpu_hours"],
+                        "waste": money(crash_failed["waste"]),
+                    },
+                    "failed_jobs": [{**x, "waste": money(x["waste"])} for x in failed],
+                    "basis": "every FAILED job: the planted crash on gpu-h100-09 (the 48 idle hours after it are "
+                    "GPU001's) and the training jobs that failed at random (~6 % of those longer than 8 h); "
+                    "effective hourly cost per node x hours in the week from the newest checkpoint its run "
+                    "wrote while it ran to the job's sacct End",
+                },
+                "STO001": {
+                    "name": "orphaned-checkpoint",
+                    "waste": money(sto001 + sto001_superseded),
+                    "monthly_cost": money((facts["failed_bytes"] + facts["superseded_bytes"]) * month_cost),
+                    "failed": {
+                        "runs": facts["failed_runs"],
+                        "bytes": facts["failed_bytes"],
+                        "waste": money(sto001),
+                    },
+                    "superseded": {
+                        "keep_last": 3,
+                        "bytes": facts["superseded_bytes"],
+                        "waste": money(sto001_superseded),
+                    },
+                    "basis": "checkpoint bytes of FAILED runs, plus checkpoints of finished runs older than their "
+                    "last 3, x $0.023 per GiB-month x 7 / 30.44",
+                },
+                "STO003": {
+                    "name": "cold-checkpoint-tiering",
+                    "bytes": sto003_bytes,
+                    "waste": money(sto003),
+                    "monthly_cost": money(sto003_monthly),
+                    "basis": "newest checkpoint of each completed run written 30 days or more before the week's "
+                    "end, still STANDARD: bytes x ($0.023 - $0.004 GLACIER_IR) per GiB-month x 7 / 30.44 (none "
+                    "when the demo spans 4 weeks or less)",
+                },
+                "STO004": {
+                    "name": "incomplete-multipart-upload",
+                    "waste": 0.0,
+                    "monthly_cost": 0.0,
+                    "basis": "nothing planted: S3 Inventory reports list no incomplete multipart uploads",
+                },
+                "STO002": {
+                    "name": "duplicate-dataset",
+                    "dataset": facts["dup_dataset"],
+                    "canonical": "s3://acme-datasets/datasets/laion-400m-subset/",
+                    "copies": [
+                        "s3://acme-datasets-eu/datasets/laion-400m-subset/",
+                        "s3://acme-scratch/datasets/laion-copy/",
+                    ],
+                    "bytes_per_copy": facts["dup_bytes_per_copy"],
+                    "waste": money(sto002),
+                    "monthly_cost": money(facts["dup_bytes_per_copy"] * 2 * month_cost),
+                    "basis": "2 extra copies x bytes x $0.023 per GiB-month x 7 / 30.44",
+                },
+                "COST001": {
+                    "name": "unattributed-spend",
+                    "spend": money(untagged),
+                    "gpu_spend": money(untagged_gpu),
+                    "note": "gpu-a100-08 has no team tag (suggested owner: speech, from its Slurm jobs); acme-scratch, the "
+                    "support fee and the Savings Plan fee are untagged",
+                },
+                "COST002": {
+                    "name": "budget-overrun",
+                    "month_to_date_by_team": {k: money(v) for k, v in sorted(team_mtd.items())},
+                    "budgets": {"nlp": 260000, "vision": 110000, "speech": 60000},
+                },
+                "COST003": {
+                    "name": "spend-anomaly",
+                    "team": "speech",
+                    "service": "Amazon Virtual Private Cloud",
+                    "day": (start + timedelta(days=spike[0])).strftime("%Y-%m-%d"),
+                    "excess": money(cost003),
+                },
+            },
+        },
+        "gpu001_by_week": {week_labels[w]: money(sum(v.values(), Decimal(0))) for w, v in gpu001.items()},
+        "gpu004_by_week": {label: money(v) for label, v in gpu004_by_week.items()},
+        "sizes": {
+            "gpu_hosts": len(hosts),
+            "billing_lines": len(lines),
+            "gpu_samples": samples,
+            "jobs": len(planner.jobs),
+            "storage_objects": sum(len(v) for v in objects.values()),
+        },
+    }

@@ -1,0 +1,347 @@
+"""The demo's scenario: Acme AI's GPU fleet, the hour-by-hour plan of its hosts and Slurm jobs, and the
+objects of its checkpoint and dataset buckets.
+
+Everything here is decided from one seeded `random.Random`, in a fixed order, so a seed gives the same
+landing zone every time; the writers put it into files and expected.py prices what it planted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from decimal import ROUND_HALF_UP, Decimal
+from typing import Any
+
+from pipelines.units import GIB, HOURS_PER_WEEK
+
+S3_STANDARD = Decimal("0.023")
+GLACIER_IR = Decimal("0.004")  # the demo config's fallback price (prices: storage_gb_month:)
+EBS_GP3 = Decimal("0.08")
+SP_RATE = Decimal("0.70")  # effective / on-demand under the Savings Plan
+
+
+@dataclass(frozen=True)
+class InstanceType:
+    name: str
+    on_demand: Decimal
+    gpu_name: str
+    mem_total_mib: int
+    power_limit_w: int
+    idle_power_w: float
+    savings_plan: bool
+
+    @property
+    def effective(self) -> Decimal:
+        return (
+            (self.on_demand * SP_RATE).quantize(Decimal("0.000001")) if self.savings_plan else self.on_demand
+        )
+
+
+P5 = InstanceType("p5.48xlarge", Decimal("55.04"), "NVIDIA H100 80GB HBM3", 81559, 700, 72.0, True)
+P4D = InstanceType("p4d.24xlarge", Decimal("21.96"), "NVIDIA A100-SXM4-40GB", 40960, 400, 55.0, False)
+
+
+@dataclass
+class Host:
+    name: str
+    itype: InstanceType
+    team: str | None  # None: the host's bill carries no team tag
+    project: str
+    instance_id: str
+    volume_id: str
+    launch_hour: int = 0
+    states: list[str] = field(default_factory=list)  # one per hour of the span
+
+
+@dataclass
+class Job:
+    job_id: int
+    name: str
+    user: str
+    team: str
+    project: str
+    hosts: list[str]
+    start: int  # hour index
+    end: int
+    state: str = "COMPLETED"
+    gpus_per_node: int = 8
+
+
+TEAM_USERS = {
+    "nlp": ["akumar", "bchen", "clopez"],
+    "vision": ["dmiller", "esato"],
+    "speech": ["fnguyen", "gokafor"],
+}
+PROJECTS = {"nlp": "llm-pretrain", "vision": "vit-scaling", "speech": "asr-multilingual"}
+CKPT_GIB = {"llm-pretrain": 98, "vit-scaling": 14, "asr-multilingual": 8}
+
+
+def fleet(rng: random.Random) -> list[Host]:
+    """Acme's 20 GPU hosts: 12 p5.48xlarge and 8 p4d.24xlarge, with seeded instance and volume ids."""
+
+    def ids(n: int) -> tuple[str, str]:
+        return f"i-0{rng.getrandbits(64):016x}", f"vol-0{rng.getrandbits(64):016x}"
+
+    layout = (
+        [(f"gpu-h100-{i:02d}", P5, "nlp") for i in range(1, 9)]
+        + [(f"gpu-h100-{i:02d}", P5, "vision") for i in range(9, 11)]
+        + [(f"gpu-h100-{i:02d}", P5, "speech") for i in range(11, 13)]
+        + [(f"gpu-a100-{i:02d}", P4D, "vision") for i in range(1, 7)]
+        + [(f"gpu-a100-{i:02d}", P4D, "speech") for i in range(7, 9)]
+    )
+    hosts = []
+    for i, (name, itype, team) in enumerate(layout):
+        iid, vid = ids(i)
+        hosts.append(Host(name, itype, team, PROJECTS[team], iid, vid))
+    return hosts
+
+
+class Planner:
+    """Builds each host's hour-by-hour state and the Slurm jobs behind it."""
+
+    def __init__(self, rng: random.Random, hours: int, start: datetime) -> None:
+        self.rng, self.hours, self.start = rng, hours, start
+        self.jobs: list[Job] = []
+        self.next_id = 41870
+
+    def job(
+        self,
+        host_names: list[str],
+        team: str,
+        start: int,
+        end: int,
+        state: str = "COMPLETED",
+        kind: str = "train",
+    ) -> Job:
+        project = PROJECTS[team]
+        j = Job(
+            self.next_id,
+            f"{project}-{kind}-{self.next_id}",
+            self.rng.choice(TEAM_USERS[team]),
+            team,
+            project,
+            host_names,
+            start,
+            end,
+            state,
+        )
+        self.next_id += 1
+        self.jobs.append(j)
+        return j
+
+    def fill(
+        self, hosts: list[Host], team: str, t0: int, t1: int, min_len: int = 6, max_len: int = 60
+    ) -> None:
+        """Back-to-back training jobs with one idle hour between them (a 1-hour gap is not waste)."""
+        t = t0
+        while t < t1:
+            length = min(self.rng.randint(min_len, max_len), t1 - t)
+            state = "FAILED" if self.rng.random() < 0.06 and length > 8 else "COMPLETED"
+            self.job([h.name for h in hosts], team, t, t + length, state)
+            for h in hosts:
+                h.states[t : t + length] = ["busy"] * length
+            t += length
+            if t < t1:
+                for h in hosts:
+                    h.states[t] = "idle"
+                t += 1
+
+    def hour_of(self, week: int, day: int, hour: int) -> int:
+        return week * HOURS_PER_WEEK + day * 24 + hour
+
+
+def job_times(j: Job, start: datetime) -> tuple[datetime, datetime]:
+    """A job's sacct Start and End: 4 s after its first hour begins, 9 s before its last hour ends."""
+    return start + timedelta(hours=j.start, seconds=4), start + timedelta(hours=j.end, seconds=-9)
+
+
+def plan(
+    rng: random.Random, hosts: list[Host], weeks: int, start: datetime
+) -> tuple[Planner, dict[str, Any]]:
+    """Every host's state per hour and the jobs behind it, with the planted waste; `notes` names the
+    planted jobs (crash, partial, starved) for expected.py."""
+    hours = weeks * HOURS_PER_WEEK
+    p = Planner(rng, hours, start)
+    by = {h.name: h for h in hosts}
+    for h in hosts:
+        h.states = ["idle"] * hours
+    rw = weeks - 1  # the report week
+    notes: dict[str, Any] = {}
+
+    # an untagged host launched at the start of the second week (untagged spend)
+    late = by["gpu-a100-08"]
+    late.team, late.launch_hour = None, min(HOURS_PER_WEEK, hours - HOURS_PER_WEEK)
+    late.states[: late.launch_hour] = ["off"] * late.launch_hour
+    p.fill([late], "speech", late.launch_hour, hours)
+
+    # two dev boxes: interactive work 08:00-19:00 on weekdays, idle every night and weekend
+    for name, team in (("gpu-h100-03", "nlp"), ("gpu-a100-02", "vision")):
+        h = by[name]
+        for week in range(weeks):
+            for day in range(5):
+                s, e = p.hour_of(week, day, 8), p.hour_of(week, day, 19)
+                p.job([name], team, s, e, kind="dev")
+                h.states[s:e] = ["busy"] * (e - s)
+    # a 2-node pre-training run family on gpu-h100-01/02 (multi-node jobs, NodeList ranges)
+    p.fill([by["gpu-h100-01"], by["gpu-h100-02"]], "nlp", 0, hours, 24, 96)
+
+    special = {"gpu-h100-03", "gpu-a100-02", "gpu-a100-08", "gpu-h100-01", "gpu-h100-02"}
+    plants = {
+        # host: (start hour, end hour) of the planted block in the report week
+        "gpu-h100-09": (
+            p.hour_of(rw, 1, 6),
+            p.hour_of(rw, 3, 6),
+        ),  # Tue 06:00 crash job, then idle until Thu 06:00
+        "gpu-a100-05": (p.hour_of(rw, 4, 20), p.hour_of(rw, 6, 24)),  # idle Fri 20:00 until Monday
+        "gpu-h100-06": (p.hour_of(rw, 1, 9), p.hour_of(rw, 2, 1)),  # parked notebook Tue 09:00 - Wed 01:00
+        "gpu-h100-05": (p.hour_of(rw, 0, 0), p.hour_of(rw, 3, 0)),  # 2 of 8 GPUs, Mon - Thu
+        "gpu-a100-04": (p.hour_of(rw, 1, 0), p.hour_of(rw, 3, 12)),  # input-starved Tue - Thu noon
+        "gpu-a100-03": (p.hour_of(rw, 5, 0), p.hour_of(rw, 5, 20)),  # telemetry outage Sat 00:00-20:00
+    }
+    for h in hosts:
+        if h.name in special:
+            continue
+        team = h.team or "speech"
+        if h.name not in plants:
+            p.fill([h], team, 0, hours)
+            continue
+        s, e = plants[h.name]
+        if h.name == "gpu-h100-09":
+            crash = s - 20
+            p.fill([h], team, 0, crash - 1)
+            h.states[crash - 1] = "idle"
+            crash_job = p.job([h.name], team, crash, s, state="FAILED")
+            notes["crash_job"] = crash_job.job_id
+            h.states[crash:s] = ["busy"] * (s - crash)
+            h.states[s:e] = ["idle"] * (e - s)
+            p.fill([h], team, e, hours)
+            notes["failed_job_host"] = h.name
+        elif h.name == "gpu-a100-05":
+            p.fill([h], team, 0, s)
+            h.states[s:e] = ["idle"] * (e - s)
+        elif h.name == "gpu-h100-06":
+            p.fill([h], team, 0, s - 1)
+            h.states[s - 1] = "idle"
+            p.job([h.name], team, s, e, kind="notebook")
+            h.states[s:e] = ["notebook"] * (e - s)
+            h.states[e] = "idle"
+            p.fill([h], team, e + 1, hours)
+        elif h.name == "gpu-h100-05":
+            p.fill([h], team, 0, s - 1)
+            h.states[s - 1] = "idle"
+            j = p.job([h.name], team, s, e, kind="finetune")
+            notes["partial_job"] = j.job_id
+            h.states[s:e] = ["partial"] * (e - s)
+            h.states[e] = "idle"
+            p.fill([h], team, e + 1, hours)
+        elif h.name == "gpu-a100-04":
+            p.fill([h], team, 0, s - 1)
+            h.states[s - 1] = "idle"
+            j = p.job([h.name], team, s, e, kind="train")
+            notes["starved_job"] = j.job_id
+            h.states[s:e] = ["starved"] * (e - s)
+            h.states[e] = "idle"
+            p.fill([h], team, e + 1, hours)
+        elif h.name == "gpu-a100-03":
+            p.fill([h], team, 0, hours)
+            for t in range(s, e):
+                h.states[t] = "dark" if h.states[t] == "busy" else "dark_idle"
+    return p, notes
+
+
+def quantize(x: Decimal, places: str = "0.01") -> Decimal:
+    """Round half up to `places`: the bill's unit-price precision, or the cent for expected.json."""
+    return x.quantize(Decimal(places), rounding=ROUND_HALF_UP)
+
+
+def _etag(key: str, size: int, part_mib: int = 8) -> str:
+    parts = -(-size // (part_mib * 1024 * 1024))
+    digest = hashlib.md5(f"{key}|{size}".encode()).hexdigest()  # noqa: S324 - a fake ETag, not security
+    return f"{digest}-{parts}" if parts > 1 else digest
+
+
+def plan_storage(
+    rng: random.Random, jobs: list[Job], start: datetime, end: datetime
+) -> tuple[dict[str, list[tuple[str, int, datetime, str]]], dict[str, Any]]:
+    """Each bucket's objects as (key, size, last modified, ETag): the training runs' checkpoints, the
+    datasets (one copied into two more buckets) and scratch files; `facts` sums what expected.py prices."""
+    objects: dict[str, list[tuple[str, int, datetime, str]]] = {
+        "acme-ckpt": [],
+        "acme-datasets": [],
+        "acme-datasets-eu": [],
+        "acme-scratch": [],
+    }
+    failed_bytes, failed_runs, superseded_bytes = 0, [], 0
+    newest: list[tuple[datetime, int]] = []  # completed runs' newest checkpoint: (written, bytes)
+    checkpoints: dict[int, list[datetime]] = {}  # failed job id -> when each of its checkpoints was written
+    for j in jobs:
+        if "-train-" not in j.name or j.end - j.start < 6:
+            continue
+        per = CKPT_GIB[j.project] * GIB
+        steps = list(range(6, j.end - j.start + 1, 6))
+        for n, hrs in enumerate(steps):
+            when = start + timedelta(hours=j.start + hrs, minutes=rng.randint(1, 40))
+            shard_sizes = [
+                per * 2 // 10,
+                per * 2 // 10,
+                per * 3 // 10,
+                per - 2 * (per * 2 // 10) - per * 3 // 10,
+            ]
+            names = [
+                "model-00001-of-00002.safetensors",
+                "model-00002-of-00002.safetensors",
+                "optimizer-00001-of-00002.pt",
+                "optimizer-00002-of-00002.pt",
+            ]
+            for name, size in zip(names, shard_sizes, strict=True):
+                key = f"{j.project}/{j.name}/checkpoints/step {hrs * 1000:08d}/{name}"
+                objects["acme-ckpt"].append((key, size, when, _etag(key, size)))
+                if j.state == "FAILED":
+                    failed_bytes += size
+                    if name == names[0]:
+                        checkpoints.setdefault(j.job_id, []).append(when)
+                elif n < len(steps) - 3:
+                    superseded_bytes += size
+                elif n == len(steps) - 1:
+                    newest.append((when, size))
+        if j.state == "FAILED" and steps:
+            failed_runs.append({"run_id": j.name, "job_id": j.job_id, "project": j.project})
+    datasets = {
+        "c4-en": (400, 2),
+        "imagenet-1k": (150, 1),
+        "librispeech-960h": (60, 1),
+        "laion-400m-subset": (1200, 2),
+    }
+    created = start - timedelta(days=120)
+    dup = "laion-400m-subset"
+    dup_bytes = 0
+    for name, (shards, gib) in datasets.items():
+        for i in range(shards):
+            key = f"datasets/{name}/shard-{i:05d}.tar"
+            size = gib * GIB + rng.randint(0, 64 * 1024 * 1024)
+            etag = _etag(key, size)
+            objects["acme-datasets"].append((key, size, created, etag))
+            if name == dup:
+                dup_bytes += size
+                objects["acme-datasets-eu"].append((key, size, created + timedelta(days=9), etag))
+                objects["acme-scratch"].append(
+                    (f"datasets/laion-copy/shard-{i:05d}.tar", size, created + timedelta(days=30), etag)
+                )
+    for i in range(40):  # scratch space that is nobody's copy
+        key = f"tmp/eval-outputs/run-{i:03d}.jsonl"
+        size = rng.randint(10, 900) * 1024 * 1024
+        objects["acme-scratch"].append(
+            (key, size, end - timedelta(days=rng.randint(1, 20)), _etag(key, size))
+        )
+    facts = {
+        "failed_bytes": failed_bytes,
+        "failed_runs": failed_runs,
+        "superseded_bytes": superseded_bytes,
+        "checkpoints": checkpoints,
+        "newest_completed": newest,
+        "dup_dataset": dup,
+        "dup_bytes_per_copy": dup_bytes,
+    }
+    return objects, facts

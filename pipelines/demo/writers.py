@@ -1,0 +1,280 @@
+"""Writing the demo's landing files other than the bill: nvidia-smi telemetry, Slurm sacct records, S3
+Inventory reports, and the demo's wastewatch.yaml."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import json
+import shutil
+import urllib.parse
+import uuid
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import duckdb
+
+from pipelines.demo.scenario import P5, Host, Job, job_times
+from pipelines.units import HOURS_PER_WEEK
+from rules import Window
+
+# ---------------------------------------------------------------------------------------------------
+# telemetry
+
+SMI_HEADER = (
+    "timestamp, name, pci.bus_id, uuid, index, utilization.gpu [%], utilization.memory [%], memory.total [MiB], "
+    "memory.used [MiB], memory.free [MiB], power.draw [W], power.limit [W], temperature.gpu, "
+    "clocks.current.sm [MHz], clocks.current.memory [MHz], pstate"
+)
+SAMPLES_SQL = """
+create or replace temp table _host_samples as
+with hours as (
+    select * from _demo_schedule where host = $host and state not in ('off', 'dark', 'dark_idle')
+),
+grid as (
+    select h.*, m.m as minute, g.g as gpu,
+           (hash(h.host, h.hour_idx, m.m, g.g, $seed) % 1000000) / 1000000.0 as u
+    from hours h, range(60) m(m), range(8) g(g)
+),
+vals as (
+    select *,
+        case
+            when state = 'busy' or (state = 'partial' and gpu < 2) then 70 + floor(u * 29)
+            when state = 'starved' then case when minute % 4 = 0 then 80 + floor(u * 15) else floor(u * 4) end
+            else 0
+        end::int as util,
+        case
+            when state = 'busy' or (state = 'partial' and gpu < 2) then round(mem_total * (0.72 + 0.06 * u))
+            when state = 'starved' then round(mem_total * (0.30 + 0.02 * u))
+            when state = 'notebook' then round(mem_total * 0.86)
+            when state = 'partial' then 512
+            else 4
+        end::int as mem_used,
+        case
+            when state = 'busy' or (state = 'partial' and gpu < 2) then power_limit * (0.62 + 0.28 * u)
+            when state = 'starved' then power_limit * (0.30 + 0.10 * u)
+            when state = 'notebook' then idle_power * 1.6 + 4 * u
+            else idle_power + 4 * u
+        end as power
+    from grid
+)
+select
+    week_idx,
+    hour_idx, minute, gpu, state, util,
+    strftime(ts + to_minutes(minute) + to_milliseconds(310 + 11 * gpu), '%Y/%m/%d %H:%M:%S.%g')
+    || ', ' || gpu_name
+    || ', 00000000:' || printf('%02X', [24, 42, 58, 93, 154, 171, 187, 219][gpu + 1]) || ':00.0'
+    || ', GPU-' || substr(md5(host || gpu::varchar), 1, 8) || '-' || substr(md5(host || gpu::varchar), 9, 4)
+    || '-' || substr(md5(host || gpu::varchar), 13, 4) || '-' || substr(md5(host || gpu::varchar), 17, 4)
+    || '-' || substr(md5(host || gpu::varchar), 21, 12)
+    || ', ' || gpu::varchar
+    || ', ' || util::varchar || ' %'
+    || ', ' || (util // 2)::varchar || ' %'
+    || ', ' || mem_total::varchar || ' MiB'
+    || ', ' || mem_used::varchar || ' MiB'
+    || ', ' || (mem_total - mem_used)::varchar || ' MiB'
+    || ', ' || printf('%.2f', power) || ' W'
+    || ', ' || printf('%.2f', power_limit) || ' W'
+    || ', ' || (30 + util // 3)::varchar
+    || ', ' || (case when util > 0 then 1980 else 345 end)::varchar || ' MHz'
+    || ', ' || mem_clock::varchar || ' MHz'
+    || ', P0' as line
+from vals
+"""
+
+
+def write_telemetry(
+    root: Path, hosts: list[Host], start: datetime, weeks: int, seed: int
+) -> tuple[int, dict[tuple[str, int, int], list[tuple[int, int]]]]:
+    """Write one nvidia-smi file per host and week; return the sample count and, for the input-starved
+    job's hours, every sample's utilisation: (host, hour index, GPU) -> [(minute, util %), ...]."""
+    starved: dict[tuple[str, int, int], list[tuple[int, int]]] = {}
+    con = duckdb.connect()
+    con.execute("set TimeZone = 'UTC'")
+    con.execute(
+        "create temp table _demo_schedule (host varchar, hour_idx integer, week_idx integer, ts timestamp, state varchar, "
+        "gpu_name varchar, mem_total integer, power_limit double, idle_power double, mem_clock integer)"
+    )
+    rows = []
+    for h in hosts:
+        it = h.itype
+        for t, state in enumerate(h.states):
+            rows.append((h.name, t, t // HOURS_PER_WEEK, start + timedelta(hours=t), state, it.gpu_name, it.mem_total_mib,
+                         float(it.power_limit_w), it.idle_power_w, 2619 if it is P5 else 1215))  # fmt: skip
+    con.executemany("insert into _demo_schedule values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    folder = root / "landing" / "telemetry" / "nvidia-smi"
+    folder.mkdir(parents=True, exist_ok=True)
+    total = 0
+    for h in hosts:
+        con.execute(SAMPLES_SQL, {"host": h.name, "seed": seed})
+        for hour_idx, minute, gpu, util in con.execute(
+            "select hour_idx, minute, gpu, util from _host_samples where state = 'starved'"
+        ).fetchall():
+            starved.setdefault((h.name, hour_idx, gpu), []).append((minute, util))
+        for w in range(weeks):
+            label = Window.containing((start + timedelta(weeks=w)).date()).label
+            path = folder / f"{h.name}_{label}.csv"
+            n = con.execute("select count(*) from _host_samples where week_idx = $w", {"w": w}).fetchall()[0][
+                0
+            ]
+            if n == 0:
+                continue
+            path.write_text(SMI_HEADER + "\n", encoding="utf-8")
+            body = path.with_suffix(".body")
+            con.execute(
+                "copy (select line from _host_samples where week_idx = $w order by hour_idx, minute, gpu) "
+                "to $p (header false, quote '', escape '', delimiter '\t')",
+                {"w": w, "p": str(body)},
+            )
+            with path.open("ab") as out, body.open("rb") as src:
+                shutil.copyfileobj(src, out)
+            body.unlink()
+            total += n
+    con.close()
+    return total, starved
+
+
+# ---------------------------------------------------------------------------------------------------
+# jobs (Slurm sacct -P)
+
+SACCT_FIELDS = "JobID|JobIDRaw|JobName|User|Account|Partition|State|ExitCode|Submit|Start|End|Elapsed|ElapsedRaw|AllocNodes|AllocTRES|NodeList"
+
+
+def _hostlist(names: list[str]) -> str:
+    if len(names) == 1:
+        return names[0]
+    prefix = names[0].rsplit("-", 1)[0]
+    nums = sorted(int(n.rsplit("-", 1)[1]) for n in names)
+    return (
+        f"{prefix}-[{nums[0]:02d}-{nums[-1]:02d}]"
+        if nums == list(range(nums[0], nums[-1] + 1))
+        else f"{prefix}-[{','.join(f'{n:02d}' for n in nums)}]"
+    )
+
+
+def _elapsed(seconds: int) -> str:
+    d, rem = divmod(seconds, 86400)
+    h, rem = divmod(rem, 3600)
+    m, s = divmod(rem, 60)
+    return (f"{d}-" if d else "") + f"{h:02d}:{m:02d}:{s:02d}"
+
+
+def write_sacct(root: Path, jobs: list[Job], start: datetime, hosts: dict[str, Host]) -> Path:
+    """One `sacct -P` file of every job, each with its .batch and .extern steps."""
+    folder = root / "landing" / "jobs" / "sacct"
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [SACCT_FIELDS]
+    fmt = "%Y-%m-%dT%H:%M:%S"
+    for j in sorted(jobs, key=lambda j: (j.start, j.job_id)):
+        s, e = job_times(j, start)
+        secs = int((e - s).total_seconds())
+        nodes = len(j.hosts)
+        gpu_type = "h100" if hosts[j.hosts[0]].itype is P5 else "a100"
+        tres = f"billing={96 * nodes},cpu={96 * nodes},gres/gpu:{gpu_type}={8 * nodes},gres/gpu={8 * nodes},mem={1000 * nodes}G,node={nodes}"
+        exit_code = "1:0" if j.state == "FAILED" else "0:0"
+        submit = (s - timedelta(minutes=3)).strftime(fmt)
+        part = "h100" if gpu_type == "h100" else "a100"
+        lines.append("|".join([str(j.job_id), str(j.job_id), j.name, j.user, j.team, part, j.state, exit_code, submit,
+                               s.strftime(fmt), e.strftime(fmt), _elapsed(secs), str(secs), str(nodes), tres, _hostlist(j.hosts)]))  # fmt: skip
+        for step in ("batch", "extern"):
+            lines.append("|".join([f"{j.job_id}.{step}", f"{j.job_id}.{step}", step, "", j.team, "", j.state if step == "batch" else "COMPLETED",
+                                   exit_code if step == "batch" else "0:0", submit, s.strftime(fmt), e.strftime(fmt), _elapsed(secs), str(secs),
+                                   "1" if step == "batch" else str(nodes), f"cpu=96,gres/gpu={8 if step == 'batch' else 8 * nodes},mem=1000G,node=1",
+                                   j.hosts[0] if step == "batch" else _hostlist(j.hosts)]))  # fmt: skip
+    path = folder / f"sacct_{start:%Y%m%d}.txt"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+# ---------------------------------------------------------------------------------------------------
+# storage (S3 Inventory)
+
+INVENTORY_SCHEMA = "Bucket, Key, Size, LastModifiedDate, ETag, StorageClass, IsMultipartUploaded"
+
+
+def write_inventory(
+    root: Path, objects: dict[str, list[tuple[str, int, datetime, str]]], when: datetime
+) -> None:
+    """One S3 Inventory report per bucket, dated `when`: a CSV.gz data file, manifest.json and its checksum."""
+    for bucket, objs in objects.items():
+        base = root / "landing" / "inventory" / bucket / "daily"
+        data = base / "data"
+        data.mkdir(parents=True, exist_ok=True)
+        buf = io.StringIO()
+        w = csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n")
+        for key, size, modified, etag in objs:
+            w.writerow(
+                [
+                    bucket,
+                    urllib.parse.quote_plus(key, safe="/"),
+                    size,
+                    modified.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+                    etag,
+                    "STANDARD",
+                    "true" if "-" in etag else "false",
+                ]
+            )
+        blob = gzip.compress(buf.getvalue().encode(), mtime=0)
+        name = f"{uuid.UUID(hashlib.md5(bucket.encode()).hexdigest())}.csv.gz"  # noqa: S324 - a file name
+        (data / name).write_bytes(blob)
+        stamp = when.strftime("%Y-%m-%dT%H-%MZ")
+        folder = base / stamp
+        folder.mkdir(parents=True, exist_ok=True)
+        manifest = {
+            "sourceBucket": bucket,
+            "destinationBucket": "arn:aws:s3:::acme-inventory",
+            "version": "2016-11-30",
+            "creationTimestamp": str(int(when.timestamp() * 1000)),
+            "fileFormat": "CSV",
+            "fileSchema": INVENTORY_SCHEMA,
+            "files": [
+                {
+                    "key": f"{bucket}/daily/data/{name}",
+                    "size": len(blob),
+                    "MD5checksum": hashlib.md5(blob).hexdigest(),
+                }
+            ],  # noqa: S324
+        }
+        text = json.dumps(manifest, indent=2)
+        (folder / "manifest.json").write_text(text, encoding="utf-8")
+        (folder / "manifest.checksum").write_text(hashlib.md5(text.encode()).hexdigest(), encoding="utf-8")  # noqa: S324
+
+
+# ---------------------------------------------------------------------------------------------------
+# configuration
+
+
+def config_text() -> str:
+    """The demo's wastewatch.yaml: its sources, tag keys, checkpoint and dataset roots, budgets and prices."""
+    return """\
+# wastewatch demo configuration (generated by `wastewatch demo`); paths are relative to this file.
+warehouse: warehouse/wastewatch.duckdb
+reports_dir: reports
+sources:
+  - {name: focus-acme, kind: focus, uri: landing/billing/focus/}
+  - {name: gpu-nodes, kind: nvidia_smi, uri: landing/telemetry/nvidia-smi/}
+  # read once their readers exist (a source whose kind has no reader yet is skipped with a note)
+  - {name: slurm, kind: slurm_sacct, uri: landing/jobs/sacct/}
+  - {name: ckpt-inventory, kind: s3_inventory, uri: landing/inventory/acme-ckpt/}
+  - {name: datasets-inventory, kind: s3_inventory, uri: landing/inventory/acme-datasets/}
+  - {name: datasets-eu-inventory, kind: s3_inventory, uri: landing/inventory/acme-datasets-eu/}
+  - {name: scratch-inventory, kind: s3_inventory, uri: landing/inventory/acme-scratch/}
+tags:
+  team: [team]
+  project: [project]
+  host: [Name, hostname]
+checkpoints:
+  - "s3://acme-ckpt/{project}/{run_id}/**"
+datasets:
+  - "s3://acme-datasets/datasets/"
+  - "s3://acme-datasets-eu/datasets/"
+  - "s3://acme-scratch/datasets/"
+rules:
+  GPU001: {max_util_pct: 5, min_idle_hours: 2}
+budgets:
+  team: {nlp: 260000, vision: 110000, speech: 60000}
+prices:
+  storage_gb_month: {STANDARD: 0.023, STANDARD_IA: 0.0125, GLACIER_IR: 0.004}
+"""

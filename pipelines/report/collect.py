@@ -1,0 +1,207 @@
+"""Collecting the weekly report from the warehouse: the `sql/reports/rpt_*.sql` queries for the week, COST002's
+budget status, and the GPU-fleet, utilisation and data-quality summaries built from their rows."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import timedelta
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from pipelines.config import Config
+from pipelines.report.model import WeeklyReport, check_totals, team_pages
+from pipelines.units import DAYS_PER_MONTH
+from pipelines.warehouse import rows, scalar, sql_root, sql_text
+from rules import ALL_RULES, Window
+from rules._contract import ATTENTION_CATEGORIES
+from rules.cost002_budget_overrun.evaluate import budget_status
+
+TREND_WEEKS = 8
+
+
+def _params(window: Window, config: Config) -> dict[str, Any]:
+    gpu001 = config.rule_overrides("GPU001")
+    return {
+        "window_start": window.start,
+        "window_end": window.end,
+        "week_start": window.start.date(),
+        "prev_start": window.previous().start.date(),
+        "trend_start": window.start - timedelta(weeks=TREND_WEEKS - 1),
+        "attention": list(ATTENTION_CATEGORIES),
+        "idle_util_pct": float(gpu001.get("max_util_pct", 5.0)),
+        "min_coverage": float(gpu001.get("min_coverage", 0.5)),
+        "days_per_month": DAYS_PER_MONTH,  # weekly waste x 30.44 / 7 = the monthly run-rate
+    }
+
+
+def _query(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) -> list[dict[str, Any]]:
+    sql = sql_text("reports", name)
+    needed = set(re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", re.sub(r"--[^\n]*", "", sql)))
+    return rows(con, sql, {k: v for k, v in params.items() if k in needed})
+
+
+def collect_report(
+    con: duckdb.DuckDBPyConnection, config: Config, window: Window, directory: Path
+) -> WeeklyReport:
+    """The week's figures from the warehouse, as a WeeklyReport whose totals have been checked."""
+    p = _params(window, config)
+    rule_meta = {r.id: r for r in ALL_RULES}
+    findings = _query(con, "rpt_weekly_findings", p)
+    for f in findings:
+        f["evidence"] = json.loads(f["evidence"]) if f["evidence"] else {}
+        rule = rule_meta.get(f["rule_id"])
+        f["rule_summary"] = rule.summary if rule else ""
+        f["amount_at_stake"] = f["evidence"].get("amount_at_stake") if f["attention"] else None
+    gpu_hours = _query(con, "rpt_weekly_gpu_resource_hours", p)
+    bands = _query(con, "rpt_weekly_util_histogram", p)
+    trend: dict[str, list[dict[str, Any]]] = {}
+    for t in _query(con, "rpt_weekly_trend", p):
+        trend.setdefault(t["currency"], []).append({**t, "label": Window.containing(t["week_start"]).label})
+    cost002 = config.rule_overrides("COST002")
+    budgets = budget_status(
+        con,
+        window,
+        {k: dict(v) for k, v in (cost002.get("budgets") or config.budgets).items()},
+        str(cost002.get("budget_currency", config.currency)),
+        int(cost002.get("trailing_weeks", 2)),
+    )
+    report = WeeklyReport(
+        week=window.label,
+        window=window,
+        directory=directory,
+        headline=_query(con, "rpt_weekly_spend", p),
+        by_rule=_query(con, "rpt_weekly_waste_by_rule", p),
+        by_project=_query(con, "rpt_weekly_waste_by_project", p),
+        spend_by_category=_query(con, "rpt_weekly_spend_by_category", p),
+        findings=findings,
+        resolved=_query(con, "rpt_weekly_resolved", p),
+        gpu_fleet=_gpu_fleet(gpu_hours),
+        idle_cells=_idle_cells(gpu_hours),
+        util_bands=_bands(bands),
+        unobserved_gpu_hours=float(sum(r["gpus"] - r["observed_gpus"] for r in gpu_hours)),
+        trend=trend,
+        data_quality=_data_quality(
+            _query(con, "rpt_weekly_data_quality", p), gpu_hours, _tag_coverage(con, p)
+        ),
+        budgets=budgets,
+        rejected_files=_query(con, "rpt_rejected_files", p),
+        idle_util_pct=p["idle_util_pct"],
+        previous_evaluated=bool(
+            scalar(con, "select count(*) from findings where week_start = $w", {"w": p["prev_start"]})
+        ),
+    )
+    report.teams = team_pages(report)
+    check_totals(report)
+    return report
+
+
+def _gpu_fleet(hours: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """GPU-hours billed, idle share and effective cost per GPU-hour and per busy GPU-hour, by GPU model."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in hours:
+        g = out.setdefault(
+            (r["gpu_model"], r["currency"]),
+            {
+                "gpu_model": r["gpu_model"],
+                "currency": r["currency"],
+                "resources": set(),
+                "gpu_hours": 0,
+                "observed": 0,
+                "idle": 0,
+                "cost": Decimal(0),
+            },
+        )
+        g["resources"].add(r["resource_id"])
+        g["gpu_hours"] += r["gpus"]
+        g["observed"] += r["observed_gpus"]
+        g["idle"] += r["idle_gpus"]
+        g["cost"] += r["cost"]
+    fleet = []
+    for g in out.values():
+        busy = g["observed"] - g["idle"]
+        fleet.append(
+            {
+                "gpu_model": g["gpu_model"],
+                "currency": g["currency"],
+                "instances": len(g["resources"]),
+                "gpu_hours": g["gpu_hours"],
+                "idle_gpu_hours": g["idle"],
+                "busy_gpu_hours": busy,
+                "unobserved_gpu_hours": g["gpu_hours"] - g["observed"],
+                "idle_pct": round(100 * g["idle"] / g["gpu_hours"], 1) if g["gpu_hours"] else None,
+                "unobserved_pct": round(100 * (g["gpu_hours"] - g["observed"]) / g["gpu_hours"], 1)
+                if g["gpu_hours"]
+                else None,
+                "cost": g["cost"],
+                "cost_per_gpu_hour": g["cost"] / g["gpu_hours"] if g["gpu_hours"] else None,
+                "cost_per_busy_gpu_hour": g["cost"] / busy if busy else None,
+            }
+        )
+    return sorted(fleet, key=lambda g: (-g["cost"], g["gpu_model"]))
+
+
+def _bands(bands: list[dict[str, Any]]) -> dict[int, float]:
+    """GPU-hours per utilisation band, all GPU models together."""
+    out: dict[int, float] = {}
+    for b in bands:
+        out[int(b["band"])] = out.get(int(b["band"]), 0.0) + float(b["gpu_hours"])
+    return out
+
+
+def _idle_cells(hours: list[dict[str, Any]]) -> dict[tuple[int, int], float]:
+    cells: dict[tuple[int, int], float] = {}
+    for r in hours:
+        if r["idle_gpus"]:
+            key = (int(r["iso_weekday"]), int(r["hour_of_day"]))
+            cells[key] = cells.get(key, 0.0) + float(r["idle_gpus"])
+    return cells
+
+
+def _tag_coverage(con: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The billing side's tag coverage report (rpt_tag_coverage.sql), per currency, when it exists."""
+    if not (sql_root() / "reports" / "rpt_tag_coverage.sql").is_file():
+        return {}
+    return {r["currency"]: r for r in _query(con, "rpt_tag_coverage", params)}
+
+
+def _data_quality(
+    spend: list[dict[str, Any]], hours: list[dict[str, Any]], coverage: dict[str, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Per currency: share of spend with a team tag; share of GPU spend the telemetry covers.
+
+    Tag coverage is rpt_tag_coverage's (positive spend, credits left out, with project and owner coverage
+    and the largest untagged service) when that report exists, else rpt_weekly_data_quality's.
+    """
+    gpu: dict[str, list[Decimal]] = {}
+    for r in hours:
+        seen = gpu.setdefault(r["currency"], [Decimal(0), Decimal(0)])
+        seen[0] += r["cost"]
+        seen[1] += r["cost"] * Decimal(r["observed_gpus"]) / Decimal(r["gpus"])
+    out = []
+    for s in spend:
+        total, covered = gpu.get(s["currency"], [Decimal(0), Decimal(0)])
+        c = coverage.get(s["currency"])
+        if c is not None:
+            s = {
+                **s,
+                "spend": c["spend"],
+                "tagged_spend": c["spend_with_team"],
+                "tagged_pct": c["team_coverage_pct"],
+                "project_pct": c["project_coverage_pct"],
+                "owner_pct": c["owner_coverage_pct"],
+                "top_untagged_service": c["top_untagged_service"],
+                "top_untagged_spend": c["top_untagged_spend"],
+            }
+        out.append(
+            {
+                **s,
+                "gpu_spend": total,
+                "gpu_spend_with_telemetry": covered,
+                "gpu_telemetry_pct": round(100 * covered / total, 1) if total > 0 else None,
+            }
+        )
+    return out

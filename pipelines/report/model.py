@@ -1,0 +1,261 @@
+"""The weekly report's data: WeeklyReport (the week's figures and findings, and the views the
+templates and the notification read from them) and one TeamPage per team.
+
+No SQL and no files here: collect.py fills these from the warehouse, render.py and write.py turn them
+into the report files.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from pipelines.warehouse import utcnow
+from rules import Window
+
+TOP_N = 20
+
+
+@dataclass
+class TeamPage:
+    """One team's slice of the report (teams/<slug>.html)."""
+
+    name: str
+    slug: str
+    headline: list[dict[str, Any]]
+    projects: list[dict[str, Any]]
+    spend_by_category: list[dict[str, Any]]
+    findings: list[dict[str, Any]]
+    attention: list[dict[str, Any]]
+    resolved: list[dict[str, Any]]
+    budgets: list[dict[str, Any]]
+
+    @property
+    def counted(self) -> list[dict[str, Any]]:
+        return [f for f in self.findings if f["counted"]]
+
+    @property
+    def acknowledged(self) -> list[dict[str, Any]]:
+        return [f for f in self.findings if f["acknowledged"]]
+
+
+@dataclass
+class WeeklyReport:
+    week: str
+    window: Window
+    directory: Path
+    headline: list[dict[str, Any]]
+    by_rule: list[dict[str, Any]]
+    by_project: list[dict[str, Any]]
+    spend_by_category: list[dict[str, Any]]
+    findings: list[dict[str, Any]]
+    resolved: list[dict[str, Any]]
+    gpu_fleet: list[dict[str, Any]]
+    idle_cells: dict[tuple[int, int], float]
+    util_bands: dict[int, float]
+    unobserved_gpu_hours: float
+    trend: dict[str, list[dict[str, Any]]]
+    data_quality: list[dict[str, Any]]
+    budgets: list[dict[str, Any]]
+    rejected_files: list[dict[str, Any]]
+    idle_util_pct: float
+    previous_evaluated: bool = False  # any finding stored for last week: new/resolved are meaningful
+    generated_at: datetime = field(default_factory=utcnow)
+    teams: list[TeamPage] = field(default_factory=list)
+
+    @property
+    def files(self) -> dict[str, Path]:
+        names = ("report.md", "report.html", "findings.csv", "findings.parquet")
+        return {n: self.directory / n for n in names}
+
+    @property
+    def previous_week(self) -> str:
+        return self.window.previous().label
+
+    def totals(self) -> dict[str, dict[str, Decimal]]:
+        return {h["currency"]: {"spend": h["spend"], "waste": h["waste"]} for h in self.headline}
+
+    # the findings, by the section they appear in
+    @property
+    def counted(self) -> list[dict[str, Any]]:
+        return [f for f in self.findings if f["counted"]]
+
+    @property
+    def top(self) -> list[dict[str, Any]]:
+        return sorted(
+            self.counted, key=lambda f: (-f["estimated_waste"], f["rule_id"], f["resource_id"] or "")
+        )[:TOP_N]
+
+    @property
+    def attention(self) -> list[dict[str, Any]]:
+        return [f for f in self.findings if f["attention"] and not f["acknowledged"]]
+
+    @property
+    def acknowledged(self) -> list[dict[str, Any]]:
+        return [f for f in self.findings if f["acknowledged"]]
+
+    @property
+    def new(self) -> list[dict[str, Any]]:
+        return [f for f in self.counted if f["lifecycle"] == "new"]
+
+    @property
+    def persisting(self) -> list[dict[str, Any]]:
+        return [f for f in self.counted if f["lifecycle"] != "new"]
+
+    def savings(self) -> dict[str, Decimal]:
+        """Realised savings per currency: last week's counted waste of findings resolved since.
+
+        Only a finding that is gone counts: one that turned `suspect` or `insufficient_data` (telemetry
+        stopped) is listed as no longer waste, but nothing proves its money stopped burning.
+        """
+        out: dict[str, Decimal] = {}
+        for r in self.resolved:
+            if r["counted_last_week"] and r["now"] == "gone":
+                out[r["currency"]] = out.get(r["currency"], Decimal(0)) + r["last_week_waste"]
+        return out
+
+    def attention_by_rule(self) -> list[dict[str, Any]]:
+        """One row per attention rule and currency: findings and the amount at stake (never waste)."""
+        groups: dict[tuple[str, str], dict[str, Any]] = {}
+        for f in self.findings:
+            if not f["attention"]:
+                continue
+            key = (f["rule_id"], f["currency"] or "")
+            g = groups.setdefault(
+                key,
+                {
+                    "rule_id": f["rule_id"],
+                    "rule_name": f["rule_name"],
+                    "category": f["category"],
+                    "currency": f["currency"],
+                    "findings": 0,
+                    "at_stake": Decimal(0),
+                    "insufficient_data": 0,
+                },
+            )
+            if f["status"] == "insufficient_data":
+                g["insufficient_data"] += 1
+            elif not f["acknowledged"]:
+                g["findings"] += 1
+                g["at_stake"] += f["estimated_waste"]
+        return sorted(groups.values(), key=lambda g: (g["rule_id"], g["currency"] or ""))
+
+    def by_category(self) -> list[dict[str, Any]]:
+        out: dict[tuple[str, str], dict[str, Any]] = {}
+        for r in self.by_rule:
+            g = out.setdefault(
+                (r["category"], r["currency"]),
+                {"category": r["category"], "currency": r["currency"], "waste": Decimal(0), "findings": 0},
+            )
+            g["waste"] += r["waste"]
+            g["findings"] += r["waste_findings"]
+        return sorted(out.values(), key=lambda g: (-g["waste"], g["category"]))
+
+    def by_team(self) -> list[dict[str, Any]]:
+        out: dict[tuple[str, str], dict[str, Any]] = {}
+        for r in self.by_project:
+            g = out.setdefault(
+                (r["team"], r["currency"]),
+                {
+                    "team": r["team"],
+                    "currency": r["currency"],
+                    "spend": Decimal(0),
+                    "waste": Decimal(0),
+                    "waste_findings": 0,
+                },
+            )
+            g["spend"] += r["spend"]
+            g["waste"] += r["waste"]
+            g["waste_findings"] += r["waste_findings"]
+        for g in out.values():
+            g["waste_pct"] = round(100 * g["waste"] / g["spend"], 1) if g["spend"] > 0 else None
+            g["budget"] = next(
+                (b for b in self.budgets if b["dimension"] == "team" and b["name"] == g["team"]), None
+            )
+            g["slug"] = self.team_slug(g["team"])
+        return sorted(out.values(), key=lambda g: (-g["waste"], -g["spend"], g["team"]))
+
+    def project_budget(self, project: str) -> dict[str, Any] | None:
+        return next((b for b in self.budgets if b["dimension"] == "project" and b["name"] == project), None)
+
+    def team_slug(self, team: str) -> str | None:
+        return next((t.slug for t in self.teams if t.name == team), None)
+
+    def max_rule_waste(self) -> Decimal:
+        return max((Decimal(x["waste"]) for x in self.by_rule), default=Decimal(0))
+
+
+def slugify(name: str, taken: set[str]) -> str:
+    """A file-name-safe slug of `name`, made unique against `taken` (to which it is added)."""
+    base = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-.") or "team"
+    slug, n = base, 2
+    while slug in taken:
+        slug, n = f"{base}-{n}", n + 1
+    taken.add(slug)
+    return slug
+
+
+def team_pages(report: WeeklyReport) -> list[TeamPage]:
+    """One page per team with spend or findings this week, "(untagged)"-style names last."""
+    names: set[str] = {r["team"] for r in report.by_project}
+    names |= {f["team"] for f in report.findings}
+    taken: set[str] = set()
+    pages = []
+    for name in sorted(names, key=lambda n: (n.startswith("("), n)):
+        findings = [f for f in report.findings if f["team"] == name and not f["attention"]]
+        attention = [
+            f
+            for f in report.findings
+            if f["attention"] and (f["team"] == name or f["evidence"].get("suggested_team") == name)
+        ]
+        headline = []
+        for currency in sorted({r["currency"] for r in report.by_project if r["team"] == name}):
+            projects = [r for r in report.by_project if r["team"] == name and r["currency"] == currency]
+            spend = sum((r["spend"] for r in projects), Decimal(0))
+            waste = sum((r["waste"] for r in projects), Decimal(0))
+            headline.append(
+                {
+                    "currency": currency,
+                    "spend": spend,
+                    "waste": waste,
+                    "waste_pct": round(100 * waste / spend, 1) if spend > 0 else None,
+                    "waste_findings": sum(r["waste_findings"] for r in projects),
+                }
+            )
+        pages.append(
+            TeamPage(
+                name=name,
+                slug=slugify(name, taken),
+                headline=headline,
+                projects=[r for r in report.by_project if r["team"] == name],
+                spend_by_category=[r for r in report.spend_by_category if r["team"] == name],
+                findings=findings,
+                attention=attention,
+                resolved=[r for r in report.resolved if r["team"] == name],
+                budgets=[
+                    b
+                    for b in report.budgets
+                    if (b["dimension"] == "team" and b["name"] == name)
+                    or (b["dimension"] == "project" and b["team"] == name)
+                ],
+            )
+        )
+    return pages
+
+
+def check_totals(report: WeeklyReport) -> None:
+    """The report's own arithmetic, per currency: waste = sum of counted findings; waste <= spend."""
+    for h in report.headline:
+        listed = sum(
+            (f["estimated_waste"] for f in report.counted if f["currency"] == h["currency"]), Decimal(0)
+        )
+        if abs(listed - h["waste"]) > Decimal("0.01"):
+            raise AssertionError(f"{report.week}: waste total {h['waste']} != sum of findings {listed}")
+        if h["waste"] > h["spend"] + Decimal("0.01"):
+            raise AssertionError(
+                f"{report.week}: waste {h['waste']} exceeds spend {h['spend']} ({h['currency']})"
+            )

@@ -1,0 +1,113 @@
+"""Rendering the weekly report as text: the Jinja templates (report.md, report.html, teams/<team>.html,
+the notification's email.html) and the findings table written to findings.csv and .parquet."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+import polars as pl
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from pipelines.report import charts
+from pipelines.report.model import TeamPage, WeeklyReport
+from pipelines.units import DAYS_PER_MONTH
+from rules import FINDING_COLUMNS
+from rules._contract import ATTENTION_CATEGORIES
+
+CATEGORY_GROUPS = (
+    ("compute", "Compute"),
+    ("storage", "Storage"),
+    ("network", "Network"),
+    ("ai_ml", "AI/ML"),
+    ("other", "Other"),
+)
+# finding columns written to findings.csv / .parquet after the contract's, in this order
+LIFECYCLE_COLUMNS = (
+    "finding_key", "attention", "counted", "acknowledged", "acked_until", "ack_reason", "acked_by",
+    "lifecycle", "first_seen", "weeks_open", "cumulative_waste", "previous_waste",
+)  # fmt: skip
+
+
+def money(value: Any, currency: str | None = None) -> str:
+    if value is None:
+        return "–"
+    text = f"{Decimal(value):,.2f}"
+    return f"{currency} {text}" if currency else text
+
+
+def signed_pct(value: Any) -> str:
+    if value is None:
+        return "–"
+    return f"{Decimal(value):+.1f} %"
+
+
+def environment() -> Environment:
+    """The Jinja environment of the report's templates, with the filters and globals they use."""
+    env = Environment(
+        loader=PackageLoader("pipelines.report", "templates"),
+        autoescape=select_autoescape(["html", "html.j2"]),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["money"] = money
+    env.filters["signed_pct"] = signed_pct
+    env.filters["md"] = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
+    env.filters["num"] = lambda v, d=0: "–" if v is None else f"{Decimal(str(v)):,.{d}f}"
+    env.globals.update(
+        charts=charts,
+        CATEGORY_GROUPS=CATEGORY_GROUPS,
+        DAYS=charts.DAYS,
+        ATTENTION_CATEGORIES=ATTENTION_CATEGORIES,
+        DAYS_PER_MONTH=DAYS_PER_MONTH,
+        # what an attention finding's status means to a reader: it is never "waste"
+        ATTENTION_LABELS={"waste": "act", "suspect": "watch", "insufficient_data": "not judged"},
+    )
+    return env
+
+
+def report_markdown(report: WeeklyReport, env: Environment) -> str:
+    return env.get_template("report.md.j2").render(r=report)
+
+
+def report_html(report: WeeklyReport, env: Environment) -> str:
+    return env.get_template("report.html.j2").render(r=report)
+
+
+def team_html(report: WeeklyReport, team: TeamPage, env: Environment) -> str:
+    return env.get_template("team.html.j2").render(r=report, t=team)
+
+
+def findings_frame(report: WeeklyReport) -> pl.DataFrame:
+    """The week's findings: the contract's columns, then the lifecycle and acknowledgement columns."""
+    schema: dict[str, Any] = {c: pl.String for c in FINDING_COLUMNS}
+    schema.update(
+        week_start=pl.Date,
+        week_end=pl.Date,
+        estimated_waste=pl.Decimal(18, 6),
+        detected_at=pl.Datetime("us"),
+        finding_key=pl.String,
+        attention=pl.Boolean,
+        counted=pl.Boolean,
+        acknowledged=pl.Boolean,
+        acked_until=pl.Date,
+        ack_reason=pl.String,
+        acked_by=pl.String,
+        lifecycle=pl.String,
+        first_seen=pl.Date,
+        weeks_open=pl.Int64,
+        cumulative_waste=pl.Decimal(18, 6),
+        previous_waste=pl.Decimal(18, 6),
+    )
+    week_end = (report.window.end - timedelta(days=1)).date()
+    records = []
+    for f in report.findings:
+        rec = {c: f.get(c) for c in schema}
+        rec["week_start"] = report.window.start.date()
+        rec["week_end"] = week_end
+        rec["team"] = None if f["team"] == "(untagged)" else f["team"]
+        rec["evidence"] = json.dumps(f["evidence"], sort_keys=True)
+        records.append(rec)
+    return pl.DataFrame(records, schema=schema) if records else pl.DataFrame(schema=schema)

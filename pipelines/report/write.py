@@ -1,0 +1,52 @@
+"""Writing the weekly report's files under <reports_dir>/<ISO week>/, each through a temporary file that
+replaces the old one, so a reader never sees a half-written file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import duckdb
+import polars as pl
+
+from pipelines.config import Config
+from pipelines.report.collect import collect_report
+from pipelines.report.model import WeeklyReport
+from pipelines.report.render import environment, findings_frame, report_html, report_markdown, team_html
+from rules import Window
+
+
+def write_report(con: duckdb.DuckDBPyConnection, config: Config, window: Window) -> WeeklyReport:
+    """Collect the week's figures and write the report files under <reports_dir>/<ISO week>/."""
+    directory = config.reports_path / window.label
+    directory.mkdir(parents=True, exist_ok=True)
+    report = collect_report(con, config, window, directory)
+    env = environment()
+    _write_atomic(report.files["report.md"], report_markdown(report, env))
+    _write_atomic(report.files["report.html"], report_html(report, env))
+    teams_dir = directory / "teams"
+    teams_dir.mkdir(exist_ok=True)
+    wanted = {f"{t.slug}.html" for t in report.teams}
+    for stale in teams_dir.glob("*.html"):
+        if stale.name not in wanted:  # a team that had a page last time this week was written
+            stale.unlink()
+    for team in report.teams:
+        _write_atomic(teams_dir / f"{team.slug}.html", team_html(report, team, env))
+    frame = findings_frame(report)
+    _write_frame(frame, report.files["findings.csv"], "csv")
+    _write_frame(frame, report.files["findings.parquet"], "parquet")
+    return report
+
+
+def _write_frame(frame: pl.DataFrame, path: Path, kind: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    if kind == "csv":
+        frame.write_csv(tmp)
+    else:
+        frame.write_parquet(tmp)
+    tmp.replace(path)
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
