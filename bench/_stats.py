@@ -86,14 +86,15 @@ class Rounds:
             self.results.append({})
             yield n
 
-    def record(self, phase: str, result: Result) -> Result:
-        """Keep this round's `result` of `phase` and print a progress line (its time, its ratio to the
-        reference when that ran earlier in the round, and its peak RSS)."""
+    def record(self, phase: str, result: Result, ref: str | None = None) -> Result:
+        """Keep this round's `result` of `phase` and print a progress line: its time, its ratio to the
+        reference (`ref`, else the one given to Rounds) when that ran earlier in the round, its peak RSS."""
         current = self.results[-1]
         current[phase] = result
+        ref = ref or self.ref
         ratio = ""
-        if self.ref and self.ref != phase and self.ref in current:
-            ratio = f"  {result['seconds'] / current[self.ref]['seconds']:6.2f}x {self.ref}"
+        if ref and ref != phase and ref in current:
+            ratio = f"  {result['seconds'] / current[ref]['seconds']:6.2f}x {ref}"
         print(
             f"{self.label}round {len(self.results)}/{self.repeat}  {phase:<26} {result['seconds']:8.2f} s"
             f"{ratio}  peak RSS {result['peak_rss_mb']:,.0f} MB",
