@@ -15,6 +15,7 @@ Used by scripts run as `python bench/<name>.py`, which puts bench/ on the import
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -42,6 +43,23 @@ def add_repeat(parser: argparse.ArgumentParser) -> None:
         help=f"rounds of every phase, reference first, then wastewatch (default {DEFAULT_REPEAT}); "
         "prints the median, min and max over them (fewer than 3 leave the noise unjudged)",
     )
+
+
+def phase_result(stdout: str) -> Result:
+    """The JSON object a phase's process printed last. DuckDB's progress bar (a query over 2 s) writes to
+    the same stdout from C++, and under load its last line can land after the result's."""
+    decoder = json.JSONDecoder()
+    for line in reversed(stdout.splitlines()):
+        start = line.find('{"')
+        if start < 0:
+            continue
+        try:
+            value, _ = decoder.raw_decode(line, start)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return value
+    raise ValueError(f"no JSON result in the phase's output: {stdout[-2000:]!r}")
 
 
 @dataclass(frozen=True)

@@ -37,7 +37,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from _stats import Rounds, add_repeat, markdown
+from _stats import Rounds, add_repeat, markdown, phase_result
 
 PERIOD = "2026-11"
 RESOURCES = 50_000
@@ -341,7 +341,7 @@ def run_phase(name: str, export: Path, work: Path) -> dict[str, float]:
     )
     if out.returncode != 0:
         raise SystemExit(f"phase {name} failed:\n{out.stderr[-4000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return phase_result(out.stdout)
 
 
 def _config(work: Path, export: Path, kind: str) -> None:

@@ -26,14 +26,13 @@ Deletes its warehouse afterwards unless --keep.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import sys
 from datetime import date, timedelta
 from pathlib import Path
 
-from _stats import Rounds, Spread, add_repeat, markdown
+from _stats import Rounds, Spread, add_repeat, markdown, phase_result
 
 FIRST_DAY = "2026-11-23"
 
@@ -165,7 +164,7 @@ def run(body: str, root: Path, hosts: int, gpus: int, *args: str) -> dict[str, o
     out = subprocess.run(
         [sys.executable, "-c", code, str(root), *args], check=True, capture_output=True, text=True
     )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return phase_result(out.stdout)
 
 
 LABELS = {  # phase -> what the table calls it (the first build's is completed with the days it builds)

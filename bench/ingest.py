@@ -12,14 +12,13 @@ a fresh process; the highest round's). Not a test: nothing here asserts a time.
 from __future__ import annotations
 
 import argparse
-import json
 import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from _stats import Rounds, add_repeat, markdown
+from _stats import Rounds, add_repeat, markdown, phase_result
 
 PHASES = {
     "duckdb_scan": """
@@ -74,7 +73,7 @@ print(json.dumps({{"seconds": time.perf_counter() - t, "rows": n,
 def run_phase(name: str, root: Path) -> dict[str, float]:
     code = RUNNER.format(body=PHASES[name])
     out = subprocess.run([sys.executable, "-c", code, str(root)], check=True, capture_output=True, text=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return phase_result(out.stdout)
 
 
 def _fresh(root: Path) -> None:

@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from _stats import Rounds, Spread, add_repeat, markdown
+from _stats import Rounds, Spread, add_repeat, markdown, phase_result
 
 COLUMNS = {
     "Bucket": "VARCHAR",
@@ -192,7 +192,7 @@ def run_phase(name: str, root: Path, runs: int, memory_limit: str | None) -> dic
     out = subprocess.run(
         [sys.executable, "-c", code, str(root)], check=True, capture_output=True, text=True, cwd=Path.cwd()
     )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return phase_result(out.stdout)
 
 
 def _report(con, root: Path, bucket: str, sql: str, params: dict, total: int, per_file: int) -> list[str]:

@@ -37,7 +37,7 @@ import sys
 import time
 from pathlib import Path
 
-from _stats import Rounds, Spread, add_repeat, markdown
+from _stats import Rounds, Spread, add_repeat, markdown, phase_result
 
 START = "2026-11-23"
 MARKER = ".bench.json"  # in landing/<format>/: the sizes a kept landing zone was generated for
@@ -171,7 +171,7 @@ def run_phase(name: str, root: Path, fmt: str, memory_limit: str) -> dict[str, f
         capture_output=True,
         text=True,
     )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return phase_result(out.stdout)
 
 
 def generate(root: Path, fmt: str, hosts: int, days: int) -> tuple[int, float]:
