@@ -1,6 +1,7 @@
 """Benchmark: the GPU roll-up (gpu_samples -> int_gpu_slices -> gpu_job_hours, gpu_hours, jobs_enriched).
 
     .venv/bin/python bench/gpu_rollup.py [--hosts 500] [--gpus 8] [--days 4] [--dir bench/out/gpu_rollup] [--keep]
+        [--repeat 3]
 
 A day of 4,000 GPUs (500 hosts x 8) sampled every minute is 5.76 M samples. The script writes such
 days straight into a fresh warehouse's `gpu_samples` (the readers' shape; ingestion has its own
@@ -14,20 +15,24 @@ at 2 GiB:
   (fingerprints only), and, after the last day lands, the incremental roll-up of that one day alone,
   then the GPU marts (which rebuild that day only).
 
-Prints wall time (of the work, after imports and connecting), ratios to the bare scan and each phase's
-peak RSS (a fresh process each). Not a test: nothing asserts a time.
+The first `--days` - 1 days are written once; each of `--repeat` rounds starts from a copy of that
+warehouse (the references first, then the builds) and writes the last day again before it lands.
+Prints wall time (of the work, after imports and connecting) and ratios to the bare scan (taken round
+by round) as median (min-max) over the rounds, and each phase's peak RSS (a fresh process each; the
+highest round's). Not a test: nothing asserts a time.
 Deletes its warehouse afterwards unless --keep.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import subprocess
 import sys
 from datetime import date, timedelta
 from pathlib import Path
+
+from _stats import Rounds, Spread, add_repeat, markdown, phase_result
 
 FIRST_DAY = "2026-11-23"
 
@@ -159,7 +164,28 @@ def run(body: str, root: Path, hosts: int, gpus: int, *args: str) -> dict[str, o
     out = subprocess.run(
         [sys.executable, "-c", code, str(root), *args], check=True, capture_output=True, text=True
     )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return phase_result(out.stdout)
+
+
+LABELS = {  # phase -> what the table calls it (the first build's is completed with the days it builds)
+    "duckdb_scan": "DuckDB bare scan of one day's samples",
+    "duckdb_groupby": "DuckDB plain GPU-hour group-by of it",
+    "first_build": "first build: roll-up of {history} + GPU marts",
+    "rebuild": "rebuild with nothing new (fingerprints)",
+    "rollup_new_day": "a new day lands: its incremental roll-up",
+    "marts_new_day": "  then the GPU marts (its day only)",
+}
+MARTS = ("resources", "cost_hourly", "gpu_job_hours", "gpu_hours", "jobs_enriched")
+
+
+def _copy_warehouse(src: Path, dst: Path) -> None:
+    """Copy a closed warehouse file (and its write-ahead log, if one was left) over `dst`."""
+    for suffix in ("", ".wal"):
+        target = dst.with_name(dst.name + suffix)
+        target.unlink(missing_ok=True)
+        source = src.with_name(src.name + suffix)
+        if source.exists():
+            shutil.copyfile(source, target)
 
 
 def main() -> int:
@@ -171,6 +197,7 @@ def main() -> int:
     )
     parser.add_argument("--dir", type=Path, default=Path("bench/out/gpu_rollup"))
     parser.add_argument("--keep", action="store_true", help="keep the generated warehouse")
+    add_repeat(parser)
     args = parser.parse_args()
     root = args.dir.resolve()
     if root.exists():
@@ -178,49 +205,53 @@ def main() -> int:
     root.mkdir(parents=True)
     h, g = args.hosts, args.gpus
     print(f"{h} hosts x {g} GPUs = {h * g:,} GPUs, one sample per GPU per minute; DuckDB memory_limit 2 GiB")
-    results: list[tuple[str, dict[str, object]]] = []
     days = [(date.fromisoformat(FIRST_DAY) + timedelta(days=i)).isoformat() for i in range(args.days)]
+    warehouse, history = root / "warehouse.duckdb", root / "history.duckdb"
+    rounds = Rounds(args.repeat, ref="duckdb_scan")
     try:
         for day in days[:-1]:
             gen = run(GENERATE, root, h, g, day)
             print(f"generated {day}: {gen['rows']:,} samples in {gen['seconds']:.1f} s")
+        _copy_warehouse(warehouse, history)
         first = days[0]
-        results.append(
-            ("DuckDB bare scan of one day's samples", run(PHASES["duckdb_scan"], root, h, g, first))
-        )
-        results.append(
-            ("DuckDB plain GPU-hour group-by of it", run(PHASES["duckdb_groupby"], root, h, g, first))
-        )
-        history = f"{len(days) - 1} day(s)"
-        results.append(
-            (f"first build: roll-up of {history} + GPU marts", run(PHASES["build_marts"], root, h, g))
-        )
-        results.append(("rebuild with nothing new (fingerprints)", run(PHASES["build_marts"], root, h, g)))
-        gen = run(GENERATE, root, h, g, days[-1])
-        print(f"generated {days[-1]}: {gen['rows']:,} samples in {gen['seconds']:.1f} s")
-        results.append(("a new day lands: its incremental roll-up", run(PHASES["rollup_only"], root, h, g)))
-        results.append(("  then the GPU marts (its day only)", run(PHASES["build_marts"], root, h, g)))
+        for _ in rounds:  # the references first, then the builds; every round from the same history
+            _copy_warehouse(history, warehouse)
+            rounds.record("duckdb_scan", run(PHASES["duckdb_scan"], root, h, g, first))
+            rounds.record("duckdb_groupby", run(PHASES["duckdb_groupby"], root, h, g, first))
+            rounds.record("first_build", run(PHASES["build_marts"], root, h, g))
+            rounds.record("rebuild", run(PHASES["build_marts"], root, h, g))
+            gen = run(GENERATE, root, h, g, days[-1])
+            print(f"generated {days[-1]}: {gen['rows']:,} samples in {gen['seconds']:.1f} s")
+            rounds.record("rollup_new_day", run(PHASES["rollup_only"], root, h, g))
+            rounds.record("marts_new_day", run(PHASES["build_marts"], root, h, g))
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
-    scan = float(results[0][1]["seconds"])  # type: ignore[arg-type]
-    print("\n| phase | time | samples | vs bare scan | peak RSS |\n|---|---:|---:|---:|---:|")
-    for name, r in results:
-        secs = float(r["seconds"])  # type: ignore[arg-type]
-        print(
-            f"| {name} | {secs:.2f} s | {int(r['rows']):,} | {secs / scan:.0f}x | "  # type: ignore[call-overload]
-            f"{float(r['peak_rss_mb']):,.0f} MB |"  # type: ignore[arg-type]
+    labels = {**LABELS, "first_build": LABELS["first_build"].format(history=f"{len(days) - 1} day(s)")}
+    print()
+    print(rounds.legend())
+    print(
+        markdown(
+            ("phase", "time", "samples", "vs bare scan", "peak RSS"),
+            (
+                (
+                    label,
+                    rounds.time(phase, ".2f"),
+                    f"{int(rounds.last(phase)['rows']):,}",
+                    rounds.ratio(phase, "duckdb_scan", ".1f"),
+                    rounds.peak(phase),
+                )
+                for phase, label in labels.items()
+            ),
         )
-    rolled = dict(results)["a new day lands: its incremental roll-up"]
+    )
+    rolled = rounds.last("rollup_new_day")
     print(f"\nthe incremental roll-up rolled up {rolled.get('days')} ({rolled.get('slices'):,} slices)")
-    for name, r in results:
-        marts = {
-            k: v
-            for k, v in r.items()
-            if k in ("resources", "cost_hourly", "gpu_job_hours", "gpu_hours", "jobs_enriched")
-        }
+    for phase, label in labels.items():
+        marts = [m for m in MARTS if m in rounds.last(phase)]
         if marts:
-            print(f"{name}: " + ", ".join(f"{k} {v:.2f} s" for k, v in marts.items()))
+            spreads = (Spread.of(rounds.values(phase, m)).show(".2f", " s") for m in marts)
+            print(f"{label.strip()}: " + ", ".join(f"{m} {t}" for m, t in zip(marts, spreads, strict=True)))
     return 0
 
 

@@ -1,21 +1,24 @@
 """Benchmark: ingestion and marts on the demo's landing zone, against DuckDB's own scan of the same files.
 
-    .venv/bin/python bench/ingest.py [--weeks 4] [--dir bench/out/ingest]
+    .venv/bin/python bench/ingest.py [--weeks 4] [--dir bench/out/ingest] [--repeat 3]
 
-Prints wall time, rows/s and the ratio to DuckDB reading the same CSV files itself (a bare `count(*)`
-scan and a plain all-VARCHAR load into a table), plus each phase's peak memory (RSS of a fresh process).
-Not a test: nothing here asserts a time.
+Runs `--repeat` rounds on one generated landing zone, each into a fresh warehouse: DuckDB reading the
+same CSV files itself (a bare `count(*)` scan and a plain all-VARCHAR load into a table), then
+`wastewatch` ingestion and the marts. Prints each phase's time, rows/s and ratios to the two DuckDB
+reads as median (min-max) over the rounds (a ratio taken round by round), plus its peak memory (RSS of
+a fresh process; the highest round's). Not a test: nothing here asserts a time.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from _stats import Rounds, add_repeat, markdown, phase_result
 
 PHASES = {
     "duckdb_scan": """
@@ -70,13 +73,24 @@ print(json.dumps({{"seconds": time.perf_counter() - t, "rows": n,
 def run_phase(name: str, root: Path) -> dict[str, float]:
     code = RUNNER.format(body=PHASES[name])
     out = subprocess.run([sys.executable, "-c", code, str(root)], check=True, capture_output=True, text=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return phase_result(out.stdout)
+
+
+def _fresh(root: Path) -> None:
+    """Remove the warehouse and the reference's database, so a round starts from the landing zone alone."""
+    for stale in (root / "warehouse", root / "bench_reference.duckdb"):
+        if stale.is_dir():
+            for f in stale.iterdir():
+                f.unlink()
+        elif stale.exists():
+            stale.unlink()
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--weeks", type=int, default=4)
     parser.add_argument("--dir", type=Path, default=Path("bench/out/ingest"))
+    add_repeat(parser)
     args = parser.parse_args()
     from pipelines.demo import generate
 
@@ -84,25 +98,35 @@ def main() -> int:
     t = time.perf_counter()
     generate(root, last_week="2026-W48", weeks=args.weeks)
     gen = time.perf_counter() - t
-    for stale in (root / "warehouse", root / "bench_reference.duckdb"):
-        if stale.is_dir():
-            for f in stale.iterdir():
-                f.unlink()
-        elif stale.exists():
-            stale.unlink()
     files = sorted((root / "landing" / "telemetry" / "nvidia-smi").glob("*.csv"))
     size_mb = sum(f.stat().st_size for f in files) / 1e6
     print(
         f"landing zone: {args.weeks} week(s), {len(files)} telemetry files, {size_mb:,.0f} MB (generated in {gen:.1f} s)"
     )
-    results = {name: run_phase(name, root) for name in PHASES}
-    scan, load = results["duckdb_scan"]["seconds"], results["duckdb_load"]["seconds"]
-    for name, r in results.items():
-        ratio = f"{r['seconds'] / scan:5.1f}x scan  {r['seconds'] / load:5.1f}x load"
-        print(
-            f"{name:18} {r['seconds']:7.1f} s  {r['rows']:>11,} rows  {r['rows'] / r['seconds']:>12,.0f} rows/s  "
-            f"{ratio}  peak RSS {r['peak_rss_mb']:,.0f} MB"
+    rounds = Rounds(args.repeat, ref="duckdb_load")
+    for _ in rounds:  # the DuckDB reads first, then wastewatch, round after round
+        _fresh(root)
+        for name in PHASES:
+            rounds.record(name, run_phase(name, root))
+    print()
+    print(rounds.legend())
+    print(
+        markdown(
+            ("phase", "time", "rows", "rows/s", "vs DuckDB scan", "vs DuckDB load", "peak RSS"),
+            (
+                (
+                    name,
+                    rounds.time(name),
+                    f"{rounds.last(name)['rows']:,}",
+                    rounds.rate(name),
+                    rounds.ratio(name, "duckdb_scan"),
+                    rounds.ratio(name, "duckdb_load"),
+                    rounds.peak(name),
+                )
+                for name in PHASES
+            ),
         )
+    )
     print(f"(this process: peak RSS {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB)")
     return 0
 

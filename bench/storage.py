@@ -2,15 +2,17 @@
 DuckDB's own bare read of the same inventory files.
 
     .venv/bin/python bench/storage.py [--runs 2000] [--files-per-run 1000] [--datasets 500] [--files-per-dataset 16000]
-                                      [--dir bench/out/storage] [--keep]
+                                      [--memory-limit 2GB] [--dir bench/out/storage] [--keep] [--repeat 3]
 
 Generates S3 Inventory reports (manifest.json + CSV.gz, URL-encoded keys, as S3 delivers them) for a checkpoint
 bucket (runs x checkpoint files; 10 % of the runs failed, 5 % still running, 5 % unknown to the scheduler) and
 three dataset buckets (datasets x files, with planted copies: 70 % re-uploaded byte for byte with the same
-ETags, 30 % with another part size, so only ambiguous), then times in fresh processes: DuckDB reading the
-files into a table (all VARCHAR, and typed), `wastewatch` ingestion (s3_inventory), the storage marts, and each
-storage rule; prints ratios and each phase's peak RSS (the phase process's VmHWM). Not a test: nothing
-here asserts a time. The generated files are deleted afterwards unless --keep.
+ETags, 30 % with another part size, so only ambiguous), then times in fresh processes, `--repeat` rounds of:
+DuckDB reading the files into a table (all VARCHAR, and typed), then into a fresh warehouse `wastewatch`
+ingestion (s3_inventory), the storage marts, and each storage rule. Prints times and ratios (taken round by
+round) as median (min-max) over the rounds, and each phase's peak RSS (the phase process's VmHWM; the
+highest round's). Not a test: nothing here asserts a time. The generated files are deleted afterwards
+unless --keep.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from _stats import Rounds, Spread, add_repeat, markdown, phase_result
 
 COLUMNS = {
     "Bucket": "VARCHAR",
@@ -188,7 +192,7 @@ def run_phase(name: str, root: Path, runs: int, memory_limit: str | None) -> dic
     out = subprocess.run(
         [sys.executable, "-c", code, str(root)], check=True, capture_output=True, text=True, cwd=Path.cwd()
     )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return phase_result(out.stdout)
 
 
 def _report(con, root: Path, bucket: str, sql: str, params: dict, total: int, per_file: int) -> list[str]:
@@ -271,6 +275,32 @@ def generate(
     return files
 
 
+def _fresh(root: Path) -> None:
+    """Remove the warehouse and the reference's database, so a round starts from the inventories alone."""
+    shutil.rmtree(root / "warehouse", ignore_errors=True)
+    (root / "reference.duckdb").unlink(missing_ok=True)
+
+
+def _duplicate_detection(r: dict) -> float:
+    """Current objects with lineage, prices, datasets, matches, STO002: one round's seconds."""
+    marts = r["marts"]["extra"]["marts"]
+    return (
+        marts["storage_objects_current"]
+        + marts["storage_prices"]
+        + marts["storage_datasets"]
+        + marts["storage_dataset_matches"]
+        + r["rule_STO002"]["seconds"]
+    )
+
+
+def _storage_all(r: dict) -> float:
+    """All storage marts and the four rules: one round's seconds."""
+    marts = r["marts"]["extra"]["marts"]
+    return sum(v for k, v in marts.items() if k.startswith("storage")) + sum(
+        r[f"rule_STO00{i}"]["seconds"] for i in range(1, 5)
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=2000)
@@ -284,6 +314,7 @@ def main() -> int:
         default="2GB",
         help="DuckDB memory_limit for every phase (wastewatch.yaml duckdb.memory_limit); 'none' for DuckDB's default",
     )
+    add_repeat(parser)
     args = parser.parse_args()
     root = args.dir.resolve()
     t = time.perf_counter()
@@ -296,30 +327,48 @@ def main() -> int:
         f"inventories: {objects:,} objects in {len(files)} CSV.gz files, {size_mb:,.0f} MB "
         f"(generated in {time.perf_counter() - t:.1f} s)"
     )
+    rounds = Rounds(args.repeat, ref="duckdb_typed")
     try:
-        results = {name: run_phase(name, root, args.runs, memory_limit) for name in PHASES}
+        for _ in rounds:  # DuckDB's reads first, then wastewatch into a fresh warehouse
+            _fresh(root)
+            for name in PHASES:
+                rounds.record(name, run_phase(name, root, args.runs, memory_limit))
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
-    typed, varchar = results["duckdb_typed"]["seconds"], results["duckdb_varchar"]["seconds"]
-    for name, r in results.items():
-        rate = f"{r['rows'] / r['seconds']:>12,.0f} rows/s" if r["seconds"] and r["rows"] else " " * 19
-        print(
-            f"{name:18} {r['seconds']:7.1f} s  {r['rows']:>11,} rows  {rate}  "
-            f"{r['seconds'] / typed:5.2f}x typed read  {r['seconds'] / varchar:5.2f}x VARCHAR read  "
-            f"peak RSS {r['peak_rss_mb']:,.0f} MB  {json.dumps(r['extra']) if r['extra'] else ''}"
-        )
-    marts = results["marts"]["extra"]["marts"]
-    dup = (
-        marts["storage_objects_current"]
-        + marts["storage_prices"]
-        + marts["storage_datasets"]
-        + marts["storage_dataset_matches"]
-        + results["rule_STO002"]["seconds"]
-    )
+    print()
+    print(rounds.legend())
     print(
-        f"duplicate detection (current objects with lineage, prices, datasets, matches, STO002): {dup:.1f} s; "
-        f"all storage marts + rules: {sum(v for k, v in marts.items() if k.startswith('storage')) + sum(results[f'rule_STO00{i}']['seconds'] for i in range(1, 5)):.1f} s"
+        markdown(
+            ("phase", "time", "rows", "rows/s", "vs typed read", "vs VARCHAR read", "peak RSS"),
+            (
+                (
+                    name,
+                    rounds.time(name),
+                    f"{rounds.last(name)['rows']:,}",
+                    rounds.rate(name) if rounds.last(name)["rows"] else "",
+                    rounds.ratio(name, "duckdb_typed"),
+                    rounds.ratio(name, "duckdb_varchar"),
+                    rounds.peak(name),
+                )
+                for name in PHASES
+            ),
+        )
+    )
+    marts = rounds.last("marts")["extra"]["marts"]
+    print(
+        "marts: "
+        + ", ".join(
+            f"{m} {Spread.of(r['marts']['extra']['marts'][m] for r in rounds.results).show('.2f', ' s')}"
+            for m in marts
+        )
+    )
+    for i in range(1, 5):  # the findings do not change between rounds
+        print(f"STO00{i} (last round): {json.dumps(rounds.last(f'rule_STO00{i}')['extra']['by_status'])}")
+    print(
+        "duplicate detection (current objects with lineage, prices, datasets, matches, STO002): "
+        f"{rounds.each(_duplicate_detection).show(unit=' s')}; "
+        f"all storage marts + rules: {rounds.each(_storage_all).show(unit=' s')}"
     )
     print(f"(this process, the generator: peak RSS {peak_rss_mb():,.0f} MB)")
     return 0

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/telemetry_ingest.py [--hosts 500] [--days 9] [--formats smi,dcgm]
                                                [--memory-limit 2GB] [--dir bench/out/telemetry] [--keep]
-                                               [--reuse] [--no-rollup]
+                                               [--reuse] [--no-rollup] [--repeat 3]
 
 Generates one file per host and day (8 GPUs, one sample a minute: 500 hosts x 9 days = 51.8 M samples):
 - smi: `nvidia-smi --query-gpu=... --format=csv` with header and units, `<day>/host=<host>/data_0.csv`;
@@ -18,8 +18,10 @@ Then, each in a fresh process with DuckDB's memory limit set (default 2 GB):
   `resources` (which rolls `gpu_samples` up into `int_gpu_slices`, GPU x hour x job slice),
   `cost_hourly`, `gpu_job_hours` and `gpu_hours`; its rows are the samples rolled up, and it also
   reports the GPU-hours written and the time per mart. Part of every run (`--no-rollup` skips it).
-Prints wall time, samples/s, the ratio to DuckDB's read of the same files in the same run and each
-phase's peak RSS (the process's VmHWM). Not a test: nothing here asserts a time. The generated input
+These phases run in `--repeat` rounds per format (DuckDB's read first, then wastewatch into a fresh
+warehouse). Prints wall time and the ratio to DuckDB's read of the same files in the same round as median
+(min-max) over the rounds, samples/s at the median time, and each phase's peak RSS (the process's VmHWM;
+the highest round's). Not a test: nothing here asserts a time. The generated input
 (~10 GB of CSV, ~4 GB of gzip at full size) is deleted at the end unless --keep; `--reuse` times the
 files an earlier --keep run left (same --hosts and --days; otherwise they are generated again). Check
 `df -h` and free memory first, and run one benchmark at a time.
@@ -34,6 +36,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from _stats import Rounds, Spread, add_repeat, markdown, phase_result
 
 START = "2026-11-23"
 MARKER = ".bench.json"  # in landing/<format>/: the sizes a kept landing zone was generated for
@@ -167,7 +171,7 @@ def run_phase(name: str, root: Path, fmt: str, memory_limit: str) -> dict[str, f
         capture_output=True,
         text=True,
     )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return phase_result(out.stdout)
 
 
 def generate(root: Path, fmt: str, hosts: int, days: int) -> tuple[int, float]:
@@ -250,6 +254,7 @@ def main() -> int:
     )
     parser.add_argument("--no-rollup", action="store_true", help="skip the gpu_hours roll-up phase")
     parser.add_argument("--rollup", action="store_true", help=argparse.SUPPRESS)  # the default now
+    add_repeat(parser)
     args = parser.parse_args()
     root = args.dir.resolve()
     root.mkdir(parents=True, exist_ok=True)
@@ -276,23 +281,41 @@ def main() -> int:
                     f"\n[{fmt}] {n_files:,} files, {mb:,.0f} MB on disk "
                     f"(generated in {time.perf_counter() - t:.0f} s)"
                 )
-            results = {}
-            for name in phases:
-                results[name] = r = run_phase(name, root, fmt, args.memory_limit)
-                base = results["duckdb_read_csv"]["seconds"]
-                print(
-                    f"  {name:18} {r['seconds']:7.1f} s  {r['rows']:>12,} rows  "
-                    f"{r['rows'] / r['seconds']:>11,.0f} rows/s  {r['seconds'] / base:5.2f}x read_csv  "
-                    f"peak RSS {r['peak_rss_mb']:,.0f} MB",
-                    flush=True,
+            rounds = Rounds(args.repeat, ref="duckdb_read_csv", label=f"  [{fmt}] ")
+            for _ in rounds:  # DuckDB's read first, then wastewatch into a fresh warehouse
+                shutil.rmtree(root / f"warehouse_{fmt}", ignore_errors=True)
+                (root / "reference.duckdb").unlink(missing_ok=True)
+                for name in phases:
+                    rounds.record(name, run_phase(name, root, fmt, args.memory_limit))
+            print(f"\n[{fmt}] {rounds.legend()}")
+            print(
+                markdown(
+                    ("phase", "time", "rows", "rows/s", "vs read_csv", "peak RSS"),
+                    (
+                        (
+                            name,
+                            rounds.time(name),
+                            f"{rounds.last(name)['rows']:,}",
+                            rounds.rate(name),
+                            rounds.ratio(name, "duckdb_read_csv"),
+                            rounds.peak(name),
+                        )
+                        for name in phases
+                    ),
                 )
-            if "gpu_hours_rollup" in results:
-                r = results["gpu_hours_rollup"]
-                marts = ", ".join(f"{k[:-2]} {v:.2f} s" for k, v in r["extra"].items() if k.endswith("_s"))
-                gpus = args.hosts * 8
+            )
+            if "gpu_hours_rollup" in phases:
+                r = rounds.last("gpu_hours_rollup")
+                runs = [x["gpu_hours_rollup"] for x in rounds.results]
+                marts = ", ".join(
+                    f"{k[:-2]} {Spread.of(x['extra'][k] for x in runs).show('.2f', ' s')}"
+                    for k in r["extra"]
+                    if k.endswith("_s")
+                )
+                per_day = Spread.of(x["seconds"] / args.days for x in runs).show(".2f", " s")
                 print(
-                    f"  roll-up: {r['extra']['gpu_hours']:,} GPU-hours from {r['rows']:,} samples ({marts}); "
-                    f"{r['seconds'] / args.days:.2f} s per day of {gpus:,} GPUs"
+                    f"roll-up: {r['extra']['gpu_hours']:,} GPU-hours from {r['rows']:,} samples ({marts}); "
+                    f"{per_day} per day of {args.hosts * 8:,} GPUs"
                 )
             (root / "reference.duckdb").unlink(missing_ok=True)
             if not args.keep:
