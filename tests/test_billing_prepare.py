@@ -5,6 +5,7 @@ reported against itself, and nothing left behind after a run, whether it loaded 
 from __future__ import annotations
 
 import gzip
+import os
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
@@ -62,9 +63,14 @@ def test_parts_inflate_in_order_with_at_most_two_held(tmp_path: Path, in_memory:
         # the third waits for a free place: both are taken until the first is loaded
         with pytest.raises(TimeoutError):
             prepared.get(parts[2].uri, timeout=0.3)
+        first_inode = os.stat(first).st_ino
         prepared.done(parts[0].uri)
-        assert prepared.in_memory() == (1 if in_memory else 0)
-        if not in_memory:
+        # the first's copy is gone (its memory file closed: the fd is shut or now another file); the
+        # place it freed may already hold the fourth, inflated past the damaged third in the meantime
+        if in_memory:
+            assert not first.exists() or os.stat(first).st_ino != first_inode
+            assert prepared.in_memory() in (1, 2)
+        else:
             assert not first.exists()
         # the damaged third is reported (it holds no place), so the fourth inflates in its turn
         damaged = prepared.get(parts[2].uri)
