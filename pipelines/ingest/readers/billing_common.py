@@ -1558,30 +1558,3 @@ def _known_signature(con: duckdb.DuckDBPyConnection) -> str | None:
 def _src_cte(from_clause: str, row_expr: str, columns: dict[str, str]) -> str:
     select = ",\n        ".join(f"{expr} as {quote_ident(name)}" for name, expr in columns.items())
     return f"with _src as not materialized (\n    select {row_expr} as _row,\n        {select}\n    from {from_clause}\n)\n"  # noqa: S608 - identifiers only, values are bound
-
-
-def col(rel: Relation, *names: str, cast: str | None = None) -> str:
-    """SQL for the first of `names` the file has (ignoring case), else NULL."""
-    for name in names:
-        found = rel.column(name)
-        if found is not None:
-            expr = quote_ident(found)
-            return f"{expr}::{cast}" if cast else expr
-    return f"null::{cast or 'varchar'}"
-
-
-def json_object_of(rel: Relation, columns: list[str], key: Callable[[str], str] = lambda c: c) -> str:
-    """A JSON object (VARCHAR) of the given file columns, only non-empty values; NULL when none."""
-    if not columns:
-        return "null::varchar"
-    pairs = ", ".join(
-        f"{quote_literal(key(c))}, nullif(trim_text({quote_ident(c)}::varchar), '')" for c in columns
-    )
-    return f"nullif(json_object({pairs})::varchar, '{{}}')"
-
-
-def env_threads(default: int = 2) -> int:
-    try:
-        return max(1, int(os.environ.get("WASTEWATCH_GUNZIP_THREADS", default)))
-    except ValueError:
-        return default

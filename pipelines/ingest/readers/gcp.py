@@ -14,7 +14,7 @@ import duckdb
 
 from pipelines.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.aws_cur import _json_nonnull, service_catalog
+from pipelines.ingest.readers.aws_cur import service_catalog
 from pipelines.ingest.readers.base import LoadContext, quote_ident
 from pipelines.ingest.readers.billing_common import BillingReader, Check, Relation, Spec
 from pipelines.ingest.readers.focus import reject_oci_native
@@ -167,6 +167,3 @@ def _json_nonnull_exprs(pairs: list[tuple[str, str]]) -> str:
         f"{{'key': '{key}', 'value': nullif(trim_text({expr}::varchar), '')}}" for key, expr in pairs
     )
     return f"nullif(to_json(map_from_entries(list_filter([{entries}], lambda e: e.value is not null)))::varchar, '{{}}')"
-
-
-__all__ = ["GcpReader", "_json_nonnull"]
