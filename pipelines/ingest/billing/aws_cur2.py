@@ -11,9 +11,9 @@ sql/staging/stg_aws__cur2.sql, which both readers share.
 
 from __future__ import annotations
 
-from pipelines.ingest.readers.aws_cur import AwsCurReader
+from pipelines.ingest.billing.aws_cur import AwsCurReader
+from pipelines.ingest.billing.relation import Relation
 from pipelines.ingest.readers.base import quote_ident
-from pipelines.ingest.readers.billing_common import Relation
 
 # promoted product_* column -> key in the `product` map
 PRODUCT_KEYS = {

@@ -20,18 +20,13 @@ from pathlib import Path
 import duckdb
 
 from pipelines.errors import RejectedFile
+from pipelines.ingest.billing.decompress import open_text
+from pipelines.ingest.billing.focus import reject_oci_native
+from pipelines.ingest.billing.lines import Check, Spec
+from pipelines.ingest.billing.reader import BillingReader
+from pipelines.ingest.billing.relation import Relation, open_relation, read_header
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, quote_ident, quote_literal
-from pipelines.ingest.readers.billing_common import (
-    BillingReader,
-    Check,
-    Relation,
-    Spec,
-    open_relation,
-    open_text,
-    read_header,
-)
-from pipelines.ingest.readers.focus import reject_oci_native
 
 CATALOG = Path(__file__).with_name("billing_service_categories.csv")
 

@@ -13,11 +13,13 @@ from __future__ import annotations
 import duckdb
 
 from pipelines.errors import RejectedFile
+from pipelines.ingest.billing.aws_cur import service_catalog
+from pipelines.ingest.billing.focus import reject_oci_native
+from pipelines.ingest.billing.lines import Check, Spec
+from pipelines.ingest.billing.reader import BillingReader
+from pipelines.ingest.billing.relation import Relation
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.aws_cur import service_catalog
 from pipelines.ingest.readers.base import LoadContext, quote_ident
-from pipelines.ingest.readers.billing_common import BillingReader, Check, Relation, Spec
-from pipelines.ingest.readers.focus import reject_oci_native
 from pipelines.sources.options import GcpOptions
 
 # canonical `_src` column -> dotted path in the export
