@@ -17,4 +17,7 @@ The readers (`BillingReader` subclasses, listed in pipelines/sources/registry.py
 - `reconcile.py`: rows and billed/effective sums computed from the file's own columns must equal what
   landed, or the file is rejected and the transaction rolls back.
 - `checks.py`: the asset checks on billing_line_items (reconciliation against the ledger, tag coverage).
+
+The measurements behind the choices these modules make are in bench/README.md ("Where the billing
+reader's design choices come from").
 """

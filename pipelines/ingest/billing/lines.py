@@ -81,9 +81,8 @@ def store_columns(con: duckdb.DuckDBPyConnection, columns: list[str]) -> list[st
     return added
 
 
-# insert_lines: the columns a query's text yields. Binding it reads the file's metadata or sniffs the CSV
-# (0.04 s per CSV part, single-threaded), and the files of one delivery share their query text (the path
-# is a bound value)
+# insert_lines: the columns a query's text yields. Binding it reads the file's metadata or sniffs the CSV,
+# single-threaded, and the files of one delivery share their query text (the path is a bound value)
 _DESCRIBED: dict[str, list[str]] = {}
 
 

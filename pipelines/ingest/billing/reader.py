@@ -109,8 +109,8 @@ class BillingReader(DeliveryReader):
         try:
             dedupe = self.dedupe_extra and (not self.sample_extra or self._extra_repeats(con, rel, spec, cte))
             bind["extra_per_line"] = not dedupe
-            # observed: text files only. A Parquet pass reads a few columns (0.03 s per million lines); the
-            # observing function cost more than that on FOCUS Parquet (13.2 -> 16.0 s for 10 M lines)
+            # observed: CSV files only. A pass over Parquet reads just the few columns it sums, which costs
+            # less than observing the insert's scan does
             observable = self.presets and dedupe and rel.fmt == "csv"
             signature = sets_signature(rel, spec, ctx, file) if observable else None
             if len(re.findall(r"\b_src\b", re.sub(r"--[^\n]*", "", stg))) != 1:
@@ -160,9 +160,9 @@ class BillingReader(DeliveryReader):
     presets = False
     dedupe_extra = False
     # with dedupe_extra: decide per file from its first lines (`_extra_repeats`), for readers whose
-    # x_extra columns may hold a value per line (FOCUS's x_ columns: Azure's x_BilledCostInUsd). Grouping
-    # a file by a per-line value made its whole load 2.1-2.4x slower; the staging SQL then builds
-    # x_extra per line (`$extra_per_line`)
+    # x_extra columns may hold a value per line (FOCUS's x_ columns: Azure's x_BilledCostInUsd), as
+    # grouping a file by a per-line value slows its whole load down; the staging SQL then builds x_extra
+    # per line (`$extra_per_line`)
     sample_extra = False
     # what lines are grouped and joined back by: the x_extra STRUCT itself, not its hash() (not injective:
     # an empty MAP or LIST hashes like NULL, values shifting between two LIST fields hash alike, and text

@@ -89,9 +89,8 @@ def sets_and_sums(
     rows and cost sums. `signature` (sets_signature) is kept with the sets."""
     # g: 2 = an x_extra set, 3 = the file. The lines are grouped once by xh, a few groups, and the
     # grouping sets are taken over those: grouping sets over the lines themselves cost DuckDB a
-    # materialised copy of the input (0.7 thread-seconds per million CUR lines). The tags are not
-    # read here: hashing and grouping them cost 0.14 thread-s per million lines of a Parquet MAP and
-    # 0.35-0.45 of CSV text, for sets the warehouse mostly knows already (tag_sets.store_file_tag_sets)
+    # materialised copy of the input. The tags are not read here: hashing and grouping them costs time on
+    # every line, and the warehouse mostly knows the file's sets already (store_file_tag_sets)
     sql = (
         f"create or replace temp table _billing_sets as\n{cte}"  # noqa: S608 - identifiers only
         ", _groups as (\n"
@@ -116,21 +115,14 @@ def sets_and_sums(
     return got[0], got[1], got[2]
 
 
-# reconciliation without a second pass: the insert's own scan of the file counts its lines
-#
-# The file-side rows and cost sums used to come from an aggregate pass that read (tokenised) the file a
-# second time: 1.5-1.7 thread-seconds per million CUR 2.0 CSV lines, more than the whole gap to DuckDB's
-# bare load. Now, when a CSV file needs no pass for its x_extra sets (the source's earlier file of the same
-# billing period made them), `_src` hands every line to `_ww_observe`, a Python function DuckDB calls with a
-# chunk of lines at a time (0.05-0.2 thread-s per million), which adds up the lines and their billed and effective cost as
-# the file states them (spec.file_billed / file_effective), before the staging SQL's joins, filters and
-# casts: what the pass computed, from the same scan of the same bytes. DuckDB may run a filter or a limit
-# of the staging SQL below it, hiding lines from it; so the count is trusted only when DuckDB's profile of
-# the insert shows one scan of the file, with no filter pushed into it, that produced exactly the lines
-# observed. Otherwise (or without numpy, which DuckDB's arrow functions need) the independent pass runs
-# after the insert as before (`_file_sums`), and reconciliation is as strict as ever. The staging SQL must
-# read `_src` once: DuckDB 2.0's common_subplan optimizer can feed two readings from one scan, each with
-# its own observer below its own filter, and their counts could add up to the scan's by chance.
+# Reconciliation without a second pass: when a CSV file needs no pass for its x_extra sets (an earlier file
+# of its billing period made them), `_src` hands every line to `_ww_observe`, a Python function DuckDB calls
+# per chunk of lines, which adds up the lines and their billed and effective cost as the file states them.
+# DuckDB may run a filter or a limit of the staging SQL below it, so the count is trusted only when the
+# insert's profile shows one scan of the file, no filter pushed into it, that produced exactly the lines
+# observed; otherwise (or without numpy, which DuckDB's arrow functions need) `file_sums` runs its pass.
+# The staging SQL must read `_src` once: DuckDB can feed two readings from one scan, each observed below
+# its own filter, and their counts could add up to the scan's by chance.
 
 _OBSERVED: dict[int, list[Any]] = {}  # token -> [lines, billed sum, effective sum]
 _OBSERVED_LOCK = threading.Lock()
@@ -233,7 +225,7 @@ def sets_signature(rel: Relation, spec: Spec, ctx: LoadContext, file: SourceFile
     their types) and whose they are (the source's billing period, or the file when it has none). Files
     with the same signature share sets. Any STRUCT of the same type would give a line the right JSON
     (a set's JSON depends on its key alone), but another month's sets would leave most of a file's
-    combinations to be built line by line (3.2 thread-s per million lines against the pass's 1.5-1.7)."""
+    combinations to be built line by line, which costs more than the pass."""
     owner = [ctx.source.name, ctx.period or file.uri]
     text = json.dumps([owner, spec.columns.get("_x_extra"), sorted(rel.types.items())])
     return hashlib.sha1(text.encode()).hexdigest()

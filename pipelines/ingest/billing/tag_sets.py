@@ -158,8 +158,7 @@ def store_file_tag_sets(
     file's tags are not read again: the id is 64 bits of the raw text's MD5 (tag_set_id), not DuckDB's
     hash(), whose collisions are easy to meet (sql/macros/macro_tag_set_id.sql). Known sets that other
     normalising SQL made (x_normalizer is not tag_normalizer(): sets stored by an earlier version) are
-    normalised again from their stored raw text; the rest are left as they are (this skips 0.03 s of
-    single-threaded work per file of 2,000 sets).
+    normalised again from their stored raw text; the rest are left as they are.
     """
     if "x_tag_set" not in columns_of(con, LINES)[LINES]:
         return  # no line of any file has had tags yet
@@ -182,7 +181,7 @@ def store_file_tag_sets(
     if unknown:
         sql = (
             f"create or replace temp table _file_tags as\n{cte}"  # noqa: S608 - identifiers only
-            # distinct texts first: MD5 once per text, not per line (0.2 thread-s per million lines)
+            # distinct texts first: MD5 once per text, not per line
             "select tag_set_id(raw) as th, min(raw) as tags_raw, max(raw) as tags_other\n"
             "from (select distinct _tags_raw as raw from _src where _tags_raw is not null) group by th"
         )
