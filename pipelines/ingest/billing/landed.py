@@ -1,6 +1,6 @@
 """Checks on the lines a file landed, in the load's transaction: no charge period ends before it starts,
-and no line item key is repeated (which would count its cost twice). A CSV file too large to number on
-insert is numbered only here, to name the offending data rows.
+and no line item key is repeated (which would count its cost twice). The rows of a CSV file too large to
+number on insert are numbered only when a check fails, to name the offending data rows.
 """
 
 from __future__ import annotations
