@@ -1,6 +1,7 @@
-"""Decompressing a delivery's .gz parts (pipelines/ingest/billing/decompress.py `Prepared`): in load order, in the
-background, never more than two inflated parts held (in memory or in the cache folder), a damaged part
-reported against itself, and nothing left behind after a run, whether it loaded or was rejected."""
+"""Decompressing a delivery's .gz parts (pipelines/ingest/billing/decompress.py `Prepared`): in load
+order, in the background, never more than two inflated parts held (in memory or in the cache folder), a
+damaged part reported against itself, and nothing left behind after a run, whether it loaded or was
+rejected."""
 
 from __future__ import annotations
 
