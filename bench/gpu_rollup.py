@@ -38,7 +38,7 @@ FIRST_DAY = "2026-11-23"
 
 GENERATE = """
 import duckdb
-from pipelines.ingest.readers.billing_common import insert_lines
+from pipelines.ingest.billing.lines import insert_lines
 from pipelines.warehouse import connect
 con = connect(f"{root}/warehouse.duckdb")
 con.execute("set memory_limit = '2GiB'")

@@ -19,7 +19,7 @@ import pytest
 
 from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
-from pipelines.ingest.readers import billing_common
+from pipelines.ingest.billing import relation
 from pipelines.warehouse import connect
 from tests.billing_exports import CUR2_HEADER, csv_bytes, hours, line
 from tests.conftest import FIXTURES, write_config
@@ -156,7 +156,7 @@ NUMBERING = pytest.mark.parametrize("row_number_limit", [256 << 20, 0], ids=["nu
 def test_line_that_ends_before_it_starts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, row_number_limit: int
 ) -> None:
-    monkeypatch.setattr(billing_common, "ROW_NUMBER_LIMIT", row_number_limit)
+    monkeypatch.setattr(relation, "ROW_NUMBER_LIMIT", row_number_limit)
     rows = hours("i-x", NOV, 5, "1.00")
     rows[3]["line_item_usage_end_date"] = "2026-11-01T00:00:00Z"
     error, con = _rejected(tmp_path, "backwards.csv.gz", csv_bytes(rows))
@@ -168,7 +168,7 @@ def test_line_that_ends_before_it_starts(
 def test_duplicate_line_item_ids(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, row_number_limit: int
 ) -> None:
-    monkeypatch.setattr(billing_common, "ROW_NUMBER_LIMIT", row_number_limit)
+    monkeypatch.setattr(relation, "ROW_NUMBER_LIMIT", row_number_limit)
     rows = hours("i-x", NOV, 5, "1.00")
     rows.append(dict(rows[1]))
     error, con = _rejected(tmp_path, "dups.csv.gz", csv_bytes(rows))

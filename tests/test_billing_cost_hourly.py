@@ -85,7 +85,7 @@ def test_daily_azure_lines_spread_over_their_day(tmp_path: Path) -> None:
 
 
 def test_tag_coverage_report_and_check(tmp_path: Path) -> None:
-    from pipelines.ingest import billing_checks
+    from pipelines.ingest.billing import checks as billing_checks
     from pipelines.warehouse import sql_text
 
     landing = tmp_path / "landing"

@@ -1,7 +1,7 @@
-"""Reconciliation without a second pass over a file (readers/billing_common.py, "reconciliation without a
-second pass"): when an earlier file of the delivery made the x_extra sets, the insert's own scan counts a
-file's lines and cost sums (`_ww_observe`), trusted only when DuckDB's profile shows that scan produced
-exactly the lines observed. Otherwise the independent pass runs as before."""
+"""Reconciliation without a second pass over a file (pipelines/ingest/billing/reconcile.py,
+"reconciliation without a second pass"): when an earlier file of the delivery made the x_extra sets, the
+insert's own scan counts a file's lines and cost sums (`_ww_observe`), trusted only when DuckDB's profile
+shows that scan produced exactly the lines observed. Otherwise the independent pass runs as before."""
 
 from __future__ import annotations
 
@@ -15,15 +15,11 @@ import pytest
 
 from pipelines.config import load_config
 from pipelines.ingest import ingest
-from pipelines.ingest.readers import billing_common
-from pipelines.ingest.readers.billing_common import (
-    Spec,
-    _observe_end,
-    _observe_start,
-    _observed_cte,
-    _src_cte,
-    insert_lines,
-)
+from pipelines.ingest.billing.lines import Spec, insert_lines
+from pipelines.ingest.billing.reader import BillingReader
+from pipelines.ingest.billing.reconcile import observe_end, observe_start, observed_cte
+from pipelines.ingest.billing.relation import Relation
+from pipelines.ingest.billing.sql_expr import src_cte
 from pipelines.warehouse import connect
 from tests.billing_exports import Cur2Export, hours, line, total
 from tests.conftest import write_config
@@ -34,15 +30,13 @@ NOV = datetime(2026, 11, 2)
 def _count_calls(monkeypatch: pytest.MonkeyPatch, name: str) -> list[str]:
     """Record each call of BillingReader.<name> (it still runs): which file it was for."""
     calls: list[str] = []
-    original = getattr(billing_common.BillingReader, name)
+    original = getattr(BillingReader, name)
 
-    def counted(
-        self: object, con: object, rel: billing_common.Relation, *args: object, **kw: object
-    ) -> object:
+    def counted(self: object, con: object, rel: Relation, *args: object, **kw: object) -> object:
         calls.append(Path(str(rel.params.get("path", ""))).name)
         return original(self, con, rel, *args, **kw)
 
-    monkeypatch.setattr(billing_common.BillingReader, name, counted)
+    monkeypatch.setattr(BillingReader, name, counted)
     return calls
 
 
@@ -101,9 +95,9 @@ def _warehouse_with_file(tmp_path: Path, lines: int) -> tuple[duckdb.DuckDBPyCon
 
 def _observed_insert(spec: Spec, reader: str, tail: str) -> str:
     """An insert of the file's lines into billing_lines through the observed `_src`, with `tail` after it."""
-    cte = _src_cte(reader, "null::bigint", spec.columns)
+    cte = src_cte(reader, "null::bigint", spec.columns)
     return (
-        f"{_observed_cte(cte, spec)}select _row as x_source_row, cost::decimal(18, 6) as billed_cost, "  # noqa: S608 - test SQL
+        f"{observed_cte(cte, spec)}select _row as x_source_row, cost::decimal(18, 6) as billed_cost, "  # noqa: S608 - test SQL
         "'f1' as x_file_id, 'USD' as billing_currency, "
         "timestamp '2026-11-01' as charge_period_start, timestamp '2026-11-01 01:00' as charge_period_end, "
         f"cost::decimal(18, 6) as effective_cost from _src {tail}"
@@ -130,19 +124,19 @@ def test_an_observation_counts_only_when_every_scanned_line_was_seen(
         file_effective="cost::decimal(18, 6) * 2",
     )
     query = _observed_insert(spec, "read_csv($path, header = true, all_varchar = true)", tail)
-    token = _observe_start(con)
+    token = observe_start(con)
     assert token is not None
     try:
         profile = insert_lines(con, query, {"path": str(path), "observe_token": token}, profile=True)
         assert profile is not None
-        got = _observe_end(token, profile)
+        got = observe_end(token, profile)
         landed = con.execute("select count(*) from billing_lines").fetchone()
         if trusted:
             assert got == (5000, cost, cost * 2) and landed == (5000,)
         else:
             assert got is None and landed is not None and landed[0] < 5000
         # a token is good for one observation: ending it again gives nothing
-        assert _observe_end(token, profile) is None
+        assert observe_end(token, profile) is None
     finally:
         con.close()
 
@@ -162,9 +156,9 @@ def test_a_parquet_filter_pushed_into_the_scan_hides_lines_from_its_count(tmp_pa
     )
     for tail, trusted in (("", True), ("where kind <> 'Tax'", False)):
         query = _observed_insert(spec, "read_parquet($path)", tail)
-        token = _observe_start(con)
+        token = observe_start(con)
         profile = insert_lines(con, query, {"path": str(pq), "observe_token": token}, profile=True)
-        got = _observe_end(token, profile)
+        got = observe_end(token, profile)
         assert (got is not None and got[0] == 5000) if trusted else got is None, (tail, got)
     con.close()
 

@@ -1,6 +1,7 @@
-"""Decompressing a delivery's .gz parts (readers/billing_common.py `Prepared`): in load order, in the
-background, never more than two inflated parts held (in memory or in the cache folder), a damaged part
-reported against itself, and nothing left behind after a run, whether it loaded or was rejected."""
+"""Decompressing a delivery's .gz parts (pipelines/ingest/billing/decompress.py `Prepared`): in load
+order, in the background, never more than two inflated parts held (in memory or in the cache folder), a
+damaged part reported against itself, and nothing left behind after a run, whether it loaded or was
+rejected."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ import pytest
 
 from pipelines.config import load_config
 from pipelines.ingest import ingest
+from pipelines.ingest.billing.decompress import Prepared, can_inflate_in_memory, memory_room, text_size
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.billing_common import Prepared, can_inflate_in_memory, memory_room, text_size
 from pipelines.warehouse import connect
 from tests.billing_exports import Cur2Export, hours
 from tests.conftest import FOCUS_SAMPLE, write_config
@@ -333,7 +334,7 @@ def test_parts_are_handed_out_in_load_order_whatever_the_threads(tmp_path: Path)
 def test_a_damaged_part_is_reported_and_closing_after_it_does_not_wait(tmp_path: Path) -> None:
     import threading
 
-    from pipelines.ingest.readers.billing_common import gzip_problem
+    from pipelines.ingest.billing.decompress import gzip_problem
 
     parts = [_damaged(tmp_path, "bad.csv.gz")] + [
         _part(tmp_path, f"p{i}.csv.gz", f"row {i}\n" * 200_000) for i in range(4)

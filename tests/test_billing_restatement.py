@@ -350,7 +350,7 @@ def test_a_restated_month_with_a_truncated_part_keeps_the_loaded_month_and_repor
 def test_after_a_rejected_restatement_the_ledger_still_holds_the_month_and_the_full_delivery_replaces_it(
     tmp_path: Path, export: Cur2Export
 ) -> None:
-    from pipelines.ingest.billing_checks import reconciliation
+    from pipelines.ingest.billing.checks import reconciliation
 
     parts, whole, _ = _restate_with_truncated_part(tmp_path, export)
     report, con = _run(tmp_path)
@@ -373,7 +373,7 @@ def test_a_half_written_restatement_keeps_the_ledger_holding_the_loaded_month(
     """A delivery refused before any file is read (its manifest names a part not there yet) must not
     flip the loaded parts to 'rejected' while their lines stay: reconciliation still passes, and when the
     export later disappears, its lines go with it."""
-    from pipelines.ingest.billing_checks import reconciliation
+    from pipelines.ingest.billing.checks import reconciliation
 
     export.deliver("2026-11", [hours("i-a", NOV, 4, "1.00")], "exec-1")
     _, con = _run(tmp_path)

@@ -461,7 +461,7 @@ def test_oci_native_cost_report_is_rejected_precisely_by_every_billing_kind(
 
 
 def test_azure_dataset_words_are_matched_as_path_tokens_and_a_root_manifest_counts() -> None:
-    from pipelines.ingest.readers.azure import _manifest_dataset, dataset_of_path
+    from pipelines.ingest.billing.azure import _manifest_dataset, dataset_of_path
 
     assert dataset_of_path("contractual-costs/2026/part_0.csv") is None  # not the actual export
     assert dataset_of_path("EA_ActualCost_Small.csv") == "actual"

@@ -20,7 +20,8 @@ import pytest
 
 from pipelines.config import Config, load_config
 from pipelines.ingest import ingest
-from pipelines.ingest.readers.billing_common import insert_lines, store_columns, tag_normalizer
+from pipelines.ingest.billing.lines import insert_lines, store_columns
+from pipelines.ingest.billing.tag_sets import tag_normalizer
 from pipelines.warehouse import connect, rows
 from tests import billing_exports
 from tests.billing_exports import Cur2Export, hours

@@ -24,7 +24,7 @@ import pytest
 
 from pipelines.config import load_config
 from pipelines.ingest import ingest
-from pipelines.ingest.readers.billing_common import insert_lines
+from pipelines.ingest.billing.lines import insert_lines
 from pipelines.transform import build_marts
 from pipelines.warehouse import connect
 from rules import Window, get_rule

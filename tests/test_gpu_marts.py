@@ -16,7 +16,7 @@ import pytest
 
 from pipelines.config import Config
 from pipelines.ingest import ingest
-from pipelines.ingest.readers.billing_common import insert_lines
+from pipelines.ingest.billing.lines import insert_lines
 from pipelines.transform import (
     MARTS,
     STATE,

@@ -12,7 +12,7 @@ import pytest
 
 from pipelines.config import Config
 from pipelines.ingest import ingest
-from pipelines.ingest.readers.billing_common import DERIVED
+from pipelines.ingest.billing.lines import DERIVED
 from pipelines.warehouse import (
     CATALOG_DIR,
     RAW_TABLES,

@@ -10,7 +10,8 @@ stay, and every other file still loads.
 - `modes/`: one module per ingestion mode (one file, batches, billing deliveries, whole source), picked
   by the reader's base class;
 - `readers/`: one reader per source kind, listed in pipelines/sources/registry.py;
-- `files.py` (listing and fingerprinting files), `s3.py`, `errors.py`, `billing_checks.py`.
+- `billing/`: the billing readers and what they share (deliveries, reconciliation, the asset checks);
+- `files.py` (listing and fingerprinting files), `storage_patterns.py` and `snapshots.py` (storage).
 """
 
 from pipelines.ingest.files import list_local

@@ -56,14 +56,15 @@ class SourceKind:
 
 
 _R = "pipelines.ingest.readers."
+_B = "pipelines.ingest.billing."
 
 KINDS: tuple[SourceKind, ...] = (
     # billing
-    SourceKind("focus", "billing", "billing_line_items", BILLING_FILES, BillingOptions, _R + "focus:FocusReader", "FOCUS 1.0-1.2 exports, CSV, CSV.gz or Parquet"),
-    SourceKind("aws_cur", "billing", "billing_line_items", BILLING_FILES, BillingOptions, _R + "aws_cur:AwsCurReader", "AWS legacy Cost and Usage Report"),
-    SourceKind("aws_cur2", "billing", "billing_line_items", BILLING_FILES, BillingOptions, _R + "aws_cur2:AwsCur2Reader", "AWS CUR 2.0 (Data Exports)"),
-    SourceKind("azure", "billing", "billing_line_items", BILLING_FILES, AzureOptions, _R + "azure:AzureReader", "Azure Cost Management exports"),
-    SourceKind("gcp", "billing", "billing_line_items", GCP_FILES, GcpOptions, _R + "gcp:GcpReader", "Google Cloud billing export (BigQuery), CSV or NDJSON"),
+    SourceKind("focus", "billing", "billing_line_items", BILLING_FILES, BillingOptions, _B + "focus:FocusReader", "FOCUS 1.0-1.2 exports, CSV, CSV.gz or Parquet"),
+    SourceKind("aws_cur", "billing", "billing_line_items", BILLING_FILES, BillingOptions, _B + "aws_cur:AwsCurReader", "AWS legacy Cost and Usage Report"),
+    SourceKind("aws_cur2", "billing", "billing_line_items", BILLING_FILES, BillingOptions, _B + "aws_cur2:AwsCur2Reader", "AWS CUR 2.0 (Data Exports)"),
+    SourceKind("azure", "billing", "billing_line_items", BILLING_FILES, AzureOptions, _B + "azure:AzureReader", "Azure Cost Management exports"),
+    SourceKind("gcp", "billing", "billing_line_items", GCP_FILES, GcpOptions, _B + "gcp:GcpReader", "Google Cloud billing export (BigQuery), CSV or NDJSON"),
     # telemetry
     SourceKind("nvidia_smi", "telemetry", "gpu_samples", (".csv", ".csv.gz", ".txt", ".txt.gz", ".log"), NvidiaSmiOptions, _R + "nvidia_smi:NvidiaSmiReader", "nvidia-smi --query-gpu CSV captures"),
     SourceKind("nvidia_smi_dmon", "telemetry", "gpu_samples", (".txt", ".txt.gz", ".log", ".log.gz"), NvidiaSmiDmonOptions, _R + "nvidia_smi_dmon:NvidiaSmiDmonReader", "nvidia-smi dmon logs"),

@@ -1,9 +1,9 @@
 -- grain: one row per AWS Cost and Usage Report line item (CUR 2.0 / Data Exports, and legacy CUR)
 -- depends_on: the file relation `_src` (CUR 2.0 snake_case column names; raw values: VARCHAR from CSV or the
 --             Parquet types; `_tags_raw` JSON text, `_x_extra` a STRUCT of other fields), built by
---             pipelines/ingest/readers/aws_cur2.py and aws_cur.py (legacy `lineItem/UnblendedCost` ->
+--             pipelines/ingest/billing/aws_cur2.py and aws_cur.py (legacy `lineItem/UnblendedCost` ->
 --             `line_item_unblended_cost`); `_billing_sets`, distinct x_extra sets (g = 2), filled by one aggregate
---             pass over the file or an earlier file of its billing period (readers/billing_common.py). Each line keeps the id of
+--             pass over the file or an earlier file of its billing period (billing/reconcile.py). Each line keeps the id of
 --             its raw tags (x_tag_set, tag_set_id); the sets themselves go to billing_tag_sets (stg_billing__tag_sets)
 -- Strict casts (a bad value fails the load; the reader then names the row and column); values are not
 -- trimmed (CUR is machine-written, and trimming 25 columns of 10 M lines costs seconds). Costs follow the

@@ -1,6 +1,6 @@
 -- grain: one row per Azure Cost Management line item (one resource x meter x day)
 -- depends_on: the file relation `_src` (canonical names below, VARCHAR), built by
---             pipelines/ingest/readers/azure.py from the EA, MCA (camelCase) or legacy usage-details columns
+--             pipelines/ingest/billing/azure.py from the EA, MCA (camelCase) or legacy usage-details columns
 -- Each row is one day: the charge period is [Date, Date + 1 day). Azure's inclusive billing period end
 -- (09/30/2023) becomes FOCUS's exclusive end (2023-10-01). `$dataset` says which export this is: in an
 -- amortized export the cost is the effective (amortised) cost, and lines paid by a reservation or savings

@@ -1,8 +1,8 @@
 -- grain: one row per FOCUS line item of one file
 -- depends_on: the file relation `_src` (FOCUS snake_case columns: VARCHAR from CSV, the Parquet types
---             otherwise; plus _row, _tags_raw and _x_*), built by pipelines/ingest/readers/focus.py;
+--             otherwise; plus _row, _tags_raw and _x_*), built by pipelines/ingest/billing/focus.py;
 --             `_billing_sets`, distinct x_extra sets (g = 2), filled by one aggregate pass over the
---             file or an earlier file of its billing period (readers/billing_common.py)
+--             file or an earlier file of its billing period (billing/reconcile.py)
 -- Types (strict: a bad value fails the load, and the reader names its row and column), UTC timestamps,
 -- canonical spellings of FOCUS enumerations. Each line keeps the id of its raw tags (x_tag_set, tag_set_id); the
 -- sets, normalised once each, go to billing_tag_sets (stg_billing__tag_sets).

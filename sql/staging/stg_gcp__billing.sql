@@ -1,7 +1,7 @@
 -- grain: one row per Google Cloud billing export line (standard or resource-level), as CSV or NDJSON
 -- depends_on: the file relation `_src` (canonical names below; `_credits` the sum of the line's credits,
 --             `_labels_raw`/`_project_labels_raw` labels as JSON arrays or Python-repr text), built by
---             pipelines/ingest/readers/gcp.py
+--             pipelines/ingest/billing/gcp.py
 -- `cost` is before credits; credits are negative, so billed and effective cost = cost + credits (what
 -- Google invoices). invoice.month is a month in US Pacific time: the billing period starts at its local
 -- midnight, converted to UTC. Labels become tags (project labels added where the resource has no such

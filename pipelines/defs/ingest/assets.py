@@ -3,7 +3,8 @@
 import dagster as dg
 
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
-from pipelines.ingest import billing_checks, ingest
+from pipelines.ingest import ingest
+from pipelines.ingest.billing.checks import reconciliation, tag_coverage
 from pipelines.sources.registry import kinds_writing
 from pipelines.warehouse import rows, scalar
 
@@ -65,7 +66,7 @@ def _ingest_table(
 def billing_check_results(wastewatch: WastewatchResource) -> list[dg.AssetCheckResult]:
     """Reconciliation (ledger vs file vs table; blocking) and tag coverage (warns) on billing_line_items."""
     with wastewatch.warehouse() as con:
-        rec, cov = billing_checks.reconciliation(con), billing_checks.tag_coverage(con)
+        rec, cov = reconciliation(con), tag_coverage(con)
     rec_meta: dict[str, object] = dict(rec.metadata)
     if rec.problems:
         rec_meta["problems"] = dg.MetadataValue.md("\n".join(f"- {p}" for p in rec.problems[:50]))

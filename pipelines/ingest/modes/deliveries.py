@@ -26,10 +26,11 @@ import duckdb
 from pipelines.config import Config, Source
 from pipelines.errors import RejectedFile
 from pipelines.ingest import ledger
+from pipelines.ingest.billing.diagnose import LoadFailed
+from pipelines.ingest.billing.tag_sets import prune_tag_sets, resolve_tag_sets
 from pipelines.ingest.files import SourceFile, fetch, source_cache
 from pipelines.ingest.ledger import FileOutcome, file_id
 from pipelines.ingest.readers.base import DeliveryReader, LoadContext, LoadResult, duckdb_problem
-from pipelines.ingest.readers.billing_common import LoadFailed, prune_tag_sets, resolve_tag_sets
 from pipelines.sources.options import BillingOptions
 from pipelines.warehouse import stored_in, transaction, utcnow
 

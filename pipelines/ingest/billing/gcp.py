@@ -13,11 +13,14 @@ from __future__ import annotations
 import duckdb
 
 from pipelines.errors import RejectedFile
+from pipelines.ingest.billing.aws_cur import service_catalog
+from pipelines.ingest.billing.focus import reject_oci_native
+from pipelines.ingest.billing.lines import Check, Spec
+from pipelines.ingest.billing.reader import BillingReader
+from pipelines.ingest.billing.relation import Relation
+from pipelines.ingest.billing.sql_expr import json_nonnull
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.aws_cur import _json_nonnull, service_catalog
 from pipelines.ingest.readers.base import LoadContext, quote_ident
-from pipelines.ingest.readers.billing_common import BillingReader, Check, Relation, Spec
-from pipelines.ingest.readers.focus import reject_oci_native
 from pipelines.sources.options import GcpOptions
 
 # canonical `_src` column -> dotted path in the export
@@ -130,7 +133,7 @@ class GcpReader(BillingReader):
             else "null::varchar"
         )
         extras = [(e, p) for e in EXTRA if (p := path_expr(con, rel, e)) is not None]
-        columns["_x_extra"] = _json_nonnull_exprs(extras)
+        columns["_x_extra"] = json_nonnull(extras)
         checks = [Check(c, shown[c], "required") for c in REQUIRED]
         checks += [Check(c, shown[c], "timestamp") for c in ("usage_start_time", "usage_end_time")]
         checks += [Check(c, shown[c], "money") for c in ("cost", "cost_at_list")]
@@ -158,15 +161,3 @@ class GcpReader(BillingReader):
         if rel.types.get(name, "VARCHAR").startswith("VARCHAR"):
             return f"{expr}::varchar"
         return f"to_json({expr})::varchar"
-
-
-def _json_nonnull_exprs(pairs: list[tuple[str, str]]) -> str:
-    if not pairs:
-        return "null::varchar"
-    entries = ", ".join(
-        f"{{'key': '{key}', 'value': nullif(trim_text({expr}::varchar), '')}}" for key, expr in pairs
-    )
-    return f"nullif(to_json(map_from_entries(list_filter([{entries}], lambda e: e.value is not null)))::varchar, '{{}}')"
-
-
-__all__ = ["GcpReader", "_json_nonnull"]

@@ -19,9 +19,11 @@ import re
 import duckdb
 
 from pipelines.errors import RejectedFile
+from pipelines.ingest.billing.lines import Check, Spec
+from pipelines.ingest.billing.reader import BillingReader
+from pipelines.ingest.billing.relation import Relation
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, quote_ident
-from pipelines.ingest.readers.billing_common import BillingReader, Check, Relation, Spec
 
 # FOCUS 1.2 columns (PascalCase) in spec order; the snake_case form is the warehouse column.
 FOCUS_COLUMNS = (

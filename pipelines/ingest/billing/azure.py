@@ -28,20 +28,15 @@ from pathlib import PurePosixPath
 import duckdb
 
 from pipelines.errors import RejectedFile
+from pipelines.ingest.billing.aws_cur import service_catalog, squash
+from pipelines.ingest.billing.deliveries import Delivery, is_manifest, plan_deliveries
+from pipelines.ingest.billing.focus import reject_oci_native
+from pipelines.ingest.billing.lines import Check, Spec
+from pipelines.ingest.billing.reader import BillingReader
+from pipelines.ingest.billing.relation import Relation
+from pipelines.ingest.billing.sql_expr import json_nonnull, src_cte
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.aws_cur import _json_nonnull, service_catalog, squash
 from pipelines.ingest.readers.base import LoadContext, quote_ident
-from pipelines.ingest.readers.billing_common import (
-    BillingReader,
-    Check,
-    Delivery,
-    Relation,
-    Spec,
-    _src_cte,
-    is_manifest,
-    plan_deliveries,
-)
-from pipelines.ingest.readers.focus import reject_oci_native
 from pipelines.sources.options import AzureOptions, BillingOptions
 
 # canonical `_src` column -> the squashed spellings of EA, MCA and legacy exports, in preference order
@@ -203,7 +198,7 @@ class AzureReader(BillingReader):
         else:
             columns["_tags_raw"] = "null::varchar"
         extras = [n for n in rel.types if n not in used]
-        columns["_x_extra"] = _json_nonnull([(n, n) for n in extras])
+        columns["_x_extra"] = json_nonnull([(n, quote_ident(n)) for n in extras])
         shown = {c: columns[c].split("::")[0].strip('"') for c in COLUMNS}
         checks = [Check(c, shown[c], "required") for c in REQUIRED]
         checks += [Check("usage_date", shown["usage_date"], "date")]
@@ -258,7 +253,7 @@ def _dataset_of_rows(
     (no commitments: the two exports are then the same) or contradict each other."""
     if spec.columns.get("charge_type", "null::varchar") == "null::varchar":
         return None
-    cte = _src_cte(rel.from_clause, rel.row_expr, spec.columns)
+    cte = src_cte(rel.from_clause, rel.row_expr, spec.columns)
     sql = (
         f"{cte}select count(*) filter (where {_ACTUAL_ROW}), min(_row) filter (where {_ACTUAL_ROW}), "  # noqa: S608 - our constants
         f"count(*) filter (where {_AMORTIZED_ROW}), min(_row) filter (where {_AMORTIZED_ROW}) from _src"

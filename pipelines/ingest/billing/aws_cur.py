@@ -20,18 +20,14 @@ from pathlib import Path
 import duckdb
 
 from pipelines.errors import RejectedFile
+from pipelines.ingest.billing.decompress import open_text
+from pipelines.ingest.billing.focus import reject_oci_native
+from pipelines.ingest.billing.lines import Check, Spec
+from pipelines.ingest.billing.reader import BillingReader
+from pipelines.ingest.billing.relation import Relation, open_relation, read_header
+from pipelines.ingest.billing.sql_expr import json_nonnull
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, quote_ident, quote_literal
-from pipelines.ingest.readers.billing_common import (
-    BillingReader,
-    Check,
-    Relation,
-    Spec,
-    open_relation,
-    open_text,
-    read_header,
-)
-from pipelines.ingest.readers.focus import reject_oci_native
+from pipelines.ingest.readers.base import LoadContext, quote_ident
 
 CATALOG = Path(__file__).with_name("billing_service_categories.csv")
 
@@ -193,7 +189,7 @@ class AwsCurReader(BillingReader):
                 extra_cols.append(name)
         columns.update(self.maps(rel, columns))
         if "_tags_raw" not in columns:
-            columns["_tags_raw"] = _json_nonnull(tag_cols)
+            columns["_tags_raw"] = json_nonnull([(key, quote_ident(col)) for col, key in tag_cols])
         if "_x_extra" not in columns:
             # a STRUCT per line; the staging SQL writes it as JSON once per distinct value (few per bill)
             columns["_x_extra"] = _struct_of(list(dict.fromkeys(extra_cols)))
@@ -242,14 +238,3 @@ def _struct_of(cols: list[str]) -> str:
     if not cols:
         return "null::struct(none varchar)"
     return "struct_pack(" + ", ".join(f"{quote_ident(c)} := {quote_ident(c)}::varchar" for c in cols) + ")"
-
-
-def _json_nonnull(pairs: list[tuple[str, str]]) -> str:
-    """A JSON object of the non-empty values of the given (file column, key) pairs; NULL when none."""
-    if not pairs:
-        return "null::varchar"
-    entries = ", ".join(
-        f"{{'key': {quote_literal(key)}, 'value': nullif(trim_text({quote_ident(col)}::varchar), '')}}"
-        for col, key in pairs
-    )
-    return f"nullif(to_json(map_from_entries(list_filter([{entries}], lambda e: e.value is not null)))::varchar, '{{}}')"

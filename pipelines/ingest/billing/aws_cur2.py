@@ -11,9 +11,9 @@ sql/staging/stg_aws__cur2.sql, which both readers share.
 
 from __future__ import annotations
 
-from pipelines.ingest.readers.aws_cur import AwsCurReader
-from pipelines.ingest.readers.base import quote_ident
-from pipelines.ingest.readers.billing_common import Relation
+from pipelines.ingest.billing.aws_cur import AwsCurReader
+from pipelines.ingest.billing.relation import Relation
+from pipelines.ingest.readers.base import quote_ident, quote_literal
 
 # promoted product_* column -> key in the `product` map
 PRODUCT_KEYS = {
@@ -37,9 +37,9 @@ class AwsCur2Reader(AwsCurReader):
                 if columns.get(canonical, "null::varchar") != "null::varchar":
                     continue  # the promoted column wins
                 lookups = [
-                    f"{quote_ident(product)}[{_lit(k)}]"
+                    f"{quote_ident(product)}[{quote_literal(k)}]"
                     if is_map
-                    else f"json_extract_string({quote_ident(product)}, {_lit('$.' + k)})"
+                    else f"json_extract_string({quote_ident(product)}, {quote_literal('$.' + k)})"
                     for k in keys
                 ]
                 out[canonical] = lookups[0] if len(lookups) == 1 else f"coalesce({', '.join(lookups)})"
@@ -52,7 +52,3 @@ class AwsCur2Reader(AwsCurReader):
                 else f"nullif(nullif(trim_text({t}), ''), '{{}}')"
             )
         return out
-
-
-def _lit(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"

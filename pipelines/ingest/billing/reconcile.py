@@ -1,0 +1,243 @@
+"""Reconciliation: a file's rows and billed/effective sums, computed from the file's own columns, must
+equal what landed, or the file is rejected and the transaction rolls back. The file's side comes from
+one aggregate pass over the file (`sets_and_sums`, which also fills the x_extra sets the staging SQL
+reads, or `file_sums`), or from the insert's own scan of the file (`observe_start` ... `observe_end`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import threading
+from decimal import Decimal
+from typing import Any
+
+import duckdb
+
+from pipelines.errors import RejectedFile
+from pipelines.ingest.billing.landed import Landed
+from pipelines.ingest.billing.lines import Spec
+from pipelines.ingest.billing.relation import Relation
+from pipelines.ingest.billing.sql_expr import file_params, src_cte
+from pipelines.ingest.files import SourceFile
+from pipelines.ingest.readers.base import LoadContext, LoadResult, duckdb_problem
+from pipelines.warehouse import one
+
+FileSums = tuple[int, Decimal | None, Decimal | None]  # the file's rows, billed and effective cost
+
+
+def reconciled(file: SourceFile, landed: Landed, file_side: FileSums) -> LoadResult:
+    """The load's result when what landed equals what the file holds, else RejectedFile."""
+    f_rows, f_billed, f_effective = file_side
+    rows, billed, effective = landed.rows, landed.billed, landed.effective
+    if (f_rows, quantized(f_billed), quantized(f_effective)) != (
+        rows,
+        quantized(billed),
+        quantized(effective),
+    ):
+        raise RejectedFile(
+            file.uri,
+            "reconciliation failed: the file has "
+            f"{f_rows:,} rows, billed {quantized(f_billed)}, effective {quantized(f_effective)}; landed {rows:,} rows, "
+            f"billed {quantized(billed)}, effective {quantized(effective)}",
+        )
+    return LoadResult(
+        rows=rows,
+        billing_period=landed.period,
+        billed_cost_sum=billed,
+        effective_cost_sum=effective,
+        file_rows=f_rows,
+        file_billed_cost_sum=f_billed,
+        file_effective_cost_sum=f_effective,
+        currencies=landed.currencies,
+    )
+
+
+def quantized(v: Decimal | None) -> Decimal:
+    """A money sum as reconciliation compares it: to six decimal places, NULL as 0."""
+    return (v if v is not None else Decimal(0)).quantize(Decimal("0.000001"))
+
+
+def file_sums(con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, file: SourceFile) -> FileSums:
+    """The file's rows and cost sums from a pass of their own, after the insert."""
+    cte = src_cte(rel.from_clause, "null::bigint", spec.columns)
+    billed, effective = spec.file_billed, spec.file_effective
+    sql = (
+        f"{cte}select count(*), sum(({billed})::decimal(18, 6)), sum(({effective})::decimal(18, 6)) from _src"  # noqa: S608 - identifiers only
+    )
+    used = file_params(rel, spec, sql)
+    try:
+        got = one(con, sql, used)
+    except duckdb.Error as exc:
+        raise RejectedFile(file.uri, f"cannot reconcile: {duckdb_problem(exc)}") from None
+    assert got is not None
+    return got[0], got[1], got[2]
+
+
+def sets_and_sums(
+    con: duckdb.DuckDBPyConnection,
+    rel: Relation,
+    spec: Spec,
+    cte: str,
+    key: str,
+    extra: str,
+    signature: str | None,
+) -> FileSums:
+    """One pass over the file before the insert: its x_extra sets (grouped by `key`, SQL over `_src`;
+    `extra`, the set's value) into the temp table `_billing_sets` that the staging SQL reads, and its
+    rows and cost sums. `signature` (sets_signature) is kept with the sets."""
+    # g: 2 = an x_extra set, 3 = the file. The lines are grouped once by xh, a few groups, and the
+    # grouping sets are taken over those: grouping sets over the lines themselves cost DuckDB a
+    # materialised copy of the input. The tags are not read here: hashing and grouping them costs time on
+    # every line, and the warehouse mostly knows the file's sets already (store_file_tag_sets)
+    sql = (
+        f"create or replace temp table _billing_sets as\n{cte}"  # noqa: S608 - identifiers only
+        ", _groups as (\n"
+        f"    select xh, {extra} as x_extra, count(*) as n,\n"
+        f"        sum(({spec.file_billed})::decimal(18, 6)) as billed,\n"
+        f"        sum(({spec.file_effective})::decimal(18, 6)) as effective\n"
+        f"    from (select *, {key} as xh from _src)\n"
+        "    group by xh\n"
+        ")\n"
+        "select 2 + grouping(xh) as g, xh, any_value(x_extra) as x_extra,\n"
+        "    coalesce(sum(n), 0)::bigint as n, sum(billed) as billed, sum(effective) as effective\n"
+        "from _groups group by grouping sets ((xh), ())"
+    )
+    con.execute(sql, file_params(rel, spec, sql))
+    # what the sets' key is made of: the next file with the same can use them (known_signature)
+    con.execute(
+        "create or replace temp table _billing_sets_of as select $s::varchar as signature",
+        {"s": signature},
+    )
+    got = one(con, "select n, billed, effective from _billing_sets where g = 3")
+    assert got is not None
+    return got[0], got[1], got[2]
+
+
+# Reconciliation without a second pass: when a CSV file needs no pass for its x_extra sets (an earlier file
+# of its billing period made them), `_src` hands every line to `_ww_observe`, a Python function DuckDB calls
+# per chunk of lines, which adds up the lines and their billed and effective cost as the file states them.
+# DuckDB may run a filter or a limit of the staging SQL below it, so the count is trusted only when the
+# insert's profile shows one scan of the file, no filter pushed into it, that produced exactly the lines
+# observed; otherwise (or without numpy, which DuckDB's arrow functions need) `file_sums` runs its pass.
+# The staging SQL must read `_src` once: DuckDB can feed two readings from one scan, each observed below
+# its own filter, and their counts could add up to the scan's by chance.
+
+_OBSERVED: dict[int, list[Any]] = {}  # token -> [lines, billed sum, effective sum]
+_OBSERVED_LOCK = threading.Lock()
+_TOKENS = itertools.count(1)
+_FILE_SCANS = ("READ_CSV", "READ_CSV_AUTO", "READ_PARQUET", "PARQUET_SCAN", "READ_JSON", "READ_NDJSON")
+
+
+def _observe(row: Any, token: Any, billed: Any, effective: Any) -> Any:
+    """Called by DuckDB (arrow arrays) for each chunk of a file's lines: adds them up, returns `row`."""
+    import pyarrow.compute as pc
+
+    if not len(row):
+        return row
+    b, e = pc.sum(billed).as_py(), pc.sum(effective).as_py()
+    with _OBSERVED_LOCK:
+        acc = _OBSERVED.get(token[0].as_py())
+        if acc is not None:
+            acc[0] += len(row)
+            acc[1] = b if acc[1] is None else acc[1] + (b or 0)
+            acc[2] = e if acc[2] is None else acc[2] + (e or 0)
+    return row
+
+
+def observe_start(con: duckdb.DuckDBPyConnection) -> int | None:
+    """A token for one insert's observation, `_ww_observe` registered on `con`; None without numpy."""
+    try:
+        import numpy  # noqa: F401 - DuckDB's arrow functions need it
+    except ImportError:  # pragma: no cover - numpy is a dependency
+        return None
+    money = duckdb.decimal_type(18, 6)
+    try:
+        con.create_function(
+            "_ww_observe",
+            _observe,
+            ["BIGINT", "BIGINT", money, money],
+            "BIGINT",
+            type="arrow",
+            side_effects=True,  # never folded; still dropped with a column nothing uses (hence `_row`)
+            null_handling="special",  # called for NULL rows too (the row number is NULL in large CSVs)
+        )
+    except duckdb.NotImplementedException:  # registered on this connection already
+        pass
+    token = next(_TOKENS)
+    with _OBSERVED_LOCK:
+        _OBSERVED[token] = [0, None, None]
+    return token
+
+
+def observe_end(token: int | None, profile: str | None) -> tuple[int, Decimal | None, Decimal | None] | None:
+    """The observed (lines, billed, effective) when the profile proves every line of the file was
+    observed; None (run the pass) otherwise."""
+    if token is None:
+        return None
+    with _OBSERVED_LOCK:
+        rows, billed, effective = _OBSERVED.pop(token, [None, None, None])
+    scanned = _scanned_lines(profile) if profile else None
+    if rows is None or scanned is None or scanned != rows:
+        return None
+    return rows, billed, effective
+
+
+def _scanned_lines(profile: str) -> int | None:
+    """Lines the one scan of a file in a DuckDB profile produced; None when there is not exactly one
+    such scan or a filter was pushed into it (its count would leave out the lines it dropped)."""
+    try:
+        tree = json.loads(profile)
+    except ValueError:
+        return None
+    scans: list[dict[str, Any]] = []
+    todo = list(tree.get("operator") or tree.get("children") or [])
+    while todo:
+        node = todo.pop()
+        info = node.get("extra_info") or {}
+        if str(info.get("Function", "")).upper() in _FILE_SCANS:
+            scans.append(node)
+        todo.extend(node.get("children") or [])
+    if len(scans) != 1 or "Filters" in (scans[0].get("extra_info") or {}):
+        return None
+    rows = scans[0].get("intermediate_rows", scans[0].get("operator_cardinality"))
+    return rows if isinstance(rows, int) else None
+
+
+def observed_cte(cte: str, spec: Spec) -> str:
+    """`_src` with every line passed through `_ww_observe` (its row number, which the staging SQL always
+    writes: a column nothing uses would be dropped with its function)."""
+    head = "with _src as not materialized ("
+    assert cte.startswith(head)
+    file_cte = "with _src_file as not materialized (" + cte[len(head) :]
+    billed, effective = spec.file_billed, spec.file_effective
+    return (
+        f"{file_cte.rstrip()}\n, _src as not materialized (\n"  # noqa: S608 - identifiers only
+        f"    select * replace (_ww_observe(_row, $observe_token, ({billed})::decimal(18, 6), "
+        f"({effective})::decimal(18, 6)) as _row)\n"
+        "    from _src_file\n)\n"
+    )
+
+
+def sets_signature(rel: Relation, spec: Spec, ctx: LoadContext, file: SourceFile) -> str:
+    """What a file's x_extra sets are keyed by (the `_x_extra` STRUCT's SQL over the file's columns and
+    their types) and whose they are (the source's billing period, or the file when it has none). Files
+    with the same signature share sets. Any STRUCT of the same type would give a line the right JSON
+    (a set's JSON depends on its key alone), but another month's sets would leave most of a file's
+    combinations to be built line by line, which costs more than the pass."""
+    owner = [ctx.source.name, ctx.period or file.uri]
+    text = json.dumps([owner, spec.columns.get("_x_extra"), sorted(rel.types.items())])
+    return hashlib.sha1(text.encode()).hexdigest()
+
+
+def known_signature(con: duckdb.DuckDBPyConnection) -> str | None:
+    """The signature of the x_extra sets this connection holds (`_billing_sets`), if any."""
+    found = one(
+        con,
+        "select count(*) from duckdb_tables() where temporary and table_name in ('_billing_sets', '_billing_sets_of')",
+    )
+    if not found or found[0] != 2:
+        return None
+    got = one(con, "select signature from _billing_sets_of")
+    return got[0] if got else None

@@ -1,0 +1,181 @@
+"""A billing file as DuckDB reads it (`Relation`): CSV (delimiter sniffed from the header, UTF-8 BOM,
+literal NULLs, documented repairs of rows shorter than the header or a dialect DuckDB's strict check
+refuses), Parquet (row numbers from the file) or NDJSON; `open_relation` describes it, or rejects it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from pipelines.errors import RejectedFile
+from pipelines.ingest.billing.decompress import open_text, text_size
+from pipelines.ingest.files import SourceFile
+from pipelines.ingest.readers.base import duckdb_problem, quote_literal
+from pipelines.sources.options import BillingOptions
+
+NULL_STRINGS = ("NULL", "null", "")
+# CSV files above this size (uncompressed) get no x_source_row: numbering rows serialises the scan and
+# materialises the file
+ROW_NUMBER_LIMIT = 32 << 20
+
+
+@dataclass
+class Relation:
+    """A file as DuckDB reads it: FROM clause (with $path bound), its columns and their types."""
+
+    from_clause: str
+    types: dict[str, str]
+    params: dict[str, Any]
+    fmt: str  # csv | parquet | json
+    row_expr: str  # SQL for the 1-based data row (or null when the file is too large to number cheaply)
+    numbered_from: str  # FROM clause that always yields `_n`, the 1-based data row (slow path)
+    path: Path
+    repairs: list[str] = field(default_factory=list)
+
+    def at(self, path: Path) -> Relation:
+        """The same relation over another copy of the file (the decompressed one)."""
+        return replace(self, params={**self.params, "path": str(path)}, path=path)
+
+    def column(self, name: str) -> str | None:
+        """The file's spelling of a column, matched ignoring case."""
+        if name in self.types:
+            return name
+        lower = name.lower()
+        return next((c for c in self.types if c.lower() == lower), None)
+
+
+def _format_of(name: str) -> str:
+    n = name.lower()
+    if n.endswith(".gz"):
+        n = n[:-3]
+    if n.endswith(".parquet"):
+        return "parquet"
+    if n.endswith((".json", ".jsonl", ".ndjson")):
+        return "json"
+    return "csv"
+
+
+def _sniff_delimiter(header: str) -> str:
+    counts = {d: header.count(d) for d in (",", ";", "\t", "|")}
+    best = max(counts, key=lambda d: counts[d])
+    return best if counts[best] > 0 else ","
+
+
+def _short_rows(path: Path, delim: str, names: list[str] | None) -> tuple[int, int, list[str]] | None:
+    """(header fields, data fields, missing names) when every sampled data row is shorter than the header."""
+    import csv
+
+    with open_text(path) as f:
+        reader = csv.reader(f, delimiter=delim)
+        header = next(reader, [])
+        lengths = {len(row) for _, row in zip(range(1000), reader, strict=False) if row}
+    header = names or header
+    if len(lengths) != 1:
+        return None
+    (n,) = lengths
+    if 0 < n < len(header):
+        return len(header), n, header[n:]
+    return None
+
+
+def read_header(path: Path) -> str:
+    with open_text(path) as f:
+        return f.readline().rstrip("\r\n")
+
+
+def _probing(from_clause: str) -> str:
+    """The FROM clause to describe a file with. A CSV's reader sniffs a 4 MB first buffer instead of its
+    default 32 MB: a .gz part is inflated as far as that buffer before its header is known, and 4 MB is
+    twice DuckDB's longest line (2 MB). The load reads with the defaults."""
+    if from_clause.startswith("read_csv(") and from_clause.endswith(")"):
+        return from_clause[:-1] + ", buffer_size = 4194304)"
+    return from_clause
+
+
+def open_relation(
+    con: duckdb.DuckDBPyConnection,
+    file: SourceFile,
+    path: Path,
+    options: BillingOptions,
+    names: list[str] | None = None,
+) -> Relation:
+    """Describe the file; raise RejectedFile when DuckDB cannot read it at all."""
+    fmt = _format_of(file.local_path.name)
+    params: dict[str, Any] = {"path": str(path)}
+    repairs: list[str] = []
+    size = text_size(path)
+    if size == 0:
+        raise RejectedFile(file.uri, "file is empty (0 bytes); a billing export has at least a header line")
+    if fmt == "parquet":
+        # hive_partitioning off: a `BILLING_PERIOD=2026-11` folder is not a column of the file (FOCUS kept
+        # it in every Parquet line's x_extra, and the same file as CSV had no such column)
+        from_clause = "read_parquet($path, file_row_number = true, hive_partitioning = false)"
+        row_expr = "(file_row_number + 1)"
+        numbered = f"(select *, file_row_number + 1 as _n from {from_clause})"  # noqa: S608 - identifiers only
+    elif fmt == "json":
+        # hive_partitioning off: a file reads the same in its `billing_period=...` folder and as the
+        # decompressed copy in the cache (the probe opens the first, the load the second)
+        from_clause = (
+            "read_json($path, format = 'newline_delimited', records = true, sample_size = -1, "
+            "hive_partitioning = false)"
+        )
+        row_expr = "row_number() over ()"
+        numbered = f"(select *, row_number() over () as _n from {from_clause})"  # noqa: S608 - identifiers only
+    else:
+        header = read_header(path)
+        delim = options.delimiter or _sniff_delimiter(header)
+        if delim != "," and not options.delimiter:
+            repairs.append(
+                f"read as {'tab' if delim == chr(9) else repr(delim)}-separated (sniffed from the header)"
+            )
+        nulls = ", ".join(quote_literal(s) for s in NULL_STRINGS)
+        extra, header_opt = "", "header = true"
+        if names:  # the file's own header line is replaced (skipped), not merely renamed
+            params["names"] = names
+            extra, header_opt = ", names = $names", "header = false, skip = 1"
+        params["delim"] = delim
+        from_clause = (
+            f"read_csv($path, {header_opt}, all_varchar = true, delim = $delim, quote = '\"', escape = '\"', "
+            f"nullstr = [{nulls}], strict_mode = true, hive_partitioning = false{extra})"
+        )
+        small = size <= ROW_NUMBER_LIMIT
+        row_expr = "row_number() over ()" if small else "null::bigint"
+        numbered = f"(select *, row_number() over () as _n from {from_clause})"  # noqa: S608 - identifiers only
+    try:
+        described = con.execute(f"describe select * from {_probing(from_clause)}", params).fetchall()  # noqa: S608 - identifiers only, values are bound
+    except duckdb.Error as exc:
+        if fmt != "csv":
+            raise RejectedFile(file.uri, f"cannot read: {duckdb_problem(exc)}") from None
+        short = _short_rows(path, params.get("delim", ","), names)
+        if short is not None:
+            # documented repair: every data row lacks the header's last field(s); they are read as empty
+            header_n, row_n, missing = short
+            lenient = "strict_mode = false, null_padding = true, parallel = false"
+            repairs.append(
+                f"the header has {header_n} fields but the data rows {row_n}: the missing last field(s) "
+                f"{', '.join(missing)} read as empty"
+            )
+        else:
+            # documented repair: a file DuckDB's strict dialect check refuses is read leniently, one thread
+            lenient = "strict_mode = false, parallel = false"
+            repairs.append(f"read leniently (DuckDB's strict CSV check said: {duckdb_problem(exc)[:120]})")
+        from_clause = from_clause.replace("strict_mode = true", lenient)
+        numbered = numbered.replace("strict_mode = true", lenient)
+        try:
+            described = con.execute(f"describe select * from {_probing(from_clause)}", params).fetchall()  # noqa: S608 - identifiers only, values are bound
+        except duckdb.Error as exc2:
+            raise RejectedFile(file.uri, f"cannot read: {duckdb_problem(exc2)}") from None
+    types = {r[0]: r[1] for r in described if not (fmt == "parquet" and r[0] == "file_row_number")}
+    if fmt == "csv" and len(types) == 1 and not names:
+        only = next(iter(types))
+        raise RejectedFile(
+            file.uri,
+            f"the header has a single column {only[:60]!r}: not a comma-, semicolon-, tab- or pipe-separated "
+            "file (set options.delimiter if it uses another one)",
+            line=1,
+        )
+    return Relation(from_clause, types, params, fmt, row_expr, numbered, path, repairs)
