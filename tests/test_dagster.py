@@ -70,6 +70,7 @@ ALL_ASSETS = [
     "findings/gpu003_input_starved_job",
     "findings/gpu004_failed_job_and_zombie",
     *FINDINGS_STO,
+    "gpu_billed_hours",
     "gpu_hours",
     "gpu_job_hours",
     "gpu_samples",
@@ -147,7 +148,7 @@ def test_definitions_load_with_deprecation_beta_and_preview_warnings_as_errors()
         env={k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"},
     )
     assert proc.returncode == 0, proc.stderr
-    expected = "loaded 29 assets ['__ASSET_JOB', 'nightly_ingest', 'weekly_report']"
+    expected = "loaded 30 assets ['__ASSET_JOB', 'nightly_ingest', 'weekly_report']"
     assert proc.stdout.strip() == expected, proc.stdout + proc.stderr
 
 
@@ -166,6 +167,7 @@ def test_asset_graph_snapshot(definitions: dg.Definitions) -> None:
         "gpu_hours": "transform",
         "gpu_job_hours": "transform",
         "jobs_enriched": "transform",
+        "gpu_billed_hours": "transform",
         FINDINGS_GPU001: "rules",
         **dict.fromkeys(FINDINGS_GPU, "rules"),
         **dict.fromkeys(FINDINGS_COST, "rules"),
@@ -209,10 +211,13 @@ def test_asset_graph_snapshot(definitions: dg.Definitions) -> None:
             "jobs",
             "resources",
         ],
-        FINDINGS_GPU001: ["cost_hourly", "gpu_job_hours", "resources"],
-        **dict.fromkeys(FINDINGS_GPU[:2], ["cost_hourly", "gpu_job_hours", "jobs_enriched", "resources"]),
+        "gpu_billed_hours": ["cost_hourly", "resources"],
+        FINDINGS_GPU001: ["gpu_billed_hours", "gpu_job_hours", "resources"],
+        **dict.fromkeys(
+            FINDINGS_GPU[:2], ["gpu_billed_hours", "gpu_job_hours", "jobs_enriched", "resources"]
+        ),
         FINDINGS_GPU[2]: [
-            "cost_hourly",
+            "gpu_billed_hours",
             "gpu_job_hours",
             "jobs_enriched",
             "resources",
@@ -233,7 +238,15 @@ def test_asset_graph_snapshot(definitions: dg.Definitions) -> None:
             ]
         ),
         "published_warehouse": sorted(
-            ["cost_hourly", "gpu_hours", "gpu_job_hours", "jobs_enriched", "resources", *STORAGE_MARTS]
+            [
+                "cost_hourly",
+                "gpu_billed_hours",
+                "gpu_hours",
+                "gpu_job_hours",
+                "jobs_enriched",
+                "resources",
+                *STORAGE_MARTS,
+            ]
         ),
     }
     # only the weekly assets are partitioned, by ISO week starting Monday
@@ -289,6 +302,7 @@ def test_jobs_run_in_process_over_the_right_assets(definitions: dg.Definitions) 
         "nightly_ingest": [
             "billing_line_items",
             "cost_hourly",
+            "gpu_billed_hours",
             "gpu_hours",
             "gpu_job_hours",
             "gpu_samples",
@@ -628,6 +642,7 @@ def test_ingest_run_reports_what_it_loaded(materialised: Materialised) -> None:
     assert sorted(out.metadata) == [
         "billing_line_items",
         "cost_hourly",
+        "gpu_billed_hours",
         "gpu_hours",
         "gpu_job_hours",
         "gpu_samples",

@@ -1,5 +1,5 @@
 -- GPU002 overprovisioned-job
--- depends_on: resources, cost_hourly, gpu_job_hours, jobs_enriched (marts only)
+-- depends_on: resources, gpu_billed_hours, gpu_job_hours, jobs_enriched (marts only)
 -- params: $window_start, $window_end, $min_runtime_minutes, $unused_util_pct, $max_peak_util_pct,
 --         $mig_headroom_pct, $smaller_gpu_max_peak_util_pct, $smaller_gpu_headroom_pct, $smaller_gpus,
 --         $gpu_peak_tflops, $gpu001_max_util_pct
@@ -23,16 +23,9 @@ with gpu_resources as (
 ),
 
 billed as (
-    select
-        c.resource_id,
-        c.hour,
-        sum(c.effective_cost) as cost,
-        any_value(c.billing_currency) as currency
-    from cost_hourly as c
-    inner join gpu_resources as r on r.resource_id = c.resource_id and c.billing_currency = r.currency
-    where c.hour >= $window_start::timestamp and c.hour < $window_end::timestamp
-    group by c.resource_id, c.hour
-    having sum(c.effective_cost) > 0
+    select *
+    from gpu_billed_hours
+    where hour >= $window_start::timestamp and hour < $window_end::timestamp
 ),
 
 candidates as (
@@ -240,13 +233,10 @@ smaller_peaks as (
 billed_around as (
     -- the GPU resources' billed hours in the window and the hour either side of it
     select
-        c.resource_id,
-        c.hour
-    from cost_hourly as c
-    inner join gpu_resources as r on r.resource_id = c.resource_id and c.billing_currency = r.currency
-    where c.hour >= $window_start::timestamp - interval 1 hour and c.hour < $window_end::timestamp + interval 1 hour
-    group by c.resource_id, c.hour
-    having sum(c.effective_cost) > 0
+        resource_id,
+        hour
+    from gpu_billed_hours
+    where hour >= $window_start::timestamp - interval 1 hour and hour < $window_end::timestamp + interval 1 hour
 ),
 
 full_hours as (

@@ -12,8 +12,8 @@ Why it is waste
 
 How it is computed
     From the marts only: `jobs_enriched`, `gpu_job_hours` (per-GPU utilisation, its exact sums and
-    p95, power and memory for the parts of hours the job ran), `resources` and `cost_hourly`. Each GPU
-    of a job is judged over the whole job (also outside the week): its sample-weighted mean
+    p95, power and memory for the parts of hours the job ran), `resources` and `gpu_billed_hours` (each
+    GPU resource-hour's `cost_hourly`). Each GPU of a job is judged over the whole job (also outside the week): its sample-weighted mean
     utilisation between `min_mean_util_pct` and `max_mean_util_pct`, the standard deviation of its
     samples (pooled from the hourly sums, so a duty cycle within minutes shows) at least
     `min_util_stddev`, its p95 at least `min_peak_util_pct` (the bursts reach near full load), and its
@@ -136,7 +136,7 @@ RULE = Rule(
     summary="Jobs whose GPUs spent most of their time waiting for data.",
     doc=__doc__ or "",
     params=Params,
-    requires=("resources", "cost_hourly", "gpu_job_hours", "jobs_enriched"),
+    requires=("resources", "gpu_billed_hours", "gpu_job_hours", "jobs_enriched"),
     query=Path(__file__).with_name("query.sql"),
     config_params=precedence_params,
 )

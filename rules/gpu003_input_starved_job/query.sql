@@ -1,5 +1,5 @@
 -- GPU003 input-starved-job
--- depends_on: resources, cost_hourly, gpu_job_hours, jobs_enriched (marts only)
+-- depends_on: resources, gpu_billed_hours, gpu_job_hours, jobs_enriched (marts only)
 -- params: $window_start, $window_end, $min_runtime_minutes, $min_mean_util_pct, $max_mean_util_pct,
 --         $min_util_stddev, $min_peak_util_pct, $max_power_pct, $gpu001_max_util_pct,
 --         $gpu002_unused_util_pct, $gpu002_max_peak_util_pct
@@ -16,16 +16,9 @@ with gpu_resources as (
 ),
 
 billed as (
-    select
-        c.resource_id,
-        c.hour,
-        sum(c.effective_cost) as cost,
-        any_value(c.billing_currency) as currency
-    from cost_hourly as c
-    inner join gpu_resources as r on r.resource_id = c.resource_id and c.billing_currency = r.currency
-    where c.hour >= $window_start::timestamp and c.hour < $window_end::timestamp
-    group by c.resource_id, c.hour
-    having sum(c.effective_cost) > 0
+    select *
+    from gpu_billed_hours
+    where hour >= $window_start::timestamp and hour < $window_end::timestamp
 ),
 
 candidates as (

@@ -24,6 +24,8 @@ DESCRIPTIONS = {
     "rolled up incrementally (only sample days whose files or jobs changed).",
     "jobs_enriched": "One row per scheduler job: its billed resources, team/project (record or host tags), "
     "GPU usage and cost.",
+    "gpu_billed_hours": "What each GPU resource cost in each hour it was billed (its billing currency only): "
+    "the basis the GPU rules price from.",
 }
 
 Extra = Callable[[duckdb.DuckDBPyConnection], tuple[dict[str, object], list[dg.AssetCheckResult]]]
