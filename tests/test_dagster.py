@@ -73,6 +73,7 @@ ALL_ASSETS = [
     "gpu_billed_hours",
     "gpu_hours",
     "gpu_job_hours",
+    "gpu_job_spans",
     "gpu_samples",
     "inventory_hosts",
     "jobs",
@@ -148,7 +149,7 @@ def test_definitions_load_with_deprecation_beta_and_preview_warnings_as_errors()
         env={k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"},
     )
     assert proc.returncode == 0, proc.stderr
-    expected = "loaded 30 assets ['__ASSET_JOB', 'nightly_ingest', 'weekly_report']"
+    expected = "loaded 31 assets ['__ASSET_JOB', 'nightly_ingest', 'weekly_report']"
     assert proc.stdout.strip() == expected, proc.stdout + proc.stderr
 
 
@@ -168,6 +169,7 @@ def test_asset_graph_snapshot(definitions: dg.Definitions) -> None:
         "gpu_job_hours": "transform",
         "jobs_enriched": "transform",
         "gpu_billed_hours": "transform",
+        "gpu_job_spans": "transform",
         FINDINGS_GPU001: "rules",
         **dict.fromkeys(FINDINGS_GPU, "rules"),
         **dict.fromkeys(FINDINGS_COST, "rules"),
@@ -212,9 +214,11 @@ def test_asset_graph_snapshot(definitions: dg.Definitions) -> None:
             "resources",
         ],
         "gpu_billed_hours": ["cost_hourly", "resources"],
+        "gpu_job_spans": ["gpu_job_hours", "jobs_enriched"],
         FINDINGS_GPU001: ["gpu_billed_hours", "gpu_job_hours", "resources"],
         **dict.fromkeys(
-            FINDINGS_GPU[:2], ["gpu_billed_hours", "gpu_job_hours", "jobs_enriched", "resources"]
+            FINDINGS_GPU[:2],
+            ["gpu_billed_hours", "gpu_job_hours", "gpu_job_spans", "jobs_enriched", "resources"],
         ),
         FINDINGS_GPU[2]: [
             "gpu_billed_hours",
@@ -243,6 +247,7 @@ def test_asset_graph_snapshot(definitions: dg.Definitions) -> None:
                 "gpu_billed_hours",
                 "gpu_hours",
                 "gpu_job_hours",
+                "gpu_job_spans",
                 "jobs_enriched",
                 "resources",
                 *STORAGE_MARTS,
@@ -305,6 +310,7 @@ def test_jobs_run_in_process_over_the_right_assets(definitions: dg.Definitions) 
             "gpu_billed_hours",
             "gpu_hours",
             "gpu_job_hours",
+            "gpu_job_spans",
             "gpu_samples",
             "inventory_hosts",
             "jobs",
@@ -645,6 +651,7 @@ def test_ingest_run_reports_what_it_loaded(materialised: Materialised) -> None:
         "gpu_billed_hours",
         "gpu_hours",
         "gpu_job_hours",
+        "gpu_job_spans",
         "gpu_samples",
         "inventory_hosts",
         "jobs",

@@ -4,8 +4,8 @@ One parametrized test per case, with ids like `GPU001::test_flags_idle_overnight
 yaml_test_cases_test.py shape). Each case gets a fresh warehouse under tmp_path made by
 `pipelines.warehouse.connect()`; `build_marts` creates the mart tables with the columns the mart SQL
 produces, they are emptied, and the case's rows are inserted. The marts built from other marts only
-(pipelines.transform.SHARED_GPU_MARTS: gpu_billed_hours) are then rebuilt from those rows, as a real
-run rebuilds them from their inputs, unless the case gives their rows itself.
+(pipelines.transform.SHARED_GPU_MARTS: gpu_billed_hours, gpu_job_spans) are then rebuilt from those rows,
+as a real run rebuilds them from their inputs, unless the case gives their rows itself.
 
 File shape:
 

@@ -26,6 +26,7 @@ DESCRIPTIONS = {
     "GPU usage and cost.",
     "gpu_billed_hours": "What each GPU resource cost in each hour it was billed (its billing currency only): "
     "the basis the GPU rules price from.",
+    "gpu_job_spans": "How long each job that did not fail held its GPUs, over its whole run (GPU002, GPU003).",
 }
 
 Extra = Callable[[duckdb.DuckDBPyConnection], tuple[dict[str, object], list[dg.AssetCheckResult]]]
