@@ -27,6 +27,7 @@ import yaml
 
 from pipelines.config import load_config
 from pipelines.definitions import defs
+from pipelines.defs.checks import sql_checks
 from pipelines.defs.ingest.sensors import new_files_sensor
 from pipelines.defs.resources import CONFIG_ENV, WastewatchResource
 from pipelines.runner import RunOutcome, run_ingest, run_weekly
@@ -295,6 +296,16 @@ def test_asset_checks_guard_ingestion_and_reconciliation(definitions: dg.Definit
         ("storage_objects", "no_rejected_files"): False,
         ("cost_hourly", "reconciles_with_billing"): True,  # a broken reconciliation stops the marts
     }
+
+
+def test_every_sql_check_file_is_attached_to_the_asset_it_names(definitions: dg.Definitions) -> None:
+    attached = {
+        (spec.asset_key.to_user_string(), spec.name, spec.blocking)
+        for a in _asset_defs(definitions)
+        for spec in a.check_specs
+    }
+    files = {(c.asset, c.name, c.blocking) for c in sql_checks()}
+    assert files and files <= attached
 
 
 def test_jobs_run_in_process_over_the_right_assets(definitions: dg.Definitions) -> None:
