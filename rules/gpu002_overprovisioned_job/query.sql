@@ -216,37 +216,6 @@ smaller_peaks as (
     ) = 1
 ),
 
-billed_around as (
-    -- the GPU resources' billed hours in the window and the hour either side of it
-    select
-        resource_id,
-        hour
-    from gpu_billed_hours
-    where hour >= $window_start::timestamp - interval 1 hour and hour < $window_end::timestamp + interval 1 hour
-),
-
-full_hours as (
-    -- hours the bill covers fully: billed in the hour before and the hour after too (the first and last
-    -- hour of a run may be partial), and inside the resource's first_seen .. last_seen
-    select
-        a.resource_id,
-        a.hour
-    from (
-        select
-            resource_id,
-            hour,
-            lag(hour) over (partition by resource_id order by hour) as prev_hour,
-            lead(hour) over (partition by resource_id order by hour) as next_hour
-        from billed_around
-    ) as a
-    inner join gpu_resources as r on r.resource_id = a.resource_id
-    where a.hour >= $window_start::timestamp and a.hour < $window_end::timestamp
-        and a.prev_hour = a.hour - interval 1 hour
-        and a.next_hour = a.hour + interval 1 hour
-        and (r.first_seen is null or a.hour >= r.first_seen)
-        and (r.last_seen is null or a.hour + interval 1 hour <= r.last_seen)
-),
-
 measured_hours as (
     -- what the bill says a GPU-hour of each model costs, per full billed resource-hour in the window
     select
@@ -259,9 +228,8 @@ measured_hours as (
         r.gpu_count,
         b.cost / r.gpu_count as price
     from billed as b
-    inner join full_hours as f on f.resource_id = b.resource_id and f.hour = b.hour
     inner join gpu_resources as r on r.resource_id = b.resource_id
-    where r.gpu_model is not null and r.gpu_memory_gib is not null
+    where b.full_hour and r.gpu_model is not null and r.gpu_memory_gib is not null
 ),
 
 job_sizes as (
