@@ -24,7 +24,6 @@ from pipelines.warehouse import (
     apply_comments,
     header,
     one,
-    parse_notes,
     rows,
     sql_notes,
     sql_text,
@@ -43,7 +42,9 @@ INTERMEDIATE = (
 )
 # intermediate objects that are incremental tables (refreshed by day), not views
 ROLLUPS = ("int_gpu_slices",)
-MARTS = ("resources", "cost_hourly", "gpu_job_hours", "gpu_hours", "jobs_enriched") + (
+# marts built from other marts only: the GPU logic the GPU rules share (billed hours, job spans)
+SHARED_GPU_MARTS = ("gpu_billed_hours", "gpu_job_spans")
+MARTS = ("resources", "cost_hourly", "gpu_job_hours", "gpu_hours", "jobs_enriched") + SHARED_GPU_MARTS + (
     "storage_objects_current", "storage_prices", "storage_checkpoints", "storage_datasets",
     "storage_dataset_matches", "storage_incomplete_uploads",
 )  # fmt: skip
@@ -51,113 +52,12 @@ MARTS = ("resources", "cost_hourly", "gpu_job_hours", "gpu_hours", "jobs_enriche
 DAY_MARTS = ("gpu_job_hours", "gpu_hours")
 
 STATE = "int_incremental_days"
-# Fingerprints: bit_xor over the rows of a day of a hash of each row's values as one string. (DuckDB's
-# multi-argument hash() combines its arguments linearly, so identical values in an even number of rows
-# would cancel out of the xor: a bill restated from 20 to 30 an hour for 24 hours would go unseen.)
-_STATE_DDL = f"""
--- grain: one row per day-incremental table x day
--- The fingerprint of everything a day's rows were built from; a day whose inputs fingerprint differently
--- is rebuilt.
-create table if not exists {STATE} (
-    object varchar not null,              -- the table: int_gpu_slices, gpu_job_hours, gpu_hours
-    day date not null,
-    fingerprint ubigint not null,         -- of everything the day's rows were built from
-    built_at timestamp not null,
-    primary key (object, day)
-)
-"""
-# per sample day: the files (ledger ids, checksums, load times) and row counts its samples come from
-_SAMPLE_DAYS = """
-with files as (
-    select x_sample_date as day, x_file_id, count(*) as n
-    from gpu_samples
-    group by all
-)
-
-select
-    f.day,
-    bit_xor(hash(concat_ws('|', f.x_file_id, f.n, i.checksum, i.loaded_at))) as fingerprint
-from files as f
-left join ingest_files as i on i.file_id = f.x_file_id
-group by f.day
-"""
-# per day: the jobs running on some host then, with the starts and ends that fall on that day (what cuts
-# the day into slices, and which job each slice belongs to)
-_SLICING_DAYS = """
-with last_sample as (
-    select max(x_sample_date) + interval 1 day as upto
-    from gpu_samples
-),
-
-spans as (
-    select
-        jh.*,
-        unnest(range(
-            date_trunc('day', jh.started_at),
-            greatest(coalesce(jh.ended_at, l.upto), jh.started_at + interval 1 microsecond),
-            interval 1 day
-        )) as day_start
-    from int_job_hosts as jh, last_sample as l
-)
-
-select
-    day_start::date as day,
-    bit_xor(hash(concat_ws(
-        '|', host_key, job_key, gpu_indices::varchar,
-        case when started_at::date = day_start::date then started_at end,
-        case when ended_at::date = day_start::date then ended_at end
-    ))) as fingerprint
-from spans
-group by 1
-"""
-# per day, what gpu_job_hours takes besides the roll-up: the jobs running that day (id, state, name),
-# the billed cost of the GPU instances' hours, and where the day's hosts map to
-_JOB_ATTRIBUTE_DAYS = """
-with last_sample as (
-    select max(x_sample_date) + interval 1 day as upto
-    from gpu_samples
-),
-
-spans as (
-    select
-        j.*,
-        unnest(range(
-            date_trunc('day', j.started_at),
-            greatest(coalesce(j.ended_at, l.upto), j.started_at + interval 1 microsecond),
-            interval 1 day
-        )) as day_start
-    from int_jobs as j, last_sample as l
-    where j.started_at is not null
-)
-
-select
-    day_start::date as day,
-    bit_xor(hash(concat_ws('|', job_key, job_id, state, scheduler, job_name, account))) as fingerprint
-from spans
-group by 1
-"""
-_COST_DAYS = """
-select
-    c.hour::date as day,
-    bit_xor(hash(concat_ws('|', c.resource_id, c.hour, c.billing_currency, c.effective_cost))) as fingerprint
-from cost_hourly as c
-inner join resources as r on r.resource_id = c.resource_id and r.gpu_count > 0
-group by 1
-"""
-_MAPPING_DAYS = """
-with day_hosts as (
-    select distinct day, host
-    from int_gpu_slices
-)
-
-select
-    d.day,
-    bit_xor(hash(concat_ws('|', d.host, hr.resource_id, hr.instance_id, r.gpu_count, r.currency))) as fingerprint
-from day_hosts as d
-left join int_host_resources as hr on hr.host = d.host
-left join resources as r on r.resource_id = hr.resource_id
-group by d.day
-"""
+# `sql/intermediate/incremental/`: the table of fingerprints (STATE) and the queries that fingerprint
+# each day's inputs, one row per day (day, fingerprint). A fingerprint is bit_xor over the day's rows of a
+# hash of each row's values as one string: DuckDB's multi-argument hash() combines its arguments
+# linearly, so identical values in an even number of rows would cancel out of the xor (a bill restated
+# from 20 to 30 an hour for 24 hours would go unseen).
+INCREMENTAL = "intermediate/incremental"
 
 
 @dataclass
@@ -183,7 +83,7 @@ def build_intermediate(con: duckdb.DuckDBPyConnection) -> None:
 
     Each object gets the COMMENTs its SQL file's header documents (a replaced view loses them).
     """
-    con.execute(_STATE_DDL)
+    con.execute(sql_text(INCREMENTAL, STATE))
     for name in INTERMEDIATE:
         if name in ROLLUPS:
             _ensure_day_table(con, "intermediate", name)
@@ -191,7 +91,7 @@ def build_intermediate(con: duckdb.DuckDBPyConnection) -> None:
             # name comes from our own constant list; the body is our own SQL file
             con.execute(f"create or replace view {name} as\n{sql_text('intermediate', name)}")
     notes = {name: sql_notes("intermediate", name) for name in INTERMEDIATE}
-    apply_comments(con, {**notes, STATE: parse_notes(_STATE_DDL)})
+    apply_comments(con, {**notes, STATE: sql_notes(INCREMENTAL, STATE)})
 
 
 def _ensure_day_table(con: duckdb.DuckDBPyConnection, layer: str, name: str) -> None:
@@ -220,8 +120,9 @@ def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]
     ]
 
 
-def _fingerprints(con: duckdb.DuckDBPyConnection, sql: str) -> dict[date, int]:
-    return {r["day"]: r["fingerprint"] for r in rows(con, sql)}
+def _fingerprints(con: duckdb.DuckDBPyConnection, name: str) -> dict[date, int]:
+    """Each day's fingerprint from the query `sql/intermediate/incremental/<name>.sql`."""
+    return {r["day"]: r["fingerprint"] for r in rows(con, sql_text(INCREMENTAL, name))}
 
 
 def _stored(con: duckdb.DuckDBPyConnection, name: str) -> dict[date, int]:
@@ -300,8 +201,8 @@ def refresh_rollups(con: duckdb.DuckDBPyConnection, full: bool = False) -> DaySt
 
     Runs inside the caller's transaction; one day per statement so memory stays bounded by a day of samples.
     """
-    samples = _fingerprints(con, _SAMPLE_DAYS)
-    slicing = _fingerprints(con, _SLICING_DAYS)
+    samples = _fingerprints(con, "sample_days")
+    slicing = _fingerprints(con, "slicing_days")
     current = {day: _combine(fp, slicing.get(day)) for day, fp in samples.items()}
     return _refresh_days(con, "intermediate", "int_gpu_slices", current, full, days_per_statement=1)
 
@@ -310,9 +211,9 @@ def refresh_day_mart(con: duckdb.DuckDBPyConnection, name: str, full: bool = Fal
     """Rebuild the days of a day-incremental mart whose inputs changed (after `refresh_rollups`)."""
     _ensure_day_table(con, "marts", name)
     if name == "gpu_job_hours":
-        attributes = _fingerprints(con, _JOB_ATTRIBUTE_DAYS)
-        cost = _fingerprints(con, _COST_DAYS)
-        mapping = _fingerprints(con, _MAPPING_DAYS)
+        attributes = _fingerprints(con, "job_attribute_days")
+        cost = _fingerprints(con, "cost_days")
+        mapping = _fingerprints(con, "mapping_days")
         current = {
             day: _combine(fp, attributes.get(day), cost.get(day), mapping.get(day))
             for day, fp in _stored(con, "int_gpu_slices").items()

@@ -72,9 +72,10 @@ def header(sql: str) -> dict[str, str]:
     return out
 
 
-# `-- key: value` header lines that describe the file; any other `-- name: note` header line documents
-# the column `name` (the header lines after it continue the note, so column notes come last)
-META_KEYS = ("grain", "depends_on", "params", "question", "columns_from")
+# `-- key: value` header lines that describe the file (asset, check, blocking: an asset check's, in
+# sql/checks/); any other `-- name: note` header line documents the column `name` (the header lines after
+# it continue the note, so column notes come last)
+META_KEYS = ("grain", "depends_on", "params", "question", "columns_from", "asset", "check", "blocking")
 _NOTE_LINE = re.compile(r"([a-z_][a-z0-9_]*):\s*(.+)")
 # a DDL column line with a trailing note: `    name type ...,   -- note`
 _DDL_COLUMN = re.compile(r"\s+([a-z_][a-z0-9_]*)\s+[^-]*?(--\s*)(.+)$")

@@ -27,6 +27,7 @@ import yaml
 
 from pipelines.config import load_config
 from pipelines.definitions import defs
+from pipelines.defs.checks import sql_checks
 from pipelines.defs.ingest.sensors import new_files_sensor
 from pipelines.defs.resources import CONFIG_ENV, WastewatchResource
 from pipelines.runner import RunOutcome, run_ingest, run_weekly
@@ -70,8 +71,10 @@ ALL_ASSETS = [
     "findings/gpu003_input_starved_job",
     "findings/gpu004_failed_job_and_zombie",
     *FINDINGS_STO,
+    "gpu_billed_hours",
     "gpu_hours",
     "gpu_job_hours",
+    "gpu_job_spans",
     "gpu_samples",
     "inventory_hosts",
     "jobs",
@@ -147,7 +150,7 @@ def test_definitions_load_with_deprecation_beta_and_preview_warnings_as_errors()
         env={k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"},
     )
     assert proc.returncode == 0, proc.stderr
-    expected = "loaded 29 assets ['__ASSET_JOB', 'nightly_ingest', 'weekly_report']"
+    expected = "loaded 31 assets ['__ASSET_JOB', 'nightly_ingest', 'weekly_report']"
     assert proc.stdout.strip() == expected, proc.stdout + proc.stderr
 
 
@@ -166,6 +169,8 @@ def test_asset_graph_snapshot(definitions: dg.Definitions) -> None:
         "gpu_hours": "transform",
         "gpu_job_hours": "transform",
         "jobs_enriched": "transform",
+        "gpu_billed_hours": "transform",
+        "gpu_job_spans": "transform",
         FINDINGS_GPU001: "rules",
         **dict.fromkeys(FINDINGS_GPU, "rules"),
         **dict.fromkeys(FINDINGS_COST, "rules"),
@@ -209,10 +214,15 @@ def test_asset_graph_snapshot(definitions: dg.Definitions) -> None:
             "jobs",
             "resources",
         ],
-        FINDINGS_GPU001: ["cost_hourly", "gpu_job_hours", "resources"],
-        **dict.fromkeys(FINDINGS_GPU[:2], ["cost_hourly", "gpu_job_hours", "jobs_enriched", "resources"]),
+        "gpu_billed_hours": ["cost_hourly", "resources"],
+        "gpu_job_spans": ["gpu_job_hours", "jobs_enriched"],
+        FINDINGS_GPU001: ["gpu_billed_hours", "gpu_job_hours", "resources"],
+        **dict.fromkeys(
+            FINDINGS_GPU[:2],
+            ["gpu_billed_hours", "gpu_job_hours", "gpu_job_spans", "jobs_enriched", "resources"],
+        ),
         FINDINGS_GPU[2]: [
-            "cost_hourly",
+            "gpu_billed_hours",
             "gpu_job_hours",
             "jobs_enriched",
             "resources",
@@ -233,7 +243,16 @@ def test_asset_graph_snapshot(definitions: dg.Definitions) -> None:
             ]
         ),
         "published_warehouse": sorted(
-            ["cost_hourly", "gpu_hours", "gpu_job_hours", "jobs_enriched", "resources", *STORAGE_MARTS]
+            [
+                "cost_hourly",
+                "gpu_billed_hours",
+                "gpu_hours",
+                "gpu_job_hours",
+                "gpu_job_spans",
+                "jobs_enriched",
+                "resources",
+                *STORAGE_MARTS,
+            ]
         ),
     }
     # only the weekly assets are partitioned, by ISO week starting Monday
@@ -279,6 +298,16 @@ def test_asset_checks_guard_ingestion_and_reconciliation(definitions: dg.Definit
     }
 
 
+def test_every_sql_check_file_is_attached_to_the_asset_it_names(definitions: dg.Definitions) -> None:
+    attached = {
+        (spec.asset_key.to_user_string(), spec.name, spec.blocking)
+        for a in _asset_defs(definitions)
+        for spec in a.check_specs
+    }
+    files = {(c.asset, c.name, c.blocking) for c in sql_checks()}
+    assert files and files <= attached
+
+
 def test_jobs_run_in_process_over_the_right_assets(definitions: dg.Definitions) -> None:
     all_assets = _asset_defs(definitions)
     selections = {
@@ -289,8 +318,10 @@ def test_jobs_run_in_process_over_the_right_assets(definitions: dg.Definitions) 
         "nightly_ingest": [
             "billing_line_items",
             "cost_hourly",
+            "gpu_billed_hours",
             "gpu_hours",
             "gpu_job_hours",
+            "gpu_job_spans",
             "gpu_samples",
             "inventory_hosts",
             "jobs",
@@ -628,8 +659,10 @@ def test_ingest_run_reports_what_it_loaded(materialised: Materialised) -> None:
     assert sorted(out.metadata) == [
         "billing_line_items",
         "cost_hourly",
+        "gpu_billed_hours",
         "gpu_hours",
         "gpu_job_hours",
+        "gpu_job_spans",
         "gpu_samples",
         "inventory_hosts",
         "jobs",

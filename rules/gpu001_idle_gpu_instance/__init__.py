@@ -11,10 +11,10 @@ Why it is waste
     tens of dollars an hour; an idle night is hundreds of dollars that bought nothing.
 
 How it is computed
-    From the marts only: `resources` (GPU count per billed resource), `cost_hourly` (the effective cost
-    of each resource-hour) and `gpu_job_hours` (per-GPU utilisation, power, memory and coverage per
-    hour, split where a job starts or ends on the host, mapped to the billed resource through the
-    inventory, the billing host tag, the resource name or id). Each part of a billed hour (the whole
+    From the marts only: `resources` (GPU count per billed resource), `gpu_billed_hours` (the effective
+    cost of each GPU resource-hour, from `cost_hourly`) and `gpu_job_hours` (per-GPU utilisation, power,
+    memory and coverage per hour, split where a job starts or ends on the host, mapped to the billed
+    resource through the inventory, the billing host tag, the resource name or id). Each part of a billed hour (the whole
     hour unless a job started or ended in it) is `idle` when every GPU of the instance has telemetry
     for at least `min_coverage` of it and none averaged above `max_util_pct` utilisation (or SM
     activity, when DCGM reports it), above `max_power_pct` of its power limit or above
@@ -116,6 +116,6 @@ RULE = Rule(
     summary="GPU instances billed while every one of their GPUs sat idle.",
     doc=__doc__ or "",
     params=Params,
-    requires=("resources", "cost_hourly", "gpu_job_hours"),
+    requires=("resources", "gpu_billed_hours", "gpu_job_hours"),
     query=Path(__file__).with_name("query.sql"),
 )

@@ -1,5 +1,5 @@
 -- GPU001 idle-gpu-instance
--- depends_on: resources, cost_hourly, gpu_job_hours (marts only)
+-- depends_on: resources, gpu_billed_hours, gpu_job_hours (marts only)
 -- params: $window_start, $window_end, $max_util_pct, $min_idle_hours, $min_coverage, $max_power_pct,
 --         $max_mem_util_pct
 -- Units are the slices of a billed resource-hour (gpu_job_hours splits an hour where a job starts or
@@ -18,18 +18,11 @@ with gpu_resources as (
 ),
 
 billed as (
-    select
-        c.resource_id,
-        c.hour,
-        sum(c.effective_cost) as cost,
-        any_value(c.billing_currency) as currency
-    from cost_hourly as c
-    -- priced in the resource's billing currency only: amounts in two currencies are never added
-    inner join gpu_resources as r on r.resource_id = c.resource_id and c.billing_currency = r.currency
-    where c.hour >= $window_start::timestamp - interval 48 hour
-        and c.hour < $window_end::timestamp + interval 48 hour
-    group by c.resource_id, c.hour
-    having sum(c.effective_cost) > 0
+    -- priced in the resource's billing currency only (gpu_billed_hours never adds two currencies)
+    select *
+    from gpu_billed_hours
+    where hour >= $window_start::timestamp - interval 48 hour
+        and hour < $window_end::timestamp + interval 48 hour
 ),
 
 telemetry as (

@@ -16,9 +16,10 @@ Why it is waste
     the price difference every hour it runs.
 
 How it is computed
-    From the marts only: `jobs_enriched` (the job, its state and runtime), `gpu_job_hours` (per-GPU
-    utilisation and memory for the parts of hours the job ran), `resources` (GPUs per instance) and
-    `cost_hourly`. A job is judged on all its GPU-slices, also those outside the week: per GPU, its
+    From the marts only: `jobs_enriched` (the job and its state), `gpu_job_spans` (its runtime; jobs
+    that did not fail), `gpu_job_hours` (per-GPU utilisation and memory for the parts of hours the job
+    ran), `resources` (GPUs per instance) and `gpu_billed_hours` (each GPU resource-hour's
+    `cost_hourly`). A job is judged on all its GPU-slices, also those outside the week: per GPU, its
     mean utilisation over the job (sample-weighted), its p95 utilisation and its peak memory. Jobs
     running less than `min_runtime_minutes` and jobs that failed (GPU004's) are left out.
     A GPU averaging at most `unused_util_pct` is unused: its cost is wasted. When every used GPU kept
@@ -200,7 +201,7 @@ RULE = Rule(
     summary="Jobs that held GPUs they did not use, or GPUs a MIG slice or a smaller GPU would serve.",
     doc=__doc__ or "",
     params=Params,
-    requires=("resources", "cost_hourly", "gpu_job_hours", "jobs_enriched"),
+    requires=("resources", "gpu_billed_hours", "gpu_job_hours", "gpu_job_spans", "jobs_enriched"),
     query=Path(__file__).with_name("query.sql"),
     config_params=precedence_params,
 )

@@ -1,5 +1,5 @@
 -- GPU002 overprovisioned-job
--- depends_on: resources, cost_hourly, gpu_job_hours, jobs_enriched (marts only)
+-- depends_on: resources, gpu_billed_hours, gpu_job_hours, gpu_job_spans, jobs_enriched (marts only)
 -- params: $window_start, $window_end, $min_runtime_minutes, $unused_util_pct, $max_peak_util_pct,
 --         $mig_headroom_pct, $smaller_gpu_max_peak_util_pct, $smaller_gpu_headroom_pct, $smaller_gpus,
 --         $gpu_peak_tflops, $gpu001_max_util_pct
@@ -23,28 +23,19 @@ with gpu_resources as (
 ),
 
 billed as (
-    select
-        c.resource_id,
-        c.hour,
-        sum(c.effective_cost) as cost,
-        any_value(c.billing_currency) as currency
-    from cost_hourly as c
-    inner join gpu_resources as r on r.resource_id = c.resource_id and c.billing_currency = r.currency
-    where c.hour >= $window_start::timestamp and c.hour < $window_end::timestamp
-    group by c.resource_id, c.hour
-    having sum(c.effective_cost) > 0
+    select *
+    from gpu_billed_hours
+    where hour >= $window_start::timestamp and hour < $window_end::timestamp
 ),
 
 candidates as (
-    -- jobs that did not fail (a failed job's GPU-hours are GPU004's)
-    select *
-    from jobs_enriched
-    where coalesce(state, '') not in (
-        'FAILED', 'CANCELLED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'BOOT_FAIL', 'DEADLINE'
-    )
-        -- jobs that ran in the window (judged on all their slices, priced in the window)
-        and (started_at is null or started_at < $window_end::timestamp)
-        and (ended_at is null or ended_at > $window_start::timestamp)
+    -- jobs that did not fail (gpu_job_spans holds none: a failed job's GPU-hours are GPU004's) and ran in
+    -- the window (judged on all their slices, priced in the window)
+    select j.*
+    from jobs_enriched as j
+    inner join gpu_job_spans as sp on sp.job_key = j.job_key
+    where (j.started_at is null or j.started_at < $window_end::timestamp)
+        and (j.ended_at is null or j.ended_at > $window_start::timestamp)
 ),
 
 job_slices as (
@@ -54,18 +45,6 @@ job_slices as (
     inner join candidates as j on j.job_key = s.job_key
     where s.resource_id is not null
     qualify row_number() over (partition by s.resource_id, s.gpu_id, s.slice_start order by s.host) = 1
-),
-
-spans as (
-    select
-        j.job_key,
-        min(s.slice_start) as first_seen,
-        greatest(
-            epoch(coalesce(j.ended_at, max(s.slice_end))) - epoch(coalesce(j.started_at, min(s.slice_start))), 0
-        ) as runtime_s
-    from job_slices as s
-    inner join candidates as j on j.job_key = s.job_key
-    group by j.job_key, j.started_at, j.ended_at
 ),
 
 per_gpu as (
@@ -237,40 +216,6 @@ smaller_peaks as (
     ) = 1
 ),
 
-billed_around as (
-    -- the GPU resources' billed hours in the window and the hour either side of it
-    select
-        c.resource_id,
-        c.hour
-    from cost_hourly as c
-    inner join gpu_resources as r on r.resource_id = c.resource_id and c.billing_currency = r.currency
-    where c.hour >= $window_start::timestamp - interval 1 hour and c.hour < $window_end::timestamp + interval 1 hour
-    group by c.resource_id, c.hour
-    having sum(c.effective_cost) > 0
-),
-
-full_hours as (
-    -- hours the bill covers fully: billed in the hour before and the hour after too (the first and last
-    -- hour of a run may be partial), and inside the resource's first_seen .. last_seen
-    select
-        a.resource_id,
-        a.hour
-    from (
-        select
-            resource_id,
-            hour,
-            lag(hour) over (partition by resource_id order by hour) as prev_hour,
-            lead(hour) over (partition by resource_id order by hour) as next_hour
-        from billed_around
-    ) as a
-    inner join gpu_resources as r on r.resource_id = a.resource_id
-    where a.hour >= $window_start::timestamp and a.hour < $window_end::timestamp
-        and a.prev_hour = a.hour - interval 1 hour
-        and a.next_hour = a.hour + interval 1 hour
-        and (r.first_seen is null or a.hour >= r.first_seen)
-        and (r.last_seen is null or a.hour + interval 1 hour <= r.last_seen)
-),
-
 measured_hours as (
     -- what the bill says a GPU-hour of each model costs, per full billed resource-hour in the window
     select
@@ -283,9 +228,8 @@ measured_hours as (
         r.gpu_count,
         b.cost / r.gpu_count as price
     from billed as b
-    inner join full_hours as f on f.resource_id = b.resource_id and f.hour = b.hour
     inner join gpu_resources as r on r.resource_id = b.resource_id
-    where r.gpu_model is not null and r.gpu_memory_gib is not null
+    where b.full_hour and r.gpu_model is not null and r.gpu_memory_gib is not null
 ),
 
 job_sizes as (
@@ -448,7 +392,7 @@ job_units as (
     from job_slices as s
     inner join per_gpu as g on g.job_key = s.job_key and g.resource_id = s.resource_id and g.gpu_id = s.gpu_id
     inner join profiled as p on p.job_key = s.job_key
-    inner join spans as sp on sp.job_key = s.job_key
+    inner join gpu_job_spans as sp on sp.job_key = s.job_key
     inner join worked as w on w.resource_id = s.resource_id and w.hour = s.hour and w.slice_start = s.slice_start
     inner join billed as b on b.resource_id = s.resource_id and b.hour = s.hour
     inner join gpu_resources as r on r.resource_id = s.resource_id
@@ -561,7 +505,7 @@ combined as (
     from waste as w
     inner join candidates as j on j.job_key = w.job_key
     inner join profiled as p on p.job_key = w.job_key
-    inner join spans as sp on sp.job_key = w.job_key
+    inner join gpu_job_spans as sp on sp.job_key = w.job_key
     left join job_gpu as jg on jg.job_key = w.job_key
     left join smaller_fits as f on f.job_key = w.job_key and coalesce(w.smaller_cost, 0) > 0
 )

@@ -11,9 +11,10 @@ Why it is waste
     A job at 23 % utilisation in 1-in-4 bursts pays for four times the GPU-hours its compute needs.
 
 How it is computed
-    From the marts only: `jobs_enriched`, `gpu_job_hours` (per-GPU utilisation, its exact sums and
-    p95, power and memory for the parts of hours the job ran), `resources` and `cost_hourly`. Each GPU
-    of a job is judged over the whole job (also outside the week): its sample-weighted mean
+    From the marts only: `jobs_enriched`, `gpu_job_spans` (the job's runtime; jobs that did not fail),
+    `gpu_job_hours` (per-GPU utilisation, its exact sums and p95, power and memory for the parts of
+    hours the job ran), `resources` and `gpu_billed_hours` (each GPU resource-hour's `cost_hourly`).
+    Each GPU of a job is judged over the whole job (also outside the week): its sample-weighted mean
     utilisation between `min_mean_util_pct` and `max_mean_util_pct`, the standard deviation of its
     samples (pooled from the hourly sums, so a duty cycle within minutes shows) at least
     `min_util_stddev`, its p95 at least `min_peak_util_pct` (the bursts reach near full load), and its
@@ -136,7 +137,7 @@ RULE = Rule(
     summary="Jobs whose GPUs spent most of their time waiting for data.",
     doc=__doc__ or "",
     params=Params,
-    requires=("resources", "cost_hourly", "gpu_job_hours", "jobs_enriched"),
+    requires=("resources", "gpu_billed_hours", "gpu_job_hours", "gpu_job_spans", "jobs_enriched"),
     query=Path(__file__).with_name("query.sql"),
     config_params=precedence_params,
 )

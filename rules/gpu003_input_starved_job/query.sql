@@ -1,5 +1,5 @@
 -- GPU003 input-starved-job
--- depends_on: resources, cost_hourly, gpu_job_hours, jobs_enriched (marts only)
+-- depends_on: resources, gpu_billed_hours, gpu_job_hours, gpu_job_spans, jobs_enriched (marts only)
 -- params: $window_start, $window_end, $min_runtime_minutes, $min_mean_util_pct, $max_mean_util_pct,
 --         $min_util_stddev, $min_peak_util_pct, $max_power_pct, $gpu001_max_util_pct,
 --         $gpu002_unused_util_pct, $gpu002_max_peak_util_pct
@@ -16,27 +16,19 @@ with gpu_resources as (
 ),
 
 billed as (
-    select
-        c.resource_id,
-        c.hour,
-        sum(c.effective_cost) as cost,
-        any_value(c.billing_currency) as currency
-    from cost_hourly as c
-    inner join gpu_resources as r on r.resource_id = c.resource_id and c.billing_currency = r.currency
-    where c.hour >= $window_start::timestamp and c.hour < $window_end::timestamp
-    group by c.resource_id, c.hour
-    having sum(c.effective_cost) > 0
+    select *
+    from gpu_billed_hours
+    where hour >= $window_start::timestamp and hour < $window_end::timestamp
 ),
 
 candidates as (
-    select *
-    from jobs_enriched
-    where coalesce(state, '') not in (
-        'FAILED', 'CANCELLED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'BOOT_FAIL', 'DEADLINE'
-    )
-        -- jobs that ran in the window (judged on all their slices, priced in the window)
-        and (started_at is null or started_at < $window_end::timestamp)
-        and (ended_at is null or ended_at > $window_start::timestamp)
+    -- jobs that did not fail (gpu_job_spans holds none: a failed job's GPU-hours are GPU004's) and ran in
+    -- the window (judged on all their slices, priced in the window)
+    select j.*
+    from jobs_enriched as j
+    inner join gpu_job_spans as sp on sp.job_key = j.job_key
+    where (j.started_at is null or j.started_at < $window_end::timestamp)
+        and (j.ended_at is null or j.ended_at > $window_start::timestamp)
 ),
 
 job_slices as (
@@ -46,17 +38,6 @@ job_slices as (
     inner join candidates as j on j.job_key = s.job_key
     where s.resource_id is not null
     qualify row_number() over (partition by s.resource_id, s.gpu_id, s.slice_start order by s.host) = 1
-),
-
-spans as (
-    select
-        j.job_key,
-        greatest(
-            epoch(coalesce(j.ended_at, max(s.slice_end))) - epoch(coalesce(j.started_at, min(s.slice_start))), 0
-        ) as runtime_s
-    from job_slices as s
-    inner join candidates as j on j.job_key = s.job_key
-    group by j.job_key, j.started_at, j.ended_at
 ),
 
 per_gpu as (
@@ -124,7 +105,7 @@ priced_units as (
         * greatest(1 - coalesce(s.util_mean, 0) / 100, 0) as cost
     from job_slices as s
     inner join starved_gpus as g on g.job_key = s.job_key and g.resource_id = s.resource_id and g.gpu_id = s.gpu_id
-    inner join spans as sp on sp.job_key = s.job_key
+    inner join gpu_job_spans as sp on sp.job_key = s.job_key
     inner join worked as w on w.resource_id = s.resource_id and w.hour = s.hour and w.slice_start = s.slice_start
     inner join billed as b on b.resource_id = s.resource_id and b.hour = s.hour
     inner join gpu_resources as r on r.resource_id = s.resource_id
@@ -196,7 +177,7 @@ combined as (
     from waste as w
     inner join candidates as j on j.job_key = w.job_key
     inner join starved_stats as st on st.job_key = w.job_key
-    inner join spans as sp on sp.job_key = w.job_key
+    inner join gpu_job_spans as sp on sp.job_key = w.job_key
 )
 
 select

@@ -14,7 +14,7 @@ Why it is waste
 How it is computed
     From the marts only: `jobs_enriched` (state, the billed resources its hosts map to),
     `gpu_job_hours` (the parts of hours each job ran on each GPU), `storage_checkpoints`, `resources`
-    and `cost_hourly`.
+    and `gpu_billed_hours` (each GPU resource-hour's `cost_hourly`).
     Failed job: every GPU-slice attributed to a job whose state is FAILED, CANCELLED, TIMEOUT,
     OUT_OF_MEMORY, NODE_FAIL, BOOT_FAIL or DEADLINE; estimated_waste = sum over its in-week slices of
     cost_hourly(resource, hour) ÷ the instance's GPUs × the slice's share of the hour after the job's
@@ -93,6 +93,6 @@ RULE = Rule(
     summary="GPU time of jobs that failed, and instances billed after their last job.",
     doc=__doc__ or "",
     params=Params,
-    requires=("resources", "cost_hourly", "gpu_job_hours", "jobs_enriched", "storage_checkpoints"),
+    requires=("resources", "gpu_billed_hours", "gpu_job_hours", "jobs_enriched", "storage_checkpoints"),
     query=Path(__file__).with_name("query.sql"),
 )

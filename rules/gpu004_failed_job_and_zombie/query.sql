@@ -1,5 +1,5 @@
 -- GPU004 failed-job-and-zombie
--- depends_on: resources, cost_hourly, gpu_job_hours, jobs_enriched, storage_checkpoints (marts only)
+-- depends_on: resources, gpu_billed_hours, gpu_job_hours, jobs_enriched, storage_checkpoints (marts only)
 -- params: $window_start, $window_end, $min_zombie_hours
 -- Two kinds of finding. A failed job (FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL, BOOT_FAIL,
 -- DEADLINE): the cost of its GPU-slices in the window, only the part after its last checkpoint when one
@@ -16,17 +16,10 @@ with gpu_resources as (
 ),
 
 billed as (
-    select
-        c.resource_id,
-        c.hour,
-        sum(c.effective_cost) as cost,
-        any_value(c.billing_currency) as currency
-    from cost_hourly as c
-    inner join gpu_resources as r on r.resource_id = c.resource_id and c.billing_currency = r.currency
-    where c.hour >= $window_start::timestamp - interval 48 hour
-        and c.hour < $window_end::timestamp + interval 48 hour
-    group by c.resource_id, c.hour
-    having sum(c.effective_cost) > 0
+    select *
+    from gpu_billed_hours
+    where hour >= $window_start::timestamp - interval 48 hour
+        and hour < $window_end::timestamp + interval 48 hour
 ),
 
 failed_records as (

@@ -14,7 +14,7 @@
 -- util_mean: mean GPU utilisation, percent (0-100)
 -- idle_share: share of the slice's utilisation samples at or below 5 %
 -- cost_per_gpu_hour: the billed resource-hour's effective cost divided by the resource's GPUs
--- cost: the slice's share of cost_per_gpu_hour (by its length); rules price from cost_hourly themselves
+-- cost: the slice's share of cost_per_gpu_hour (by its length); the GPU rules price from gpu_billed_hours
 -- currency: of cost and cost_per_gpu_hour (the resource's billing currency)
 with slices as (
     select *

@@ -3,7 +3,9 @@
 One parametrized test per case, with ids like `GPU001::test_flags_idle_overnight` (sqlfluff's
 yaml_test_cases_test.py shape). Each case gets a fresh warehouse under tmp_path made by
 `pipelines.warehouse.connect()`; `build_marts` creates the mart tables with the columns the mart SQL
-produces, they are emptied, and the case's rows are inserted.
+produces, they are emptied, and the case's rows are inserted. The marts built from other marts only
+(pipelines.transform.SHARED_GPU_MARTS: gpu_billed_hours, gpu_job_spans) are then rebuilt from those rows,
+as a real run rebuilds them from their inputs, unless the case gives their rows itself.
 
 File shape:
 
@@ -83,7 +85,7 @@ import pytest
 import yaml
 
 from pipelines.evaluate import write_findings
-from pipelines.transform import MARTS, build_marts
+from pipelines.transform import MARTS, SHARED_GPU_MARTS, build_mart, build_marts
 from pipelines.warehouse import connect, rows, scalar
 from rules import ALL_RULES, FINDING_COLUMNS, STATUSES, Rule, Window, get_rule
 
@@ -420,6 +422,9 @@ def load_given(
             con.execute(f"insert into {table} select {casts} from _given")
         finally:
             con.unregister("_given")
+    for table in SHARED_GPU_MARTS:
+        if not given.get(table):
+            build_mart(con, table)
     return counts
 
 

@@ -1,0 +1,33 @@
+-- asset: cost_hourly
+-- check: reconciles_with_billing
+-- blocking: true
+-- Per currency, cost_hourly holds exactly the billed and effective cost of billing_line_items.
+with lines as (
+    select
+        billing_currency as currency,
+        sum(billed_cost) as billed,
+        sum(effective_cost) as effective
+    from billing_line_items
+    group by 1
+),
+
+hourly as (
+    select
+        billing_currency as currency,
+        sum(billed_cost) as billed,
+        sum(effective_cost) as effective
+    from cost_hourly
+    group by 1
+)
+
+-- one row per currency; spreading lines over hours may round a total, never by more than a cent
+select
+    coalesce(l.currency, h.currency) as label,
+    abs(coalesce(l.billed, 0) - coalesce(h.billed, 0)) <= 0.01
+    and abs(coalesce(l.effective, 0) - coalesce(h.effective, 0)) <= 0.01 as passed,
+    -- a currency missing on one side reads None there
+    'lines ' || coalesce(l.effective::varchar, 'None') || ' / hourly ' || coalesce(h.effective::varchar, 'None')
+        as detail
+from lines as l
+full outer join hourly as h on l.currency = h.currency
+order by 1
