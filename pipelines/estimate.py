@@ -28,6 +28,8 @@ from typing import Any
 
 import duckdb
 
+from pipelines.warehouse import sql_text
+
 CATALOG = Path(__file__).parent / "catalog" / "gpu_peak_flops.csv"
 FLOPS_PER_PARAM_TOKEN = 6
 CKPT_BYTES_PER_PARAM = 14.0
@@ -157,30 +159,7 @@ def measured_price(con: duckdb.DuckDBPyConnection, spec: GpuSpec, days: int = 28
 def _price_rows(con: duckdb.DuckDBPyConnection, spec: GpuSpec, days: int) -> list[tuple[Any, ...]]:
     names = [spec.model.lower(), *spec.aliases]
     return con.execute(
-        """
-        with gpu as (
-            select resource_id, gpu_count
-            from resources
-            where gpu_count > 0 and lower(replace(coalesce(gpu_model, ''), ' ', '-')) in (select unnest($names))
-        ),
-        latest as (select max(hour) as t from cost_hourly where resource_id in (select resource_id from gpu)),
-        billed as (
-            select c.resource_id, c.hour, c.billing_currency as currency, sum(c.effective_cost) as cost
-            from cost_hourly as c
-            inner join gpu on gpu.resource_id = c.resource_id
-            cross join latest
-            where c.hour > latest.t - to_days($days)
-            group by all
-            having sum(c.effective_cost) > 0
-        )
-        select b.currency, sum(b.cost) / sum(g.gpu_count) as per_gpu_hour, sum(g.gpu_count) as gpu_hours,
-               count(distinct b.resource_id) as instances
-        from billed as b
-        inner join gpu as g on g.resource_id = b.resource_id
-        group by b.currency
-        order by gpu_hours desc
-        limit 1
-        """,
+        sql_text("reports", "rpt_estimate_gpu_hour_price"),
         {"names": [n.replace(" ", "-") for n in names], "days": days},
     ).fetchall()
 
@@ -203,14 +182,7 @@ def measured_mtbf(con: duckdb.DuckDBPyConnection) -> Measured | None:
 
 def _failure_rows(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
     return con.execute(
-        """
-        select
-            sum(gpus_requested * (epoch(ended_at) - epoch(started_at)) / 3600.0) as gpu_hours,
-            count(*) filter (where state in (select unnest($failed))) as failures,
-            count(*) as jobs
-        from jobs
-        where gpus_requested > 0 and started_at is not null and ended_at > started_at
-        """,
+        sql_text("reports", "rpt_estimate_failure_rate"),
         {"failed": list(FAILURE_STATES)},
     ).fetchall()
 

@@ -18,6 +18,7 @@ import duckdb
 
 from pipelines.demo.scenario import P5, Host, Job, job_times
 from pipelines.units import HOURS_PER_WEEK
+from pipelines.warehouse import sql_text
 from rules import Window
 
 # ---------------------------------------------------------------------------------------------------
@@ -28,63 +29,6 @@ SMI_HEADER = (
     "memory.used [MiB], memory.free [MiB], power.draw [W], power.limit [W], temperature.gpu, "
     "clocks.current.sm [MHz], clocks.current.memory [MHz], pstate"
 )
-SAMPLES_SQL = """
-create or replace temp table _host_samples as
-with hours as (
-    select * from _demo_schedule where host = $host and state not in ('off', 'dark', 'dark_idle')
-),
-grid as (
-    select h.*, m.m as minute, g.g as gpu,
-           (hash(h.host, h.hour_idx, m.m, g.g, $seed) % 1000000) / 1000000.0 as u
-    from hours h, range(60) m(m), range(8) g(g)
-),
-vals as (
-    select *,
-        case
-            when state = 'busy' or (state = 'partial' and gpu < 2) then 70 + floor(u * 29)
-            when state = 'starved' then case when minute % 4 = 0 then 80 + floor(u * 15) else floor(u * 4) end
-            else 0
-        end::int as util,
-        case
-            when state = 'busy' or (state = 'partial' and gpu < 2) then round(mem_total * (0.72 + 0.06 * u))
-            when state = 'starved' then round(mem_total * (0.30 + 0.02 * u))
-            when state = 'notebook' then round(mem_total * 0.86)
-            when state = 'partial' then 512
-            else 4
-        end::int as mem_used,
-        case
-            when state = 'busy' or (state = 'partial' and gpu < 2) then power_limit * (0.62 + 0.28 * u)
-            when state = 'starved' then power_limit * (0.30 + 0.10 * u)
-            when state = 'notebook' then idle_power * 1.6 + 4 * u
-            else idle_power + 4 * u
-        end as power
-    from grid
-)
-select
-    week_idx,
-    hour_idx, minute, gpu, state, util,
-    strftime(ts + to_minutes(minute) + to_milliseconds(310 + 11 * gpu), '%Y/%m/%d %H:%M:%S.%g')
-    || ', ' || gpu_name
-    || ', 00000000:' || printf('%02X', [24, 42, 58, 93, 154, 171, 187, 219][gpu + 1]) || ':00.0'
-    || ', GPU-' || substr(md5(host || gpu::varchar), 1, 8) || '-' || substr(md5(host || gpu::varchar), 9, 4)
-    || '-' || substr(md5(host || gpu::varchar), 13, 4) || '-' || substr(md5(host || gpu::varchar), 17, 4)
-    || '-' || substr(md5(host || gpu::varchar), 21, 12)
-    || ', ' || gpu::varchar
-    || ', ' || util::varchar || ' %'
-    || ', ' || (util // 2)::varchar || ' %'
-    || ', ' || mem_total::varchar || ' MiB'
-    || ', ' || mem_used::varchar || ' MiB'
-    || ', ' || (mem_total - mem_used)::varchar || ' MiB'
-    || ', ' || printf('%.2f', power) || ' W'
-    || ', ' || printf('%.2f', power_limit) || ' W'
-    || ', ' || (30 + util // 3)::varchar
-    || ', ' || (case when util > 0 then 1980 else 345 end)::varchar || ' MHz'
-    || ', ' || mem_clock::varchar || ' MHz'
-    || ', P0' as line
-from vals
-"""
-
-
 def write_telemetry(
     root: Path, hosts: list[Host], start: datetime, weeks: int, seed: int
 ) -> tuple[int, dict[tuple[str, int, int], list[tuple[int, int]]]]:
@@ -108,7 +52,7 @@ def write_telemetry(
     folder.mkdir(parents=True, exist_ok=True)
     total = 0
     for h in hosts:
-        con.execute(SAMPLES_SQL, {"host": h.name, "seed": seed})
+        con.execute(sql_text("demo", "demo_host_samples"), {"host": h.name, "seed": seed})
         for hour_idx, minute, gpu, util in con.execute(
             "select hour_idx, minute, gpu, util from _host_samples where state = 'starved'"
         ).fetchall():
