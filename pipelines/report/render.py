@@ -24,13 +24,6 @@ CATEGORY_GROUPS = (
     ("ai_ml", "AI/ML"),
     ("other", "Other"),
 )
-# finding columns written to findings.csv / .parquet after the contract's, in this order
-LIFECYCLE_COLUMNS = (
-    "finding_key", "attention", "counted", "acknowledged", "acked_until", "ack_reason", "acked_by",
-    "lifecycle", "first_seen", "weeks_open", "cumulative_waste", "previous_waste",
-)  # fmt: skip
-
-
 def money(value: Any, currency: str | None = None) -> str:
     if value is None:
         return "–"

@@ -119,8 +119,7 @@ class FocusReader(BillingReader):
             if kind.startswith(("MAP", "STRUCT")):
                 columns[snake(col)] = f"to_json({expr})::varchar"
             elif kind.startswith("VARCHAR") and rel.fmt == "parquet":
-                # machine-written, as CUR's: not trimmed (a trim costs 0.01-0.1 thread-s per million lines
-                # and column; 0.1 for resource ids)
+                # machine-written, as CUR's: not trimmed (a trim costs time on every line and column)
                 columns[snake(col)] = f"nullif(nullif({expr}, 'NULL'), '')"
             elif kind.startswith("VARCHAR") and rel.fmt != "csv":
                 columns[snake(col)] = f"nullif(nullif(trim_text({expr}), 'NULL'), '')"
@@ -149,7 +148,7 @@ class FocusReader(BillingReader):
         )
         # the tags as JSON text (a Parquet MAP or STRUCT is written as JSON: an empty MAP is the set '{}', as
         # the same file's CSV gives): tag_set_id hashes it, and it is the set's raw text. JSON written by
-        # to_json has nothing to trim (a trim of it cost 0.31 thread-s per million Parquet lines).
+        # to_json has nothing to trim.
         tags = columns["tags"]
         written_as_json = types.get(shown["tags"], "").startswith(("MAP", "STRUCT"))
         columns["_tags_raw"] = tags if written_as_json else f"nullif(trim_text({tags}::varchar), '')"
@@ -178,7 +177,7 @@ class FocusReader(BillingReader):
             file_effective="effective_cost::decimal(18, 6)",
             bind={"focus_version": focus_version(present)},
             # a FOCUS column the file lacks is NULL on every line (billing_currency gets the default), and
-            # so is a GPU field none of its sources feeds (writing an all-NULL column costs 35 ms per 1 M lines)
+            # so is a GPU field none of its sources feeds: such columns are left out of the insert
             absent=[snake(c) for c in FOCUS_COLUMNS if c not in present and snake(c) != "billing_currency"]
             + [x for x, fed_by in derived.items() if all(v == "null::varchar" for v in fed_by)],
         )
