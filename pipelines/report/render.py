@@ -24,6 +24,8 @@ CATEGORY_GROUPS = (
     ("ai_ml", "AI/ML"),
     ("other", "Other"),
 )
+
+
 def money(value: Any, currency: str | None = None) -> str:
     if value is None:
         return "–"
