@@ -20,8 +20,8 @@ import duckdb
 from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
 from pipelines.warehouse import connect
-from tests.billing_exports import Cur2Export, hours, line
-from tests.conftest import write_config
+from tests.helpers.billing_exports import Cur2Export, hours, line
+from tests.helpers.config import write_config
 
 LEGACY_HEADER = [
     "identity/LineItemId", "identity/TimeInterval", "bill/BillType", "bill/BillingPeriodStartDate",

@@ -21,8 +21,9 @@ from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
 from pipelines.ingest.readers import billing_common
 from pipelines.warehouse import connect
-from tests.billing_exports import CUR2_HEADER, csv_bytes, hours, line
-from tests.conftest import FIXTURES, write_config
+from tests.helpers.billing_exports import CUR2_HEADER, csv_bytes, hours, line
+from tests.helpers.config import write_config
+from tests.helpers.paths import FIXTURES
 
 NOV = datetime(2026, 11, 2)
 GOOD = hours("i-good", NOV, 10, "2.00")

@@ -11,8 +11,8 @@ from pipelines.config import load_config
 from pipelines.ingest import ingest
 from pipelines.transform import build_mart
 from pipelines.warehouse import connect
-from tests.billing_exports import csv_bytes, hours, line
-from tests.conftest import write_config
+from tests.helpers.billing_exports import csv_bytes, hours, line
+from tests.helpers.config import write_config
 
 NOV = datetime(2026, 11, 2, 0, 0)
 
@@ -62,7 +62,7 @@ def test_long_lines_spread_over_the_hours_their_resource_existed(tmp_path: Path)
 
 
 def test_daily_azure_lines_spread_over_their_day(tmp_path: Path) -> None:
-    from tests.conftest import FIXTURES
+    from tests.helpers.paths import FIXTURES
 
     landing = tmp_path / "landing"
     landing.mkdir()

@@ -23,7 +23,7 @@ import pytest
 from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
 from pipelines.warehouse import connect
-from tests.conftest import write_config
+from tests.helpers.config import write_config
 
 
 def gcp_line(hour: int = 0, **over: Any) -> dict[str, Any]:

@@ -25,8 +25,8 @@ from pipelines.ingest.readers.billing_common import (
     insert_lines,
 )
 from pipelines.warehouse import connect
-from tests.billing_exports import Cur2Export, hours, line, total
-from tests.conftest import write_config
+from tests.helpers.billing_exports import Cur2Export, hours, line, total
+from tests.helpers.config import write_config
 
 NOV = datetime(2026, 11, 2)
 

@@ -17,8 +17,9 @@ from pipelines.ingest import ingest
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.billing_common import Prepared, can_inflate_in_memory, memory_room, text_size
 from pipelines.warehouse import connect
-from tests.billing_exports import Cur2Export, hours
-from tests.conftest import FOCUS_SAMPLE, write_config
+from tests.helpers.billing_exports import Cur2Export, hours
+from tests.helpers.config import write_config
+from tests.helpers.paths import FOCUS_SAMPLE
 
 NOV = datetime(2026, 11, 2)
 

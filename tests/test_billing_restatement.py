@@ -15,8 +15,8 @@ import pytest
 from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
 from pipelines.warehouse import connect
-from tests.billing_exports import Cur2Export, csv_bytes, hours, total
-from tests.conftest import write_config
+from tests.helpers.billing_exports import Cur2Export, csv_bytes, hours, total
+from tests.helpers.config import write_config
 
 NOV = datetime(2026, 11, 2, 0, 0)
 DEC = datetime(2026, 12, 3, 0, 0)
@@ -181,7 +181,7 @@ def test_periods_without_a_manifest_wait_when_manifests_are_required(
 def test_legacy_cur_new_assembly_replaces_the_month(tmp_path: Path) -> None:
     import json
 
-    from tests.conftest import FIXTURES
+    from tests.helpers.paths import FIXTURES
 
     landing = tmp_path / "landing"
     shutil.copytree(FIXTURES / "billing" / "aws" / "legacy_cur_bucket_layout", landing)

@@ -15,8 +15,9 @@ import pipelines.s3 as s3_module
 from pipelines.config import load_config
 from pipelines.ingest import ingest
 from pipelines.warehouse import connect
-from tests.billing_exports import Cur2Export, hours
-from tests.conftest import FIXTURES, write_config
+from tests.helpers.billing_exports import Cur2Export, hours
+from tests.helpers.config import write_config
+from tests.helpers.paths import FIXTURES, REPO
 
 NOV = datetime(2026, 11, 2)
 # lineage columns name where a line came from (a path vs an s3:// uri, the ledger row, the run time):
@@ -199,7 +200,7 @@ def test_large_objects_are_streamed_to_disk_not_held_in_memory(tmp_path: Path, s
     s3.upload_file(str(blob), bucket, "big/blob.bin")
     etag = s3.head_object(Bucket=bucket, Key="big/blob.bin")["ETag"].strip('"')
     dest = tmp_path / "cache" / "blob.bin"
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parent.parent)}
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
     out = subprocess.run(
         [sys.executable, "-c", STREAM_CHILD, s3_server, bucket, "big/blob.bin", str(size), etag, str(dest)],
         capture_output=True,

@@ -22,7 +22,8 @@ import pytest
 from pipelines.config import load_config
 from pipelines.ingest import ingest
 from pipelines.warehouse import connect
-from tests.conftest import FIXTURES, write_config
+from tests.helpers.config import write_config
+from tests.helpers.paths import FIXTURES
 
 BILLING = FIXTURES / "billing"
 D6 = Decimal("0.000001")

@@ -22,9 +22,10 @@ from pipelines.config import Config, load_config
 from pipelines.ingest import ingest
 from pipelines.ingest.readers.billing_common import insert_lines, store_columns, tag_normalizer
 from pipelines.warehouse import connect, rows
-from tests import billing_exports
-from tests.billing_exports import Cur2Export, hours
-from tests.conftest import FOCUS_SAMPLE, write_config
+from tests.helpers import billing_exports
+from tests.helpers.billing_exports import Cur2Export, hours
+from tests.helpers.config import write_config
+from tests.helpers.paths import FOCUS_SAMPLE
 
 NOV = datetime(2026, 11, 3, 10)
 CONFIG = """

@@ -25,7 +25,8 @@ from pipelines.config import STARTER_CONFIG, load_config
 from pipelines.ingest import ingest
 from pipelines.warehouse import connect, publish
 from rules import ALL_RULES, DOC_HEADINGS, FINDING_COLUMNS, get_rule
-from tests.conftest import FOCUS_SAMPLE, copy_into, write_config
+from tests.helpers.config import write_config
+from tests.helpers.paths import FOCUS_SAMPLE, REPO, copy_into
 
 FOCUS_ONLY = """
 sources:
@@ -487,6 +488,6 @@ def test_dagster_definitions_import_without_deprecation_warnings() -> None:
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=Path(__file__).resolve().parent.parent,
+        cwd=REPO,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]

@@ -12,7 +12,7 @@ from pipelines.config import DEFAULT_TAGS, STARTER_CONFIG, ConfigError, load_con
 from pipelines.sources.options import DcgmOptions, S3ListingOptions
 from pipelines.sources.registry import kind_names, kinds_of
 from rules import get_rule
-from tests.conftest import write_config
+from tests.helpers.config import write_config
 
 # name -> (wastewatch.yaml body, substrings the error must contain; "{f}" is the config file's path)
 BAD_CONFIGS: dict[str, tuple[str, list[str]]] = {

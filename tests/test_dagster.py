@@ -30,8 +30,9 @@ from pipelines.definitions import defs
 from pipelines.defs.ingest.sensors import new_files_sensor
 from pipelines.defs.resources import CONFIG_ENV, WastewatchResource
 from pipelines.runner import RunOutcome, run_ingest, run_weekly
-from tests.conftest import FOCUS_SAMPLE, H200, copy_into, write_config
-from tests.dagster_dev import REPO, DagsterDev, group_members
+from tests.helpers.config import write_config
+from tests.helpers.dagster_dev import DagsterDev, group_members
+from tests.helpers.paths import FOCUS_SAMPLE, H200, REPO, copy_into
 
 H200_CAPTURE = H200 / "nvidia_smi_query_gpu.csv"
 FINDINGS_GPU001 = "findings/gpu001_idle_gpu_instance"

@@ -23,7 +23,7 @@ from pipelines.estimate import (
 )
 from pipelines.transform import build_marts
 from pipelines.warehouse import connect
-from tests.conftest import write_config
+from tests.helpers.config import write_config
 from tests.test_report import Marts
 
 ACCEPTANCE = [

@@ -13,7 +13,7 @@ import pytest
 
 from pipelines.config import Config
 from pipelines.ingest import ingest
-from tests.conftest import FIXTURES, FOCUS_SAMPLE, copy_into
+from tests.helpers.paths import FIXTURES, FOCUS_SAMPLE, copy_into
 
 
 def _file_totals(path: Path) -> tuple[int, Decimal]:

@@ -34,16 +34,14 @@ from rules.gpu002_overprovisioned_job.reference import (
     default_gpu_peaks,
     default_smaller_gpus,
 )
-from tests.conftest import write_config
+from tests.helpers.config import write_config
+from tests.helpers.paths import REPO
 from tests.rules.test_rule_cases import load_given
 from tests.test_gpu_precedence import GPU_RULES, SETTINGS, check_no_double_counting
 from tests.test_gpu_precedence import WEEK as PRECEDENCE_WEEK
 
 GPU002 = get_rule("GPU002")
 h200 = h200_eval.h200  # the H200 capture's warehouse (a module-scoped fixture of the evaluation test)
-
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def normalise(name: str) -> str:
@@ -124,7 +122,7 @@ def test_the_built_in_tables_are_read_when_the_params_are_made_not_at_import() -
             print("default params:", e)
         """
     )
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=False)
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert "default params: read " in done.stdout and "list_prices.csv" in done.stdout
 

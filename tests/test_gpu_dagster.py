@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from pipelines.runner import run_ingest
-from tests.conftest import H200, copy_into, write_config
+from tests.helpers.config import write_config
+from tests.helpers.paths import H200, copy_into
 
 
 def test_gpu_marts_report_what_they_rebuilt(tmp_path: Path) -> None:

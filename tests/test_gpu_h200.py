@@ -28,7 +28,8 @@ from pipelines.ingest.readers.billing_common import insert_lines
 from pipelines.transform import build_marts
 from pipelines.warehouse import connect
 from rules import Window, get_rule
-from tests.conftest import H200, copy_into, write_config
+from tests.helpers.config import write_config
+from tests.helpers.paths import H200, copy_into
 from tests.test_gpu_precedence import GPU_RULES, check_no_double_counting
 
 WEEK = Window.iso_week("2026-W49")  # Mon 2026-11-30

@@ -25,7 +25,7 @@ from pipelines.config import Config, load_config
 from pipelines.transform import build_marts
 from pipelines.warehouse import connect, rows
 from rules import Rule, RuleParams, Window, get_rule
-from tests.conftest import write_config
+from tests.helpers.config import write_config
 from tests.rules.test_rule_cases import load_given
 
 GPU_RULES = ("GPU001", "GPU002", "GPU003", "GPU004")

@@ -13,7 +13,8 @@ from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
 from pipelines.ingest.readers.hostlist import HostlistError, expand_hostlist
 from pipelines.warehouse import connect, rows
-from tests.conftest import FIXTURES, H200, write_config
+from tests.helpers.config import write_config
+from tests.helpers.paths import FIXTURES, H200
 
 SACCT = FIXTURES / "jobs" / "sacct_cluster_a.txt"
 PODS = FIXTURES / "jobs" / "k8s_pods.json"

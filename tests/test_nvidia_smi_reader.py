@@ -12,7 +12,7 @@ import pytest
 from pipelines.config import Config
 from pipelines.ingest import ingest
 from pipelines.transform import build_marts
-from tests.conftest import H200, copy_into
+from tests.helpers.paths import H200, copy_into
 
 CAPTURE = H200 / "nvidia_smi_query_gpu.csv"
 
@@ -101,7 +101,7 @@ def test_noheader_and_nounits_variants_read_the_same(
 def test_host_column_and_timezone_option(tmp_path: Path) -> None:
     from pipelines.config import load_config
     from pipelines.warehouse import connect
-    from tests.conftest import write_config
+    from tests.helpers.config import write_config
 
     (tmp_path / "t").mkdir()
     (tmp_path / "t" / "dump.csv").write_text(
@@ -171,7 +171,7 @@ def test_any_field_order_comma_only_and_repeated_headers(
 def test_unavailable_markers_become_null_and_total_from_used_plus_free(tmp_path: Path) -> None:
     from pipelines.config import load_config
     from pipelines.warehouse import connect
-    from tests.conftest import write_config
+    from tests.helpers.config import write_config
 
     (tmp_path / "t").mkdir()
     (tmp_path / "t" / "old-driver_2026.csv").write_text(
@@ -293,7 +293,7 @@ def test_a_rejected_new_version_keeps_the_loaded_rows_and_the_next_good_version_
 
     from pipelines.config import load_config
     from pipelines.warehouse import connect
-    from tests.conftest import write_config
+    from tests.helpers.config import write_config
 
     header = "timestamp, index, uuid, name, utilization.gpu [%], memory.used [MiB], memory.total [MiB]\n"
 

@@ -38,7 +38,7 @@ from pipelines.report import WeeklyReport, write_report
 from pipelines.transform import build_marts
 from pipelines.warehouse import connect, rows
 from rules import FINDING_COLUMNS, Window, finding_id, get_rule
-from tests.conftest import write_config
+from tests.helpers.config import write_config
 
 W48 = Window.iso_week("2026-W48")
 MON = W48.start

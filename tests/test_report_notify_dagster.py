@@ -21,7 +21,7 @@ from pipelines.defs.partitions import week_to_partition
 from pipelines.defs.resources import WastewatchResource
 from pipelines.transform import build_marts
 from pipelines.warehouse import connect
-from tests.conftest import write_config
+from tests.helpers.config import write_config
 from tests.test_report import W48, evaluate_attention, fleet, put_findings
 from tests.test_report_notify import _Receiver, receiver  # noqa: F401 - the webhook server fixture
 

@@ -11,8 +11,9 @@ import pytest
 from pipelines.report.questions import questions, render_markdown
 from pipelines.transform import build_marts
 from pipelines.warehouse import connect, header, sql_root
+from tests.helpers.paths import REPO
 
-SCHEMA_DOC = Path(__file__).resolve().parent.parent / "docs" / "schema.md"
+SCHEMA_DOC = REPO / "docs" / "schema.md"
 
 pytestmark = pytest.mark.e2e
 

@@ -28,7 +28,7 @@ from pipelines.report.acks import record, resolve
 from pipelines.transform import build_marts
 from pipelines.units import DAYS_PER_MONTH
 from pipelines.warehouse import connect
-from tests.conftest import write_config
+from tests.helpers.config import write_config
 from tests.test_report import MON, W48, Marts, put_findings
 
 TIB = 1024  # GiB

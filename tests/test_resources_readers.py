@@ -14,7 +14,8 @@ import pytest
 from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
 from pipelines.warehouse import connect, rows
-from tests.conftest import FIXTURES, write_config
+from tests.helpers.config import write_config
+from tests.helpers.paths import FIXTURES
 
 HOSTS = FIXTURES / "resources" / "cmdb_hosts.csv"
 

@@ -16,7 +16,7 @@ from pipelines.config import ConfigError
 from pipelines.ingest.readers.fs_scan import fingerprint
 from pipelines.warehouse import connect, scalar
 from rules import Window, get_rule
-from tests.test_storage_support import OBJECTS, build_storage_marts, project, run_ingest, table
+from tests.helpers.storage import OBJECTS, build_storage_marts, project, run_ingest, table
 
 
 def _tree(root: Path) -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from pipelines.config import ConfigError
 from pipelines.warehouse import connect, scalar
-from tests.test_storage_support import (
+from tests.helpers.storage import (
     GIB,
     OBJECTS,
     build_storage_marts,

@@ -17,7 +17,7 @@ import boto3
 import pytest
 
 from pipelines.warehouse import connect, scalar
-from tests.test_storage_support import OBJECTS, build_storage_marts, project, run_ingest, table
+from tests.helpers.storage import OBJECTS, build_storage_marts, project, run_ingest, table
 
 MIB = 1024 * 1024
 

@@ -13,7 +13,7 @@ from pipelines.errors import PatternError
 from pipelines.ingest.storage_patterns import parse_pattern, sync_config
 from pipelines.transform import build_mart
 from pipelines.warehouse import connect
-from tests.test_storage_support import project, table
+from tests.helpers.storage import project, table
 
 
 def test_a_pattern_splits_into_a_literal_prefix_and_segments() -> None:

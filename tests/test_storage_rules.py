@@ -18,7 +18,7 @@ import pytest
 
 from pipelines.warehouse import connect
 from rules import Window, get_rule
-from tests.test_storage_support import GIB, build_storage_marts, project, run_ingest, table, write_report
+from tests.helpers.storage import GIB, build_storage_marts, project, run_ingest, table, write_report
 
 MIB = 1024 * 1024
 STORAGE_RULES = ("STO001", "STO002", "STO003", "STO004")

@@ -14,7 +14,8 @@ from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
 from pipelines.ingest.readers.dcgm import metric_catalog, time_from_name
 from pipelines.warehouse import connect, rows
-from tests.conftest import FIXTURES, write_config
+from tests.helpers.config import write_config
+from tests.helpers.paths import FIXTURES
 
 DCGM = FIXTURES / "telemetry" / "dcgm"
 EXPORTER_LISTS = FIXTURES / "telemetry" / "dcgm-exporter"

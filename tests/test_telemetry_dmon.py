@@ -11,7 +11,8 @@ import pytest
 from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
 from pipelines.warehouse import connect
-from tests.conftest import H200, write_config
+from tests.helpers.config import write_config
+from tests.helpers.paths import H200
 
 DMON = H200 / "nvidia_smi_dmon.txt"
 

@@ -13,7 +13,8 @@ import pytest
 from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
 from pipelines.warehouse import connect, rows
-from tests.conftest import FIXTURES, write_config
+from tests.helpers.config import write_config
+from tests.helpers.paths import FIXTURES
 
 QUERY = FIXTURES / "telemetry" / "prometheus" / "query_range_2026-11-30T0142.json"
 LONG = FIXTURES / "telemetry" / "metrics_csv" / "vm-export_2026-11-30.csv"

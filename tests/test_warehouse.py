@@ -26,7 +26,7 @@ from pipelines.warehouse import (
     publish,
     raw_notes,
 )
-from tests.conftest import FOCUS_SAMPLE, copy_into
+from tests.helpers.paths import FIXTURES, FOCUS_SAMPLE, REPO, copy_into
 
 NEXT = SCHEMA_VERSION + 1
 
@@ -477,11 +477,11 @@ def test_schema_reference_is_generated_from_the_sql() -> None:
     """docs/schema.md must equal the generator's output (run `make docs` after changing sql/)."""
     from pipelines.schema_docs import render
 
-    docs = Path(__file__).resolve().parent.parent / "docs" / "schema.md"
+    docs = REPO / "docs" / "schema.md"
     assert docs.read_text(encoding="utf-8") == render()
 
 
-SNAPSHOTS = Path(__file__).parent / "fixtures" / "schema"
+SNAPSHOTS = FIXTURES / "schema"
 
 
 def _schema(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:

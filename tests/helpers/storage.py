@@ -1,4 +1,4 @@
-"""Helpers for the storage tests (no tests here): S3 Inventory reports written the way S3 delivers them, projects."""
+"""Helpers for the storage tests: S3 Inventory reports written the way S3 delivers them, projects."""
 
 from __future__ import annotations
 
@@ -19,7 +19,8 @@ from pipelines.config import Config, load_config
 from pipelines.ingest import IngestReport, ingest
 from pipelines.transform import MARTS, build_mart
 from pipelines.warehouse import rows
-from tests.conftest import FIXTURES, write_config
+from tests.helpers.config import write_config
+from tests.helpers.paths import FIXTURES
 
 INVENTORY_FIXTURE = FIXTURES / "storage" / "inventory"
 # storage_objects with its snapshot's attributes (store, time, region, billing resource, source)
