@@ -22,8 +22,8 @@ from pipelines.defs.resources import WastewatchResource
 from pipelines.transform import build_marts
 from pipelines.warehouse import connect
 from tests.helpers.config import write_config
-from tests.test_report import W48, evaluate_attention, fleet, put_findings
-from tests.test_report_notify import _Receiver, receiver  # noqa: F401 - the webhook server fixture
+from tests.report.test_figures import W48, evaluate_attention, fleet, put_findings
+from tests.report.test_notify import _Receiver, receiver  # noqa: F401 - the webhook server fixture
 
 REPORT = dg.AssetKey(["reports", "weekly_report"])
 

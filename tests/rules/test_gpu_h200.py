@@ -30,7 +30,7 @@ from pipelines.warehouse import connect
 from rules import Window, get_rule
 from tests.helpers.config import write_config
 from tests.helpers.paths import H200, copy_into
-from tests.test_gpu_precedence import GPU_RULES, check_no_double_counting
+from tests.rules.test_gpu_precedence import GPU_RULES, check_no_double_counting
 
 WEEK = Window.iso_week("2026-W49")  # Mon 2026-11-30
 SHORT = {

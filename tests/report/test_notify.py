@@ -12,7 +12,7 @@ import pytest
 from pydantic import ValidationError
 
 from pipelines.report.notify import NotifyConfig, deliver, slack_payload
-from tests.test_report import Built, built  # noqa: F401 - the module-scoped report fixture
+from tests.report.test_figures import Built, built  # noqa: F401 - the module-scoped report fixture
 
 
 class _Receiver(BaseHTTPRequestHandler):

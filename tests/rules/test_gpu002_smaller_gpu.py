@@ -23,7 +23,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-import tests.test_gpu_h200 as h200_eval
+import tests.rules.test_gpu_h200 as h200_eval
 from pipelines.config import ConfigError, load_config
 from pipelines.transform import build_marts
 from pipelines.warehouse import connect
@@ -36,9 +36,9 @@ from rules.gpu002_overprovisioned_job.reference import (
 )
 from tests.helpers.config import write_config
 from tests.helpers.paths import REPO
+from tests.rules.test_gpu_precedence import GPU_RULES, SETTINGS, check_no_double_counting
+from tests.rules.test_gpu_precedence import WEEK as PRECEDENCE_WEEK
 from tests.rules.test_rule_cases import load_given
-from tests.test_gpu_precedence import GPU_RULES, SETTINGS, check_no_double_counting
-from tests.test_gpu_precedence import WEEK as PRECEDENCE_WEEK
 
 GPU002 = get_rule("GPU002")
 h200 = h200_eval.h200  # the H200 capture's warehouse (a module-scoped fixture of the evaluation test)
