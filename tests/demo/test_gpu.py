@@ -26,7 +26,7 @@ import pytest
 from pipelines.config import load_config
 from pipelines.warehouse import connect, rows
 from rules import Window, get_rule
-from tests.rules.test_gpu_precedence import GPU_RULES, check_no_double_counting
+from tests.helpers.gpu_precedence import GPU_RULES, check_no_double_counting
 
 WEEK = "2026-W48"
 

@@ -24,7 +24,7 @@ from pipelines.estimate import (
 from pipelines.transform import build_marts
 from pipelines.warehouse import connect
 from tests.helpers.config import write_config
-from tests.report.test_figures import Marts
+from tests.helpers.report import Marts
 
 ACCEPTANCE = [
     "estimate",

@@ -29,7 +29,7 @@ from pipelines.warehouse import connect, rows
 from rules import Window, finding_id
 from rules._contract import finding_key
 from tests.helpers.config import write_config
-from tests.report.test_figures import Marts, put_findings
+from tests.helpers.report import Marts, put_findings
 
 W45, W46, W47, W48, W49 = (Window.iso_week(f"2026-W{n}") for n in (45, 46, 47, 48, 49))
 

@@ -2,54 +2,17 @@
 
 from __future__ import annotations
 
-import json
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, HTTPServer
-from typing import Any
-
 import pytest
 from pydantic import ValidationError
 
 from pipelines.report.notify import NotifyConfig, deliver, slack_payload
-from tests.report.test_figures import Built, built  # noqa: F401 - the module-scoped report fixture
-
-
-class _Receiver(BaseHTTPRequestHandler):
-    received: list[dict[str, Any]] = []
-    status = 200
-
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
-        length = int(self.headers["Content-Length"])
-        type(self).received.append(
-            {
-                "path": self.path,
-                "type": self.headers["Content-Type"],
-                "body": json.loads(self.rfile.read(length)),
-            }
-        )
-        self.send_response(type(self).status)
-        self.end_headers()
-        self.wfile.write(b"ok" if type(self).status == 200 else b"invalid_payload")
-
-    def log_message(self, *args: Any) -> None:
-        pass
-
-
-@pytest.fixture
-def receiver() -> Iterator[tuple[str, type[_Receiver]]]:
-    handler = type("Receiver", (_Receiver,), {"received": [], "status": 200})
-    server = HTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/hooks/T000/B000/XXXX", handler
-    server.shutdown()
-    server.server_close()
+from tests.helpers.report import Built
+from tests.helpers.webhook import WebhookReceiver
 
 
 def test_webhook_posts_headline_top_findings_attention_and_teams(
-    built: Built,  # noqa: F811 - the fixture imported above
-    receiver: tuple[str, type[_Receiver]],
+    built: Built,
+    receiver: tuple[str, type[WebhookReceiver]],
 ) -> None:
     url, handler = receiver
     done, problems = deliver(
@@ -70,8 +33,8 @@ def test_webhook_posts_headline_top_findings_attention_and_teams(
 
 
 def test_a_failing_webhook_is_reported_and_the_report_stays(
-    built: Built,  # noqa: F811
-    receiver: tuple[str, type[_Receiver]],
+    built: Built,
+    receiver: tuple[str, type[WebhookReceiver]],
 ) -> None:
     url, handler = receiver
     handler.status = 400
@@ -82,7 +45,7 @@ def test_a_failing_webhook_is_reported_and_the_report_stays(
     assert problems and problems[0].startswith("webhook http://127.0.0.1:9/none: cannot post:")
 
 
-def test_email_html_is_self_contained(built: Built) -> None:  # noqa: F811
+def test_email_html_is_self_contained(built: Built) -> None:
     done, problems = deliver(built.report, {"email_html": True, "teams": False})
     path = built.directory / "email.html"
     assert done == [f"wrote {path}"] and not problems
@@ -93,7 +56,7 @@ def test_email_html_is_self_contained(built: Built) -> None:  # noqa: F811
 
 
 def test_notify_config_rejects_unknown_keys_and_nothing_configured_does_nothing(
-    built: Built,  # noqa: F811
+    built: Built,
 ) -> None:
     with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
         NotifyConfig.model_validate({"webhook": "http://x"})

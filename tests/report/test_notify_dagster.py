@@ -22,8 +22,8 @@ from pipelines.defs.resources import WastewatchResource
 from pipelines.transform import build_marts
 from pipelines.warehouse import connect
 from tests.helpers.config import write_config
-from tests.report.test_figures import W48, evaluate_attention, fleet, put_findings
-from tests.report.test_notify import _Receiver, receiver  # noqa: F401 - the webhook server fixture
+from tests.helpers.report import W48, evaluate_attention, fleet, put_findings
+from tests.helpers.webhook import WebhookReceiver
 
 REPORT = dg.AssetKey(["reports", "weekly_report"])
 
@@ -66,7 +66,7 @@ def _materialise(
 
 def test_weekly_report_asset_posts_the_headline_and_teams_to_the_configured_webhook(
     tmp_path: Path,
-    receiver: tuple[str, type[_Receiver]],  # noqa: F811 - the fixture imported above
+    receiver: tuple[str, type[WebhookReceiver]],
 ) -> None:
     url, handler = receiver
     config_path = _project(
@@ -104,7 +104,7 @@ def test_weekly_report_asset_posts_the_headline_and_teams_to_the_configured_webh
 
 def test_a_webhook_that_refuses_the_post_is_a_warning_not_a_failed_run(
     tmp_path: Path,
-    receiver: tuple[str, type[_Receiver]],  # noqa: F811
+    receiver: tuple[str, type[WebhookReceiver]],
 ) -> None:
     url, handler = receiver
     handler.status = 500

@@ -29,7 +29,7 @@ from pipelines.transform import build_marts
 from pipelines.units import DAYS_PER_MONTH
 from pipelines.warehouse import connect
 from tests.helpers.config import write_config
-from tests.report.test_figures import MON, W48, Marts, put_findings
+from tests.helpers.report import MON, W48, Marts, put_findings
 
 TIB = 1024  # GiB
 CENT = Decimal("0.01")

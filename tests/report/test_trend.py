@@ -37,7 +37,7 @@ from pipelines.transform import build_marts
 from pipelines.warehouse import connect
 from rules import Window
 from tests.helpers.config import write_config
-from tests.report.test_figures import Marts, put_findings
+from tests.helpers.report import Marts, put_findings
 
 WEEKS = [Window.iso_week(f"2026-W{n}") for n in range(40, 49)]  # W40 .. W48
 W = dict(zip(range(40, 49), WEEKS, strict=True))

@@ -23,7 +23,6 @@ from pathlib import Path
 import duckdb
 import pytest
 
-import tests.rules.test_gpu_h200 as h200_eval
 from pipelines.config import ConfigError, load_config
 from pipelines.transform import build_marts
 from pipelines.warehouse import connect
@@ -34,14 +33,14 @@ from rules.gpu002_overprovisioned_job.reference import (
     default_gpu_peaks,
     default_smaller_gpus,
 )
+from tests.helpers import h200_capture as h200_eval
 from tests.helpers.config import write_config
+from tests.helpers.gpu_precedence import GPU_RULES, SETTINGS, check_no_double_counting
+from tests.helpers.gpu_precedence import WEEK as PRECEDENCE_WEEK
+from tests.helpers.mart_rows import load_given
 from tests.helpers.paths import REPO
-from tests.rules.test_gpu_precedence import GPU_RULES, SETTINGS, check_no_double_counting
-from tests.rules.test_gpu_precedence import WEEK as PRECEDENCE_WEEK
-from tests.rules.test_rule_cases import load_given
 
 GPU002 = get_rule("GPU002")
-h200 = h200_eval.h200  # the H200 capture's warehouse (a module-scoped fixture of the evaluation test)
 
 
 def normalise(name: str) -> str:

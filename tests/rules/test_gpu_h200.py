@@ -12,42 +12,18 @@ numbers measured from the capture (its README's table).
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterator
-from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pytest
 
 from pipelines.config import load_config
-from pipelines.ingest import ingest
-from pipelines.ingest.readers.billing_common import insert_lines
-from pipelines.transform import build_marts
-from pipelines.warehouse import connect
-from rules import Window, get_rule
+from rules import get_rule
 from tests.helpers.config import write_config
-from tests.helpers.paths import H200, copy_into
-from tests.rules.test_gpu_precedence import GPU_RULES, check_no_double_counting
-
-WEEK = Window.iso_week("2026-W49")  # Mon 2026-11-30
-SHORT = {
-    "GPU001": {"min_idle_hours": 0.005},
-    "GPU002": {"min_runtime_minutes": 0.5},
-    "GPU003": {"min_runtime_minutes": 0.5},
-    "GPU004": {},
-}
-BILLING = """
-select * from (values
-    (10.60, 10.60, 'USD', '2026-11-30 01:00'::timestamp, '2026-11-30 02:00'::timestamp, 'i-h200', 'Instance', 'AWS',
-     'Compute', 'h200-lab', 1, 'research', 'test'),
-    (31.80, 31.80, 'USD', '2026-11-30 01:00'::timestamp, '2026-11-30 04:00'::timestamp, 'i-h200-spare', 'Instance',
-     'AWS', 'Compute', 'h200-spare', 1, 'research', 'test')
-) as t(billed_cost, effective_cost, billing_currency, charge_period_start, charge_period_end, resource_id,
-    resource_type, provider_name, service_category, x_host, x_gpu_count, team, x_file_id)
-"""
+from tests.helpers.gpu_precedence import GPU_RULES, check_no_double_counting
+from tests.helpers.h200_capture import SHORT, WEEK, findings, jobs_flagged
+from tests.helpers.paths import H200
 
 
 def readme_table() -> dict[str, dict[str, float]]:
@@ -62,52 +38,6 @@ def readme_table() -> dict[str, dict[str, float]]:
                 "mem": float(m.group(4).replace(",", "")),
                 "power": float(m.group(5)),
             }
-    return out
-
-
-@pytest.fixture(scope="module")
-def h200(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
-    root = tmp_path_factory.mktemp("h200")
-    copy_into(H200 / "nvidia_smi_query_gpu.csv", root / "landing" / "telemetry")
-    copy_into(H200 / "phases.csv", root / "landing" / "jobs")
-    config = load_config(
-        write_config(
-            root,
-            """
-            sources:
-              - {name: smi, kind: nvidia_smi, uri: landing/telemetry/, options: {host: h200-lab}}
-              - name: phases
-                kind: jobs_csv
-                uri: landing/jobs/phases.csv
-                options:
-                  columns: {started_at: start_ts, ended_at: end_ts, state: exit_status, job_name: phase}
-                  host: h200-lab
-            """,
-        )
-    )
-    con = connect(config.warehouse_path)
-    report = ingest(con, config)
-    assert [o.status for o in report.outcomes] == ["loaded", "loaded"], [o.error for o in report.outcomes]
-    insert_lines(con, BILLING)
-    build_marts(con)
-    yield con
-    con.close()
-
-
-def findings(con: duckdb.DuckDBPyConnection, rule_id: str, overrides: dict[str, Any]) -> list[dict[str, Any]]:
-    rule = get_rule(rule_id)
-    frame = rule.evaluate(con, WEEK, rule.make_params(overrides), detected_at=datetime(2026, 12, 7))
-    return [{**f, "evidence": json.loads(f["evidence"])} for f in frame.to_dicts()]
-
-
-def jobs_flagged(found: list[dict[str, Any]]) -> set[str]:
-    out = set()
-    for f in found:
-        if f["status"] != "waste":
-            continue
-        out |= set(f["evidence"].get("idle_jobs") or [])
-        if f["job_id"] and f["resource_id"].startswith("csv/"):
-            out.add(f["job_id"])
     return out
 
 
