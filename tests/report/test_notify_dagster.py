@@ -1,9 +1,10 @@
 """`notify:` end to end: the weekly report asset, materialised in-process by Dagster, posts to the webhook.
 
-The warehouse holds test_report's hand-worked fleet for 2026-W48 (spend USD 21,564.00, GPU001 waste
-USD 8,640.00 = 40.1 %, COST001-COST003 evaluated with the config's budgets). wastewatch.yaml's `notify:`
-points at a real HTTP server on 127.0.0.1; `reports/weekly_report` is materialised with `dg.materialize`
-from the code location's own asset definitions, as the weekly schedule runs it.
+The warehouse holds the report tests' hand-worked fleet (tests/helpers/report.py, figures in
+test_figures.py) for 2026-W48 (spend USD 21,564.00, GPU001 waste USD 8,640.00 = 40.1 %, COST001-COST003
+evaluated with the config's budgets). wastewatch.yaml's `notify:` points at a real HTTP server on
+127.0.0.1; `reports/weekly_report` is materialised with `dg.materialize` from the code location's own
+asset definitions, as the weekly schedule runs it.
 """
 
 from __future__ import annotations

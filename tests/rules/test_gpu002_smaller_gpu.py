@@ -5,7 +5,7 @@ checks what they cannot: that the built-in list prices agree with the built-in i
 and that every priced GPU has a peak-TFLOP/s entry (a GPU without one would silently never be offered),
 that a deployment can replace the list in wastewatch.yaml (and typos are errors with a line number),
 how the fit behaves on the real H200 capture when no MIG slice is allowed to fit, and that beside the
-other GPU rules on one instance it prices nothing twice (tests/test_gpu_precedence.py's check).
+other GPU rules on one instance it prices nothing twice (tests/rules/test_gpu_precedence.py's check).
 """
 
 from __future__ import annotations
@@ -175,7 +175,7 @@ def test_a_typo_in_a_smaller_gpu_is_a_config_error_with_its_line(tmp_path: Path)
 
 # --- the H200 capture ------------------------------------------------------------------------------
 # job-003 (a 19.7 M-parameter model: 28.1 % mean / 35 % p95 util, 2,861 of 143,771 MiB) fits a 3g MIG
-# slice, so GPU002 prices the MIG fit (tests/test_gpu_h200.py). With mig_headroom_pct 100 no MIG slice
+# slice, so GPU002 prices the MIG fit (tests/rules/test_gpu_h200.py). With mig_headroom_pct 100 no MIG slice
 # fits (35 % × 2 = 70 % of the compute needs 5 of 7 slices), and the smaller-GPU fit takes over: an H100
 # (same 989.4 TFLOP/s, 80 GB) holds it at 35 % p95 (42 % with the headroom), at its list price 6.88
 # against the 10.60 billed.

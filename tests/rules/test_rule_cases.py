@@ -43,7 +43,8 @@ Row expansion (every other key of a row is a column of its table; unknown keys a
 Times are naive UTC: ISO strings (`2026-11-23T18:00`) or YAML dates (midnight); hours must be whole.
 A table without an entry in DEFAULTS (another mart) takes its rows as written.
 
-Defaults for columns a row leaves out (DEFAULTS in tests/helpers/mart_rows.py, then the file's `defaults`, then the row):
+Defaults for columns a row leaves out (DEFAULTS in tests/helpers/mart_rows.py, then the file's
+`defaults`, then the row):
     resources:   an 8×H100 p5.48xlarge in AWS us-east-1 billed in USD; resource_name and host = resource_id.
     cost_hourly: effective_cost is required; billed_cost and list_cost = effective_cost; billing_currency,
                  provider, account, region, instance type and tags come from the case's resource row.

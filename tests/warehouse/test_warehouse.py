@@ -506,7 +506,7 @@ def test_existing_tables_change_only_with_a_migration(tmp_path: Path) -> None:
 
     A landed table's columns may change only together with SCHEMA_VERSION + a migration; new tables need
     none (they are created on connect). After a deliberate change, write the new version's snapshot:
-    WASTEWATCH_UPDATE_SNAPSHOT=1 pytest tests/test_warehouse.py -k migration
+    WASTEWATCH_UPDATE_SNAPSHOT=1 pytest tests/warehouse/test_warehouse.py -k migration
     """
     import json
     import os

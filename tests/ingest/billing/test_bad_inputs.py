@@ -2,8 +2,8 @@
 (and leaves the warehouse as it was), or a documented repair; every other file still loads.
 
 Each broken file is built here from a good one, so the breakage is visible in the test code. The
-missing-manifest-file, half-written folder and koku header-typo cases live in test_billing_restatement.py
-and test_billing_samples.py.
+missing-manifest-file, half-written folder and koku header-typo cases live in test_restatement.py
+and test_samples.py.
 """
 
 from __future__ import annotations
