@@ -377,7 +377,7 @@ def _create_missing_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Tables added to `sql/raw/` since the file was created appear without a version bump.
 
     Only a change to an existing table needs a numbered migration (and SCHEMA_VERSION + 1);
-    tests/test_warehouse.py's schema snapshot catches a table changed without one.
+    tests/warehouse/test_warehouse.py's schema snapshot catches a table changed without one.
     """
     missing = [t for t in RAW_TABLES if not table_exists(con, t)]
     if missing:

@@ -1,9 +1,11 @@
-"""Shared fixtures: real DuckDB files under tmp_path, real config files, real fixture data."""
+"""Shared fixtures: real DuckDB files under tmp_path, real config files, real fixture data.
+
+Fixtures only: the helpers they use (paths, config writing, the S3 server) are plain modules in
+tests/helpers/, which tests import directly.
+"""
 
 from __future__ import annotations
 
-import shutil
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,22 +14,14 @@ import pytest
 
 from pipelines.config import Config, load_config
 from pipelines.warehouse import connect
-
-FIXTURES = Path(__file__).parent / "fixtures"
-FOCUS_SAMPLE = FIXTURES / "billing" / "focus_sample_1.0.csv"
-H200 = FIXTURES / "telemetry" / "h200"
+from tests.helpers.config import write_config
+from tests.helpers.paths import FIXTURES
+from tests.helpers.s3_server import moto_server
 
 
 @pytest.fixture
 def fixtures() -> Path:
     return FIXTURES
-
-
-def write_config(directory: Path, body: str) -> Path:
-    """Write `wastewatch.yaml` into `directory` (dedented) and return its path."""
-    path = directory / "wastewatch.yaml"
-    path.write_text(textwrap.dedent(body).lstrip(), encoding="utf-8")
-    return path
 
 
 @pytest.fixture
@@ -58,13 +52,6 @@ def con(config: Config) -> Iterator[duckdb.DuckDBPyConnection]:
     c.close()
 
 
-def copy_into(src: Path, directory: Path, name: str | None = None) -> Path:
-    directory.mkdir(parents=True, exist_ok=True)
-    dst = directory / (name or src.name)
-    shutil.copyfile(src, dst)
-    return dst
-
-
 @pytest.fixture(scope="session")
 def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """`wastewatch demo` for one week (2026-W48), run once per session: (folder, CLI output).
@@ -88,28 +75,5 @@ def s3_server() -> Iterator[str]:
     Yields the endpoint URL. Credentials are dummies set in the environment for the session; tests create
     their own buckets (use unique names: the server is shared by the session).
     """
-    import os
-    import socket
-
-    from moto.server import ThreadedMotoServer
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    saved = {
-        k: os.environ.get(k) for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION")
-    }
-    os.environ.update(
-        AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing", AWS_DEFAULT_REGION="us-east-1"
-    )
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.stop()
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+    with moto_server() as endpoint:
+        yield endpoint

@@ -2,7 +2,7 @@
 
 `render_markdown()` is the "Example questions" section for docs/schema.md (pipelines/schema_docs.py can
 append it); every query runs unchanged in `wastewatch sql "..."` or any DuckDB client on the published copy
-(tests/test_report_questions.py runs them all on the demo warehouse).
+(tests/report/test_questions.py runs them all on the demo warehouse).
 """
 
 from __future__ import annotations

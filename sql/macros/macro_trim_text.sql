@@ -3,8 +3,8 @@
 -- value, however few spaces it finds: 0.33 thread-s per million 80-byte tag texts. It only ever removes
 -- U+0020 and the non-ASCII space separators (U+00A0, U+1680, U+2000-U+200A, U+202F, U+205F, U+3000; not
 -- tabs or line breaks), so a value whose first and last code points are neither a space nor non-ASCII is
--- returned as it is: 0.07 thread-s per million (tests/test_billing_storage.py checks every code point
--- against trim()). The cast matters: on JSON, `s[-1]` would index a JSON array.
+-- returned as it is: 0.07 thread-s per million (tests/ingest/billing/test_storage.py checks every code
+-- point against trim()). The cast matters: on JSON, `s[-1]` would index a JSON array.
 create or replace temp macro trim_text(s) as
     case
         when ascii(s::varchar) = 32 or ascii(s::varchar) > 127

@@ -1,0 +1,1 @@
+"""The `wastewatch` command line (pipelines.cli)."""

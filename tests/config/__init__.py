@@ -1,0 +1,1 @@
+"""`wastewatch.yaml` (pipelines.config)."""

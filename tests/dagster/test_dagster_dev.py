@@ -1,0 +1,151 @@
+"""`dagster dev` serves the code location: its UI and GraphQL API on a free local port, the asset graph,
+jobs, schedules and the sensor as a user sees them, and nothing left running afterwards.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+import dagster as dg
+import pytest
+
+from pipelines.defs.resources import CONFIG_ENV
+from tests.helpers.asset_graph import snapshot_assets
+from tests.helpers.dagster_dev import DagsterDev, group_members
+from tests.helpers.paths import REPO
+from tests.helpers.sensor import evaluate_sensor, requested
+
+FINDINGS_GPU001 = "findings/gpu001_idle_gpu_instance"
+
+DEV_QUERY = """
+query Wastewatch($cursor: Float) {
+  workspaceOrError {
+    __typename
+    ... on Workspace {
+      locationEntries {
+        name
+        loadStatus
+        locationOrLoadError { __typename ... on PythonError { message } }
+      }
+    }
+  }
+  assetNodes { assetKey { path } groupName isPartitioned }
+  repositoriesOrError {
+    ... on RepositoryConnection {
+      nodes {
+        name
+        location { name }
+        jobs { name }
+        sensors { name sensorState { status } }
+        schedules { name cronSchedule executionTimezone }
+      }
+    }
+  }
+  scheduleOrError(scheduleSelector: {
+    repositoryName: "__repository__", repositoryLocationName: "wastewatch",
+    scheduleName: "weekly_report_schedule"
+  }) {
+    __typename
+    ... on Schedule {
+      futureTicks(cursor: $cursor, limit: 1) {
+        results {
+          timestamp
+          evaluationResult { runRequests { runKey tags { key value } } skipReason error { message } }
+        }
+      }
+    }
+  }
+}
+"""
+
+SENSOR_DRY_RUN = """
+mutation {
+  sensorDryRun(
+    selectorData: {repositoryName: "__repository__", repositoryLocationName: "wastewatch",
+                   sensorName: "new_files_sensor"},
+    cursor: null
+  ) {
+    __typename
+    ... on DryRunInstigationTick {
+      evaluationResult { runRequests { runKey tags { key value } } skipReason cursor error { message } }
+    }
+    ... on PythonError { message }
+  }
+}
+"""
+
+
+@pytest.mark.e2e
+def test_dagster_dev_serves_the_code_location(tmp_path: Path, sensor_config: Path) -> None:
+    dev = DagsterDev(tmp_path / "dev", env={CONFIG_ENV: str(sensor_config)})
+    pgid = None
+    try:
+        with dev:
+            assert dev.process is not None
+            pgid = dev.process.pid
+            info = dev.wait_ready(timeout=60)
+            assert info["dagster_version"] == dg.__version__
+
+            status, content_type, page = dev.get("/")
+            assert status == 200 and content_type.startswith("text/html") and "<html" in page
+
+            cursor = datetime(2026, 11, 25, tzinfo=UTC).timestamp()
+            data = dev.graphql(DEV_QUERY, {"cursor": cursor})
+            [location] = data["workspaceOrError"]["locationEntries"]
+            assert (location["name"], location["loadStatus"]) == ("wastewatch", "LOADED")
+            assert location["locationOrLoadError"]["__typename"] == "RepositoryLocation", location
+
+            nodes = {"/".join(n["assetKey"]["path"]): n for n in data["assetNodes"]}
+            assert sorted(nodes) == snapshot_assets()
+            assert nodes["billing_line_items"]["groupName"] == "ingest"
+            assert nodes[FINDINGS_GPU001]["isPartitioned"] is True
+
+            [repo] = data["repositoriesOrError"]["nodes"]
+            assert repo["location"]["name"] == "wastewatch"
+            assert {j["name"] for j in repo["jobs"]} >= {"nightly_ingest", "weekly_report"}
+            assert repo["sensors"] == [{"name": "new_files_sensor", "sensorState": {"status": "STOPPED"}}]
+            assert sorted(
+                (s["name"], s["cronSchedule"], s["executionTimezone"]) for s in repo["schedules"]
+            ) == [
+                ("nightly_ingest_schedule", "0 2 * * *", "UTC"),
+                ("weekly_report_schedule", "0 6 * * 1", "UTC"),
+            ]
+
+            # Dagster's own cron iteration: after Wednesday 2026-11-25 comes Monday 2026-11-30 06:00 UTC,
+            # and that tick asks for the week that just ended
+            [tick] = data["scheduleOrError"]["futureTicks"]["results"]
+            assert datetime.fromtimestamp(tick["timestamp"], UTC) == datetime(2026, 11, 30, 6, tzinfo=UTC)
+            evaluation = tick["evaluationResult"]
+            assert evaluation["error"] is None and evaluation["skipReason"] is None
+            [request] = evaluation["runRequests"]
+            assert {t["key"]: t["value"] for t in request["tags"]}["dagster/partition"] == "2026-11-23"
+
+            # the code server finds the project through $WASTEWATCH_CONFIG
+            dry = dev.graphql(SENSOR_DRY_RUN)["sensorDryRun"]
+            assert dry["__typename"] == "DryRunInstigationTick", dry
+            result = dry["evaluationResult"]
+            assert result["error"] is None, result["error"]
+            [sensor_request] = result["runRequests"]
+            assert (
+                sensor_request["runKey"]
+                == result["cursor"]
+                == requested(evaluate_sensor(sensor_config, None))[0]
+            )
+    finally:
+        dev.stop()
+        if pgid is not None:
+            assert group_members(pgid) == [], "dagster dev left processes behind"
+
+    log = dev.log
+    assert f"Serving dagster-webserver on http://127.0.0.1:{dev.port}" in log
+    assert "Traceback" not in log, log
+    # warnings the log attributes to our code (deprecation warnings are switched on for these processes)
+    ours = [
+        line
+        for line in log.splitlines()
+        if re.search(r"deprecat|BetaWarning|PreviewWarning|SupersessionWarning", line, re.IGNORECASE)
+        and re.search(rf"{re.escape(str(REPO))}/(pipelines|rules)/", line)
+    ]
+    assert ours == [], "\n".join(ours)

@@ -1,0 +1,242 @@
+"""The Dagster code location's definitions: its asset graph (against a snapshot), pools, checks, jobs,
+schedules and sensor, loaded as `dagster dev` loads them.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import tomllib
+from datetime import UTC, datetime
+
+import dagster as dg
+import pytest
+import yaml
+
+from pipelines.definitions import defs
+from pipelines.defs.checks import sql_checks
+from tests.helpers.asset_graph import (
+    SNAPSHOT,
+    UPDATE_COMMAND,
+    UPDATE_ENV,
+    asset_graph,
+    read_snapshot,
+    snapshot_assets,
+    snapshot_job,
+    write_snapshot,
+)
+from tests.helpers.paths import REPO
+
+FINDINGS_GPU001 = "findings/gpu001_idle_gpu_instance"
+
+
+@pytest.fixture(scope="module")
+def definitions() -> dg.Definitions:
+    return defs()
+
+
+def _asset_defs(d: dg.Definitions) -> list[dg.AssetsDefinition]:
+    return [a for a in d.assets or [] if isinstance(a, dg.AssetsDefinition)]
+
+
+LOAD_WITH_WARNINGS_AS_ERRORS = textwrap.dedent(
+    """
+    import warnings
+
+    warnings.simplefilter("error", DeprecationWarning)
+    warnings.simplefilter("error", PendingDeprecationWarning)
+    import dagster as dg
+
+    # Dagster's own lifecycle warnings (public top-level exports in 1.13)
+    for name in ("BetaWarning", "PreviewWarning", "SupersessionWarning", "ConfigArgumentWarning"):
+        warnings.simplefilter("error", getattr(dg, name))
+
+    # import every module ourselves: `load_from_defs_folder` silences Dagster's warnings while it imports
+    import importlib
+    import pkgutil
+
+    import pipelines.defs
+
+    for module in pkgutil.walk_packages(pipelines.defs.__path__, "pipelines.defs."):
+        importlib.import_module(module.name)
+    import pipelines.runner
+    from pipelines.definitions import defs
+from pipelines.defs.checks import sql_checks
+
+    d = defs()
+    dg.Definitions.validate_loadable(d)
+    d.resolve_asset_graph()
+    jobs = d.resolve_all_job_defs()
+    for s in d.schedules or []:
+        d.resolve_schedule_def(s.name)
+    for s in d.sensors or []:
+        d.resolve_sensor_def(s.name)
+    print("loaded", len(list(d.resolve_all_asset_specs())), "assets", sorted(j.name for j in jobs))
+    """
+)
+
+
+def test_definitions_load_with_deprecation_beta_and_preview_warnings_as_errors() -> None:
+    # a fresh interpreter, so module-level decorators run under the filters (pytest has imported them)
+    assert all(
+        issubclass(getattr(dg, n), Warning)
+        for n in ("BetaWarning", "PreviewWarning", "SupersessionWarning", "ConfigArgumentWarning")
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", LOAD_WITH_WARNINGS_AS_ERRORS],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"},
+    )
+    assert proc.returncode == 0, proc.stderr
+    expected = f"loaded {len(snapshot_assets())} assets ['__ASSET_JOB', 'nightly_ingest', 'weekly_report']"
+    assert proc.stdout.strip() == expected, proc.stdout + proc.stderr
+
+
+def test_asset_graph_snapshot(definitions: dg.Definitions) -> None:
+    """The asset graph, checks, jobs, schedules and sensors equal tests/dagster/snapshots/asset_graph.json.
+
+    The snapshot is derived from the real `pipelines.definitions.defs()` (tests/helpers/asset_graph.py):
+    each asset's group, dependencies and partitions, each asset check and whether it blocks, each job's
+    assets, each schedule and sensor. Adding or rewiring an asset (a rule, a mart) changes that file and
+    nothing else in the tests; after a deliberate change write it again and review its diff:
+
+        WASTEWATCH_UPDATE_SNAPSHOT=1 pytest tests/dagster/test_definitions.py -k snapshot
+    """
+    graph = asset_graph(definitions)
+    if os.environ.get(UPDATE_ENV) == "1":
+        write_snapshot(graph)
+    assert graph == read_snapshot(), (
+        f"the code location differs from {SNAPSHOT}: if intended, {UPDATE_COMMAND}"
+    )
+    specs = {s.key.to_user_string(): s for s in definitions.resolve_all_asset_specs()}
+    # only the weekly assets are partitioned, by ISO week starting Monday
+    partitioned = sorted(k for k, s in specs.items() if s.partitions_def is not None)
+    assert partitioned == snapshot_job("weekly_report")
+    weekly = specs[FINDINGS_GPU001].partitions_def
+    assert isinstance(weekly, dg.WeeklyPartitionsDefinition)
+    keys = weekly.get_partition_keys(current_time=datetime(2026, 12, 2, tzinfo=UTC))
+    assert keys[0] == "2023-01-02" and "2026-11-23" in keys
+    assert all(datetime.strptime(k, "%Y-%m-%d").weekday() == 0 for k in keys)
+
+
+def test_every_asset_writing_the_warehouse_runs_in_the_warehouse_pool(definitions: dg.Definitions) -> None:
+    pools = {}
+    for a in _asset_defs(definitions):
+        for spec in a.specs:
+            if "duckdb" in spec.kinds:  # writes (or publishes) the DuckDB warehouse
+                pools[spec.key.to_user_string()] = a.op.pool
+    assert sorted(pools) == snapshot_assets()
+    assert set(pools.values()) == {"warehouse"}
+    # ... and the instance settings hold that pool to one run at a time
+    instance = yaml.safe_load((REPO / "dagster.yaml").read_text())
+    assert instance["concurrency"]["pools"]["default_limit"] == 1
+
+
+def test_asset_checks_guard_ingestion_and_reconciliation(definitions: dg.Definitions) -> None:
+    checks = {
+        (spec.asset_key.to_user_string(), spec.name): spec.blocking
+        for a in _asset_defs(definitions)
+        for spec in a.check_specs
+    }
+    assert checks == {
+        ("billing_line_items", "no_rejected_files"): False,
+        ("billing_line_items", "billing_reconciled"): True,  # ledger = file = table, per file and period
+        ("billing_line_items", "tag_coverage"): False,
+        ("gpu_samples", "no_rejected_files"): False,
+        ("jobs", "no_rejected_files"): False,
+        ("inventory_hosts", "no_rejected_files"): False,
+        ("storage_objects", "no_rejected_files"): False,
+        ("cost_hourly", "reconciles_with_billing"): True,  # a broken reconciliation stops the marts
+    }
+
+
+def test_every_sql_check_file_is_attached_to_the_asset_it_names(definitions: dg.Definitions) -> None:
+    attached = {
+        (spec.asset_key.to_user_string(), spec.name, spec.blocking)
+        for a in _asset_defs(definitions)
+        for spec in a.check_specs
+    }
+    files = {(c.asset, c.name, c.blocking) for c in sql_checks()}
+    assert files and files <= attached
+
+
+def test_jobs_run_in_process_over_the_right_assets(definitions: dg.Definitions) -> None:
+    all_assets = _asset_defs(definitions)
+    selections = {
+        job.name: sorted(k.to_user_string() for k in job.selection.resolve(all_assets))
+        for job in definitions.jobs or []
+    }
+    assert selections == read_snapshot()["jobs"]
+    for name in ("nightly_ingest", "weekly_report"):
+        job = definitions.resolve_job_def(name)
+        assert job.executor_def.name == dg.in_process_executor.name == "in_process"
+    assert definitions.resolve_job_def("nightly_ingest").partitions_def is None
+    assert isinstance(
+        definitions.resolve_job_def("weekly_report").partitions_def, dg.WeeklyPartitionsDefinition
+    )
+
+
+def _tick(definitions: dg.Definitions, name: str, at: datetime) -> list[dg.RunRequest]:
+    schedule = definitions.resolve_schedule_def(name)
+    with dg.build_schedule_context(
+        scheduled_execution_time=at, repository_def=definitions.get_repository_def()
+    ) as context:
+        data = schedule.evaluate_tick(context)
+    assert data.skip_message is None
+    return list(data.run_requests or [])
+
+
+def test_nightly_ingest_schedule(definitions: dg.Definitions) -> None:
+    schedule = definitions.resolve_schedule_def("nightly_ingest_schedule")
+    assert (schedule.cron_schedule, schedule.execution_timezone, schedule.job_name) == (
+        "0 2 * * *",
+        "UTC",
+        "nightly_ingest",
+    )
+    [request] = _tick(definitions, "nightly_ingest_schedule", datetime(2026, 11, 25, 2, tzinfo=UTC))
+    assert request.partition_key is None
+
+
+@pytest.mark.parametrize(
+    ("tick", "week_that_ended"),
+    [
+        (datetime(2026, 11, 30, 6, tzinfo=UTC), "2026-11-23"),  # 2026-W48
+        (datetime(2027, 1, 4, 6, tzinfo=UTC), "2026-12-28"),  # 2026-W53: 2026 has 53 ISO weeks
+    ],
+)
+def test_weekly_report_schedule_reports_the_week_that_just_ended(
+    definitions: dg.Definitions, tick: datetime, week_that_ended: str
+) -> None:
+    schedule = definitions.resolve_schedule_def("weekly_report_schedule")
+    # Monday 06:00 UTC (test_dagster_dev.py checks the next tick after Wednesday 2026-11-25 on the webserver)
+    assert (schedule.cron_schedule, schedule.execution_timezone, schedule.job_name) == (
+        "0 6 * * 1",
+        "UTC",
+        "weekly_report",
+    )
+    [request] = _tick(definitions, "weekly_report_schedule", tick)
+    # not the week that started six hours ago: its data is not in yet
+    assert request.partition_key == week_that_ended
+
+
+def test_new_files_sensor_is_defined_stopped_for_the_ingest_job(definitions: dg.Definitions) -> None:
+    sensor = definitions.resolve_sensor_def("new_files_sensor")
+    assert sensor.job_name == "nightly_ingest"
+    # a fresh `dagster dev` must not start ingesting on its own
+    assert sensor.default_status == dg.DefaultSensorStatus.STOPPED
+    assert [s.name for s in definitions.sensors or []] == ["new_files_sensor"]
+
+
+def test_workspace_yaml_loads_the_module_pyproject_names() -> None:
+    workspace = yaml.safe_load((REPO / "workspace.yaml").read_text())
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    [entry] = workspace["load_from"]
+    module = entry["python_module"]
+    assert module["module_name"] == pyproject["tool"]["dg"]["project"]["code_location_target_module"]
+    assert module["module_name"] == "pipelines.definitions"
+    assert module["location_name"] == pyproject["tool"]["dg"]["project"]["code_location_name"] == "wastewatch"

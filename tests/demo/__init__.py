@@ -1,0 +1,1 @@
+"""`wastewatch demo` (pipelines.demo): the planted waste is found by the real pipeline."""

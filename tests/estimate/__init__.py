@@ -1,0 +1,1 @@
+"""`wastewatch estimate` (pipelines.estimate)."""

@@ -1,0 +1,108 @@
+"""The GPU rules' shared invariant: a GPU-hour is priced by at most one of GPU001-GPU004.
+
+`check_no_double_counting` runs every GPU rule's `priced_units` CTE and its findings over a window and
+asserts the invariants tests/rules/test_gpu_precedence.py describes; `SETTINGS` are the threshold
+settings it runs under, as `rules:` lines of wastewatch.yaml, and `WEEK` the week of its scenario.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from datetime import datetime
+from decimal import Decimal
+from typing import Any
+
+import duckdb
+import pytest
+
+from pipelines.warehouse import rows
+from rules import Rule, RuleParams, Window, get_rule
+
+GPU_RULES = ("GPU001", "GPU002", "GPU003", "GPU004")
+WEEK = Window.iso_week("2026-W48")
+
+
+def priced_units(
+    con: duckdb.DuckDBPyConnection, rule: Rule, window: Window, params: RuleParams
+) -> list[dict[str, Any]]:
+    """The rows of the rule's `priced_units` CTE: its query with the final select swapped for that CTE."""
+    assert rule.query is not None
+    sql = rule.query.read_text(encoding="utf-8")
+    lines = sql.splitlines()
+    final = max(i for i, line in enumerate(lines) if line.startswith("select"))
+    body = "\n".join(lines[:final]) + (
+        "\nselect resource_id, hour, slice_start, slice_end, gpu_id, currency, cost from priced_units"
+        " where cost > 0"
+    )
+    bind = {"window_start": window.start, "window_end": window.end, **params.model_dump()}
+    needed = set(re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", re.sub(r"--[^\n]*", "", body)))
+    return rows(con, body, {k: v for k, v in bind.items() if k in needed})
+
+
+def check_no_double_counting(
+    con: duckdb.DuckDBPyConnection, window: Window, params: dict[str, RuleParams]
+) -> dict[str, Decimal]:
+    """Run every GPU rule; assert the invariants; return each rule's waste."""
+    units: dict[str, list[dict[str, Any]]] = {}
+    waste: dict[str, Decimal] = {}
+    for rule_id in GPU_RULES:
+        rule = get_rule(rule_id)
+        units[rule_id] = priced_units(con, rule, window, params[rule_id])
+        frame = rule.evaluate(con, window, params[rule_id], detected_at=datetime(2026, 12, 7))
+        priced = frame.filter(frame["status"] == "waste")["estimated_waste"].sum()
+        waste[rule_id] = Decimal(str(priced or 0))
+        # a rule's findings are exactly the money of its units
+        assert float(waste[rule_id]) == pytest.approx(
+            sum(float(u["cost"]) for u in units[rule_id]), abs=0.01
+        ), rule_id
+
+    # no (resource, part of an hour, GPU) priced by two rules; a whole-instance unit (gpu_id NULL)
+    # collides with any unit of the same resource whose part of the hour overlaps it
+    by_hour: dict[tuple[str, datetime], list[tuple[str, dict[str, Any]]]] = defaultdict(list)
+    for rule_id, us in units.items():
+        for u in us:
+            by_hour[(u["resource_id"], u["hour"])].append((rule_id, u))
+    for key, claims in by_hour.items():
+        for i, (ra, a) in enumerate(claims):
+            for rb, b in claims[i + 1 :]:
+                overlap = a["slice_start"] < b["slice_end"] and b["slice_start"] < a["slice_end"]
+                same_gpu = a["gpu_id"] is None or b["gpu_id"] is None or a["gpu_id"] == b["gpu_id"]
+                assert not (overlap and same_gpu), f"{key} priced twice: {ra} {a} and {rb} {b}"
+
+    # no resource-hour priced above its cost, and all GPU waste within the GPU spend
+    hour_cost = {
+        (r["resource_id"], r["hour"]): float(r["cost"])
+        for r in rows(
+            con,
+            "select c.resource_id, c.hour, sum(c.effective_cost) as cost from cost_hourly as c "
+            "inner join resources as r on r.resource_id = c.resource_id and r.gpu_count > 0 "
+            "and c.billing_currency = r.currency group by all",
+        )
+    }
+    priced_by_hour: dict[tuple[str, datetime], float] = defaultdict(float)
+    for us in units.values():
+        for u in us:
+            priced_by_hour[(u["resource_id"], u["hour"])] += float(u["cost"])
+    for key, total in priced_by_hour.items():
+        assert total <= hour_cost[key] + 1e-6, f"{key}: priced {total} > cost {hour_cost[key]}"
+    spend = sum(v for (rid, hour), v in hour_cost.items() if window.start <= hour < window.end)
+    assert float(sum(waste.values())) <= spend + 1e-6
+    return waste
+
+
+SETTINGS = {
+    "defaults": "",
+    "gpu001 raised": "GPU001: {max_util_pct: 40}",
+    "everything loosened": (
+        "GPU001: {max_util_pct: 90, min_idle_hours: 1}\n"
+        "  GPU002: {unused_util_pct: 10, max_peak_util_pct: 50, min_runtime_minutes: 1}\n"
+        "  GPU003: {min_mean_util_pct: 0, max_mean_util_pct: 100, min_util_stddev: 0, min_peak_util_pct: 0, "
+        "max_power_pct: 100, min_runtime_minutes: 1}\n"
+        "  GPU004: {min_zombie_hours: 1}"
+    ),
+    "job rules loosened": (
+        "GPU002: {unused_util_pct: 0, max_peak_util_pct: 10}\n"
+        "  GPU003: {min_mean_util_pct: 0, min_util_stddev: 0, min_peak_util_pct: 0, max_power_pct: 100}"
+    ),
+}

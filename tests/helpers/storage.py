@@ -1,0 +1,119 @@
+"""Helpers for the storage tests: S3 Inventory reports written the way S3 delivers them, projects."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import hashlib
+import io
+import json
+import shutil
+import urllib.parse
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from pipelines.config import Config, load_config
+from pipelines.ingest import IngestReport, ingest
+from pipelines.transform import MARTS, build_mart
+from pipelines.warehouse import rows
+from tests.helpers.config import write_config
+from tests.helpers.paths import FIXTURES
+
+INVENTORY_FIXTURE = FIXTURES / "storage" / "inventory"
+# storage_objects with its snapshot's attributes (store, time, region, billing resource, source)
+OBJECTS = (
+    "(select o.*, s.store, s.inventory_at, s.region_id, s.resource_id, s.source, s.kind "
+    "from storage_objects as o join storage_snapshots as s using (x_file_id))"
+)
+SHORT_SCHEMA = "Bucket, Key, Size, LastModifiedDate, ETag, StorageClass, IsMultipartUploaded"
+GIB = 1024**3
+
+
+def write_report(
+    root: Path,
+    bucket: str,
+    stamp: str,
+    objects: list[dict[str, Any]],
+    config_id: str = "daily",
+    schema: str = SHORT_SCHEMA,
+    raw_lines: list[str] | None = None,
+    dest_prefix: str = "",
+) -> Path:
+    """An S3 Inventory report (CSV.gz, keys URL-encoded, every field quoted, no header) under `root`:
+    `<bucket>/<config_id>/<stamp>/manifest.json` + `<bucket>/<config_id>/data/<name>.csv.gz`.
+
+    `objects` are dicts with key, size, modified (datetime), etag, storage_class; `raw_lines` replaces the
+    CSV body verbatim (for broken files). Returns the manifest's path.
+    """
+    base = root / bucket / config_id
+    (base / "data").mkdir(parents=True, exist_ok=True)
+    if raw_lines is None:
+        buf = io.StringIO()
+        w = csv.writer(buf, quoting=csv.QUOTE_ALL, lineterminator="\n")
+        for o in objects:
+            etag = o.get("etag", hashlib.md5(o["key"].encode()).hexdigest())  # noqa: S324 - a fake ETag
+            w.writerow(
+                [
+                    bucket,
+                    urllib.parse.quote_plus(o["key"], safe="/"),
+                    o["size"],
+                    o.get("modified", datetime(2026, 9, 1)).strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+                    etag,
+                    o.get("storage_class", "STANDARD"),
+                    "true" if "-" in etag else "false",
+                ]
+            )
+        body = buf.getvalue()
+    else:
+        body = "".join(line + "\n" for line in raw_lines)
+    blob = gzip.compress(body.encode("utf-8"), mtime=0)
+    name = hashlib.md5(f"{bucket}{stamp}".encode()).hexdigest() + ".csv.gz"  # noqa: S324 - a file name
+    (base / "data" / name).write_bytes(blob)
+    when = datetime.strptime(stamp, "%Y-%m-%dT%H-%MZ").replace(tzinfo=UTC)
+    manifest = {
+        "sourceBucket": bucket,
+        "destinationBucket": "arn:aws:s3:::acme-inventory",
+        "version": "2016-11-30",
+        "creationTimestamp": str(int(when.timestamp() * 1000)),
+        "fileFormat": "CSV",
+        "fileSchema": schema,
+        "files": [
+            {
+                "key": f"{dest_prefix}{bucket}/{config_id}/data/{name}",
+                "size": len(blob),
+                "MD5checksum": hashlib.md5(blob).hexdigest(),  # noqa: S324 - what S3 Inventory publishes
+            }
+        ],
+    }
+    folder = base / stamp
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    return folder / "manifest.json"
+
+
+def copy_fixture_report(dst: Path) -> Path:
+    """The committed acme-ckpt report (two dated reports of one configuration) under `dst`."""
+    shutil.copytree(INVENTORY_FIXTURE, dst, dirs_exist_ok=True)
+    return dst / "acme-ckpt" / "ckpt-daily"
+
+
+def project(tmp: Path, sources: str, extra: str = "") -> Config:
+    """A project folder with `sources:` (YAML lines, indented by 2) and optional more config."""
+    write_config(tmp, "sources:\n" + sources + extra)
+    return load_config(tmp / "wastewatch.yaml")
+
+
+def run_ingest(con: duckdb.DuckDBPyConnection, config: Config) -> IngestReport:
+    return ingest(con, config)
+
+
+def build_storage_marts(con: duckdb.DuckDBPyConnection) -> None:
+    for name in MARTS:
+        build_mart(con, name)
+
+
+def table(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None) -> list[dict]:
+    return rows(con, sql, params)

@@ -1,0 +1,1 @@
+"""Ingestion (pipelines.ingest): the readers of each source family, the ledger, restatements, bad inputs."""

@@ -1,0 +1,1 @@
+"""Job readers: Slurm sacct, Kubernetes pods, job CSV."""

@@ -1,0 +1,1 @@
+"""Resource readers: EC2 DescribeInstances, hosts CSV, the GPU instance-type catalogue."""

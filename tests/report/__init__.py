@@ -1,0 +1,1 @@
+"""The weekly report (pipelines.report): figures, files, browser rendering, delivery, lifecycle, questions."""

@@ -1,0 +1,65 @@
+"""Fixtures of the report tests: the hand-worked fleet's report for 2026-W48, a webhook receiver."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from http.server import HTTPServer
+
+import pytest
+
+from pipelines.config import load_config
+from pipelines.report import write_report
+from pipelines.transform import build_marts
+from pipelines.warehouse import connect
+from tests.helpers.config import write_config
+from tests.helpers.report import W48, Built, evaluate_attention, fleet, put_findings
+from tests.helpers.webhook import WebhookReceiver
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
+    directory = tmp_path_factory.mktemp("report")
+    write_config(
+        directory,
+        """
+        budgets:
+          team: {nlp: 10000, vision: 50000}
+          project: {vit: 20000}
+        """,
+    )
+    config = load_config(directory / "wastewatch.yaml")
+    con = connect(config.warehouse_path)
+    try:
+        build_marts(con)
+        fleet(con)
+        con.execute(
+            "insert into ingest_files (file_id, source, kind, uri, status, error, first_seen_at, checked_at) "
+            "values ('x', 'focus-main', 'focus', '/landing/bad.csv', 'rejected', "
+            "'/landing/bad.csv:12:4: BilledCost: ''abc'' is not a number', now()::timestamp, now()::timestamp)"
+        )
+        put_findings(
+            con, W48, "GPU001",
+            [
+                {"resource_id": "i-h100", "team": "nlp", "project": "llm", "estimated_waste": 8640,
+                 "evidence": {"idle_hours": 108, "host": "i-h100"}},
+                {"resource_id": "i-untagged", "status": "insufficient_data", "estimated_waste": 0,
+                 "evidence": {"hours_without_telemetry": 72}},
+            ],
+        )  # fmt: skip
+        evaluate_attention(con, config, W48)
+        report = write_report(con, config, W48)
+    finally:
+        con.close()
+    yield Built(config, report, config.reports_path / "2026-W48")
+
+
+@pytest.fixture
+def receiver() -> Iterator[tuple[str, type[WebhookReceiver]]]:
+    handler = type("Receiver", (WebhookReceiver,), {"received": [], "status": 200})
+    server = HTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/hooks/T000/B000/XXXX", handler
+    server.shutdown()
+    server.server_close()

@@ -1,0 +1,1 @@
+"""The rules (rules/): catalogue invariants, YAML cases, generated docs, and rules on real data."""

@@ -1,0 +1,1 @@
+"""The warehouse file (pipelines.warehouse): creation, upgrades, publishing, the schema reference."""

@@ -1,0 +1,616 @@
+"""The warehouse file: creation, reopening, upgrades (and failed ones), refusals, publishing."""
+
+from __future__ import annotations
+
+import csv
+import stat
+from decimal import Decimal
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from pipelines.config import Config
+from pipelines.ingest import ingest
+from pipelines.ingest.billing.lines import DERIVED
+from pipelines.warehouse import (
+    CATALOG_DIR,
+    RAW_TABLES,
+    SCHEMA_VERSION,
+    WarehouseError,
+    apply_comments,
+    connect,
+    current_version,
+    migrate,
+    parse_notes,
+    publish,
+    raw_notes,
+)
+from tests.helpers.paths import FIXTURES, FOCUS_SAMPLE, REPO, copy_into
+
+NEXT = SCHEMA_VERSION + 1
+
+
+def _tables(con: duckdb.DuckDBPyConnection) -> set[str]:
+    return {
+        r[0]
+        for r in con.execute(
+            "select table_name from information_schema.tables where table_schema = 'main'"
+        ).fetchall()
+    }
+
+
+def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[str]:
+    return [
+        r[0]
+        for r in con.execute(
+            "select column_name from information_schema.columns where table_name = $t order by ordinal_position",
+            {"t": table},
+        ).fetchall()
+    ]
+
+
+def _versions(con: duckdb.DuckDBPyConnection) -> list[tuple[int, str]]:
+    return con.execute("select version, description from schema_version order by version").fetchall()
+
+
+def _add_ledger_row(con: duckdb.DuckDBPyConnection, uri: str = "/landing/a.csv", rows: int = 42) -> None:
+    con.execute(
+        """insert into ingest_files (file_id, source, kind, uri, size_bytes, rows, status,
+                                     first_seen_at, checked_at, loaded_at)
+           values ($id, 'focus', 'focus', $uri, 123, $rows, 'loaded',
+                   timestamp '2024-09-02 00:00:00', timestamp '2024-09-02 00:00:00',
+                   timestamp '2024-09-02 00:00:00')""",
+        {"id": f"id-{uri}", "uri": uri, "rows": rows},
+    )
+
+
+def _ledger(con: duckdb.DuckDBPyConnection) -> list[tuple]:
+    return con.execute("select uri, rows, status from ingest_files order by uri").fetchall()
+
+
+def _catalog_rows() -> int:
+    with (CATALOG_DIR / "gpu_instance_types.csv").open(newline="", encoding="utf-8") as f:
+        return sum(1 for _ in csv.DictReader(f))
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> Path:
+    """A warehouse at the current schema version holding one ledger row; closed."""
+    path = tmp_path / "wh" / "wastewatch.duckdb"
+    con = connect(path)
+    _add_ledger_row(con)
+    con.close()
+    return path
+
+
+def _write_migrations(tmp_path: Path, files: dict[str, str]) -> Path:
+    folder = tmp_path / "migrations"
+    folder.mkdir(exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+# --- creation and reopening -------------------------------------------------------------------------
+
+
+def test_new_file_is_stamped_and_has_every_raw_table(tmp_path: Path) -> None:
+    path = tmp_path / "deep" / "er" / "wastewatch.duckdb"  # parent folders are created
+    con = connect(path)
+    try:
+        assert path.is_file()
+        assert set(RAW_TABLES) <= _tables(con)
+        assert current_version(con) == SCHEMA_VERSION
+        assert _versions(con) == [(SCHEMA_VERSION, "initial schema")]
+        assert con.execute("select count(*) from gpu_instance_types").fetchall()[0][0] == _catalog_rows() > 0
+        for table in ("ingest_files", "billing_line_items", "gpu_samples", "findings"):
+            assert con.execute(f"select count(*) from {table}").fetchall()[0][0] == 0, table
+        assert con.execute("select current_setting('TimeZone')").fetchall()[0][0] == "UTC"
+    finally:
+        con.close()
+
+
+def test_reopening_is_a_no_op_that_keeps_the_data(warehouse: Path) -> None:
+    for _ in range(2):
+        con = connect(warehouse)
+        try:
+            assert _versions(con) == [(SCHEMA_VERSION, "initial schema")]
+            assert _ledger(con) == [("/landing/a.csv", 42, "loaded")]
+            # the instance-type catalogue is reloaded, never appended
+            assert con.execute("select count(*) from gpu_instance_types").fetchall()[0][0] == _catalog_rows()
+        finally:
+            con.close()
+
+
+def test_read_only_connection_on_a_missing_file_is_refused_and_creates_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "nowhere" / "wastewatch.duckdb"
+    with pytest.raises(WarehouseError) as err:
+        connect(path, read_only=True)
+    assert str(path) in str(err.value) and "no warehouse here yet" in str(err.value)
+    assert not path.exists() and not path.parent.exists()
+
+
+def test_read_only_connection_reads_but_cannot_write(warehouse: Path) -> None:
+    con = connect(warehouse, read_only=True)
+    try:
+        assert _ledger(con) == [("/landing/a.csv", 42, "loaded")]
+        with pytest.raises(duckdb.Error, match="read-only"):
+            _add_ledger_row(con, "/landing/b.csv")
+    finally:
+        con.close()
+
+
+# --- upgrades ------------------------------------------------------------------------------------------
+
+
+def test_upgrade_applies_the_missing_migration_and_keeps_the_data(warehouse: Path, tmp_path: Path) -> None:
+    folder = _write_migrations(
+        tmp_path,
+        {
+            # already applied (<= the file's version): must not run again, or this bad SQL would fail
+            f"{SCHEMA_VERSION:04d}_initial.sql": "this is not sql",
+            f"{NEXT:04d}_add_note.sql": (
+                "alter table ingest_files add column note varchar;\n"
+                "update ingest_files set note = 'migrated';\n"
+            ),
+            "README.md": "not a migration",
+            "notes.sql": "not numbered, so not a migration either",
+        },
+    )
+    con = connect(warehouse)
+    try:
+        assert migrate(con, target=NEXT, migrations_dir=folder) == NEXT
+        assert current_version(con) == NEXT
+    finally:
+        con.close()
+    con = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        assert _versions(con) == [(SCHEMA_VERSION, "initial schema"), (NEXT, f"{NEXT:04d}_add_note")]
+        assert _columns(con, "ingest_files")[-1] == "note"
+        assert con.execute("select uri, rows, status, note from ingest_files").fetchall() == [
+            ("/landing/a.csv", 42, "loaded", "migrated")
+        ]
+    finally:
+        con.close()
+
+
+def test_several_migrations_run_in_number_order(warehouse: Path, tmp_path: Path) -> None:
+    folder = _write_migrations(
+        tmp_path,
+        {
+            f"{NEXT + 1:04d}_tag_note.sql": "update ingest_files set note = note || '+second';",
+            f"{NEXT:04d}_add_note.sql": (
+                "alter table ingest_files add column note varchar; update ingest_files set note = 'first';"
+            ),
+        },
+    )
+    con = connect(warehouse)
+    try:
+        assert migrate(con, target=NEXT + 1, migrations_dir=folder) == NEXT + 1
+        assert [v for v, _ in _versions(con)] == [SCHEMA_VERSION, NEXT, NEXT + 1]
+        assert con.execute("select note from ingest_files").fetchall() == [("first+second",)]
+        # at the target already: nothing runs again
+        assert migrate(con, target=NEXT + 1, migrations_dir=folder) == NEXT + 1
+        assert con.execute("select note from ingest_files").fetchall() == [("first+second",)]
+    finally:
+        con.close()
+
+
+def test_a_failing_migration_rolls_back_and_leaves_the_old_version(warehouse: Path, tmp_path: Path) -> None:
+    folder = _write_migrations(
+        tmp_path,
+        {
+            f"{NEXT:04d}_broken.sql": (
+                "alter table ingest_files add column note varchar;\n"
+                "delete from ingest_files;\n"
+                "select * from no_such_table;\n"
+            ),
+        },
+    )
+    con = connect(warehouse)
+    try:
+        with pytest.raises(WarehouseError) as err:
+            migrate(con, target=NEXT, migrations_dir=folder)
+        assert f"{NEXT:04d}_broken.sql" in str(err.value) and "no_such_table" in str(err.value)
+        # the same connection sees the rolled-back state ...
+        assert current_version(con) == SCHEMA_VERSION
+        assert "note" not in _columns(con, "ingest_files")
+        assert _ledger(con) == [("/landing/a.csv", 42, "loaded")]
+    finally:
+        con.close()
+    # ... and so does the file
+    con = connect(warehouse)
+    try:
+        assert _versions(con) == [(SCHEMA_VERSION, "initial schema")]
+        assert "note" not in _columns(con, "ingest_files")
+        assert _ledger(con) == [("/landing/a.csv", 42, "loaded")]
+    finally:
+        con.close()
+
+
+def test_an_upgrade_with_a_missing_migration_is_refused_before_anything_runs(
+    warehouse: Path, tmp_path: Path
+) -> None:
+    folder = _write_migrations(
+        tmp_path, {f"{NEXT:04d}_add_note.sql": "alter table ingest_files add column note varchar;"}
+    )
+    con = connect(warehouse)
+    try:
+        with pytest.raises(WarehouseError) as err:
+            migrate(con, target=NEXT + 1, migrations_dir=folder)
+        message = str(err.value)
+        assert f"from schema version {SCHEMA_VERSION} to {NEXT + 1}" in message
+        assert f"no migration for version(s) {NEXT + 1}" in message
+        assert current_version(con) == SCHEMA_VERSION
+        assert "note" not in _columns(con, "ingest_files")
+    finally:
+        con.close()
+
+
+# --- refusals ----------------------------------------------------------------------------------------
+
+
+def test_a_warehouse_newer_than_the_code_is_refused_and_left_alone(warehouse: Path) -> None:
+    con = duckdb.connect(str(warehouse))
+    con.execute(
+        "insert into schema_version values ($v, 'from the future', timestamp '2030-01-01 00:00:00')",
+        {"v": NEXT},
+    )
+    con.close()
+    with pytest.raises(WarehouseError) as err:
+        connect(warehouse)
+    message = str(err.value)
+    assert str(warehouse) in message
+    assert f"schema version {NEXT}, newer than this wastewatch ({SCHEMA_VERSION})" in message
+    # the refused file is not held open by this process, and nothing in it changed
+    ro = duckdb.connect(str(warehouse), read_only=True)
+    try:
+        assert [v for v, _ in _versions(ro)] == [SCHEMA_VERSION, NEXT]
+        assert _ledger(ro) == [("/landing/a.csv", 42, "loaded")]
+    finally:
+        ro.close()
+
+
+def test_a_foreign_duckdb_file_is_refused_and_left_alone(tmp_path: Path) -> None:
+    path = tmp_path / "theirs.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("create table invoices as select 7 as id, 'keep me' as note")
+    con.close()
+    with pytest.raises(WarehouseError) as err:
+        connect(path)
+    assert str(path) in str(err.value) and "no wastewatch schema_version" in str(err.value)
+    ro = duckdb.connect(str(path), read_only=True)  # would fail if connect() had kept the file open
+    try:
+        assert _tables(ro) == {"invoices"}
+        assert ro.execute("select * from invoices").fetchall() == [(7, "keep me")]
+    finally:
+        ro.close()
+
+
+def test_an_empty_duckdb_file_becomes_a_warehouse(tmp_path: Path) -> None:
+    path = tmp_path / "empty.duckdb"
+    duckdb.connect(str(path)).close()
+    con = connect(path)
+    try:
+        assert current_version(con) == SCHEMA_VERSION and set(RAW_TABLES) <= _tables(con)
+    finally:
+        con.close()
+
+
+# --- comments (COMMENT ON from the notes in sql/raw/) ------------------------------------------------
+
+
+def _comments(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, str | None], str | None]:
+    """(table, None) -> the table's comment, (table, column) -> the column's, for every landed table."""
+    out: dict[tuple[str, str | None], str | None] = {
+        (r[0], None): r[1]
+        for r in con.execute(
+            "select table_name, comment from duckdb_tables() where list_contains($t, table_name) "
+            "union all select view_name, comment from duckdb_views() where list_contains($t, view_name)",
+            {"t": list(RAW_TABLES)},
+        ).fetchall()
+    }
+    for table, column, comment in con.execute(
+        "select table_name, column_name, comment from duckdb_columns() where list_contains($t, table_name)",
+        {"t": list(RAW_TABLES)},
+    ).fetchall():
+        out[(table, column)] = comment
+    return out
+
+
+def test_a_new_warehouse_keeps_the_ddl_notes_as_duckdb_comments(tmp_path: Path) -> None:
+    con = connect(tmp_path / "wastewatch.duckdb")
+    try:
+        commented, total = con.execute(
+            "select count(*) filter (where comment is not null), count(*) from duckdb_columns() "
+            "where table_name = 'billing_line_items'"
+        ).fetchall()[0]
+        assert total >= 70 and commented >= 0.9 * total, (commented, total)
+        notes = dict(
+            con.execute(
+                "select column_name, comment from duckdb_columns() where table_name = 'billing_line_items'"
+            ).fetchall()
+        )
+        assert notes["effective_cost"].startswith("amortised, after all discounts and prepaid commitments")
+        assert notes["x_billing_period"] == "YYYY-MM of billing_period_start (partition key)"
+        view = con.execute("select comment from duckdb_views() where view_name = 'billing_line_items'")
+        assert view.fetchall()[0][0].startswith("Grain: one row per source line item. Every billing source's")
+        # the view's column notes come from billing_columns' DDL (`columns_from:`), the stored table's from its own
+        assert notes == {
+            c: n
+            for c, n in con.execute(
+                "select column_name, comment from duckdb_columns() where table_name = 'billing_columns'"
+            ).fetchall()
+        }
+        # a note continued on the next line (its `--` lined up under the first) is one comment
+        state = con.execute(
+            "select comment from duckdb_columns() where table_name = 'jobs' and column_name = 'state'"
+        ).fetchall()[0][0]
+        assert state.startswith("normalised: COMPLETED") and state.endswith("BOOT_FAIL, DEADLINE")
+        # every landed table says what one row is
+        assert all(c and c.startswith("Grain: ") for (_, col), c in _comments(con).items() if col is None)
+        # reopening has nothing left to write
+        assert apply_comments(con, {t: raw_notes(t) for t in RAW_TABLES}) == 0
+    finally:
+        con.close()
+
+
+def test_comments_are_restored_on_reopening_and_kept_by_the_published_copy(config: Config) -> None:
+    con = connect(config.warehouse_path)
+    wanted = _comments(con)
+    # an older wastewatch wrote other notes (or none): the next writable connection puts them right
+    con.execute("comment on table billing_line_items is null")
+    con.execute("comment on column billing_line_items.billed_cost is 'stale'")
+    con.execute("comment on column jobs.\"user\" is 'not in the DDL'")
+    con.close()
+    con = connect(config.warehouse_path)
+    assert _comments(con) == wanted
+    con.close()
+    ro = connect(publish(config), read_only=True)
+    try:
+        assert _comments(ro) == wanted
+    finally:
+        ro.close()
+
+
+def test_notes_come_from_header_lines_and_ddl_line_ends() -> None:
+    notes = parse_notes(
+        "-- grain: one row per thing\n"
+        "-- depends_on: a, b\n"
+        "-- What it is,\n"
+        "-- in two lines.\n"
+        "-- size: bytes, of the\n"
+        "-- whole thing\n"
+        "create table if not exists things (\n"
+        "    id varchar not null,     -- sha1(it)\n"
+        "    state varchar,           -- one of A, B,\n"
+        "                             -- C\n"
+        "    plain integer,\n"
+        "    -- a section comment, not a note\n"
+        "    later varchar            -- it's quoted\n"
+        ");\n"
+    )
+    assert notes.meta == {"grain": "one row per thing", "depends_on": "a, b"}
+    assert notes.table_comment == "Grain: one row per thing. What it is, in two lines."
+    assert notes.columns == {
+        "size": "bytes, of the whole thing",
+        "id": "sha1(it)",
+        "state": "one of A, B, C",
+        "later": "it's quoted",
+    }
+    # a query's `--` comments inside its body are not column notes
+    assert parse_notes("-- grain: g\nselect 1 as a, -- not a note\n2 as b\n").columns == {}
+
+
+# --- publishing --------------------------------------------------------------------------------------
+
+
+def _counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
+    return {t: con.execute(f"select count(*) from {t}").fetchall()[0][0] for t in RAW_TABLES}
+
+
+def test_publish_writes_a_complete_read_only_twin_atomically(
+    project: Path, config: Config, con: duckdb.DuckDBPyConnection
+) -> None:
+    copy_into(FOCUS_SAMPLE, project / "landing" / "billing")
+    assert [o.status for o in ingest(con, config).outcomes] == ["loaded"]
+    live_counts = _counts(con)
+    live_billed = con.execute("select sum(billed_cost) from billing_line_items").fetchall()[0][0]
+    assert live_counts["billing_line_items"] == 1000
+    con.close()  # publish() needs the writer closed
+
+    published = publish(config)
+    assert (
+        published == config.published_path == config.warehouse_path.with_name("wastewatch.published.duckdb")
+    )
+    # no temporary copy is left behind, only the warehouse and its twin
+    assert sorted(p.name for p in published.parent.iterdir()) == [
+        "wastewatch.duckdb",
+        "wastewatch.published.duckdb",
+    ]
+    # readable by whoever may read the warehouse (not the 0600 of a temp file)
+    assert stat.S_IMODE(published.stat().st_mode) == stat.S_IMODE(config.warehouse_path.stat().st_mode)
+
+    ro = connect(published, read_only=True)
+    try:
+        assert _counts(ro) == live_counts
+        assert ro.execute("select sum(billed_cost) from billing_line_items").fetchall()[0][0] == live_billed
+        with pytest.raises(duckdb.Error, match="read-only"):
+            ro.execute("delete from billing_lines")
+    finally:
+        ro.close()
+
+
+def test_publishing_again_replaces_the_twin_by_rename(config: Config, con: duckdb.DuckDBPyConnection) -> None:
+    _add_ledger_row(con, "/landing/one.csv")
+    con.close()
+    first = publish(config)
+    inode = first.stat().st_ino
+
+    con2 = connect(config.warehouse_path)
+    _add_ledger_row(con2, "/landing/two.csv")
+    con2.close()
+    second = publish(config)
+
+    assert second == first
+    assert second.stat().st_ino != inode  # a new file renamed over the old one, not rewritten in place
+    ro = duckdb.connect(str(second), read_only=True)
+    try:
+        assert [r[0] for r in _ledger(ro)] == ["/landing/one.csv", "/landing/two.csv"]
+    finally:
+        ro.close()
+    assert sorted(p.name for p in second.parent.iterdir()) == [
+        "wastewatch.duckdb",
+        "wastewatch.published.duckdb",
+    ]
+
+
+def test_publish_without_a_warehouse_is_refused(config: Config) -> None:
+    with pytest.raises(WarehouseError) as err:
+        publish(config)
+    assert str(config.warehouse_path) in str(err.value) and "nothing to publish" in str(err.value)
+    assert not config.published_path.exists()
+
+
+def test_schema_reference_is_generated_from_the_sql() -> None:
+    """docs/schema.md must equal the generator's output (run `make docs` after changing sql/)."""
+    from pipelines.schema_docs import render
+
+    docs = REPO / "docs" / "schema.md"
+    assert docs.read_text(encoding="utf-8") == render()
+
+
+SNAPSHOTS = FIXTURES / "schema"
+
+
+def _schema(con: duckdb.DuckDBPyConnection) -> dict[str, list[str]]:
+    """Each landed base table's columns (views, such as billing_line_items, are rebuilt on connect)."""
+    views = {r[0] for r in con.execute("select view_name from duckdb_views()").fetchall()}
+    return {
+        t: [
+            f"{c} {ty}"
+            for c, ty in con.execute(
+                "select column_name, data_type from information_schema.columns where table_name = $t "
+                "order by ordinal_position",
+                {"t": t},
+            ).fetchall()
+        ]
+        for t in RAW_TABLES
+        if t not in views
+    }
+
+
+def test_existing_tables_change_only_with_a_migration(tmp_path: Path) -> None:
+    """Each schema version's landed tables are snapshotted in tests/fixtures/schema/v<N>.json.
+
+    A landed table's columns may change only together with SCHEMA_VERSION + a migration; new tables need
+    none (they are created on connect). After a deliberate change, write the new version's snapshot:
+    WASTEWATCH_UPDATE_SNAPSHOT=1 pytest tests/warehouse/test_warehouse.py -k migration
+    """
+    import json
+    import os
+
+    con = connect(tmp_path / "fresh.duckdb")
+    fresh = _schema(con)
+    con.close()
+    path = SNAPSHOTS / f"v{SCHEMA_VERSION}.json"
+    if os.environ.get("WASTEWATCH_UPDATE_SNAPSHOT") == "1":
+        path.write_text(json.dumps({"schema_version": SCHEMA_VERSION, "tables": fresh}, indent=1) + "\n")
+    assert path.exists(), (
+        f"no snapshot for schema version {SCHEMA_VERSION}: write it (see this test's docstring)"
+    )
+    snap = json.loads(path.read_text())["tables"]
+    changed = [t for t, cols in snap.items() if t in fresh and fresh[t] != cols]
+    assert not changed, (
+        f"tables {changed} changed without a migration: bump SCHEMA_VERSION, add sql/raw/migrations/"
+        f"{SCHEMA_VERSION + 1:04d}_<what>.sql, then write the new version's snapshot (see this test's docstring)"
+    )
+    dropped = [t for t in snap if t not in fresh]
+    assert not dropped, f"tables {dropped} disappeared from sql/raw/: a warehouse never loses a table's data"
+    added = [t for t in fresh if t not in snap]
+    assert not added, f"new tables {added}: write the snapshot again (see this test's docstring)"
+
+
+@pytest.mark.parametrize("snapshot", sorted(SNAPSHOTS.glob("v*.json")), ids=lambda p: p.stem)
+def test_every_older_schema_upgrades_to_the_current_one_keeping_its_rows(
+    snapshot: Path, tmp_path: Path
+) -> None:
+    """A warehouse laid out as version N (from its snapshot) upgrades to exactly a fresh warehouse's schema."""
+    import json
+
+    snap = json.loads(snapshot.read_text())
+    path = tmp_path / "old.duckdb"
+    old = duckdb.connect(str(path))
+    for table, cols in snap["tables"].items():
+        old.execute(f"create table {table} ({', '.join(cols)})")
+    old.execute(
+        "insert into schema_version values ($v, 'snapshot', now()::timestamp)", {"v": snap["schema_version"]}
+    )
+    old.execute(
+        "insert into ingest_files (file_id, source, kind, uri, status, first_seen_at, checked_at) "
+        "values ('f1', 's', 'focus', '/x.csv', 'loaded', now()::timestamp, now()::timestamp)"
+    )
+    # three lines: one untagged, one with the tags a line carried itself before version 6, one written by
+    # hand with a team alone
+    tagged = "(1, map {'team': 'nlp'}, '{\"user:Team\": \"nlp\"}', 'nlp'), (2, null, null, 'cv')"
+    if "billing_lines" in snap["tables"]:  # version 4 on: lines stored without lineage
+        for c in ("tags map(varchar, varchar)", "x_tags_raw json", "team varchar"):  # as a load stored them
+            old.execute(f"alter table billing_lines add column if not exists {c}")
+        old.execute(
+            "insert into billing_lines (billed_cost, effective_cost, billing_currency, charge_period_start, "
+            "charge_period_end, x_file_id, tags, x_tags_raw, team) "
+            f"select 12.5, 10, 'USD', '2026-11-01', '2026-11-01 01:00', 'f1', null, null, null "
+            f"union all select c, c, 'USD', '2026-11-01', '2026-11-01 01:00', 'f1', t, r, m "
+            f"from (values {tagged}) as v(c, t, r, m)"
+        )
+    else:
+        old.execute(
+            "insert into billing_line_items (billed_cost, effective_cost, billing_currency, charge_period_start, "
+            "charge_period_end, x_file_id, x_source_name, x_source_format, x_source_file, x_loaded_at, tags, "
+            "x_tags_raw, team) "
+            "select 12.5, 10, 'USD', '2026-11-01', '2026-11-01 01:00', 'f1', 's', 'focus', '/old-x.csv', now(), "
+            "null, null, null union all select c, c, 'USD', '2026-11-01', '2026-11-01 01:00', 'f1', 's', "
+            f"'focus', '/old-x.csv', now(), t, r, m from (values {tagged}) as v(c, t, r, m)"
+        )
+    old.close()
+    con = connect(path)
+    upgraded = _schema(con)
+    upgraded_comments = _comments(con)
+    assert con.execute("select max(version) from schema_version").fetchall() == [(SCHEMA_VERSION,)]
+    assert con.execute("select file_id from ingest_files").fetchall() == [("f1",)]
+    # the billing lines survive, their lineage now read from the ledger and the tagged one's tags from its
+    # set, which the next ingest's `tags:` re-resolution reaches like any other
+    assert con.execute(
+        "select billed_cost, effective_cost, x_source_name, x_source_format, x_source_file, tags, team, "
+        "x_tags_raw::varchar from billing_line_items order by billed_cost"
+    ).fetchall() == [
+        (Decimal(1), Decimal(1), "s", "focus", "/x.csv", {"team": "nlp"}, "nlp", '{"user:Team": "nlp"}'),
+        (Decimal(2), Decimal(2), "s", "focus", "/x.csv", None, "cv", None),
+        (Decimal("12.5"), Decimal(10), "s", "focus", "/x.csv", None, None, None),
+    ]
+    if snap["schema_version"] < 6:  # converted into a set; at 6 on, lines written by hand keep their own
+        assert con.execute("select team, tags from billing_tag_sets order by team").fetchall() == [
+            ("cv", None),
+            ("nlp", {"team": "nlp"}),
+        ]
+        assert not {"tags", "team", "x_tags_raw"} & {
+            r[0] for r in con.execute("describe billing_lines").fetchall()
+        }
+    con.close()
+    fresh_con = connect(tmp_path / "fresh.duckdb")
+    fresh = _schema(fresh_con)
+    # billing_lines stores the columns its sources filled: an upgraded warehouse keeps every column it had
+    # but the lineage (now the ledger's), a new one starts with the columns every line has
+    upgraded_lines, fresh_lines = upgraded.pop("billing_lines"), fresh.pop("billing_lines")
+    assert set(fresh_lines) <= set(upgraded_lines) <= set(fresh["billing_columns"])
+    assert not [c for c in upgraded_lines if c.split()[0] in DERIVED]
+    assert upgraded == fresh
+    extra = {c.split()[0] for c in upgraded_lines} - {c.split()[0] for c in fresh_lines}
+    upgraded_comments = {
+        k: v for k, v in upgraded_comments.items() if not (k[0] == "billing_lines" and k[1] in extra)
+    }
+    # the DuckDB comments are not part of the snapshot (a note can change without a migration), and the
+    # upgrade writes them like a new file's
+    assert upgraded_comments == _comments(fresh_con)
+    fresh_con.close()
