@@ -63,7 +63,6 @@ LOAD_WITH_WARNINGS_AS_ERRORS = textwrap.dedent(
         importlib.import_module(module.name)
     import pipelines.runner
     from pipelines.definitions import defs
-from pipelines.defs.checks import sql_checks
 
     d = defs()
     dg.Definitions.validate_loadable(d)
