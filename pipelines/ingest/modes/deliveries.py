@@ -170,7 +170,7 @@ def _ingest_delivery(
             and loaded_before - {manifest_uri} == {f.uri for f in d.files}
             and all(ledger.unchanged(con, known_files.get(f.uri), f) for f in members)
         ):
-            _record_superseded(con, source, fresh_superseded, known_files, now)
+            _record_superseded(con, source, fresh_superseded, now)
             return [outcome(f, "unchanged") for f in members] + superseded
     else:
         f = d.files[0]
@@ -280,7 +280,7 @@ def _ingest_delivery(
                             {"id": r["file_id"], "now": now},
                         )
                         renamed_from.pop(uri, None)
-            _record_superseded(con, source, fresh_superseded, known_files, now)
+            _record_superseded(con, source, fresh_superseded, now)
     except LoadFailed as failed:  # rolled back: now the bad row can be looked for
         rejected = _named_by_uri(failed.explain(con), copies)
         return _reject_delivery(con, source, members, rejected, checksums, now, outcome)
@@ -332,7 +332,6 @@ def _record_superseded(
     con: duckdb.DuckDBPyConnection,
     source: Source,
     files: list[SourceFile],
-    known_files: dict[str, dict[str, Any]],
     now: Any,
 ) -> None:
     for f in files:

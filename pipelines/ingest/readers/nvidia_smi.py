@@ -14,7 +14,7 @@ The host comes from, in order: the `host` option, a `host`/`hostname` column, th
 name up to its first `_` (or its extension): `gpu-node-01_2026-11-23.csv` -> `gpu-node-01`.
 
 Speed: one pass (read, parse, insert in one statement; no regular expressions), over many files at
-once: the ledger hands new files over in batches (pipelines/ingest/readers/batching.py), and files of
+once: the ledger hands new files over in batches (pipelines/ingest/modes/batched.py), and files of
 the same layout are read by one `read_csv` over all of them. A bad timestamp or a short line aborts the
 statement naming its file; only then is that file scanned again to name the line.
 """
