@@ -1,0 +1,92 @@
+"""The s3_inventory reader: the newest report of each inventory configuration, loaded once, older ones pruned."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import duckdb
+
+from pipelines.config import Source
+from pipelines.errors import RejectedFile
+from pipelines.ingest.ledger import file_id, record_snapshot
+from pipelines.ingest.readers.base import LoadContext, LoadResult, SourceReader
+from pipelines.ingest.readers.s3_inventory.load import load, prune
+from pipelines.ingest.readers.s3_inventory.manifest import Manifest, ManifestRef, parse_manifest, verify
+from pipelines.ingest.readers.s3_inventory.stores import LocalStore, S3Store, Store
+from pipelines.ingest.snapshots import loaded_snapshot, replace_snapshot
+from pipelines.ingest.storage_patterns import sync_config
+from pipelines.sources.options import S3InventoryOptions
+
+
+class S3InventoryReader(SourceReader):
+    def load_source(self, con: duckdb.DuckDBPyConnection, source: Source, ctx: LoadContext) -> LoadResult:
+        try:
+            return self._load_source(con, source, ctx)
+        except (
+            OSError
+        ) as exc:  # a file that vanished or cannot be read mid-run: the run is refused, not crashed
+            where = exc.filename or ctx.config.source_location(source)
+            raise RejectedFile(str(where), f"cannot read: {exc.strerror or exc}") from None
+
+    def _load_source(self, con: duckdb.DuckDBPyConnection, source: Source, ctx: LoadContext) -> LoadResult:
+        opts = source.options_as(S3InventoryOptions)
+        keep, check_md5 = opts.keep_inventories, opts.verify_md5
+        location = ctx.config.source_location(source)
+        sync_config(con, ctx.config, ctx.loaded_at, location)
+        store: Store = (
+            S3Store(source, location) if source.is_s3 else LocalStore(Path(location))  # type: ignore[assignment]
+        )
+        refs = store.manifests()
+        if not refs:
+            raise RejectedFile(location, "no inventory manifest.json found here")
+        newest: dict[str, ManifestRef] = {}
+        for ref in sorted(refs, key=lambda r: (r.folder, r.uri)):
+            newest[ref.group] = ref  # the latest dated folder of each inventory configuration
+        by_bucket: dict[str, Manifest] = {}
+        for ref in newest.values():
+            m = parse_manifest(ref, store.read(ref))
+            other = by_bucket.get(m.source_bucket)
+            if other is None or (m.created_at, m.ref.uri) > (other.created_at, other.ref.uri):
+                by_bucket[m.source_bucket] = m
+        rows = 0
+        warnings = []
+        for bucket, m in sorted(by_bucket.items()):
+            fid = file_id(source.name, m.ref.uri)
+            done = loaded_snapshot(con, fid)
+            if done and done[0] == m.md5:
+                warnings.append(f"{m.ref.uri}: already loaded")
+                continue
+            with tempfile.TemporaryDirectory(prefix="wastewatch-inventory-") as tmp:
+                paths = [store.data_file(m, i, Path(tmp)) for i in range(len(m.files))]
+                if check_md5:
+                    verify(m, paths)
+                con.execute("delete from storage_objects where x_file_id = $f", {"f": fid})
+                n = load(con, m, paths, fid) if paths else 0
+            replace_snapshot(
+                con,
+                file_id=fid,
+                source=source,
+                store="s3",
+                bucket=bucket,
+                taken_at=m.created_at,
+                region=source.region,
+                resource_id=bucket,
+                uri=m.ref.uri,
+                now=ctx.loaded_at,
+            )
+            record_snapshot(
+                con,
+                file_id=fid,
+                source=source,
+                uri=m.ref.uri,
+                size=m.ref.size,
+                modified_at=m.ref.modified_at,
+                etag=m.ref.etag,
+                checksum=m.md5,
+                rows=n,
+                now=ctx.loaded_at,
+            )
+            prune(con, source.name, bucket, keep)
+            rows += n
+        return LoadResult(rows=rows, warnings=warnings)
