@@ -103,6 +103,7 @@ def init(ctx: click.Context, path: Path | None, force: bool) -> None:
 
 
 def _do_ingest(ctx: click.Context, config: Config) -> int:
+    from pipelines.freshness import stale_sources
     from pipelines.ingest import NEW_VERSION_REJECTED
     from pipelines.runner import run_ingest
     from pipelines.warehouse import open_warehouse, rows, utcnow
@@ -132,9 +133,12 @@ def _do_ingest(ctx: click.Context, config: Config) -> int:
             "and (status = 'rejected' or starts_with(error, $held)) order by uri",
             {"t": started, "held": NEW_VERSION_REJECTED},
         )
+        stale = stale_sources(con, config, utcnow())
     for r in rejected:
         click.echo(f"rejected: {r['error']}", err=True)
-    return EXIT_REJECTED if rejected else EXIT_OK
+    for s in stale:
+        click.echo(f"stale: {s.problem}", err=True)
+    return EXIT_REJECTED if rejected or stale else EXIT_OK
 
 
 @main.command()

@@ -7,6 +7,7 @@ working directory (cron, Dagster, a shell).
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -16,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import PydanticCustomError
 
 from pipelines.errors import ConfigError
-from pipelines.sources.registry import kind_names, options_of, source_kind
+from pipelines.sources.registry import EXPECTED_EVERY, HOST_SILENCE, kind_names, options_of, source_kind
+from pipelines.units import parse_duration
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -48,6 +50,14 @@ class Source(_Strict):
     region: str | None = None
     enabled: bool = True
     options: dict[str, Any] = Field(default_factory=dict, description="Reader-specific options.")
+    expected_every: str | None = Field(
+        None,
+        description="How often new data should arrive (90m, 36h, 3d, 1w; `off` never checks); "
+        "default by family in pipelines/sources/registry.py.",
+    )
+    host_silence: str | None = Field(
+        None, description="Telemetry: a host this far behind the source's newest sample stopped reporting."
+    )
 
     @property
     def is_s3(self) -> bool:
@@ -63,6 +73,29 @@ class Source(_Strict):
                 "literal_error", "Input should be one of {expected}", {"expected": expected}
             )
         return value
+
+    @field_validator("expected_every", "host_silence")
+    @classmethod
+    def _duration(cls, value: str | None) -> str | None:
+        if value is None or value.strip() == "off":
+            return value
+        parse_duration(value)  # ValueError names the value
+        return value
+
+    @model_validator(mode="after")
+    def _host_silence_is_telemetry(self) -> Source:
+        if self.host_silence is not None and source_kind(self.kind).family != "telemetry":
+            raise ValueError(f"host_silence applies to telemetry sources, not to kind {self.kind!r}")
+        return self
+
+    def expected_interval(self) -> timedelta | None:
+        """How often this source should deliver (None: never checked)."""
+        text = self.expected_every or EXPECTED_EVERY[source_kind(self.kind).family]
+        return None if text.strip() == "off" else parse_duration(text)
+
+    def host_silence_interval(self) -> timedelta | None:
+        text = self.host_silence or HOST_SILENCE
+        return None if text.strip() == "off" else parse_duration(text)
 
     def options_as(self, model: type[M]) -> M:
         """This source's `options:` validated against its kind's model (pipelines/sources/options.py)."""

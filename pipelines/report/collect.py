@@ -13,9 +13,10 @@ from typing import Any
 import duckdb
 
 from pipelines.config import Config
+from pipelines.freshness import stale_sources
 from pipelines.report.model import WeeklyReport, check_totals, team_pages
 from pipelines.units import DAYS_PER_MONTH
-from pipelines.warehouse import rows, scalar, sql_root, sql_text
+from pipelines.warehouse import rows, scalar, sql_root, sql_text, utcnow
 from rules import ALL_RULES, Window
 from rules._contract import ATTENTION_CATEGORIES
 from rules.cost002_budget_overrun.evaluate import budget_status
@@ -89,6 +90,10 @@ def collect_report(
         ),
         budgets=budgets,
         rejected_files=_query(con, "rpt_rejected_files", p),
+        stale_sources=[
+            {"source": s.source, "kind": s.kind, "problem": s.problem}
+            for s in stale_sources(con, config, utcnow())
+        ],
         idle_util_pct=p["idle_util_pct"],
         previous_evaluated=bool(
             scalar(con, "select count(*) from findings where week_start = $w", {"w": p["prev_start"]})

@@ -63,6 +63,7 @@ class WeeklyReport:
     budgets: list[dict[str, Any]]
     rejected_files: list[dict[str, Any]]
     idle_util_pct: float
+    stale_sources: list[dict[str, Any]] = field(default_factory=list)  # sources that stopped delivering
     previous_evaluated: bool = False  # any finding stored for last week: new/resolved are meaningful
     generated_at: datetime = field(default_factory=utcnow)
     teams: list[TeamPage] = field(default_factory=list)

@@ -37,6 +37,19 @@ from pipelines.sources.options import (
 
 Family = Literal["billing", "telemetry", "jobs", "resources", "storage"]
 
+# How often a source of each family is expected to deliver something new (a source's `expected_every`
+# overrides it): providers refresh the month's billing files at least daily but can skip a day; telemetry,
+# job and host exports arrive with every nightly run; S3 Inventory can be configured weekly.
+EXPECTED_EVERY: dict[Family, str] = {
+    "billing": "3d",
+    "telemetry": "2d",
+    "jobs": "2d",
+    "resources": "2d",
+    "storage": "8d",
+}
+# A telemetry host whose newest sample is this far behind its source's newest has stopped reporting.
+HOST_SILENCE = "6h"
+
 # the files a kind claims inside a folder (billing kinds also pick up their export manifests)
 BILLING_FILES = (".csv", ".csv.gz", ".parquet", "manifest.json")
 GCP_FILES = (".csv", ".csv.gz", ".json", ".json.gz", ".jsonl", ".jsonl.gz", ".ndjson", ".ndjson.gz")

@@ -3,10 +3,11 @@
 import dagster as dg
 
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
+from pipelines.freshness import stale_sources
 from pipelines.ingest import ingest
 from pipelines.ingest.billing.checks import reconciliation, tag_coverage
 from pipelines.sources.registry import kinds_writing
-from pipelines.warehouse import rows, scalar
+from pipelines.warehouse import rows, scalar, utcnow
 
 # landed tables that have an ingestion asset (a table appears here once its DDL is in sql/raw/)
 INGEST_TABLES = ("billing_line_items", "gpu_samples", "jobs", "inventory_hosts", "storage_objects")
@@ -28,6 +29,7 @@ def _ingest_table(
     with wastewatch.warehouse() as con:
         report = ingest(con, config, targets=(table,), progress=context.log.debug)
         total = scalar(con, f"select count(*) from {table}")  # noqa: S608 - our constant
+        stale = stale_sources(con, config, utcnow(), table)
         metadata: dict[str, object] = {
             "files_loaded": len(report.of("loaded")),
             "files_unchanged": len(report.of("unchanged")),
@@ -59,7 +61,15 @@ def _ingest_table(
         severity=dg.AssetCheckSeverity.WARN,
         metadata={"files_rejected": len(report.rejected)},
     )
-    checks = [check] + (billing_check_results(wastewatch) if table == "billing_line_items" else [])
+    for s in stale:
+        context.log.info(s.problem)
+    fresh = dg.AssetCheckResult(
+        check_name="sources_fresh",
+        passed=not stale,
+        severity=dg.AssetCheckSeverity.WARN,
+        metadata={"stale": dg.MetadataValue.md("\n".join(f"- {s.problem}" for s in stale) or "none")},
+    )
+    checks = [check, fresh] + (billing_check_results(wastewatch) if table == "billing_line_items" else [])
     return dg.MaterializeResult(metadata=metadata, check_results=checks)
 
 
@@ -115,7 +125,13 @@ def _ingest_asset(table: str) -> dg.AssetsDefinition:
                 "no_rejected_files",
                 asset=table,
                 description="Every file of this run's sources loaded (rejected files are listed in ingest_files).",
-            )
+            ),
+            dg.AssetCheckSpec(
+                "sources_fresh",
+                asset=table,
+                description="Every source delivered something new within its expected cadence (expected_every) "
+                "and no telemetry host fell silent or sparse (host_silence).",
+            ),
         ]
         + [
             dg.AssetCheckSpec(name, asset=table, description=text, blocking=blocking)

@@ -1,0 +1,50 @@
+-- Telemetry hosts of one source that stopped reporting or report far less than they did: a host whose newest
+-- sample is more than $silence behind the source's newest (and that no inventory says was terminated), or
+-- whose samples in the source's last 24 hours are under half its daily average over the week before.
+-- Hosts silent for more than eight days are gone, not stale, and drop out.
+with newest as (
+    select max(ts) as at from gpu_samples where source = $source
+),
+per_host as (
+    select
+        s.host,
+        max(s.ts) as last_sample,
+        min(s.ts) as first_sample,
+        count(*) filter (where s.ts > n.at - interval 1 day) as last_day,
+        count(*) filter (where s.ts <= n.at - interval 1 day) as week_before,
+        any_value(n.at) as source_newest
+    from gpu_samples s, newest n
+    where s.source = $source
+      and s.x_sample_date >= cast(n.at - interval 8 day as date)
+      and s.ts > n.at - interval 8 day
+    group by s.host
+),
+baseline as (
+    select
+        *,
+        -- days of the week before the last 24 hours this host was present for
+        date_diff('second', greatest(first_sample, source_newest - interval 8 day),
+                  source_newest - interval 1 day) / 86400.0 as days_before
+    from per_host
+),
+terminated as (
+    select host, max(terminated_at) as terminated_at
+    from inventory_hosts
+    where terminated_at is not null
+    group by host
+)
+select
+    b.host,
+    b.last_sample,
+    b.source_newest,
+    b.last_day as samples_last_day,
+    case when b.days_before >= 1 then b.week_before / b.days_before end as samples_per_day_before,
+    case when b.last_sample < b.source_newest - $silence then 'silent' else 'sparse' end as problem
+from baseline b
+left join terminated t on t.host = b.host
+where (t.terminated_at is null or t.terminated_at > b.last_sample + $silence)
+  and (
+      b.last_sample < b.source_newest - $silence
+      or (b.days_before >= 1 and b.last_day < 0.5 * b.week_before / b.days_before)
+  )
+order by b.last_sample, b.host
