@@ -144,12 +144,17 @@ def test_asset_checks_guard_ingestion_and_reconciliation(definitions: dg.Definit
     }
     assert checks == {
         ("billing_line_items", "no_rejected_files"): False,
+        ("billing_line_items", "sources_fresh"): False,
         ("billing_line_items", "billing_reconciled"): True,  # ledger = file = table, per file and period
         ("billing_line_items", "tag_coverage"): False,
         ("gpu_samples", "no_rejected_files"): False,
+        ("gpu_samples", "sources_fresh"): False,
         ("jobs", "no_rejected_files"): False,
+        ("jobs", "sources_fresh"): False,
         ("inventory_hosts", "no_rejected_files"): False,
+        ("inventory_hosts", "sources_fresh"): False,
         ("storage_objects", "no_rejected_files"): False,
+        ("storage_objects", "sources_fresh"): False,
         ("cost_hourly", "reconciles_with_billing"): True,  # a broken reconciliation stops the marts
     }
 

@@ -317,15 +317,20 @@ def test_ingest_job_again_loads_nothing_and_its_checks_pass(materialised: Materi
     effective = BILLED_HOURS * (P5E.effective + P5.effective)
     assert checks == {
         ("billing_line_items", "no_rejected_files"): (True, {"files_rejected": 0}),
+        ("billing_line_items", "sources_fresh"): (True, {"stale": "none"}),
         ("billing_line_items", "billing_reconciled"): (
             True,
             {"files_checked": 1, "periods_checked": 1, "mismatches": 0},
         ),
         ("billing_line_items", "tag_coverage"): (True, {"USD": f"100.0% of {effective:,.2f} has a team"}),
         ("gpu_samples", "no_rejected_files"): (True, {"files_rejected": 0}),
+        ("gpu_samples", "sources_fresh"): (True, {"stale": "none"}),
         ("jobs", "no_rejected_files"): (True, {"files_rejected": 0}),
+        ("jobs", "sources_fresh"): (True, {"stale": "none"}),
         ("inventory_hosts", "no_rejected_files"): (True, {"files_rejected": 0}),
+        ("inventory_hosts", "sources_fresh"): (True, {"stale": "none"}),
         ("storage_objects", "no_rejected_files"): (True, {"files_rejected": 0}),
+        ("storage_objects", "sources_fresh"): (True, {"stale": "none"}),
         ("cost_hourly", "reconciles_with_billing"): (
             True,
             {"USD": f"lines {effective:.6f} / hourly {effective:.6f}"},
