@@ -88,4 +88,6 @@ def diagnose(
     others = len({c.column for _, c in bad}) - 1
     if others:
         problem += f"; {others} other column(s) also have bad values"
-    return RejectedFile(file.uri, problem, line=row + 1 if rel.fmt == "csv" else None, column=check.shown)
+    return RejectedFile(
+        file.uri, problem, line=row + rel.header_line if rel.fmt == "csv" else None, column=check.shown
+    )

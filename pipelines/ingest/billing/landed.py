@@ -37,13 +37,11 @@ def check_landed(
     file: SourceFile,
     file_id: str,
     staged: tuple[str, dict[str, Any]] | None = None,
-    delivery_period: str | None = None,
     max_skew: int = 1,
 ) -> Landed:
     """What the file landed, once its lines pass the checks (else RejectedFile). `staged` is the staging
     SQL over the numbered file and its parameters, run only to name rows the insert did not number.
-    `delivery_period` is the delivery's billing period (YYYY-MM) when its layout names one; `max_skew` how many
-    periods a charge may lie away from its billing period (options.max_period_skew)."""
+    `max_skew`: how many periods a charge may start away from its billing period (options.max_period_skew)."""
     key = spec.line_item_key or "null"
     first_key = key.split(",")[0]
     landed = one(
@@ -76,11 +74,11 @@ def check_landed(
             file.uri,
             f"{bad_ends} line(s) end before they start{where}: the charge period's end must not be "
             "before its start",
-            line=bad_end_row + 1 if bad_end_row and rel.fmt == "csv" else None,
+            line=bad_end_row + rel.header_line if bad_end_row and rel.fmt == "csv" else None,
         )
     if dups and spec.line_item_key:
         _duplicates(con, spec.line_item_key, file, file_id, staged)
-    _far_from_period(con, rel, file, file_id, delivery_period, max_skew)
+    _far_from_period(con, rel, file, file_id, max_skew)
     return Landed(rows, billed, effective, currencies, period if n_periods == 1 else None)
 
 
@@ -132,20 +130,14 @@ def _duplicates(
 
 
 def _far_from_period(
-    con: duckdb.DuckDBPyConnection,
-    rel: Relation,
-    file: SourceFile,
-    file_id: str,
-    period: str | None,
-    max_skew: int,
+    con: duckdb.DuckDBPyConnection, rel: Relation, file: SourceFile, file_id: str, max_skew: int
 ) -> None:
-    """Reject the file when a line's charge period lies more than `max_skew` periods before or after its
-    billing period (the delivery's when its layout names one, else the line's own), or when some of its
-    lines fall in billing periods detached from the rest of the file by more than `max_skew` periods (a
-    file without billing period columns). A date read or written wrongly (the year 0003 from `4/1/25`,
-    1900, 2999) is caught here instead of being spread over a resource's hours."""
-    params = {"f": file_id, "skew": max_skew, "period": f"{period}-01" if period else None}
-    periods = fetch_rows(con, sql_text("checks", "billing_far_from_period"), params)
+    """Reject the file when a line's charge starts more than `max_skew` periods before or after its
+    billing period, or when some of its lines fall in billing periods detached from the rest of the file
+    by more than `max_skew` periods (a 2999-11 line among 2026-11 ones, or a file without billing period
+    columns). A date read or written wrongly (the year 0003 from `4/1/25`, 1900, 2999) is caught here
+    instead of being spread over a resource's hours."""
+    periods = fetch_rows(con, sql_text("checks", "billing_far_from_period"), {"f": file_id, "skew": max_skew})
     far = [p for p in periods if p["far_n"]]
     if far:
         first = min(far, key=lambda p: (p["far_row"] is None, p["far_row"] or 0))
@@ -161,7 +153,7 @@ def _far_from_period(
         f"{bad} line(s) charged far outside their billing period ({where}{example}): more than "
         f"{max_skew} period(s) away, so a date was written or read wrongly (options.max_period_skew "
         "allows more for real late charges)",
-        line=bad_row + 1 if bad_row and rel.fmt == "csv" else None,
+        line=bad_row + rel.header_line if bad_row and rel.fmt == "csv" else None,
     )
 
 

@@ -222,9 +222,7 @@ class BillingReader(DeliveryReader):
         file_side: FileSums | None = None,
         staged: tuple[str, dict[str, Any]] | None = None,
     ) -> LoadResult:
-        landed = check_landed(
-            con, rel, spec, file, ctx.file_id, staged, ctx.period, self.options(ctx).max_period_skew
-        )
+        landed = check_landed(con, rel, spec, file, ctx.file_id, staged, self.options(ctx).max_period_skew)
         if file_side is None:
             file_side = self._file_sums(con, rel, spec, file)
         return reconciled(file, landed, file_side)

@@ -217,8 +217,8 @@ def test_late_charges_within_the_skew_load_and_the_skew_is_configurable(tmp_path
 
 
 def test_a_line_dated_far_from_its_period_folder_is_rejected(tmp_path: Path) -> None:
-    """A CUR 2.0 delivery for BILLING_PERIOD=2026-11 whose line says billing period 2999-11: the folder's
-    period is the anchor, so the line's own (consistent but wrong) period does not pass."""
+    """A CUR 2.0 delivery for BILLING_PERIOD=2026-11 with one line that says billing period 2999-11 and is
+    charged then: consistent with itself, but detached from the rest of the file."""
     from datetime import datetime
 
     from tests.helpers.billing_exports import Cur2Export, hours, line
@@ -233,7 +233,7 @@ def test_a_line_dated_far_from_its_period_folder_is_rejected(tmp_path: Path) -> 
     assert status == "rejected"
     assert (
         "cur2-00001.csv.gz:5: 1 line(s) charged far outside their billing period (data row 4: billing period "
-        "2999-11, charge period 2999-11-02 00:00:00 to 2999-11-02 01:00:00)" in error
+        "2999-11, while the file's other lines are in 2026-11 to 2026-11)" in error
     ), error
     con.close()
 
@@ -272,4 +272,160 @@ def test_azure_dates_with_a_two_digit_year_or_another_order_are_rejected(tmp_pat
         f"ea.csv:3: column 'Date': expected a date (MM/DD/YYYY with a four-digit year, or YYYY-MM-DD), "
         f"found '{value}' (data row 2)"
     ), error
+    con.close()
+
+
+# -- 2. Azure: localised bilingual headers, EA usage data extracts --------------------------------------------
+
+
+def test_azure_portal_download_with_localised_bilingual_headers(tmp_path: Path) -> None:
+    """A German portal download (`Abonnement-GUID (SubscriptionGuid)`; semicolons, as a German Excel
+    writes CSV) is read by the English names in parentheses."""
+    from tests.helpers.provider_exports import azure_localised_csv
+
+    rows = [
+        {
+            "SubscriptionGuid": "0f1e2d3c-0000-4000-8000-000000000001",
+            "UsageDateTime": f"2026-11-0{d} 00:00:00",
+            "MeterCategory": "Virtual Machines",
+            "MeterName": "NC24ads A100 v4",
+            "UsageQuantity": "24",
+            "ResourceRate": "3.673",
+            "PreTaxCost": "88.152",
+            "ConsumedService": "Microsoft.Compute",
+            "InstanceId": "/subscriptions/0f1e/resourceGroups/ML/providers/Microsoft.Compute/virtualMachines/gpu1",
+            "Tags": '{"team": "vision"}',
+            "Currency": "EUR",
+        }
+        for d in (1, 2)
+    ]
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    (landing / "Nutzungsdetails_2026-11.csv").write_bytes(azure_localised_csv(rows))
+    report, con = _run(tmp_path, "  - {name: az, kind: azure, uri: landing/}\n")
+    assert _only(report) == ("loaded", ""), report.summary()
+    got = con.execute(
+        "select count(*), sum(billed_cost), any_value(billing_currency), any_value(sub_account_id), "
+        "any_value(team), min(charge_period_start)::varchar, any_value(resource_id) from billing_line_items"
+    ).fetchall()
+    assert got == [
+        (
+            2,
+            Decimal("176.304"),
+            "EUR",
+            "0f1e2d3c-0000-4000-8000-000000000001",
+            "vision",
+            "2026-11-01 00:00:00",
+            "/subscriptions/0f1e/resourcegroups/ml/providers/microsoft.compute/virtualmachines/gpu1",
+        )
+    ]
+    con.close()
+
+
+def _ea_rows() -> list[dict[str, str]]:
+    return [
+        {
+            "SubscriptionGuid": "0f1e2d3c-0000-4000-8000-000000000002",
+            "Date": f"09/{d:02d}/2024",
+            "Month": "9",
+            "Day": str(d),
+            "Year": "2024",
+            "Meter Category": "Virtual Machines",
+            "Meter Name": "ND96asr v4",
+            "Consumed Quantity": "24",
+            "ResourceRate": "27.197",
+            "ExtendedCost": "652.728",
+            "Resource Location": "EastUS",
+            "Consumed Service": "Microsoft.Compute",
+            "Instance ID": "/subscriptions/0f1e/resourceGroups/RG/providers/Microsoft.Compute/virtualMachines/nd1",
+            "Tags": '"team": "nlp"',
+            "Unit Of Measure": "1 Hour",
+        }
+        for d in (1, 2, 3)
+    ]
+
+
+def test_ea_usage_data_extract_is_read_past_its_preamble(tmp_path: Path) -> None:
+    from tests.helpers.provider_exports import EA_EXTRACT_PREAMBLE, ea_usage_extract
+
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    (landing / "Detail_Enrollment_12345678_201409_en.csv").write_bytes(ea_usage_extract(_ea_rows()))
+    report, con = _run(tmp_path, "  - {name: az, kind: azure, uri: landing/}\n")
+    assert _only(report) == ("loaded", ""), report.summary()
+    assert report.outcomes[0].repairs == [
+        f"{len(EA_EXTRACT_PREAMBLE)} line(s) before the header skipped: an Azure EA portal usage data extract "
+        "('Usage Data Extract' and 'Provisioning Status' lines before the header)"
+    ]
+    got = con.execute(
+        "select count(*), sum(effective_cost), sum(consumed_quantity), min(charge_period_start)::varchar, "
+        "any_value(team), any_value(region_id) from billing_line_items"
+    ).fetchall()
+    assert got == [(3, Decimal("1958.184"), 72.0, "2024-09-01 00:00:00", "nlp", "eastus")]
+    con.close()
+
+
+def test_ea_usage_data_extract_bad_value_names_the_file_line(tmp_path: Path) -> None:
+    """Line numbers count the preamble: the message points at the line as an editor shows it."""
+    from tests.helpers.provider_exports import EA_EXTRACT_PREAMBLE, ea_usage_extract
+
+    rows = _ea_rows()
+    rows[1]["ExtendedCost"] = "652,728"
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    (landing / "extract.csv").write_bytes(ea_usage_extract(rows))
+    report, con = _run(tmp_path, "  - {name: az, kind: azure, uri: landing/}\n")
+    status, error = _only(report)
+    assert status == "rejected"
+    line = len(EA_EXTRACT_PREAMBLE) + 1 + 2  # the preamble, the header, then the second data row
+    assert error.endswith(
+        f"extract.csv:{line}: column 'ExtendedCost': expected a decimal number, found '652,728' (data row 2)"
+    ), error
+    con.close()
+
+
+def test_ea_usage_data_extract_without_a_header_is_rejected_saying_what_to_export(tmp_path: Path) -> None:
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    (landing / "extract.csv").write_text(
+        "Usage Data Extract\r\nProvisioning Status,Enrollment Number\r\n" + "x,1\r\n" * 40
+    )
+    report, con = _run(tmp_path, "  - {name: az, kind: azure, uri: landing/}\n")
+    status, error = _only(report)
+    assert status == "rejected"
+    assert error.endswith(
+        "extract.csv:1: not supported: an Azure EA portal usage data extract ('Usage Data Extract' and "
+        "'Provisioning Status' lines before the header) whose header was not found in its first 30 lines; "
+        "export cost details from Cost Management instead (Exports, or Cost analysis > Download > "
+        "'Cost and usage details'), which the azure reader loads as they come"
+    ), error
+    con.close()
+
+
+def test_files_no_reader_claims_are_listed_as_skipped_with_why(tmp_path: Path) -> None:
+    """A `.gz` without `.csv`, a workbook and an archive in a billing folder: not read, not a failure,
+    but listed with the reason (a silent skip looked like an empty month)."""
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    bp = ("2026-11-01T00:00:00Z", "2026-12-01T00:00:00Z")
+    good = _focus_csv([("1.00", *bp, "2026-11-02T00:00:00Z", "2026-11-02T01:00:00Z")])
+    (landing / "good.csv").write_bytes(good)
+    (landing / "part-00001.gz").write_bytes(good)
+    (landing / "bill.xlsx").write_bytes(b"PK\x03\x04")
+    (landing / "bill.zip").write_bytes(b"PK\x03\x04")
+    (landing / ".DS_Store").write_bytes(b"\0")
+    report, con = _run(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
+    assert [o.status for o in report.outcomes] == ["loaded"]
+    assert report.exit_code == 0
+    patterns = "reads .csv, .csv.gz, .parquet"
+    assert [(s, Path(u).name, why) for s, u, why in report.skipped] == [
+        ("f", "bill.xlsx", f"a spreadsheet (export it as CSV); kind focus {patterns}"),
+        ("f", "bill.zip", f"an archive (unpack it into the folder); kind focus {patterns}"),
+        (
+            "f",
+            "part-00001.gz",
+            f"a gzip file whose name does not say what it holds (name it .csv.gz); kind focus {patterns}",
+        ),
+    ]
+    assert f"  skipped: {(landing / 'part-00001.gz').resolve()}: a gzip file" in report.summary()
     con.close()
