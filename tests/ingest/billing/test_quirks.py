@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import io
+from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 
@@ -428,4 +429,40 @@ def test_files_no_reader_claims_are_listed_as_skipped_with_why(tmp_path: Path) -
         ),
     ]
     assert f"  skipped: {(landing / 'part-00001.gz').resolve()}: a gzip file" in report.summary()
+    con.close()
+
+
+@pytest.mark.parametrize(
+    ("encode", "expected"),
+    [
+        (
+            lambda text: text.encode("utf-16"),
+            "utf.csv:1: not UTF-8 text: UTF-16 (byte order mark FF FE at byte 0); save or export the file as UTF-8",
+        ),
+        (
+            lambda text: text.replace("Amazon EC2", "Zürich EC2").encode("cp1252"),
+            "utf.csv:2: not UTF-8 text at byte 262 (0xFC): the file is in another encoding (Windows-1252 or "
+            "Latin-1?); export it as UTF-8",
+        ),
+        (
+            lambda text: text.replace(",", "^").encode(),
+            "utf.csv:1: cannot find the delimiter: expected , ; tab or | (the header has a single column "
+            "'BilledCost^EffectiveCost^BillingCurrency^BillingPeriodStart^'; set options.delimiter if the file "
+            "uses another one)",
+        ),
+    ],
+)
+def test_an_encoding_or_delimiter_problem_is_named_as_such(
+    tmp_path: Path, encode: Callable[[str], bytes], expected: str
+) -> None:
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    bp = ("2026-11-01T00:00:00Z", "2026-12-01T00:00:00Z")
+    text = _focus_csv([("1.00", *bp, "2026-11-02T00:00:00Z", "2026-11-02T01:00:00Z")]).decode()
+    (landing / "utf.csv").write_bytes(encode(text))
+    report, con = _run(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
+    status, error = _only(report)
+    assert status == "rejected"
+    assert error.endswith(expected), error
+    assert "sniffing" not in error
     con.close()
