@@ -126,6 +126,8 @@ def _do_ingest(ctx: click.Context, config: Config) -> int:
                 f"{md.get('files_unchanged', 0)} unchanged, {md.get('files_rejected', 0)} rejected; "
                 f"{md.get('dagster/row_count', 0):,} rows in the table"
             )
+        for line in str(md.get("skipped") or "").splitlines():  # files no reader claims: not a failure
+            click.echo(f"skipped: {line.removeprefix('- ')}", err=True)
     with open_warehouse(config) as con:
         rejected = rows(
             con,

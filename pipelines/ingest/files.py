@@ -70,6 +70,13 @@ def _wanted(path: Path, suffixes: tuple[str, ...]) -> bool:
     return any(name.endswith(s) for s in suffixes)
 
 
+def _listable(path: Path) -> bool:
+    """Whether a file no reader claims is worth a word: hidden and marker files (`.DS_Store`,
+    `_SUCCESS`) are not, and neither are the checksums and manifests that exports write beside data."""
+    name = path.name.lower()
+    return not name.startswith((".", "_")) and not name.endswith((".json", ".md5", ".crc", ".sha256"))
+
+
 def _as_file(path: Path, root: Path) -> SourceFile:
     st = path.stat()
     try:
@@ -85,19 +92,39 @@ def _as_file(path: Path, root: Path) -> SourceFile:
     )
 
 
-def list_files(config: Config, source: Source, s3: Any = None) -> list[SourceFile]:
-    """Files of a source: local (see list_local) or every wanted object under an s3:// prefix.
+def unclaimed_reason(name: str, kind: str) -> str:
+    """Why a file in a source folder is not read: no reader of the source's kind claims its name."""
+    patterns = ", ".join(p for p in source_kind(kind).patterns if p.startswith("."))
+    low = name.lower()
+    if low.endswith(".gz"):
+        what = "a gzip file whose name does not say what it holds (name it .csv.gz)"
+    elif low.endswith((".zip", ".tar", ".tgz", ".7z")):
+        what = "an archive (unpack it into the folder)"
+    elif low.endswith((".xlsx", ".xls", ".xlsb", ".ods")):
+        what = "a spreadsheet (export it as CSV)"
+    else:
+        what = "not a file type the reader knows"
+    return f"{what}; kind {kind} reads {patterns}"
+
+
+def list_files(
+    config: Config, source: Source, s3: Any = None, skipped: list[tuple[str, str]] | None = None
+) -> list[SourceFile]:
+    """Files of a source: local (see list_local) or every wanted object under an s3:// prefix. Files in
+    the folder that the kind does not read are appended to `skipped` as (uri, why) when it is given.
 
     S3 files are not downloaded here: their `local_path` is where `fetch` puts them in the cache.
     """
     if not source.is_s3:
-        return list_local(config, source)
+        return list_local(config, source, skipped)
     suffixes = source_kind(source.kind).patterns
     cache = source_cache(config, source)
     _, prefix = s3mod.split_uri(source.uri)
     out = []
     for obj in s3mod.list_objects(s3, source.uri):
         if not _wanted(Path(obj.key), suffixes):
+            if skipped is not None and _listable(Path(obj.key)):
+                skipped.append((obj.uri, unclaimed_reason(Path(obj.key).name, source.kind)))
             continue
         rel = obj.key[len(prefix) :].lstrip("/") if obj.key.startswith(prefix) else obj.key
         out.append(
@@ -131,8 +158,11 @@ def fetch(file: SourceFile, s3: Any) -> Path:
     return file.local_path
 
 
-def list_local(config: Config, source: Source) -> list[SourceFile]:
-    """Files of a local source: a file, a folder (walked recursively) or a glob. Sorted by path."""
+def list_local(
+    config: Config, source: Source, skipped: list[tuple[str, str]] | None = None
+) -> list[SourceFile]:
+    """Files of a local source: a file, a folder (walked recursively) or a glob. Sorted by path. Files of
+    a folder that the kind does not read are appended to `skipped` as (uri, why) when it is given."""
     location = config.source_location(source)
     suffixes = source_kind(source.kind).patterns
     if any(ch in location for ch in "*?["):
@@ -143,6 +173,13 @@ def list_local(config: Config, source: Source) -> list[SourceFile]:
     if path.is_file():
         return [_as_file(path, path.parent)]
     if path.is_dir():
-        found = [p for p in path.rglob("*") if p.is_file() and _wanted(p, suffixes)]
+        every = sorted(p for p in path.rglob("*") if p.is_file())
+        found = [p for p in every if _wanted(p, suffixes)]
+        if skipped is not None:
+            skipped.extend(
+                (str(p.resolve()), unclaimed_reason(p.name, source.kind))
+                for p in every
+                if not _wanted(p, suffixes) and _listable(p)
+            )
         return sorted((_as_file(p, path) for p in found), key=lambda f: f.uri)
     return []

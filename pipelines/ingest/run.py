@@ -27,6 +27,8 @@ from pipelines.sources.registry import source_kind
 class IngestReport:
     outcomes: list[FileOutcome] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # sources skipped, missing folders, repairs, ...
+    # files in a source folder that no reader claims: (source, uri, why); not read, and not a failure
+    skipped: list[tuple[str, str, str]] = field(default_factory=list)
 
     def of(self, status: str) -> list[FileOutcome]:
         return [o for o in self.outcomes if o.status == status]
@@ -52,6 +54,7 @@ class IngestReport:
         if others:
             text += " (" + ", ".join(others) + ")"
         lines = [text, *(f"  note: {n}" for n in self.notes)]
+        lines += [f"  skipped: {uri}: {why}" for _, uri, why in self.skipped]
         lines += [f"  repaired: {o.uri}: {r}" for o in self.outcomes for r in o.repairs]
         lines += [f"  rejected: {o.error}" for o in rejected]
         return "\n".join(lines)
@@ -92,15 +95,17 @@ def _ingest_files(
 ) -> list[FileOutcome]:
     """List the source's files, then load them in the reader's mode."""
     s3 = None
+    skipped: list[tuple[str, str]] = []
     if source.is_s3:
         try:
             s3 = s3mod.client(source)
-            files = list_files(config, source, s3)
+            files = list_files(config, source, s3, skipped)
         except (S3Error, ValueError) as exc:
             report.notes.append(f"source {source.name!r}: {exc}")
             return [FileOutcome(source.name, source.uri, "rejected", error=str(exc), target=target)]
     else:
-        files = list_local(config, source)
+        files = list_local(config, source, skipped)
+    report.skipped.extend((source.name, uri, why) for uri, why in skipped)
     if not files:
         report.notes.append(f"source {source.name!r}: no files at {config.source_location(source)}")
     try:

@@ -35,6 +35,20 @@ class BillingOptions(Options):
     delimiter: str | None = Field(
         None, min_length=1, max_length=1, description="CSV delimiter (default: sniffed)."
     )
+    date_format: str | None = Field(
+        None,
+        min_length=2,
+        pattern=r"%",
+        description="strptime-style form of the file's dates and times (e.g. '%m/%d/%y %H:%M'), for a producer "
+        "that writes neither the format's documented forms; every date and time column is then read in "
+        "this form only (default: the format's own forms, docs/billing.md).",
+    )
+    max_period_skew: StrictInt = Field(
+        1,
+        ge=0,
+        description="How many billing periods (months) a line's charge period may lie before or after its "
+        "billing period; a line further away rejects the file.",
+    )
 
 
 class AzureOptions(BillingOptions):

@@ -10,9 +10,9 @@
 with typed as (
     select
         _row,
-        billing_date(usage_date) as day,
-        billing_date(billing_period_start) as bp_start,
-        billing_date(billing_period_end) as bp_end,
+        billing_date(usage_date, $date_format) as day,
+        billing_date(billing_period_start, $date_format) as bp_start,
+        billing_date(billing_period_end, $date_format) as bp_end,
         cast(cost as decimal(18, 6)) as cost,
         cast(quantity as double) as quantity,
         cast(unit_price as decimal(28, 12)) as unit_price,

@@ -10,8 +10,8 @@
 with typed as (
     select
         _row,
-        billing_ts(usage_start_time) as charge_period_start,
-        billing_ts(usage_end_time) as charge_period_end,
+        billing_ts(usage_start_time, $date_format) as charge_period_start,
+        billing_ts(usage_end_time, $date_format) as charge_period_end,
         cast(cost as decimal(18, 6)) as cost,
         coalesce(cast(_credits as decimal(18, 6)), 0) as credits,
         cast(cost_at_list as decimal(18, 6)) as cost_at_list,

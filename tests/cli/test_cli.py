@@ -83,6 +83,7 @@ def landed(tmp_path_factory: pytest.TempPathFactory) -> Landed:
         _drop_column(FOCUS_SAMPLE.read_text(encoding="utf-8"), "BilledCost"), encoding="utf-8"
     )
     (landing / "empty.csv").write_bytes(b"")
+    (landing / "part-00001.gz").write_bytes(gzip.compress(FOCUS_SAMPLE.read_bytes()))  # no reader claims it
     config = write_config(root, FOCUS_ONLY)
     return Landed(root, config, cli("--config", str(config), "ingest"))
 
@@ -119,6 +120,15 @@ def test_ingest_rejects_bad_files_loads_the_rest_and_exits_1(landed: Landed) -> 
     # the published read-only copy exists beside the warehouse
     config = load_config(landed.config)
     assert config.published_path.is_file() and config.published_path.parent == landed.root / "warehouse"
+
+
+def test_ingest_lists_a_file_no_reader_claims_as_skipped(landed: Landed) -> None:
+    """Through Dagster's metadata to the CLI's stderr: listed with why, not counted as a rejection."""
+    path = (landed.root / "landing" / "billing" / "part-00001.gz").resolve()
+    assert (
+        f"skipped: {path}: a gzip file whose name does not say what it holds (name it .csv.gz); "
+        "kind focus reads .csv, .csv.gz, .parquet"
+    ) in landed.first.stderr.splitlines(), landed.first.stderr
 
 
 def test_a_second_ingest_adds_nothing(landed: Landed) -> None:

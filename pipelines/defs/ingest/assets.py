@@ -55,6 +55,13 @@ def _ingest_table(
         context.log.warning(outcome.error or outcome.uri)
     if report.rejected:
         metadata["rejected"] = dg.MetadataValue.md("\n".join(f"- {o.error}" for o in report.rejected))
+    if report.skipped:  # files no reader claims: listed, not a failure
+        metadata["files_skipped"] = len(report.skipped)
+        metadata["skipped"] = dg.MetadataValue.md(
+            "\n".join(f"- {uri}: {why}" for _, uri, why in report.skipped)
+        )
+        for _, uri, why in report.skipped:
+            context.log.info(f"skipped {uri}: {why}")
     check = dg.AssetCheckResult(
         check_name="no_rejected_files",
         passed=not report.rejected,

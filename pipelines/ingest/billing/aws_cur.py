@@ -72,6 +72,8 @@ TIMES = (
     "bill_billing_period_end_date",
 )  # fmt: skip
 REQUIRED = ("line_item_usage_start_date", "line_item_usage_end_date", "line_item_unblended_cost")
+# numbers and times that may be empty: '' in a Parquet string column is no value (NULL), as in a CSV
+OPTIONAL_NUMBERS = frozenset((*MONEY, *PRICES, *TIMES, "line_item_usage_amount"))
 
 _CATEGORIES = r"(?:identity|bill|lineItem|product|pricing|reservation|savingsPlan|discount|resourceTags|costCategory|splitLineItem)"
 _GLUED = re.compile(rf"^({_CATEGORIES}/[A-Za-z0-9:]+?)({_CATEGORIES}/[A-Za-z0-9:]+)$")
@@ -173,17 +175,27 @@ class AwsCurReader(BillingReader):
             )
         used: set[str] = set()
         columns: dict[str, str] = {}
+        spelled: dict[str, str] = {}  # canonical -> the file's spelling, for messages
         for canonical in CUR_COLUMNS:
             found = None
             for key in (squash(canonical), *ALIASES.get(canonical, ())):
                 if key in by_key:
                     found = by_key[key]
                     break
+            spelled[canonical] = found or canonical
             if found is None:
                 columns[canonical] = "null::varchar"
             else:
                 used.add(found)
                 columns[canonical] = quote_ident(found)
+                if (
+                    canonical in OPTIONAL_NUMBERS
+                    and rel.fmt != "csv"
+                    and rel.types[found].startswith("VARCHAR")
+                ):
+                    # CUR for Athena writes rates, reservation and pricing figures as Parquet strings, '' for
+                    # no value (a CSV's empty cell is NULL already: relation.NULL_STRINGS)
+                    columns[canonical] = f"nullif({quote_ident(found)}, '')"
         for key, name in by_key.items():
             if key.startswith(SPLIT_PREFIX) or key in {squash(c) for c in EXTRA_COLUMNS}:
                 extra_cols.append(name)
@@ -193,12 +205,11 @@ class AwsCurReader(BillingReader):
         if "_x_extra" not in columns:
             # a STRUCT per line; the staging SQL writes it as JSON once per distinct value (few per bill)
             columns["_x_extra"] = _struct_of(list(dict.fromkeys(extra_cols)))
-        shown = {canonical: columns[canonical].strip('"') for canonical in CUR_COLUMNS}
-        checks = [Check(c, shown[c], "required") for c in REQUIRED]
-        checks += [Check(c, shown[c], "money") for c in MONEY if c in used or columns[c] != "null::varchar"]
-        checks += [Check(c, shown[c], "price") for c in PRICES]
-        checks += [Check(c, shown[c], "number") for c in ("line_item_usage_amount",)]
-        checks += [Check(c, shown[c], "timestamp") for c in TIMES]
+        checks = [Check(c, spelled[c], "required") for c in REQUIRED]
+        checks += [Check(c, spelled[c], "money") for c in MONEY if c in used or columns[c] != "null::varchar"]
+        checks += [Check(c, spelled[c], "price") for c in PRICES]
+        checks += [Check(c, spelled[c], "number") for c in ("line_item_usage_amount",)]
+        checks += [Check(c, spelled[c], "timestamp") for c in TIMES]
         checks = [c for c in checks if columns[c.column] != "null::varchar" or c.kind == "required"]
         services, categories = service_catalog("aws")
         split = "split_line_item_parent_resource_id"

@@ -23,17 +23,18 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 import duckdb
 
 from pipelines.errors import RejectedFile
 from pipelines.ingest.billing.aws_cur import service_catalog, squash
+from pipelines.ingest.billing.decompress import open_text
 from pipelines.ingest.billing.deliveries import Delivery, is_manifest, plan_deliveries
 from pipelines.ingest.billing.focus import reject_oci_native
 from pipelines.ingest.billing.lines import Check, Spec
 from pipelines.ingest.billing.reader import BillingReader
-from pipelines.ingest.billing.relation import Relation
+from pipelines.ingest.billing.relation import Relation, open_relation
 from pipelines.ingest.billing.sql_expr import json_nonnull, src_cte
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, quote_ident
@@ -44,8 +45,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "usage_date": ("date", "usagedatetime", "usagedate"),
     "billing_period_start": ("billingperiodstartdate",),
     "billing_period_end": ("billingperiodenddate",),
-    "cost": ("costinbillingcurrency", "cost", "pretaxcost", "costinbillingcurrencyamount"),
-    "quantity": ("quantity", "usagequantity"),
+    "cost": ("costinbillingcurrency", "cost", "pretaxcost", "costinbillingcurrencyamount", "extendedcost"),
+    "quantity": ("quantity", "usagequantity", "consumedquantity"),
     "unit_price": ("unitprice", "resourcerate"),
     "payg_price": ("paygprice",),
     "currency": ("billingcurrencycode", "billingcurrency", "currency"),
@@ -108,6 +109,40 @@ def dataset_of_path(relative: str) -> str | None:
     return None
 
 
+def column_key(name: str) -> str:
+    """A column's squashed name; a localised portal download's bilingual header (`Abonnement-GUID
+    (SubscriptionGuid)`, `Kosten vor Steuern (PreTaxCost)`) is known by the English name in parentheses."""
+    m = _BILINGUAL.match(name)
+    return squash(m.group(1)) if m else squash(name)
+
+
+_BILINGUAL = re.compile(r"^[^()]*\(\s*([A-Za-z][A-Za-z0-9 _-]*?)\s*\)\s*$")
+# the squashed names that mark a line as an Azure cost export's header (a date and a cost column)
+_HEADER_DATES = set(COLUMNS["usage_date"])
+_HEADER_COSTS = set(COLUMNS["cost"])
+# how far into a file its header is looked for, past an EA usage data extract's preamble lines
+PREAMBLE_LINES = 30
+EA_EXTRACT = (
+    "an Azure EA portal usage data extract ('Usage Data Extract' and 'Provisioning Status' lines before "
+    "the header)"
+)
+
+
+def header_index(lines: list[str]) -> int | None:
+    """The index of the first line that is an Azure cost export's header (it names a date and a cost
+    column), in a file's first lines; None when there is none."""
+    import csv
+
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        delim = max((",", ";", "\t", "|"), key=line.count)
+        fields = {column_key(c) for c in next(csv.reader([line], delimiter=delim), [])}
+        if fields & _HEADER_DATES and fields & _HEADER_COSTS:
+            return i
+    return None
+
+
 class AzureReader(BillingReader):
     staging = "stg_azure__cost"
     tag_sets = "stg_azure__tag_sets"
@@ -142,6 +177,33 @@ class AzureReader(BillingReader):
             )
         return deliveries, notes
 
+    def relation(
+        self, con: duckdb.DuckDBPyConnection, file: SourceFile, path: Path, ctx: LoadContext
+    ) -> Relation:
+        """The file as DuckDB reads it; an EA usage data extract is read from its header on, past the
+        preamble lines the EA portal writes before it (or rejected, saying what to export instead, when
+        no header follows them)."""
+        options = self.options(ctx)
+        if path.name.lower().endswith((".parquet", ".parquet.gz", ".json", ".json.gz")):
+            return open_relation(con, file, path, options)
+        with open_text(path) as f:
+            first = [line.rstrip("\r\n") for _, line in zip(range(PREAMBLE_LINES), f, strict=False)]
+        found = header_index(first)
+        if found is None and first and first[0].strip(" ,;\t").lower() == "usage data extract":
+            raise RejectedFile(
+                file.uri,
+                f"not supported: {EA_EXTRACT} whose header was not found in its first {PREAMBLE_LINES} lines; "
+                "export cost details from Cost Management instead (Exports, or Cost analysis > Download > "
+                "'Cost and usage details'), which the azure reader loads as they come",
+                line=1,
+            )
+        if not found:
+            return open_relation(con, file, path, options)
+        rel = open_relation(con, file, path, options, skip=found)
+        what = EA_EXTRACT if first[0].strip(" ,;\t").lower() == "usage data extract" else "a preamble"
+        rel.repairs.append(f"{found} line(s) before the header skipped: {what}")
+        return rel
+
     def probe(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> Relation:
         """Open the file, then check by its rows that it is the configured dataset (names may not say)."""
         rel = super().probe(con, file, ctx)
@@ -165,7 +227,7 @@ class AzureReader(BillingReader):
         dataset = options.dataset if isinstance(options, AzureOptions) else "amortized"
         by_key: dict[str, str] = {}
         for name in rel.types:
-            by_key.setdefault(squash(name), name)
+            by_key.setdefault(column_key(name), name)
         columns: dict[str, str] = {}
         used: set[str] = set()
         for canonical, spellings in COLUMNS.items():

@@ -10,7 +10,7 @@ import duckdb
 from pipelines.errors import RejectedFile
 from pipelines.ingest.billing.lines import Spec
 from pipelines.ingest.billing.relation import Relation
-from pipelines.ingest.billing.sql_expr import src_cte
+from pipelines.ingest.billing.sql_expr import file_params, src_cte
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import duckdb_problem, quote_ident
 from pipelines.warehouse import one
@@ -21,10 +21,13 @@ CHECK_SQL = {
     "price": ("{c} is not null and try_cast({c} as decimal(28, 12)) is null", "a decimal number"),
     "number": ("{c} is not null and try_cast({c} as double) is null", "a number"),
     "timestamp": (
-        "{c} is not null and coalesce(isinf(try_cast({c} as timestamptz)), true)",  # 'infinity' is no time
+        "{c} is not null and try_billing_ts({c}, $date_format) is null",
         "an ISO 8601 date/time (UTC)",
     ),
-    "date": ("{c} is not null and try_billing_date({c}) is null", "a date (YYYY-MM-DD or MM/DD/YYYY)"),
+    "date": (
+        "{c} is not null and try_billing_date({c}, $date_format) is null",
+        "a date (YYYY-MM-DD or MM/DD/YYYY)",
+    ),
     "json": (
         "{c} is not null and trim({c}::varchar) <> '' and not json_valid({c}::varchar)",
         "a JSON object",
@@ -60,8 +63,9 @@ def diagnose(
         template, _ = CHECK_SQL[check.kind]
         conds.append(template.format(c=quote_ident(check.column)))
     selects = ", ".join(f"min(_row) filter (where {c})" for c in conds)
+    sql = f"{cte}select {selects} from _src"  # noqa: S608 - identifiers only, values are bound
     try:
-        first = one(con, f"{cte}select {selects} from _src", rel.params)  # noqa: S608 - identifiers only, values are bound
+        first = one(con, sql, file_params(rel, spec, sql))
     except duckdb.Error as exc2:
         return RejectedFile(file.uri, f"cannot read: {duckdb_problem(exc2)}")
     assert first is not None
@@ -75,7 +79,7 @@ def diagnose(
         {**rel.params, "row": row},
     )
     shown = value[0] if value else None
-    expected = CHECK_SQL[check.kind][1]
+    expected = check.expected or CHECK_SQL[check.kind][1]
     problem = (
         f"expected {expected}, found {shown!r} (data row {row})"
         if shown is not None
@@ -84,4 +88,6 @@ def diagnose(
     others = len({c.column for _, c in bad}) - 1
     if others:
         problem += f"; {others} other column(s) also have bad values"
-    return RejectedFile(file.uri, problem, line=row + 1 if rel.fmt == "csv" else None, column=check.shown)
+    return RejectedFile(
+        file.uri, problem, line=row + rel.header_line if rel.fmt == "csv" else None, column=check.shown
+    )

@@ -90,6 +90,9 @@ class GcpReader(BillingReader):
     tag_sets = "stg_gcp__tag_sets"
     tag_sets_derived = True  # the raw text merges the resource and project labels the hash is of
     source_format = "gcp"
+    timestamp_forms = (
+        "an ISO 8601 date/time (2024-09-01 00:00:00 UTC, 2024-09-01 00:00:00+00:00 or 2024-09-01T00:00:00Z)"
+    )
 
     def spec(self, con: duckdb.DuckDBPyConnection, rel: Relation, file: SourceFile, ctx: LoadContext) -> Spec:
         options = self.options(ctx)

@@ -15,7 +15,8 @@ from pipelines.errors import RejectedFile
 from pipelines.ingest.billing.lines import LINES, Spec
 from pipelines.ingest.billing.relation import Relation
 from pipelines.ingest.files import SourceFile
-from pipelines.warehouse import one
+from pipelines.warehouse import one, sql_text
+from pipelines.warehouse import rows as fetch_rows
 
 
 @dataclass
@@ -36,9 +37,11 @@ def check_landed(
     file: SourceFile,
     file_id: str,
     staged: tuple[str, dict[str, Any]] | None = None,
+    max_skew: int = 1,
 ) -> Landed:
     """What the file landed, once its lines pass the checks (else RejectedFile). `staged` is the staging
-    SQL over the numbered file and its parameters, run only to name rows the insert did not number."""
+    SQL over the numbered file and its parameters, run only to name rows the insert did not number.
+    `max_skew`: how many periods a charge may start away from its billing period (options.max_period_skew)."""
     key = spec.line_item_key or "null"
     first_key = key.split(",")[0]
     landed = one(
@@ -71,10 +74,11 @@ def check_landed(
             file.uri,
             f"{bad_ends} line(s) end before they start{where}: the charge period's end must not be "
             "before its start",
-            line=bad_end_row + 1 if bad_end_row and rel.fmt == "csv" else None,
+            line=bad_end_row + rel.header_line if bad_end_row and rel.fmt == "csv" else None,
         )
     if dups and spec.line_item_key:
         _duplicates(con, spec.line_item_key, file, file_id, staged)
+    _far_from_period(con, rel, file, file_id, max_skew)
     return Landed(rows, billed, effective, currencies, period if n_periods == 1 else None)
 
 
@@ -122,4 +126,57 @@ def _duplicates(
         + (f" (data rows {rows_at})" if rows_at else "")
         + (f"; {total[0]} duplicate line(s) in all" if total and total[0] > n - 1 else "")
         + ": the export repeats line items, which would count their cost twice",
+    )
+
+
+def _far_from_period(
+    con: duckdb.DuckDBPyConnection, rel: Relation, file: SourceFile, file_id: str, max_skew: int
+) -> None:
+    """Reject the file when a line's charge starts more than `max_skew` periods before or after its
+    billing period, or when some of its lines fall in billing periods detached from the rest of the file
+    by more than `max_skew` periods (a 2999-11 line among 2026-11 ones, or a file without billing period
+    columns). A date read or written wrongly (the year 0003 from `4/1/25`, 1900, 2999) is caught here
+    instead of being spread over a resource's hours."""
+    periods = fetch_rows(con, sql_text("checks", "billing_far_from_period"), {"f": file_id, "skew": max_skew})
+    far = [p for p in periods if p["far_n"]]
+    if far:
+        first = min(far, key=lambda p: (p["far_row"] is None, p["far_row"] or 0))
+        bad, bad_row, example = sum(p["far_n"] for p in far), first["far_row"], first["far_example"]
+    else:
+        detached = _detached(periods, max_skew)
+        if detached is None:
+            return
+        bad, bad_row, example = detached
+    where = f"data row {bad_row}: " if bad_row else ""
+    raise RejectedFile(
+        file.uri,
+        f"{bad} line(s) charged far outside their billing period ({where}{example}): more than "
+        f"{max_skew} period(s) away, so a date was written or read wrongly (options.max_period_skew "
+        "allows more for real late charges)",
+        line=bad_row + rel.header_line if bad_row and rel.fmt == "csv" else None,
+    )
+
+
+def _detached(periods: list[dict[str, Any]], max_skew: int) -> tuple[int, int | None, str] | None:
+    """(lines, first data row, what they say) of the billing periods that lie more than `max_skew`
+    periods from the file's largest run of periods, else None."""
+    if len(periods) < 2:
+        return None
+    months = [(int(p["period"][:4]) * 12 + int(p["period"][5:7]), p) for p in periods]
+    runs: list[list[tuple[int, dict[str, Any]]]] = [[months[0]]]
+    for m in months[1:]:
+        if m[0] - runs[-1][-1][0] > max_skew + 1:
+            runs.append([m])
+        else:
+            runs[-1].append(m)
+    if len(runs) == 1:
+        return None
+    main = max(runs, key=lambda r: sum(p["n"] for _, p in r))
+    others = [p for r in runs if r is not main for _, p in r]
+    first = min(others, key=lambda p: (p["first_row"] is None, p["first_row"] or 0))
+    span = f"{main[0][1]['period']} to {main[-1][1]['period']}"
+    return (
+        sum(p["n"] for p in others),
+        first["first_row"],
+        f"billing period {first['period']}, while the file's other lines are in {span}",
     )

@@ -21,6 +21,7 @@ class Check:
     column: str  # the `_src` column
     shown: str  # the file's column name, for the message
     kind: str  # money | price | number | timestamp | date | json | required
+    expected: str | None = None  # what the message says was expected, when the kind's own words are too vague
 
 
 @dataclass

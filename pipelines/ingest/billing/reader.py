@@ -46,6 +46,11 @@ class BillingReader(DeliveryReader):
     tag_sets = "stg_billing__tag_sets"  # the file's distinct tag sets (sql/staging)
     tag_sets_derived = False  # True when a set's raw text is derived from what its hash is of (GCP)
     source_format = ""
+    # the date/time forms the format's exports write (docs/billing.md), as rejections name them
+    timestamp_forms = (
+        "an ISO 8601 date/time (UTC: 2024-09-01T00:00:00Z, 2024-09-01T00:00:00.000Z or 2024-09-01 00:00:00)"
+    )
+    date_forms = "a date (MM/DD/YYYY with a four-digit year, or YYYY-MM-DD)"
 
     # -- planning (the ingest loop calls these) ------------------------------------------------------
     def plan(
@@ -90,7 +95,7 @@ class BillingReader(DeliveryReader):
             raise RejectedFile(file.uri, f"cannot read: {io_problem(ctx.prepared)}")
         if ctx.prepared is not None:  # DuckDB reads the decompressed copy in parallel; the .gz on one thread
             rel = rel.at(ctx.prepared)
-        spec = self.spec(con, rel, file, ctx)
+        spec = self._dated(self.spec(con, rel, file, ctx), ctx)
         cte = src_cte(rel.from_clause, rel.row_expr, spec.columns)
         stg = sql_text("staging", self.staging)
         bind = {
@@ -152,6 +157,17 @@ class BillingReader(DeliveryReader):
         result.warnings.extend(rel.repairs)
         return result
 
+    def _dated(self, spec: Spec, ctx: LoadContext) -> Spec:
+        """The spec with the source's date form bound (`$date_format`: the staging SQL's billing_ts and
+        billing_date read only that form when it is set) and named in the date checks' messages."""
+        fmt = self.options(ctx).date_format
+        spec.bind["date_format"] = fmt
+        for check in spec.checks:
+            if check.kind in ("timestamp", "date"):
+                own = self.timestamp_forms if check.kind == "timestamp" else self.date_forms
+                check.expected = f"a date/time in options.date_format {fmt!r}" if fmt else own
+        return spec
+
     # readers whose staging SQL reads the file's distinct x_extra sets (with dedupe_extra) from the temp
     # table `_billing_sets` that one aggregate pass over the file fills, together with the file-side
     # reconciliation sums. Their lines' tag set ids are tag_set_id() (MD5) of the raw tags, and the sets
@@ -206,7 +222,7 @@ class BillingReader(DeliveryReader):
         file_side: FileSums | None = None,
         staged: tuple[str, dict[str, Any]] | None = None,
     ) -> LoadResult:
-        landed = check_landed(con, rel, spec, file, ctx.file_id, staged)
+        landed = check_landed(con, rel, spec, file, ctx.file_id, staged, self.options(ctx).max_period_skew)
         if file_side is None:
             file_side = self._file_sums(con, rel, spec, file)
         return reconciled(file, landed, file_side)

@@ -35,6 +35,7 @@ class Relation:
     numbered_from: str  # FROM clause that always yields `_n`, the 1-based data row (slow path)
     path: Path
     repairs: list[str] = field(default_factory=list)
+    header_line: int = 1  # the file line of a CSV's header (after preamble lines it skips)
 
     def at(self, path: Path) -> Relation:
         """The same relation over another copy of the file (the decompressed one)."""
@@ -59,17 +60,25 @@ def _format_of(name: str) -> str:
     return "csv"
 
 
+def _named(delim: str) -> str:
+    return {",": "comma", ";": "semicolon", "\t": "tab", "|": "pipe"}.get(delim, repr(delim))
+
+
 def _sniff_delimiter(header: str) -> str:
     counts = {d: header.count(d) for d in (",", ";", "\t", "|")}
     best = max(counts, key=lambda d: counts[d])
     return best if counts[best] > 0 else ","
 
 
-def _short_rows(path: Path, delim: str, names: list[str] | None) -> tuple[int, int, list[str]] | None:
+def _short_rows(
+    path: Path, delim: str, names: list[str] | None, skip: int = 0
+) -> tuple[int, int, list[str]] | None:
     """(header fields, data fields, missing names) when every sampled data row is shorter than the header."""
     import csv
 
     with open_text(path) as f:
+        for _ in range(skip):
+            f.readline()
         reader = csv.reader(f, delimiter=delim)
         header = next(reader, [])
         lengths = {len(row) for _, row in zip(range(1000), reader, strict=False) if row}
@@ -82,8 +91,54 @@ def _short_rows(path: Path, delim: str, names: list[str] | None) -> tuple[int, i
     return None
 
 
-def read_header(path: Path) -> str:
+_BOMS = {
+    b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32",
+    b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16",
+}  # fmt: skip
+
+
+def encoding_problem(path: Path, scan: bool = True) -> tuple[str, int] | None:
+    """(what is wrong, file line) when the file's text is not UTF-8: a UTF-16/32 byte order mark, else
+    (with `scan`) the first byte that is not UTF-8, read in a streaming pass (only after DuckDB failed)."""
+    import codecs
+    import gzip
+
+    opener = gzip.open if path.name.lower().endswith(".gz") else open
+    with opener(path, "rb") as f:
+        head = f.read(4)
+        for bom, name in _BOMS.items():
+            if head.startswith(bom):
+                return (
+                    f"not UTF-8 text: {name} (byte order mark {bom.hex(' ').upper()} at byte 0); save or export the file as UTF-8",
+                    1,
+                )
+        if not scan:
+            return None
+        decoder = codecs.getincrementaldecoder("utf-8")()
+        offset, lines, chunk = 0, 1, head
+        while chunk:
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as exc:
+                at = offset + exc.start
+                bad = chunk[exc.start : exc.start + 1].hex().upper()
+                lines += chunk[: exc.start].count(b"\n")
+                return (
+                    f"not UTF-8 text at byte {at} (0x{bad}): the file is in another encoding (Windows-1252 or "
+                    "Latin-1?); export it as UTF-8",
+                    lines,
+                )
+            lines += chunk.count(b"\n")
+            offset += len(chunk)
+            chunk = f.read(1 << 20)
+    return None
+
+
+def read_header(path: Path, skip: int = 0) -> str:
+    """The file's first line, or the line after `skip` preamble lines."""
     with open_text(path) as f:
+        for _ in range(skip):
+            f.readline()
         return f.readline().rstrip("\r\n")
 
 
@@ -102,8 +157,10 @@ def open_relation(
     path: Path,
     options: BillingOptions,
     names: list[str] | None = None,
+    skip: int = 0,
 ) -> Relation:
-    """Describe the file; raise RejectedFile when DuckDB cannot read it at all."""
+    """Describe the file; raise RejectedFile when DuckDB cannot read it at all. `skip`: preamble lines
+    before a CSV's header (an Azure EA usage data extract's)."""
     fmt = _format_of(file.local_path.name)
     params: dict[str, Any] = {"path": str(path)}
     repairs: list[str] = []
@@ -126,7 +183,10 @@ def open_relation(
         row_expr = "row_number() over ()"
         numbered = f"(select *, row_number() over () as _n from {from_clause})"  # noqa: S608 - identifiers only
     else:
-        header = read_header(path)
+        bom = encoding_problem(path, scan=False)
+        if bom is not None:
+            raise RejectedFile(file.uri, bom[0], line=bom[1])
+        header = read_header(path, skip)
         delim = options.delimiter or _sniff_delimiter(header)
         if delim != "," and not options.delimiter:
             repairs.append(
@@ -137,6 +197,9 @@ def open_relation(
         if names:  # the file's own header line is replaced (skipped), not merely renamed
             params["names"] = names
             extra, header_opt = ", names = $names", "header = false, skip = 1"
+        elif skip:
+            params["skip"] = skip
+            header_opt = "header = true, skip = $skip"
         params["delim"] = delim
         from_clause = (
             f"read_csv($path, {header_opt}, all_varchar = true, delim = $delim, quote = '\"', escape = '\"', "
@@ -150,7 +213,10 @@ def open_relation(
     except duckdb.Error as exc:
         if fmt != "csv":
             raise RejectedFile(file.uri, f"cannot read: {duckdb_problem(exc)}") from None
-        short = _short_rows(path, params.get("delim", ","), names)
+        text = encoding_problem(path)
+        if text is not None:
+            raise RejectedFile(file.uri, text[0], line=text[1]) from None
+        short = _short_rows(path, params.get("delim", ","), names, skip)
         if short is not None:
             # documented repair: every data row lacks the header's last field(s); they are read as empty
             header_n, row_n, missing = short
@@ -168,14 +234,22 @@ def open_relation(
         try:
             described = con.execute(f"describe select * from {_probing(from_clause)}", params).fetchall()  # noqa: S608 - identifiers only, values are bound
         except duckdb.Error as exc2:
-            raise RejectedFile(file.uri, f"cannot read: {duckdb_problem(exc2)}") from None
+            problem = duckdb_problem(exc2)
+            if "sniffing" in problem:  # DuckDB's sniffer found no consistent dialect: say what it is
+                problem = (
+                    f"cannot find the CSV dialect: the header is {_named(params.get('delim', ','))}-separated "
+                    "but the lines after it do not split into its columns (set options.delimiter if the file "
+                    "uses another delimiter)"
+                )
+                raise RejectedFile(file.uri, problem, line=1 + skip) from None
+            raise RejectedFile(file.uri, f"cannot read: {problem}") from None
     types = {r[0]: r[1] for r in described if not (fmt == "parquet" and r[0] == "file_row_number")}
     if fmt == "csv" and len(types) == 1 and not names:
         only = next(iter(types))
         raise RejectedFile(
             file.uri,
-            f"the header has a single column {only[:60]!r}: not a comma-, semicolon-, tab- or pipe-separated "
-            "file (set options.delimiter if it uses another one)",
-            line=1,
+            f"cannot find the delimiter: expected , ; tab or | (the header has a single column {only[:60]!r}; "
+            "set options.delimiter if the file uses another one)",
+            line=1 + skip,
         )
-    return Relation(from_clause, types, params, fmt, row_expr, numbered, path, repairs)
+    return Relation(from_clause, types, params, fmt, row_expr, numbered, path, repairs, 1 + skip)

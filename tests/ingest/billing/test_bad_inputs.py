@@ -143,7 +143,8 @@ def test_impossible_timestamp(tmp_path: Path, value: str, row: int) -> None:
     rows[row - 1]["line_item_usage_end_date"] = value
     error, con = _rejected(tmp_path, "bad_time.csv.gz", csv_bytes(rows))
     assert (
-        f"bad_time.csv.gz:{row + 1}: column 'line_item_usage_end_date': expected an ISO 8601 date/time (UTC), "
+        f"bad_time.csv.gz:{row + 1}: column 'line_item_usage_end_date': expected an ISO 8601 date/time (UTC: "
+        "2024-09-01T00:00:00Z, 2024-09-01T00:00:00.000Z or 2024-09-01 00:00:00), "
         f"found '{value}' (data row {row})"
     ) in error
     con.close()
@@ -182,7 +183,10 @@ def test_duplicate_line_item_ids(
 
 def test_not_a_billing_file(tmp_path: Path) -> None:
     error, con = _rejected(tmp_path, "notes.csv", b"just some text\nwithout any delimiter\n")
-    assert "notes.csv:1: the header has a single column 'just some text'" in error
+    assert (
+        "notes.csv:1: cannot find the delimiter: expected , ; tab or | (the header has a single column "
+        "'just some text'" in error
+    )
     con.close()
 
 

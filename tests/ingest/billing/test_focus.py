@@ -122,7 +122,7 @@ BAD_FILES = {
             .replace("2024-09-18 22:00:00", "2023-02-01T30:00:00Z", 1)
             .encode()
         ),
-        "column 'ChargePeriodStart': expected an ISO 8601 date/time (UTC), found '2023-02-01T30:00:00Z' (data row 1)",
+        "column 'ChargePeriodStart': expected an ISO 8601 date/time (UTC: 2024-09-01T00:00:00Z, 2024-09-01T00:00:00.000Z or 2024-09-01 00:00:00), found '2023-02-01T30:00:00Z' (data row 1)",
     ),
 }
 

@@ -423,7 +423,7 @@ def test_focus_spec_examples_reconcile_or_are_rejected_precisely(path: Path, tmp
         line, column, value = INVALID_SPEC[path.name]
         [bad] = report.rejected
         assert (
-            f"{path.name}:{line}: column {column!r}: expected an ISO 8601 date/time (UTC), found {value!r}"
+            f"{path.name}:{line}: column {column!r}: expected an ISO 8601 date/time (UTC: 2024-09-01T00:00:00Z, 2024-09-01T00:00:00.000Z or 2024-09-01 00:00:00), found {value!r}"
             in (bad.error or "")
         )
         assert con.execute("select count(*) from billing_line_items").fetchall() == [(0,)]
