@@ -55,7 +55,7 @@ def stale_sources(
         if last is None:
             where = config.source_location(source)
             tried = (
-                f" ({r['files_seen']} file(s) seen, none loaded)" if r else f" (no files found at {where})"
+                f" ({r['files_seen']} file(s) seen, none loaded)" if r else f" (no file it reads at {where})"
             )
             problem = f"source {source.name!r} has delivered nothing yet{tried}"
             out.append(Stale(source.name, source.kind, problem, None, every))

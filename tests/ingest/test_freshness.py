@@ -96,7 +96,7 @@ def test_a_source_that_never_delivered_is_stale_and_says_what_it_saw(tmp_path: P
     )
     found = _stale(cfg, datetime(2026, 11, 24))
     assert found == [
-        f"source 'bill' has delivered nothing yet (no files found at {tmp_path / 'landing' / 'billing'})",
+        f"source 'bill' has delivered nothing yet (no file it reads at {tmp_path / 'landing' / 'billing'})",
         "source 'smi' has delivered nothing yet (1 file(s) seen, none loaded)",
     ]
 
@@ -170,9 +170,9 @@ def test_ingest_names_a_stale_source_exits_1_and_the_report_lists_it(tmp_path: P
     result = CliRunner().invoke(main, ["--config", str(cfg), "run", "--week", "2026-W48"])
     assert result.exit_code == 1, result.output
     where = tmp_path / "landing" / "billing"
-    line = f"stale: source 'bill' has delivered nothing yet (no files found at {where})"
+    line = f"stale: source 'bill' has delivered nothing yet (no file it reads at {where})"
     assert line in result.stderr.splitlines()
     assert "smi" not in result.stderr  # it delivered
     md = (tmp_path / "reports" / "2026-W48" / "report.md").read_text(encoding="utf-8")
     assert "1 source(s) stopped delivering" in md
-    assert f"- `bill`: source 'bill' has delivered nothing yet (no files found at {where})" in md
+    assert f"- `bill`: source 'bill' has delivered nothing yet (no file it reads at {where})" in md
