@@ -62,7 +62,8 @@ def _ingest_table(
         check_name="no_rejected_files",
         passed=not report.rejected and not report.failures,
         severity=dg.AssetCheckSeverity.WARN,
-        metadata={"files_rejected": len(report.rejected), "sources_failed": len(report.failures)},
+        metadata={"files_rejected": len(report.rejected)}
+        | ({"sources_failed": len(report.failures)} if report.failures else {}),
     )
     checks = [check] + (billing_check_results(wastewatch) if table == "billing_line_items" else [])
     return dg.MaterializeResult(metadata=metadata, check_results=checks)
