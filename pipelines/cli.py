@@ -1,6 +1,12 @@
-"""`wastewatch`: the command line. Exit codes: 0 ok, 1 files rejected (the rest loaded), 2 usage or config error.
+"""`wastewatch`: the command line.
+
+Exit codes: 0 ok; 1 some input was rejected or a source could not be read (the rest loaded), or the run
+failed part-way; 2 usage or configuration error, nothing done; 3 the warehouse is held by another writer.
+Every failure is one line on stderr (`error: <what>: <cause>`), redacted (pipelines/redact.py); a traceback
+only with -v.
 
 ingest, evaluate, report and run materialise the same Dagster asset graph the schedules run, in-process.
+Every writing command holds the warehouse's run-level lock (pipelines/lock.py) for its whole run.
 """
 
 from __future__ import annotations
@@ -10,6 +16,8 @@ import io
 import json
 import math
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, date, datetime
 from decimal import Decimal
 from pathlib import Path
@@ -18,22 +26,74 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from pipelines.config import DEFAULT_CONFIG_NAME, STARTER_CONFIG, Config, ConfigError, load_config
+from pipelines.errors import WarehouseBusy, WarehouseError
+from pipelines.lock import DEFAULT_WAIT_S
+from pipelines.redact import redact
 
 if TYPE_CHECKING:
     from pipelines.runner import RunOutcome
 
-EXIT_OK, EXIT_REJECTED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_BUSY = 0, 1, 2, 3
 
 
 class Failure(click.ClickException):
-    """An error that ends the command with a given exit code and a one-line message."""
+    """An error that ends the command with a given exit code: one `error:` line per failure, redacted."""
 
     def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
         super().__init__(message)
         self.exit_code = code
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"error: {self.format_message()}", err=True)
+        for line in self.format_message().splitlines() or [""]:
+            click.echo(f"error: {redact(line)}", err=True)
+
+
+class _Main(click.Group):
+    """The command group: errors nobody caught end as one redacted line (a traceback only with -v)."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except WarehouseBusy as exc:
+            raise Failure(str(exc), code=EXIT_BUSY) from None
+        except (WarehouseError, ConfigError) as exc:
+            raise Failure(str(exc)) from None
+        except Exception as exc:
+            if (ctx.obj or {}).get("verbose"):
+                raise
+            text = str(exc).strip().splitlines()
+            raise Failure(
+                f"{type(exc).__name__}: {text[0] if text else 'no message'} (run with -v for the traceback)",
+                code=EXIT_REJECTED,
+            ) from None
+
+
+def _say(text: str, err: bool = False) -> None:
+    """Echo a status line, redacted (it may quote a source's location or an error)."""
+    click.echo(redact(text), err=err)
+
+
+def _wait_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--wait",
+        "wait_s",
+        type=click.FloatRange(0),
+        default=DEFAULT_WAIT_S,
+        show_default=True,
+        envvar="WASTEWATCH_WAIT",
+        help="Seconds to wait while another process writes the warehouse; then exit 3 naming it.",
+    )(f)
+
+
+@contextmanager
+def _writing(config: Config, wait_s: float, role: str = "writer") -> Iterator[None]:
+    """Hold the warehouse's run-level lock (waiting up to `wait_s`); WarehouseBusy ends in exit 3."""
+    from pipelines.lock import writer_lock
+
+    with writer_lock(config.warehouse_path, wait=wait_s, notice=lambda m: _say(m, err=True), role=role):
+        yield
 
 
 def _config(ctx: click.Context) -> Config:
@@ -68,7 +128,7 @@ def _fmt_money(amount: Any, currency: str) -> str:
     return f"{currency} {Decimal(str(amount)):,.2f}"
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--config",
     "config_path",
@@ -77,7 +137,7 @@ def _fmt_money(amount: Any, currency: str) -> str:
     envvar="WASTEWATCH_CONFIG",
     help=f"Configuration file (default ./{DEFAULT_CONFIG_NAME}; env WASTEWATCH_CONFIG).",
 )
-@click.option("-v", "--verbose", is_flag=True, help="Show Dagster's run log.")
+@click.option("-v", "--verbose", is_flag=True, help="Show Dagster's run log, and tracebacks of errors.")
 @click.version_option(package_name="wastewatch")
 @click.pass_context
 def main(ctx: click.Context, config_path: Path | None, verbose: bool) -> None:
@@ -109,17 +169,19 @@ def _do_ingest(ctx: click.Context, config: Config) -> int:
     from pipelines.warehouse import open_warehouse, rows, utcnow
 
     started = utcnow()
-    click.echo(f"ingesting {len(config.sources)} source(s) into {config.warehouse_path}", err=True)
+    _say(f"ingesting {len(config.sources)} source(s) into {config.warehouse_path}", err=True)
     outcome = run_ingest(config.path or ctx.obj["config_path"], verbose=ctx.obj["verbose"])
     if not outcome.success:
         raise Failure(
-            "ingestion failed:\n  " + "\n  ".join(outcome.failures or ["see the Dagster log (-v)"]),
-            code=EXIT_REJECTED,
+            "\n".join(f"ingest: {f}" for f in outcome.failures),
+            code=EXIT_BUSY if outcome.busy else EXIT_REJECTED,
         )
     from pipelines.defs.ingest.assets import INGEST_TABLES
 
+    failures: list[str] = []
     for table in INGEST_TABLES:
         md = outcome.metadata.get(table, {})
+        failures += [f for f in md.get("source_failures") or [] if f not in failures]
         if md:
             click.echo(
                 f"{table}: {md.get('files_loaded', 0)} file(s) loaded ({md.get('rows_loaded', 0):,} rows), "
@@ -127,7 +189,7 @@ def _do_ingest(ctx: click.Context, config: Config) -> int:
                 f"{md.get('dagster/row_count', 0):,} rows in the table"
             )
         for line in str(md.get("skipped") or "").splitlines():  # files no reader claims: not a failure
-            click.echo(f"skipped: {line.removeprefix('- ')}", err=True)
+            _say(f"skipped: {line.removeprefix('- ')}", err=True)
     with open_warehouse(config) as con:
         rejected = rows(
             con,
@@ -137,18 +199,26 @@ def _do_ingest(ctx: click.Context, config: Config) -> int:
         )
         stale = stale_sources(con, config, utcnow())
     for r in rejected:
-        click.echo(f"rejected: {r['error']}", err=True)
+        _say(f"rejected: {r['error']}", err=True)
+    # a source that could not be read at all (a missing folder, an unreachable bucket) is a failure
+    for f in failures:
+        _say(f"error: {f}", err=True)
+    unreadable = {f.split(":", 1)[0] for f in failures}  # `source 'name'`: already reported as an error
+    stale = [s for s in stale if f"source {s.source!r}" not in unreadable]
     for s in stale:
-        click.echo(f"stale: {s.problem}", err=True)
-    return EXIT_REJECTED if rejected or stale else EXIT_OK
+        _say(f"stale: {s.problem}", err=True)
+    return EXIT_REJECTED if rejected or failures or stale else EXIT_OK
 
 
 @main.command()
+@_wait_option
 @click.pass_context
-def ingest(ctx: click.Context) -> None:
+def ingest(ctx: click.Context, wait_s: float) -> None:
     """Load new and changed source files, rebuild the marts, publish the read-only warehouse."""
     config = _config(ctx)
-    ctx.exit(_do_ingest(ctx, config))
+    with _writing(config, wait_s):
+        code = _do_ingest(ctx, config)
+    ctx.exit(code)
 
 
 def _do_weekly(ctx: click.Context, config: Config, week: str, evaluate: bool, report: bool) -> RunOutcome:
@@ -163,8 +233,8 @@ def _do_weekly(ctx: click.Context, config: Config, week: str, evaluate: bool, re
     )
     if not outcome.success:
         raise Failure(
-            f"{week}: run failed:\n  " + "\n  ".join(outcome.failures or ["see the Dagster log (-v)"]),
-            code=EXIT_REJECTED,
+            "\n".join(f"{week}: {f}" for f in outcome.failures),
+            code=EXIT_BUSY if outcome.busy else EXIT_REJECTED,
         )
     from rules import ALL_RULES
 
@@ -193,31 +263,39 @@ def _do_weekly(ctx: click.Context, config: Config, week: str, evaluate: bool, re
 
 @main.command()
 @click.option("--week", help="ISO week, e.g. 2026-W48 (default: the last complete week).")
+@_wait_option
 @click.pass_context
-def evaluate(ctx: click.Context, week: str | None) -> None:
+def evaluate(ctx: click.Context, week: str | None, wait_s: float) -> None:
     """Run every rule for an ISO week and store its findings."""
     config = _config(ctx)
-    _do_weekly(ctx, config, _week(week), evaluate=True, report=False)
+    w = _week(week)
+    with _writing(config, wait_s):
+        _do_weekly(ctx, config, w, evaluate=True, report=False)
 
 
 @main.command()
 @click.option("--week", help="ISO week, e.g. 2026-W48 (default: the last complete week).")
+@_wait_option
 @click.pass_context
-def report(ctx: click.Context, week: str | None) -> None:
+def report(ctx: click.Context, week: str | None, wait_s: float) -> None:
     """Write report.md, report.html and findings.csv/.parquet for an ISO week."""
     config = _config(ctx)
-    _do_weekly(ctx, config, _week(week), evaluate=False, report=True)
+    w = _week(week)
+    with _writing(config, wait_s):
+        _do_weekly(ctx, config, w, evaluate=False, report=True)
 
 
 @main.command()
 @click.option("--week", help="ISO week, e.g. 2026-W48 (default: the last complete week).")
+@_wait_option
 @click.pass_context
-def run(ctx: click.Context, week: str | None) -> None:
+def run(ctx: click.Context, week: str | None, wait_s: float) -> None:
     """ingest + evaluate + report: what a nightly cron entry runs."""
     config = _config(ctx)
     w = _week(week)
-    code = _do_ingest(ctx, config)
-    _do_weekly(ctx, config, w, evaluate=True, report=True)
+    with _writing(config, wait_s):
+        code = _do_ingest(ctx, config)
+        _do_weekly(ctx, config, w, evaluate=True, report=True)
     ctx.exit(code)
 
 
@@ -227,40 +305,61 @@ def run(ctx: click.Context, week: str | None) -> None:
     "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
 )
 @click.option("--live", is_flag=True, help="Read the live warehouse instead of the published copy.")
+@click.option(
+    "--raw-csv",
+    is_flag=True,
+    help="CSV cells exactly as stored: no quote before text starting with = + - @ tab or CR.",
+)
+@_wait_option
 @click.pass_context
-def sql(ctx: click.Context, query: str, fmt: str, live: bool) -> None:
-    """Query the published read-only warehouse, e.g. wastewatch sql "select * from findings"."""
+def sql(ctx: click.Context, query: str, fmt: str, live: bool, raw_csv: bool, wait_s: float) -> None:
+    """Query the published read-only warehouse, e.g. wastewatch sql "select * from findings".
+
+    With --live it reads the warehouse itself, after any run writing it (waiting up to --wait seconds, then
+    exit 3), and holds the warehouse's lock while it reads so that no run starting meanwhile fails.
+    CSV output neutralises text cells that a spreadsheet would run as a formula (see --raw-csv).
+    """
+    config = _config(ctx)
+    path = config.warehouse_path
+    if not live and config.published_path.exists():
+        path = config.published_path
+    if path == config.warehouse_path and path.exists():
+        with _writing(config, wait_s, role="sql --live (reading)"):
+            cols, data = _query(path, query)
+    else:
+        cols, data = _query(path, query)
+    if cols is not None:
+        click.echo(format_rows(cols, data, fmt, raw_csv=raw_csv), nl=False)
+
+
+def _query(path: Path, query: str) -> tuple[list[str] | None, list[tuple[Any, ...]]]:
     import duckdb
 
-    from pipelines.warehouse import WarehouseError, connect
+    from pipelines.warehouse import connect
 
-    config = _config(ctx)
-    path = config.warehouse_path if live or not config.published_path.exists() else config.published_path
-    try:
-        con = connect(path, read_only=True)
-    except WarehouseError as exc:
-        raise Failure(str(exc)) from None
+    con = connect(path, read_only=True)
     try:
         cur = con.execute(query)
         if cur.description is None:
-            return
-        cols = [d[0] for d in cur.description]
-        data = cur.fetchall()
+            return None, []
+        return [d[0] for d in cur.description], cur.fetchall()
     except duckdb.Error as exc:
         raise Failure(f"query failed: {str(exc).splitlines()[0]}") from None
     finally:
         con.close()
-    click.echo(format_rows(cols, data, fmt), nl=False)
 
 
-def format_rows(cols: list[str], data: list[tuple[Any, ...]], fmt: str) -> str:
+def format_rows(cols: list[str], data: list[tuple[Any, ...]], fmt: str, raw_csv: bool = False) -> str:
     if fmt == "json":
         return json.dumps([dict(zip(cols, r, strict=True)) for r in data], default=str, indent=2) + "\n"
     if fmt == "csv":
+        from pipelines.report.render import csv_cell
+
+        cell = (lambda v: v) if raw_csv else csv_cell
         buf = io.StringIO()
         w = csv.writer(buf, lineterminator="\n")
-        w.writerow(cols)
-        w.writerows(["" if v is None else v for v in r] for r in data)
+        w.writerow([cell(c) for c in cols])
+        w.writerows(["" if v is None else cell(v) for v in r] for r in data)
         return buf.getvalue()
     text = [[("NULL" if v is None else str(v)).replace("\n", " ") for v in r] for r in data]
     widths = [max([len(c)] + [len(r[i]) for r in text]) for i, c in enumerate(cols)]
@@ -318,6 +417,7 @@ def rules_show(ctx: click.Context, rule_id: str) -> None:
 @click.option("--by", "acked_by", envvar="USER", help="Who acknowledges it (default $USER).")
 @click.option("--revoke", is_flag=True, help="End the finding's ack now (needs --reason).")
 @click.option("--list", "list_acks", is_flag=True, help="List the acks in force.")
+@_wait_option
 @click.pass_context
 def ack(
     ctx: click.Context,
@@ -327,6 +427,7 @@ def ack(
     acked_by: str | None,
     revoke: bool,
     list_acks: bool,
+    wait_s: float,
 ) -> None:
     """Acknowledge a finding: listed apart, left out of the waste total until --until.
 
@@ -334,18 +435,18 @@ def ack(
     e.g. `wastewatch ack GPU001:i-0a1b2c3d4e5f60718 --until 2026-12-31 --reason "warm pool for the demo"`.
     """
     from pipelines.report.acks import AckError, in_force, record, resolve
-    from pipelines.warehouse import WarehouseError, connect
+    from pipelines.warehouse import connect
 
     config = _config(ctx)
     if list_acks:
-        try:
+        if not config.warehouse_path.exists():
+            connect(config.warehouse_path, read_only=True)  # raises: no warehouse here yet
+        with _writing(config, wait_s, role="ack --list (reading)"):
             con = connect(config.warehouse_path, read_only=True)
-        except WarehouseError as exc:
-            raise Failure(str(exc)) from None
-        try:
-            acks = in_force(con)
-        finally:
-            con.close()
+            try:
+                acks = in_force(con)
+            finally:
+                con.close()
         for a in acks:
             click.echo(
                 f"{a['finding_key']}  {a['rule_id']}:{a['resource_id']}  until {a['acked_until']}  "
@@ -360,17 +461,15 @@ def ack(
         raise click.UsageError("give --until DATE to acknowledge, or --revoke to end an ack")
     if not reason.strip():
         raise click.UsageError("--reason is required: say why this finding is a known exception")
-    try:
+    with _writing(config, wait_s):
         con = connect(config.warehouse_path)
-    except WarehouseError as exc:
-        raise Failure(str(exc)) from None
-    try:
-        target = resolve(con, finding)
-        record(con, target, None if revoke else until.date() if until else None, reason, acked_by)
-    except AckError as exc:
-        raise Failure(str(exc)) from None
-    finally:
-        con.close()
+        try:
+            target = resolve(con, finding)
+            record(con, target, None if revoke else until.date() if until else None, reason, acked_by)
+        except AckError as exc:
+            raise Failure(str(exc)) from None
+        finally:
+            con.close()
     name = f"{target.rule_id}:{target.resource_id}"
     if revoke:
         click.echo(f"{name} (key {target.finding_key}): ack revoked; it counts as waste again")
@@ -506,8 +605,11 @@ def estimate(
 @click.option("--weeks", type=click.IntRange(1, 12), default=4, show_default=True)
 @click.option("--seed", type=int, default=7, show_default=True)
 @click.option("--no-run", is_flag=True, help="Only generate the landing zone and config.")
+@_wait_option
 @click.pass_context
-def demo(ctx: click.Context, directory: Path, week: str | None, weeks: int, seed: int, no_run: bool) -> None:
+def demo(
+    ctx: click.Context, directory: Path, week: str | None, weeks: int, seed: int, no_run: bool, wait_s: float
+) -> None:
     """Generate a realistic landing zone for a small AI company and run the pipeline on it."""
     from pipelines.demo import generate
 
@@ -520,6 +622,12 @@ def demo(ctx: click.Context, directory: Path, week: str | None, weeks: int, seed
         return
     ctx.obj["config_path"] = config_path
     config = _config(ctx)
+    with _writing(config, wait_s):
+        ctx.exit(_demo_run(ctx, config, config_path, w, planted))
+
+
+def _demo_run(ctx: click.Context, config: Config, config_path: Path, w: str, planted: dict[str, Any]) -> int:
+    """The demo's ingest, its earlier weeks and the report week; the exit code."""
     code = _do_ingest(ctx, config)
     # earlier weeks first, so the report has a trend, last week's figures and finding lifecycles
     from pipelines.runner import run_weekly
@@ -528,7 +636,7 @@ def demo(ctx: click.Context, directory: Path, week: str | None, weeks: int, seed
         click.echo(f"evaluating {label} ...", err=True)
         earlier = run_weekly(config.path or config_path, label, verbose=ctx.obj["verbose"])
         if not earlier.success:
-            raise Failure(f"{label}: run failed:\n  " + "\n  ".join(earlier.failures), code=EXIT_REJECTED)
+            raise Failure("\n".join(f"{label}: {f}" for f in earlier.failures), code=EXIT_REJECTED)
     outcome = _do_weekly(ctx, config, w, evaluate=True, report=True)
     planted_gpu001 = planted["report_week"]["rules"]["GPU001"]["waste"]
     found = outcome.value("findings/gpu001_idle_gpu_instance", "estimated_waste_USD", 0.0)
@@ -536,7 +644,7 @@ def demo(ctx: click.Context, directory: Path, week: str | None, weeks: int, seed
         f"GPU001 idle-gpu-instance in {w}: found {_fmt_money(found, 'USD')}, planted {_fmt_money(planted_gpu001, 'USD')} "
         f"(expected.json lists every planted amount)"
     )
-    ctx.exit(code)
+    return code
 
 
 if __name__ == "__main__":  # pragma: no cover

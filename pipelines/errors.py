@@ -1,22 +1,46 @@
 """The errors that cross layers, in one place: what went wrong with the config, the warehouse, a source file,
-an S3 request or a storage pattern. Each message names the file, line or key and the problem."""
+an S3 request or a storage pattern. Each message names the file, line or key and the problem.
+
+Every message is redacted when the error is made (pipelines/redact.py): an error's text can reach stderr,
+a log, the ledger's `error` column or a report, and never carries a credential to any of them.
+"""
 
 from __future__ import annotations
 
+from typing import Any
 
-class ConfigError(Exception):
+from pipelines.redact import redact
+
+
+class _Redacted(Exception):
+    """An exception whose message passes through `redact()`."""
+
+    def __init__(self, message: object = "", *args: object) -> None:
+        super().__init__(redact(message), *args)
+
+
+class ConfigError(_Redacted):
     """A configuration problem; the message names the file, the line when known, and the key."""
 
 
-class WarehouseError(Exception):
+class WarehouseError(_Redacted):
     """The warehouse cannot be opened or upgraded; the message says why and what to do."""
 
 
-class RejectedFile(Exception):
+class WarehouseBusy(WarehouseError):
+    """Another process holds the warehouse's run-level lock; `holder` is what its lock file says (pid, host,
+    started_at, command), when readable."""
+
+    def __init__(self, message: str, holder: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.holder = holder
+
+
+class RejectedFile(_Redacted):
     """The file cannot be loaded. The message names the file, the line/column when known, and the problem."""
 
     def __init__(self, file: str, problem: str, line: int | None = None, column: str | None = None) -> None:
-        self.file, self.problem, self.line, self.column = file, problem, line, column
+        self.file, self.problem, self.line, self.column = file, redact(problem), line, column
         where = file
         if line is not None:
             where += f":{line}"
@@ -33,7 +57,7 @@ class FileFailed(Exception):
         super().__init__(f"file {index} of the batch failed: {cause}")
 
 
-class S3Error(Exception):
+class S3Error(_Redacted):
     """An S3 request failed; the message names the bucket/prefix or object and the reason."""
 
 

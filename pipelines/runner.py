@@ -12,6 +12,7 @@ from pipelines.definitions import defs
 from pipelines.defs.jobs import INGEST_SELECTION, WEEKLY_SELECTION
 from pipelines.defs.partitions import partition_to_window, week_to_partition, weekly_partitions
 from pipelines.defs.resources import WastewatchResource
+from pipelines.redact import redact
 
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
@@ -20,7 +21,8 @@ QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 class RunOutcome:
     success: bool
     metadata: dict[str, dict[str, Any]] = field(default_factory=dict)  # asset key -> metadata values
-    failures: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # one redacted line each: the step and the cause
+    busy: bool = False  # a step or the run's resources failed because another writer holds the warehouse
 
     def value(self, asset: str, key: str, default: Any = None) -> Any:
         return self.metadata.get(asset, {}).get(key, default)
@@ -47,11 +49,28 @@ def _materialize(
         assert mat is not None
         outcome.metadata[mat.asset_key.to_user_string()] = {k: v.value for k, v in mat.metadata.items()}
     for event in result.all_events:
-        if event.is_step_failure and event.step_failure_data and event.step_failure_data.error:
-            err = event.step_failure_data.error
-            cause = err.cause.message if err.cause else err.message
-            outcome.failures.append(f"{event.step_key}: {cause.strip()}")
+        # step failures, and the engine's own errors (e.g. the resource could not be initialised)
+        err = getattr(event.event_specific_data, "error", None)
+        if err is None or "FAILURE" not in event.event_type_value:
+            continue
+        while err.cause is not None:  # Dagster wraps the asset's own exception; report that one
+            err = err.cause
+        outcome.busy = outcome.busy or err.cls_name == "WarehouseBusy"
+        line = _one_line(err.message, err.cls_name)
+        where = event.step_key or "run"
+        if f"{where}: {line}" not in outcome.failures:
+            outcome.failures.append(f"{where}: {line}")
+    if not outcome.success and not outcome.failures:
+        outcome.failures.append("the run failed (see the Dagster log with -v)")
     return outcome
+
+
+def _one_line(message: str, cls_name: str | None) -> str:
+    """An error's message as one redacted line, without the `module.Class: ` prefix Dagster adds."""
+    text = " ".join(message.strip().split("\n")[0].split())
+    if cls_name and ": " in text and text.split(": ", 1)[0].endswith(cls_name):
+        text = text.split(": ", 1)[1]
+    return redact(text or cls_name or "unknown error")
 
 
 def run_ingest(config_path: Path, verbose: bool = False) -> RunOutcome:

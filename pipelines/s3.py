@@ -2,8 +2,9 @@
 
 Credentials come from boto3's default chain (environment, shared config/credentials files, instance or
 container roles); a source's `endpoint_url` and `region` reach S3-compatible stores (MinIO, Ceph, Baidu BOS,
-Aliyun OSS, Tencent COS). Every message this module builds goes through `message()`, the one place where
-what reaches a user about an S3 request is worded.
+Aliyun OSS, Tencent COS). Every message this module builds goes through `message()` and `problem()`, which
+word what reaches a user about an S3 request and pass it through `redact()`: an endpoint's password, a
+presigned URL's signature or a credential never reaches a message.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from pipelines.config import Source
 from pipelines.errors import S3Error
+from pipelines.redact import redact, remember
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ def client(source: Source, retries: int = 5) -> Any:
     import boto3
     from botocore.config import Config as BotoConfig
 
+    remember(*_userinfo_secrets(source.endpoint_url))
     return boto3.session.Session().client(
         "s3",
         endpoint_url=source.endpoint_url,
@@ -67,20 +70,30 @@ def client(source: Source, retries: int = 5) -> Any:
     )
 
 
+def _userinfo_secrets(url: str | None) -> list[str]:
+    """The password of a URL's user info, to be redacted wherever it appears alone."""
+    if not url or "@" not in url:
+        return []
+    from urllib.parse import unquote, urlsplit
+
+    parts = urlsplit(url)
+    return [unquote(parts.password)] if parts.password else []
+
+
 def problem(exc: BaseException) -> str:
-    """A botocore error as one line: the S3 error code and message, or the connection problem."""
+    """A botocore error as one redacted line: the S3 error code and message, or the connection problem."""
     response = getattr(exc, "response", None)
     if isinstance(response, dict) and "Error" in response:
         err = response["Error"]
-        return f"{err.get('Code', 'Error')}: {err.get('Message', '')}".strip().rstrip(":")
+        return redact(f"{err.get('Code', 'Error')}: {err.get('Message', '')}".strip().rstrip(":"))
     text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    return redact(text.splitlines()[0] if text else type(exc).__name__)
 
 
 def message(where: str, what: str, exc: BaseException | None = None) -> str:
-    """`where: what[: the request's problem]`: every S3 message reaching a user is built here."""
+    """`where: what[: the request's problem]`, redacted: every S3 message reaching a user is built here."""
     text = f"{where}: {what}"
-    return f"{text}: {problem(exc)}" if exc is not None else text
+    return redact(f"{text}: {problem(exc)}" if exc is not None else text)
 
 
 def object_pages(s3: Any, bucket: str, prefix: str, page_size: int = 1000) -> Iterator[list[dict[str, Any]]]:

@@ -10,6 +10,7 @@ import os
 import re
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from typing import Any
 import duckdb
 
 from pipelines.config import Config
-from pipelines.errors import WarehouseError
+from pipelines.errors import WarehouseBusy, WarehouseError
 
 SCHEMA_VERSION = 7
 RAW_TABLES = (
@@ -228,22 +229,52 @@ def _setting_literal(value: Any) -> str:
     return "'" + str(value).replace("'", "''") + "'"
 
 
+# how long a connection waits for DuckDB's own file lock, held by a process outside wastewatch's run lock
+# (a `duckdb` shell, a notebook): long enough to outlast a query, short enough to name the holder soon
+FILE_LOCK_WAIT_S = 30.0
+_FILE_LOCK_PID = re.compile(r"\(PID (\d+)\)")
+
+
+def _open(p: Path, read_only: bool, wait: float) -> duckdb.DuckDBPyConnection:
+    """duckdb.connect, retried while another process holds the file's lock; WarehouseBusy after `wait` s."""
+    deadline = time.monotonic() + wait
+    pause = 0.05
+    while True:
+        try:
+            return duckdb.connect(str(p), read_only=read_only)
+        except duckdb.IOException as exc:
+            text = str(exc)
+            if "Could not set lock" not in text:
+                raise WarehouseError(f"{p}: cannot open the warehouse: {text.splitlines()[0]}") from None
+            if time.monotonic() >= deadline:
+                m = _FILE_LOCK_PID.search(text)
+                who = f"pid {m.group(1)}" if m else "another process"
+                raise WarehouseBusy(
+                    f"{p}: held by {who} (DuckDB's file lock); waited {wait:g} s",
+                    {"pid": int(m.group(1))} if m else None,
+                ) from None
+        time.sleep(pause)
+        pause = min(pause * 2, 1.0)
+
+
 def connect(
-    path: Path | str, read_only: bool = False, settings: dict[str, Any] | None = None
+    path: Path | str,
+    read_only: bool = False,
+    settings: dict[str, Any] | None = None,
+    wait: float = FILE_LOCK_WAIT_S,
 ) -> duckdb.DuckDBPyConnection:
     """Open the warehouse; a writable connection creates or upgrades the schema first.
 
     `settings` are DuckDB resource limits (`Config.duckdb_settings`: memory_limit, threads, temp_directory).
+    While another process holds DuckDB's lock on the file, the open is retried for up to `wait` seconds,
+    then fails with WarehouseBusy naming that process.
     """
     p = Path(path)
     if read_only and not p.exists():
         raise WarehouseError(f"{p}: no warehouse here yet (run `wastewatch ingest` first)")
     if not read_only:
         p.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        con = duckdb.connect(str(p), read_only=read_only)
-    except duckdb.IOException as exc:
-        raise WarehouseError(f"{p}: cannot open the warehouse: {exc}") from None
+    con = _open(p, read_only, wait)
     try:
         _configure(con, settings)
         if not read_only:
@@ -432,7 +463,7 @@ def publish(config: Config) -> Path:
     dst = config.published_path
     if not src.exists():
         raise WarehouseError(f"{src}: nothing to publish yet")
-    con = duckdb.connect(str(src))
+    con = _open(src, False, FILE_LOCK_WAIT_S)
     try:
         con.execute("checkpoint")
     finally:

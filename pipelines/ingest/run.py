@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -26,9 +27,11 @@ from pipelines.sources.registry import source_kind
 @dataclass
 class IngestReport:
     outcomes: list[FileOutcome] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # sources skipped, missing folders, repairs, ...
+    notes: list[str] = field(default_factory=list)  # sources skipped, empty folders, repairs, ...
     # files in a source folder that no reader claims: (source, uri, why); not read, and not a failure
     skipped: list[tuple[str, str, str]] = field(default_factory=list)
+    # sources that could not be read at all (a missing folder, an unreachable bucket): one line each
+    failures: list[str] = field(default_factory=list)
 
     def of(self, status: str) -> list[FileOutcome]:
         return [o for o in self.outcomes if o.status == status]
@@ -42,7 +45,7 @@ class IngestReport:
 
     @property
     def exit_code(self) -> int:
-        return 1 if self.rejected else 0
+        return 1 if self.rejected or self.failures else 0
 
     def summary(self) -> str:
         loaded, unchanged, rejected = self.of("loaded"), self.of("unchanged"), self.rejected
@@ -53,7 +56,7 @@ class IngestReport:
         ]
         if others:
             text += " (" + ", ".join(others) + ")"
-        lines = [text, *(f"  note: {n}" for n in self.notes)]
+        lines = [text, *(f"  failed: {f}" for f in self.failures), *(f"  note: {n}" for n in self.notes)]
         lines += [f"  skipped: {uri}: {why}" for _, uri, why in self.skipped]
         lines += [f"  repaired: {o.uri}: {r}" for o in self.outcomes for r in o.repairs]
         lines += [f"  rejected: {o.error}" for o in rejected]
@@ -101,9 +104,13 @@ def _ingest_files(
             s3 = s3mod.client(source)
             files = list_files(config, source, s3, skipped)
         except (S3Error, ValueError) as exc:
-            report.notes.append(f"source {source.name!r}: {exc}")
+            report.failures.append(f"source {source.name!r}: {exc}")
             return [FileOutcome(source.name, source.uri, "rejected", error=str(exc), target=target)]
     else:
+        missing = _missing_location(config, source)
+        if missing:
+            report.failures.append(f"source {source.name!r}: {missing}")
+            return []
         files = list_local(config, source, skipped)
     report.skipped.extend((source.name, uri, why) for uri, why in skipped)
     if not files:
@@ -119,6 +126,21 @@ def _ingest_files(
     finally:
         if s3 is not None or isinstance(reader, DeliveryReader):
             clean_cache(source_cache(config, source))
+
+
+def _missing_location(config: Config, source: Source) -> str | None:
+    """Why a local source's location cannot be read (it does not exist), or None when it can.
+
+    A folder that exists but holds no files is not a failure; a glob is checked by the folder it starts in.
+    """
+    location = config.source_location(source)
+    if any(ch in location for ch in "*?["):
+        root = Path(location.split("*")[0].split("?")[0].split("[")[0].rsplit("/", 1)[0] or "/")
+        return None if root.is_dir() else f"folder {root} does not exist (pattern {location})"
+    path = Path(location)
+    if path.exists():
+        return None
+    return f"{location} does not exist"
 
 
 def _fetch_changed(con: duckdb.DuckDBPyConnection, source: Source, files: list[SourceFile], s3: Any) -> None:

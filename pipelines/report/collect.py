@@ -14,6 +14,7 @@ import duckdb
 
 from pipelines.config import Config
 from pipelines.freshness import stale_sources
+from pipelines.redact import redact
 from pipelines.report.model import WeeklyReport, check_totals, team_pages
 from pipelines.units import DAYS_PER_MONTH
 from pipelines.warehouse import rows, scalar, sql_root, sql_text, utcnow
@@ -89,7 +90,11 @@ def collect_report(
             _query(con, "rpt_weekly_data_quality", p), gpu_hours, _tag_coverage(con, p)
         ),
         budgets=budgets,
-        rejected_files=_query(con, "rpt_rejected_files", p),
+        # the ledger's errors are redacted when made; redacting again keeps the report safe for older rows
+        rejected_files=[
+            {**x, "error": redact(x["error"]) if x.get("error") else x.get("error")}
+            for x in _query(con, "rpt_rejected_files", p)
+        ],
         stale_sources=[
             {"source": s.source, "kind": s.kind, "problem": s.problem}
             for s in stale_sources(con, config, utcnow())

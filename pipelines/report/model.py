@@ -7,6 +7,7 @@ into the report files.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -190,14 +191,28 @@ class WeeklyReport:
         return max((Decimal(x["waste"]) for x in self.by_rule), default=Decimal(0))
 
 
+SLUG_MAX = 60  # characters of a team page's file name before `.html`: far below any file system's limit
+
+
 def slugify(name: str, taken: set[str]) -> str:
-    """A file-name-safe slug of `name`, made unique against `taken` (to which it is added)."""
+    """A file-name-safe slug of `name`, bounded, stable and unique; added to `taken`.
+
+    A team's slug is its name's readable part (at most SLUG_MAX - 9 characters) and the first 8 hex digits
+    of the name's sha256, so the same team always has the same file, two names that read alike never share
+    one, and no team (not even one called `untagged`) takes the file of a bucket like "(untagged)", whose
+    slug is its bare name.
+    """
     base = re.sub(r"[^a-z0-9._-]+", "-", name.lower()).strip("-.") or "team"
-    slug, n = base, 2
-    while slug in taken:
-        slug, n = f"{base}-{n}", n + 1
-    taken.add(slug)
-    return slug
+    if name.startswith("(") and name.endswith(")"):
+        slug = base[:SLUG_MAX]  # the report's own buckets: "(untagged)" -> untagged
+    else:
+        digest = hashlib.sha256(name.encode("utf-8")).hexdigest()[:8]
+        slug = f"{base[: SLUG_MAX - 9].rstrip('-.')}-{digest}"
+    unique, n = slug, 2
+    while unique in taken:
+        unique, n = f"{slug[: SLUG_MAX - 4]}-{n}", n + 1
+    taken.add(unique)
+    return unique
 
 
 def team_pages(report: WeeklyReport) -> list[TeamPage]:

@@ -11,6 +11,12 @@ Configured by an optional `notify:` section of wastewatch.yaml (NotifyConfig, un
 The post is `{"text": ..., "blocks": [...]}`: `text` is the whole message in Slack mrkdwn (what
 Slack-compatible receivers that ignore blocks show), `blocks` the same in sections. A failed post never
 loses the report: delivery returns the problems and the report files stay written.
+
+Text is escaped for its medium: in the post every string from the data (team names, resource ids, rule
+names, currencies) has `&`, `<` and `>` escaped as Slack asks, so `<!channel>` or `<url|label>` in a tag
+value is shown, never acted on, and a backtick cannot end a code span; the e-mail HTML is autoescaped by
+Jinja. The webhook URL is a secret (its path is the token): messages name it by scheme and host only, and
+links pass through `redact()`.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from pipelines.config import NotifyConfig
+from pipelines.redact import redact, remember, url_label
 from pipelines.report.render import environment
 
 if TYPE_CHECKING:
@@ -36,6 +43,16 @@ class NotifyError(Exception):
 
 def _money(value: Any, currency: str) -> str:
     return f"{currency} {Decimal(value):,.2f}"
+
+
+def mrkdwn(value: Any) -> str:
+    """A string from the data made inert in Slack mrkdwn: `&`, `<`, `>` escaped (Slack's own rule)."""
+    return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _code(value: Any) -> str:
+    """A string shown in a mrkdwn code span: escaped, and without backticks (which would end the span)."""
+    return mrkdwn(value).replace("`", "'").replace("\n", " ")
 
 
 def headline_lines(report: WeeklyReport) -> list[str]:
@@ -70,9 +87,10 @@ def team_lines(report: WeeklyReport) -> list[str]:
 
 
 def _link(config: NotifyConfig, report: WeeklyReport, page: str = "report.html") -> str | None:
+    """The link to a report page; credentials in `report_url` (user info, tokens) are never sent on."""
     if not config.report_url:
         return None
-    return f"{config.report_url.rstrip('/')}/{report.week}/{page}"
+    return redact(f"{config.report_url.rstrip('/')}/{report.week}/{page}")
 
 
 def slack_payload(report: WeeklyReport, config: NotifyConfig) -> dict[str, Any]:
@@ -80,14 +98,15 @@ def slack_payload(report: WeeklyReport, config: NotifyConfig) -> dict[str, Any]:
     title = f"*wastewatch {report.week}*"
     link = _link(config, report)
     if link:
-        title += f" <{link}|open the report>"
-    sections = [title, "\n".join(headline_lines(report))]
+        title += f" <{link.replace('|', '%7C').replace('>', '%3E')}|open the report>"
+    sections = [title, "\n".join(mrkdwn(line) for line in headline_lines(report))]
     top = report.top[:5]
     if top:
         sections.append(
             "*Top findings*\n"
             + "\n".join(
-                f"• {f['rule_id']} `{f['resource_id']}` ({f['team']}): {_money(f['estimated_waste'], f['currency'] or '')}"
+                f"• {mrkdwn(f['rule_id'])} `{_code(f['resource_id'])}` ({mrkdwn(f['team'])}): "
+                f"{mrkdwn(_money(f['estimated_waste'], f['currency'] or ''))}"
                 for f in top
             )
         )
@@ -96,15 +115,15 @@ def slack_payload(report: WeeklyReport, config: NotifyConfig) -> dict[str, Any]:
         sections.append(
             "*Needs attention (not waste)*\n"
             + "\n".join(
-                f"• {a['rule_id']} {a['rule_name']}: {a['findings']} item(s), "
-                f"{_money(a['at_stake'], a['currency'] or '')} at stake"
+                f"• {mrkdwn(a['rule_id'])} {mrkdwn(a['rule_name'])}: {a['findings']} item(s), "
+                f"{mrkdwn(_money(a['at_stake'], a['currency'] or ''))} at stake"
                 for a in attention
             )
         )
     if config.teams:
         teams = team_lines(report)
         if teams:
-            sections.append("*By team*\n" + "\n".join(f"• {line}" for line in teams))
+            sections.append("*By team*\n" + "\n".join(f"• {mrkdwn(line)}" for line in teams))
     return {
         "text": "\n\n".join(sections),
         "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": s}} for s in sections],
@@ -112,7 +131,9 @@ def slack_payload(report: WeeklyReport, config: NotifyConfig) -> dict[str, Any]:
 
 
 def post_webhook(url: str, payload: dict[str, Any], timeout: float) -> None:
+    """POST the payload; NotifyError names the webhook by scheme and host only (its path is the secret)."""
     data = json.dumps(payload).encode("utf-8")
+    where = url_label(url)
     request = urllib.request.Request(  # noqa: S310 - the URL is the operator's configured webhook
         url, data=data, headers={"Content-Type": "application/json"}, method="POST"
     )
@@ -121,12 +142,13 @@ def post_webhook(url: str, payload: dict[str, Any], timeout: float) -> None:
             status = response.status
     except urllib.error.HTTPError as exc:
         body = exc.read(200).decode("utf-8", "replace")
-        raise NotifyError(f"webhook {url}: HTTP {exc.code} {exc.reason}: {body}") from None
-    except (urllib.error.URLError, OSError) as exc:
+        text = " ".join(body.split())
+        raise NotifyError(redact(f"webhook {where}: HTTP {exc.code} {exc.reason}: {text}")) from None
+    except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise NotifyError(f"webhook {url}: cannot post: {reason}") from None
+        raise NotifyError(redact(f"webhook {where}: cannot post: {reason}")) from None
     if not 200 <= status < 300:
-        raise NotifyError(f"webhook {url}: HTTP {status}")
+        raise NotifyError(f"webhook {where}: HTTP {status}")
 
 
 def email_html(report: WeeklyReport, config: NotifyConfig) -> str:
@@ -158,9 +180,10 @@ def deliver(
         tmp.replace(path)
         done.append(f"wrote {path}")
     if cfg.webhook_url:
+        remember(cfg.webhook_url)
         try:
             post_webhook(cfg.webhook_url, slack_payload(report, cfg), cfg.timeout_s)
-            done.append(f"posted to {cfg.webhook_url}")
+            done.append(f"posted to {url_label(cfg.webhook_url)}")
         except NotifyError as exc:
             problems.append(str(exc))
     return done, problems

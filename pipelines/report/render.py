@@ -1,9 +1,17 @@
 """Rendering the weekly report as text: the Jinja templates (report.md, report.html, teams/<team>.html,
-the notification's email.html) and the findings table written to findings.csv and .parquet."""
+the notification's email.html) and the findings table written to findings.csv and .parquet.
+
+Every string from the data is escaped for the file it lands in: HTML by Jinja's autoescape; Markdown by
+the `md` filter (raw HTML and Markdown control characters made literal) and the `code` filter (a code
+span no backtick can end); CSV by `csv_cell` / `neutralise_csv` (OWASP's advice on CSV injection: a text
+cell starting with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`, so a spreadsheet shows
+it rather than running it as a formula; a number, even negative, stays a number).
+"""
 
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -39,6 +47,52 @@ def signed_pct(value: Any) -> str:
     return f"{Decimal(value):+.1f} %"
 
 
+# a text cell a spreadsheet would read as a formula; a plain number (e.g. -12.5) is not one
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$"
+_PLAIN_NUMBER_RE = re.compile(_PLAIN_NUMBER)
+
+
+def csv_cell(value: Any) -> Any:
+    """A CSV cell made safe for spreadsheets: text starting like a formula gets a leading `'`."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _PLAIN_NUMBER_RE.match(value):
+        return "'" + value
+    return value
+
+
+def neutralise_csv(frame: pl.DataFrame) -> pl.DataFrame:
+    """`csv_cell` on every text column of a frame (numeric columns are left as they are)."""
+    exprs = []
+    for name, dtype in frame.schema.items():
+        if dtype == pl.String:
+            col = pl.col(name)
+            formula = col.str.contains(r"^[=+\-@\t\r]") & ~col.str.contains(_PLAIN_NUMBER)
+            exprs.append(pl.when(formula).then(pl.lit("'") + col).otherwise(col).alias(name))
+    return frame.with_columns(exprs) if exprs else frame
+
+
+_MD_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def md_text(value: Any) -> str:
+    """A string from the data as literal Markdown text: raw HTML inert (`<` as `&lt;`), Markdown control
+    characters backslash-escaped, one line (a table cell or list item stays one)."""
+    text = " ".join(str(value).split())
+    text = "".join(_MD_ESCAPES.get(ch, ch) for ch in text)
+    return _MD_SPECIAL.sub(r"\\\1", text)
+
+
+def md_code(value: Any) -> str:
+    """A string from the data as a Markdown code span: fenced by more backticks than it holds, one line,
+    `|` escaped (GFM table cells split on it even inside code)."""
+    text = " ".join(str(value).split()).replace("|", "\\|")
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or longest else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def environment() -> Environment:
     """The Jinja environment of the report's templates, with the filters and globals they use."""
     env = Environment(
@@ -49,7 +103,8 @@ def environment() -> Environment:
     )
     env.filters["money"] = money
     env.filters["signed_pct"] = signed_pct
-    env.filters["md"] = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
+    env.filters["md"] = md_text
+    env.filters["code"] = md_code
     env.filters["num"] = lambda v, d=0: "–" if v is None else f"{Decimal(str(v)):,.{d}f}"
     env.globals.update(
         charts=charts,

@@ -11,7 +11,14 @@ import polars as pl
 from pipelines.config import Config
 from pipelines.report.collect import collect_report
 from pipelines.report.model import WeeklyReport
-from pipelines.report.render import environment, findings_frame, report_html, report_markdown, team_html
+from pipelines.report.render import (
+    environment,
+    findings_frame,
+    neutralise_csv,
+    report_html,
+    report_markdown,
+    team_html,
+)
 from rules import Window
 
 
@@ -32,7 +39,8 @@ def write_report(con: duckdb.DuckDBPyConnection, config: Config, window: Window)
     for team in report.teams:
         _write_atomic(teams_dir / f"{team.slug}.html", team_html(report, team, env))
     frame = findings_frame(report)
-    _write_frame(frame, report.files["findings.csv"], "csv")
+    # findings.csv is opened in spreadsheets: formula-like text is neutralised; findings.parquet stays raw
+    _write_frame(neutralise_csv(frame), report.files["findings.csv"], "csv")
     _write_frame(frame, report.files["findings.parquet"], "parquet")
     return report
 

@@ -174,6 +174,14 @@ def test_sql_csv(landed: Landed) -> None:
         assert r["nothing"] == ""  # NULL is an empty field
 
 
+def test_sql_csv_neutralises_formulas_unless_raw(landed: Landed) -> None:
+    query = "select -12.5 as n, '-12.5' as t, '=1+1' as f, '@SUM(A1)' as a, '-1+2' as m, 'ok' as o"
+    safe = _parse_csv(_sql(landed, query, "csv").stdout)
+    assert safe == [{"n": "-12.5", "t": "-12.5", "f": "'=1+1", "a": "'@SUM(A1)", "m": "'-1+2", "o": "ok"}]
+    raw = _parse_csv(_sql(landed, query, "csv", "--raw-csv").stdout)
+    assert raw == [{"n": "-12.5", "t": "-12.5", "f": "=1+1", "a": "@SUM(A1)", "m": "-1+2", "o": "ok"}]
+
+
 def test_sql_json(landed: Landed) -> None:
     result = _sql(landed, BY_PROVIDER, "json")
     assert result.exit_code == 0, result.output

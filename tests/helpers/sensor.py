@@ -12,8 +12,9 @@ from pipelines.defs.resources import WastewatchResource
 
 def evaluate_sensor(config_path: Path | None, cursor: str | None) -> dg.SensorResult | dg.SkipReason:
     resource = WastewatchResource(config_path=str(config_path) if config_path else "")
-    context = dg.build_sensor_context(cursor=cursor, resources={"wastewatch": resource})
-    return new_files_sensor(context)
+    # as Dagster's daemon does: the resource is a context manager (it holds the warehouse lock during runs)
+    with dg.build_sensor_context(cursor=cursor, resources={"wastewatch": resource}) as context:
+        return new_files_sensor(context)
 
 
 def requested(result: dg.SensorResult | dg.SkipReason) -> tuple[str, str]:

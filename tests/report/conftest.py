@@ -1,10 +1,14 @@
-"""Fixtures of the report tests: the hand-worked fleet's report for 2026-W48, a webhook receiver."""
+"""Fixtures of the report tests: the hand-worked fleet's report for 2026-W48, a webhook receiver, and a real
+headless Chromium (Debian's; without it the browser tests skip, unless WASTEWATCH_REQUIRE_BROWSER=1)."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import threading
 from collections.abc import Iterator
 from http.server import HTTPServer
+from typing import Any
 
 import pytest
 
@@ -63,3 +67,32 @@ def receiver() -> Iterator[tuple[str, type[WebhookReceiver]]]:
     yield f"http://127.0.0.1:{server.server_port}/hooks/T000/B000/XXXX", handler
     server.shutdown()
     server.server_close()
+
+
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync",
+]  # fmt: skip
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    executable = _chromium()
+    if executable is None:
+        if os.environ.get("WASTEWATCH_REQUIRE_BROWSER") == "1":
+            pytest.fail("no chromium on PATH, and WASTEWATCH_REQUIRE_BROWSER=1")
+        pytest.skip("no chromium on PATH (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        yield b
+        b.close()

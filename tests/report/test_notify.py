@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
+from pipelines.redact import url_label
 from pipelines.report.notify import NotifyConfig, deliver, slack_payload
 from tests.helpers.report import Built
 from tests.helpers.webhook import WebhookReceiver
@@ -18,7 +19,9 @@ def test_webhook_posts_headline_top_findings_attention_and_teams(
     done, problems = deliver(
         built.report, {"webhook_url": url, "report_url": "https://finops.example.com/r/"}
     )
-    assert problems == [] and done == [f"posted to {url}"]
+    # the webhook's path is its secret: messages name the scheme and host only
+    assert problems == [] and done == [f"posted to {url_label(url)}"]
+    assert done[0].endswith(":" + url.split(":")[2].split("/")[0] + "/***")
     [post] = handler.received
     assert post["path"] == "/hooks/T000/B000/XXXX" and post["type"] == "application/json"
     text = post["body"]["text"]
@@ -39,10 +42,11 @@ def test_a_failing_webhook_is_reported_and_the_report_stays(
     url, handler = receiver
     handler.status = 400
     done, problems = deliver(built.report, NotifyConfig(webhook_url=url))
-    assert done == [] and problems == [f"webhook {url}: HTTP 400 Bad Request: invalid_payload"]
+    assert done == [] and problems == [f"webhook {url_label(url)}: HTTP 400 Bad Request: invalid_payload"]
+    assert "T000" not in problems[0] and "XXXX" not in problems[0]
     assert (built.directory / "report.html").is_file()
     done, problems = deliver(built.report, NotifyConfig(webhook_url="http://127.0.0.1:9/none", timeout_s=2))
-    assert problems and problems[0].startswith("webhook http://127.0.0.1:9/none: cannot post:")
+    assert problems and problems[0].startswith("webhook http://127.0.0.1:9/***: cannot post:")
 
 
 def test_email_html_is_self_contained(built: Built) -> None:

@@ -20,6 +20,7 @@ from pipelines.config import load_config
 from pipelines.definitions import defs
 from pipelines.defs.partitions import week_to_partition
 from pipelines.defs.resources import WastewatchResource
+from pipelines.redact import url_label
 from pipelines.transform import build_marts
 from pipelines.warehouse import connect
 from tests.helpers.config import write_config
@@ -79,7 +80,7 @@ def test_weekly_report_asset_posts_the_headline_and_teams_to_the_configured_webh
     # the asset's own figures, and what delivery did
     assert (metadata["spend_USD"], metadata["waste_USD"]) == (21564.0, 8640.0)
     assert metadata["notify"] == (
-        f"- wrote {tmp_path / 'reports' / '2026-W48' / 'email.html'}\n- posted to {url}"
+        f"- wrote {tmp_path / 'reports' / '2026-W48' / 'email.html'}\n- posted to {url_label(url)}"
     )
     # the webhook received one Slack-compatible post with the week's headline and totals
     [post] = handler.received
@@ -113,7 +114,7 @@ def test_a_webhook_that_refuses_the_post_is_a_warning_not_a_failed_run(
     instance = dg.DagsterInstance.ephemeral()
     result, metadata = _materialise(config_path, instance)
     assert result.success and len(handler.received) == 1
-    problem = f"webhook {url}: HTTP 500 Internal Server Error: invalid_payload"
+    problem = f"webhook {url_label(url)}: HTTP 500 Internal Server Error: invalid_payload"
     assert metadata["waste_USD"] == 8640.0 and metadata["notify"] == f"- {problem}"
     warnings = [e.user_message for e in instance.all_logs(result.run_id) if e.level == logging.WARNING]
     assert problem in warnings

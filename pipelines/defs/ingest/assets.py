@@ -6,6 +6,7 @@ from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
 from pipelines.freshness import stale_sources
 from pipelines.ingest import ingest
 from pipelines.ingest.billing.checks import reconciliation, tag_coverage
+from pipelines.redact import redact
 from pipelines.sources.registry import kinds_writing
 from pipelines.warehouse import rows, scalar, utcnow
 
@@ -50,31 +51,36 @@ def _ingest_table(
                     round(r["effective"], 2)
                 )
     for note in report.notes:
-        context.log.info(note)
+        context.log.info(redact(note))
+    for failure in report.failures:
+        context.log.warning(redact(failure))
     for outcome in report.rejected:
-        context.log.warning(outcome.error or outcome.uri)
+        context.log.warning(redact(outcome.error or outcome.uri))
     if report.rejected:
-        metadata["rejected"] = dg.MetadataValue.md("\n".join(f"- {o.error}" for o in report.rejected))
+        metadata["rejected"] = dg.MetadataValue.md("\n".join(f"- {redact(o.error)}" for o in report.rejected))
     if report.skipped:  # files no reader claims: listed, not a failure
         metadata["files_skipped"] = len(report.skipped)
         metadata["skipped"] = dg.MetadataValue.md(
-            "\n".join(f"- {uri}: {why}" for _, uri, why in report.skipped)
+            "\n".join(f"- {redact(uri)}: {why}" for _, uri, why in report.skipped)
         )
         for _, uri, why in report.skipped:
-            context.log.info(f"skipped {uri}: {why}")
+            context.log.info(redact(f"skipped {uri}: {why}"))
+    # sources that could not be read at all: the CLI prints them and exits 1
+    metadata["source_failures"] = dg.MetadataValue.json([redact(f) for f in report.failures])
     check = dg.AssetCheckResult(
         check_name="no_rejected_files",
-        passed=not report.rejected,
+        passed=not report.rejected and not report.failures,
         severity=dg.AssetCheckSeverity.WARN,
-        metadata={"files_rejected": len(report.rejected)},
+        metadata={"files_rejected": len(report.rejected)}
+        | ({"sources_failed": len(report.failures)} if report.failures else {}),
     )
     for s in stale:
-        context.log.info(s.problem)
+        context.log.info(redact(s.problem))
     fresh = dg.AssetCheckResult(
         check_name="sources_fresh",
         passed=not stale,
         severity=dg.AssetCheckSeverity.WARN,
-        metadata={"stale": dg.MetadataValue.md("\n".join(f"- {s.problem}" for s in stale) or "none")},
+        metadata={"stale": dg.MetadataValue.md("\n".join(f"- {redact(s.problem)}" for s in stale) or "none")},
     )
     checks = [check, fresh] + (billing_check_results(wastewatch) if table == "billing_line_items" else [])
     return dg.MaterializeResult(metadata=metadata, check_results=checks)
@@ -86,7 +92,7 @@ def billing_check_results(wastewatch: WastewatchResource) -> list[dg.AssetCheckR
         rec, cov = reconciliation(con), tag_coverage(con)
     rec_meta: dict[str, object] = dict(rec.metadata)
     if rec.problems:
-        rec_meta["problems"] = dg.MetadataValue.md("\n".join(f"- {p}" for p in rec.problems[:50]))
+        rec_meta["problems"] = dg.MetadataValue.md("\n".join(f"- {redact(p)}" for p in rec.problems[:50]))
     return [
         dg.AssetCheckResult(
             check_name="billing_reconciled",

@@ -6,6 +6,7 @@ from pipelines.defs.partitions import partition_to_window, weekly_partitions
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
 from pipelines.defs.rules.assets import findings_key
 from pipelines.evaluate import active_rules
+from pipelines.redact import redact
 from pipelines.report import write_report
 from pipelines.report.notify import deliver
 from pipelines.transform import MARTS
@@ -30,7 +31,7 @@ def weekly_report(context: dg.AssetExecutionContext, wastewatch: WastewatchResou
     # optional `notify:` (webhook post, e-mail HTML); a failed post is a warning, never a lost report
     done, problems = deliver(report, getattr(config, "notify", None))
     for problem in problems:
-        context.log.warning(problem)
+        context.log.warning(redact(problem))
     published = publish(config)
     metadata: dict[str, object] = {
         "week": report.week,
@@ -44,7 +45,7 @@ def weekly_report(context: dg.AssetExecutionContext, wastewatch: WastewatchResou
         "published_warehouse": dg.MetadataValue.path(str(published)),
     }
     if done or problems:
-        metadata["notify"] = dg.MetadataValue.md("\n".join(f"- {x}" for x in done + problems))
+        metadata["notify"] = dg.MetadataValue.md("\n".join(f"- {redact(x)}" for x in done + problems))
     savings = report.savings()
     for h in report.headline:
         metadata[f"spend_{h['currency']}"] = dg.MetadataValue.float(float(h["spend"]))
