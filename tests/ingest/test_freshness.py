@@ -175,4 +175,27 @@ def test_ingest_names_a_stale_source_exits_1_and_the_report_lists_it(tmp_path: P
     assert "smi" not in result.stderr  # it delivered
     md = (tmp_path / "reports" / "2026-W48" / "report.md").read_text(encoding="utf-8")
     assert "1 source(s) stopped delivering" in md
-    assert f"- `bill`: source 'bill' has delivered nothing yet (no file it reads at {where})" in md
+    shown = str(where).replace("_", "\\_")  # report.md escapes Markdown's control characters
+    assert f"- `bill`: source 'bill' has delivered nothing yet (no file it reads at {shown})" in md
+
+
+def test_a_source_that_cannot_be_read_is_an_error_not_also_stale(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from pipelines.cli import main
+
+    cfg = _project(
+        tmp_path,
+        "  - {name: bill, kind: focus, uri: landing/no-such-folder/}\n"
+        "  - {name: smi, kind: nvidia_smi, uri: landing/telemetry/}\n",
+    )
+    _smi(
+        tmp_path / "landing" / "telemetry" / "gpu-01_2026-11-23.csv",
+        START,
+        START + timedelta(hours=2),
+        timedelta(minutes=1),
+    )
+    result = CliRunner().invoke(main, ["--config", str(cfg), "ingest"])
+    assert result.exit_code == 1, result.output
+    errors = [line for line in result.stderr.splitlines() if line.startswith(("error:", "stale:"))]
+    assert len(errors) == 1 and errors[0].startswith("error: source 'bill': "), result.stderr
