@@ -122,7 +122,9 @@ def _do_ingest(ctx: click.Context, config: Config) -> int:
         if md:
             click.echo(
                 f"{table}: {md.get('files_loaded', 0)} file(s) loaded ({md.get('rows_loaded', 0):,} rows), "
-                f"{md.get('files_unchanged', 0)} unchanged, {md.get('files_rejected', 0)} rejected; "
+                f"{md.get('files_unchanged', 0)} unchanged, {md.get('files_rejected', 0)} rejected"
+                + (f", {md['files_duplicate']} duplicate" if md.get("files_duplicate") else "")
+                + "; "
                 f"{md.get('dagster/row_count', 0):,} rows in the table"
             )
     with open_warehouse(config) as con:
@@ -132,6 +134,13 @@ def _do_ingest(ctx: click.Context, config: Config) -> int:
             "and (status = 'rejected' or starts_with(error, $held)) order by uri",
             {"t": started, "held": NEW_VERSION_REJECTED},
         )
+        duplicates = rows(
+            con,
+            "select error from ingest_files where checked_at >= $t and status = 'duplicate' order by uri",
+            {"t": started},
+        )
+    for r in duplicates:  # copies of billing content the warehouse holds: never loaded, not an error
+        click.echo(f"duplicate: {r['error']}", err=True)
     for r in rejected:
         click.echo(f"rejected: {r['error']}", err=True)
     return EXIT_REJECTED if rejected else EXIT_OK

@@ -23,7 +23,7 @@ import duckdb
 from pipelines.config import Config
 from pipelines.errors import WarehouseError
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 RAW_TABLES = (
     "schema_version",
     "ingest_files",

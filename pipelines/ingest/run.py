@@ -53,6 +53,7 @@ class IngestReport:
             text += " (" + ", ".join(others) + ")"
         lines = [text, *(f"  note: {n}" for n in self.notes)]
         lines += [f"  repaired: {o.uri}: {r}" for o in self.outcomes for r in o.repairs]
+        lines += [f"  duplicate: {o.error}" for o in self.of("duplicate")]
         lines += [f"  rejected: {o.error}" for o in rejected]
         return "\n".join(lines)
 
