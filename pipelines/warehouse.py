@@ -426,7 +426,8 @@ def publish(config: Config) -> Path:
     """Copy the warehouse atomically to its read-only published twin for ad-hoc users.
 
     The caller must not hold a connection to the warehouse. The copy is written beside the target
-    and renamed over it, so a reader never sees a half-written file.
+    and renamed over it, so a reader never sees a half-written file; copies that killed publishes left
+    behind are deleted first (their names carry the writer's pid).
     """
     src = config.warehouse_path
     dst = config.published_path
@@ -437,7 +438,8 @@ def publish(config: Config) -> Path:
         con.execute("checkpoint")
     finally:
         con.close()
-    fd, tmp = tempfile.mkstemp(prefix=dst.name + ".", suffix=".tmp", dir=dst.parent)
+    _remove_stale_copies(dst)
+    fd, tmp = tempfile.mkstemp(prefix=f"{dst.name}.{os.getpid()}.", suffix=PUBLISH_SUFFIX, dir=dst.parent)
     os.close(fd)
     try:
         shutil.copyfile(src, tmp)
@@ -447,6 +449,42 @@ def publish(config: Config) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return dst
+
+
+# a publish's temp copy: `<published name>.<pid>.<random>.publishing`, renamed over the target when complete
+PUBLISH_SUFFIX = ".publishing"
+
+
+def _remove_stale_copies(dst: Path) -> list[Path]:
+    """Delete the temp copies that publishes killed mid-copy left beside `dst` (their process is gone);
+    a copy whose process still runs is left alone. Returns what was deleted."""
+    removed = []
+    for tmp in dst.parent.glob(f"{glob_escape(dst.name)}.*{PUBLISH_SUFFIX}"):
+        pid = tmp.name[len(dst.name) + 1 :].split(".", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and _running(int(pid)):
+            continue
+        tmp.unlink(missing_ok=True)
+        removed.append(tmp)
+    # earlier versions named their copies `<name>.<random>.tmp`, without a pid: one writer at a time
+    # publishes, so such a copy is a leftover
+    for tmp in dst.parent.glob(f"{glob_escape(dst.name)}.*.tmp"):
+        tmp.unlink(missing_ok=True)
+        removed.append(tmp)
+    return removed
+
+
+def glob_escape(name: str) -> str:
+    return re.sub(r"([*?\[])", r"[\1]", name)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def one(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import stat
+import subprocess
+import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from pipelines.ingest import ingest
 from pipelines.ingest.billing.lines import DERIVED
 from pipelines.warehouse import (
     CATALOG_DIR,
+    PUBLISH_SUFFIX,
     RAW_TABLES,
     SCHEMA_VERSION,
     WarehouseError,
@@ -614,3 +617,39 @@ def test_every_older_schema_upgrades_to_the_current_one_keeping_its_rows(
     # upgrade writes them like a new file's
     assert upgraded_comments == _comments(fresh_con)
     fresh_con.close()
+
+
+def test_a_publish_killed_mid_copy_leaves_nothing_after_the_next_publish(
+    config: Config, con: duckdb.DuckDBPyConnection
+) -> None:
+    _add_ledger_row(con, "/landing/one.csv")
+    con.close()
+    folder = config.published_path.parent
+    name = config.published_path.name
+    # what a publish killed with SIGKILL in the middle of its copy leaves: a partial temp copy named
+    # with its pid (a process that has exited), and one of an earlier version's `.tmp` copies
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    killed = folder / f"{name}.{int(dead.stdout)}.k1ll3d{PUBLISH_SUFFIX}"
+    killed.write_bytes(config.warehouse_path.read_bytes()[:4096])
+    legacy = folder / f"{name}.a1b2c3d4.tmp"
+    legacy.write_bytes(b"\0" * 4096)
+    # a copy another live process is writing right now is left alone
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as live:
+        busy = folder / f"{name}.{live.pid}.busy{PUBLISH_SUFFIX}"
+        busy.write_bytes(b"\0")
+        try:
+            publish(config)
+            assert sorted(p.name for p in folder.iterdir()) == sorted(
+                ["wastewatch.duckdb", "wastewatch.published.duckdb", busy.name]
+            )
+        finally:
+            live.kill()
+    publish(config)  # its writer is gone now
+    assert sorted(p.name for p in folder.iterdir()) == ["wastewatch.duckdb", "wastewatch.published.duckdb"]
+    ro = duckdb.connect(str(config.published_path), read_only=True)
+    try:
+        assert [r[0] for r in _ledger(ro)] == ["/landing/one.csv"]
+    finally:
+        ro.close()
