@@ -314,6 +314,7 @@ def migrate(
         )
     if version == target:
         _create_missing_tables(con)
+        _align_stored_billing_columns(con)
         _comment_raw_tables(con)
         return version
     if version is not None:
@@ -348,8 +349,33 @@ def migrate(
                         {"v": number, "d": path.stem, "now": utcnow()},
                     )
     _create_missing_tables(con)
+    _align_stored_billing_columns(con)
     _comment_raw_tables(con)
     return target
+
+
+def _align_stored_billing_columns(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Give each money (DECIMAL) column billing_lines stores the type billing_columns declares for it (an
+    upgrade that widened a column of billing_columns reaches the optional columns a source filled, which a
+    numbered migration cannot name); a no-op once they agree. Returns the columns altered."""
+    if not table_exists(con, "billing_lines"):
+        return []
+    found = rows(
+        con,
+        "select l.column_name as name, c.data_type as wanted from duckdb_columns() as l "
+        "join duckdb_columns() as c on c.column_name = l.column_name "
+        "and c.database_name = l.database_name and c.schema_name = l.schema_name "
+        "where l.database_name = current_database() and l.schema_name = 'main' "
+        "and l.table_name = 'billing_lines' and c.table_name = 'billing_columns' "
+        "and l.data_type <> c.data_type and starts_with(l.data_type, 'DECIMAL') "
+        "and starts_with(c.data_type, 'DECIMAL')",
+    )
+    with transaction(con):
+        for r in found:  # identifiers and types from the catalogue
+            con.execute(
+                f"alter table billing_lines alter column {_quote_ident(r['name'])} type {r['wanted']}"
+            )
+    return [r["name"] for r in found]
 
 
 def _comment_raw_tables(con: duckdb.DuckDBPyConnection) -> int:

@@ -14,8 +14,8 @@ create table if not exists ingest_files (
     checksum varchar,                     -- sha256 of the bytes read
     billing_period varchar,               -- YYYY-MM for billing files when known
     rows bigint,                          -- rows landed from this file
-    billed_cost_sum decimal(18, 6),       -- reconciliation: sums of what landed (billing files)
-    effective_cost_sum decimal(18, 6),
+    billed_cost_sum decimal(38, 12),      -- reconciliation: sums of what landed (billing files)
+    effective_cost_sum decimal(38, 12),
     status varchar not null,              -- loaded | rejected | superseded | removed | duplicate
     error varchar,                        -- for rejected files: file, line/column and the problem
     first_seen_at timestamp not null,
@@ -23,8 +23,8 @@ create table if not exists ingest_files (
     loaded_at timestamp,                  -- last successful load
     delivery_id varchar,                  -- billing: the manifest version (assemblyId, executionId, run) it came with
     file_rows bigint,                     -- reconciliation: rows in the file, counted from the file itself
-    file_billed_cost_sum decimal(18, 6),  -- ... and its billed / effective cost, from its own columns
-    file_effective_cost_sum decimal(18, 6),
+    file_billed_cost_sum decimal(38, 12),  -- ... and its billed / effective cost, from its own columns
+    file_effective_cost_sum decimal(38, 12),
     currencies varchar,                   -- billing currencies of the file's lines, comma-separated
     duplicate_of varchar                  -- for duplicate files: the uri of the loaded file with the same bytes
 );
