@@ -185,7 +185,9 @@ def _do_ingest(ctx: click.Context, config: Config) -> int:
         if md:
             click.echo(
                 f"{table}: {md.get('files_loaded', 0)} file(s) loaded ({md.get('rows_loaded', 0):,} rows), "
-                f"{md.get('files_unchanged', 0)} unchanged, {md.get('files_rejected', 0)} rejected; "
+                f"{md.get('files_unchanged', 0)} unchanged, {md.get('files_rejected', 0)} rejected"
+                + (f", {md['files_duplicate']} duplicate" if md.get("files_duplicate") else "")
+                + "; "
                 f"{md.get('dagster/row_count', 0):,} rows in the table"
             )
         for line in str(md.get("skipped") or "").splitlines():  # files no reader claims: not a failure
@@ -198,6 +200,13 @@ def _do_ingest(ctx: click.Context, config: Config) -> int:
             {"t": started, "held": NEW_VERSION_REJECTED},
         )
         stale = stale_sources(con, config, utcnow())
+        duplicates = rows(
+            con,
+            "select error from ingest_files where checked_at >= $t and status = 'duplicate' order by uri",
+            {"t": started},
+        )
+    for r in duplicates:  # copies of billing content the warehouse holds: never loaded, not an error
+        _say(f"duplicate: {r['error']}", err=True)
     for r in rejected:
         _say(f"rejected: {r['error']}", err=True)
     # a source that could not be read at all (a missing folder, an unreachable bucket) is a failure

@@ -24,7 +24,7 @@ import duckdb
 from pipelines.config import Config
 from pipelines.errors import WarehouseBusy, WarehouseError
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 RAW_TABLES = (
     "schema_version",
     "ingest_files",
@@ -345,6 +345,7 @@ def migrate(
         )
     if version == target:
         _create_missing_tables(con)
+        _align_stored_billing_columns(con)
         _comment_raw_tables(con)
         return version
     if version is not None:
@@ -379,8 +380,33 @@ def migrate(
                         {"v": number, "d": path.stem, "now": utcnow()},
                     )
     _create_missing_tables(con)
+    _align_stored_billing_columns(con)
     _comment_raw_tables(con)
     return target
+
+
+def _align_stored_billing_columns(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Give each money (DECIMAL) column billing_lines stores the type billing_columns declares for it (an
+    upgrade that widened a column of billing_columns reaches the optional columns a source filled, which a
+    numbered migration cannot name); a no-op once they agree. Returns the columns altered."""
+    if not table_exists(con, "billing_lines"):
+        return []
+    found = rows(
+        con,
+        "select l.column_name as name, c.data_type as wanted from duckdb_columns() as l "
+        "join duckdb_columns() as c on c.column_name = l.column_name "
+        "and c.database_name = l.database_name and c.schema_name = l.schema_name "
+        "where l.database_name = current_database() and l.schema_name = 'main' "
+        "and l.table_name = 'billing_lines' and c.table_name = 'billing_columns' "
+        "and l.data_type <> c.data_type and starts_with(l.data_type, 'DECIMAL') "
+        "and starts_with(c.data_type, 'DECIMAL')",
+    )
+    with transaction(con):
+        for r in found:  # identifiers and types from the catalogue
+            con.execute(
+                f"alter table billing_lines alter column {_quote_ident(r['name'])} type {r['wanted']}"
+            )
+    return [r["name"] for r in found]
 
 
 def _comment_raw_tables(con: duckdb.DuckDBPyConnection) -> int:
@@ -457,7 +483,8 @@ def publish(config: Config) -> Path:
     """Copy the warehouse atomically to its read-only published twin for ad-hoc users.
 
     The caller must not hold a connection to the warehouse. The copy is written beside the target
-    and renamed over it, so a reader never sees a half-written file.
+    and renamed over it, so a reader never sees a half-written file; copies that killed publishes left
+    behind are deleted first (their names carry the writer's pid).
     """
     src = config.warehouse_path
     dst = config.published_path
@@ -468,7 +495,8 @@ def publish(config: Config) -> Path:
         con.execute("checkpoint")
     finally:
         con.close()
-    fd, tmp = tempfile.mkstemp(prefix=dst.name + ".", suffix=".tmp", dir=dst.parent)
+    _remove_stale_copies(dst)
+    fd, tmp = tempfile.mkstemp(prefix=f"{dst.name}.{os.getpid()}.", suffix=PUBLISH_SUFFIX, dir=dst.parent)
     os.close(fd)
     try:
         shutil.copyfile(src, tmp)
@@ -478,6 +506,42 @@ def publish(config: Config) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return dst
+
+
+# a publish's temp copy: `<published name>.<pid>.<random>.publishing`, renamed over the target when complete
+PUBLISH_SUFFIX = ".publishing"
+
+
+def _remove_stale_copies(dst: Path) -> list[Path]:
+    """Delete the temp copies that publishes killed mid-copy left beside `dst` (their process is gone);
+    a copy whose process still runs is left alone. Returns what was deleted."""
+    removed = []
+    for tmp in dst.parent.glob(f"{glob_escape(dst.name)}.*{PUBLISH_SUFFIX}"):
+        pid = tmp.name[len(dst.name) + 1 :].split(".", 1)[0]
+        if pid.isdigit() and int(pid) != os.getpid() and _running(int(pid)):
+            continue
+        tmp.unlink(missing_ok=True)
+        removed.append(tmp)
+    # earlier versions named their copies `<name>.<random>.tmp`, without a pid: one writer at a time
+    # publishes, so such a copy is a leftover
+    for tmp in dst.parent.glob(f"{glob_escape(dst.name)}.*.tmp"):
+        tmp.unlink(missing_ok=True)
+        removed.append(tmp)
+    return removed
+
+
+def glob_escape(name: str) -> str:
+    return re.sub(r"([*?\[])", r"[\1]", name)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def one(

@@ -3,7 +3,8 @@
 A file is identified by its source and uri (`file_id`). Its row holds what the file was when it last
 loaded (size, modification time, ETag, checksum), its outcome and the sums reconciliation compares.
 Every ingestion mode asks `unchanged()` whether a listed file still has the bytes it loaded, and writes
-its outcome through `record()` / `reject()`.
+its outcome through `record()` / `reject()`. Billing content is loaded once across the whole warehouse:
+`live_copy()` finds the loaded billing file (any source, name or period) with the same sha256.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import duckdb
 from pipelines.config import Source
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadResult
+from pipelines.sources.registry import kinds_of
 from pipelines.warehouse import one, rows, sql_text
 
 # error prefix of a ledger row that still holds its loaded lines while a new version was rejected
@@ -36,6 +38,12 @@ class FileOutcome:
     repairs: list[str] = field(default_factory=list)  # documented repairs applied while loading
 
 
+# the ledger columns `previous` and `of_source` return
+_COLUMNS = (
+    "file_id, uri, status, size_bytes, modified_at, etag, checksum, billing_period, delivery_id, duplicate_of"
+)
+
+
 def file_id(source: str, uri: str) -> str:
     return hashlib.sha1(f"{source}|{uri}".encode()).hexdigest()[:20]
 
@@ -44,8 +52,7 @@ def previous(con: duckdb.DuckDBPyConnection, fid: str) -> dict[str, Any] | None:
     """The ledger's row of one file, or None when it has never been seen."""
     found = rows(
         con,
-        "select file_id, uri, status, size_bytes, modified_at, etag, checksum, billing_period, delivery_id "
-        "from ingest_files where file_id = $id",
+        f"select {_COLUMNS} from ingest_files where file_id = $id",  # noqa: S608 - our constant
         {"id": fid},
     )
     return found[0] if found else None
@@ -55,8 +62,7 @@ def of_source(con: duckdb.DuckDBPyConnection, source: Source) -> dict[str, dict[
     """Every ledger row of a source, by uri."""
     found = rows(
         con,
-        "select file_id, uri, status, size_bytes, modified_at, etag, checksum, billing_period, delivery_id "
-        "from ingest_files where source = $s",
+        f"select {_COLUMNS} from ingest_files where source = $s",  # noqa: S608 - our constant
         {"s": source.name},
     )
     return {r["uri"]: r for r in found}
@@ -69,7 +75,14 @@ def unchanged(con: duckdb.DuckDBPyConnection, prev: dict[str, Any] | None, f: So
     for a local file, the same sha256 (a touched but identical file), in which case the new modification
     time is recorded so the next run need not hash it again.
     """
-    if not prev or prev["status"] != "loaded" or prev["size_bytes"] != f.size:
+    if not prev or prev["status"] != "loaded":
+        return False
+    return same_bytes(con, prev, f)
+
+
+def same_bytes(con: duckdb.DuckDBPyConnection, prev: dict[str, Any], f: SourceFile) -> bool:
+    """The ledger row `prev` was recorded for the bytes `f` has now (whatever its status); see unchanged()."""
+    if prev["size_bytes"] != f.size:
         return False
     if f.etag and prev["etag"]:
         return bool(prev["etag"] == f.etag)
@@ -84,6 +97,30 @@ def unchanged(con: duckdb.DuckDBPyConnection, prev: dict[str, Any] | None, f: So
         )
         return True
     return False
+
+
+def live_copy(
+    con: duckdb.DuckDBPyConnection, checksum: str, size: int, replaced: list[str]
+) -> dict[str, Any] | None:
+    """The billing file loaded with these bytes (sha256 and size) in any source, under any name and in any
+    billing period, whose lines are in the warehouse now, leaving out the files in `replaced` (what the
+    caller's load deletes: its own earlier version, the period a restatement replaces). None if there is
+    none: the bytes are new to the warehouse."""
+    found = rows(
+        con,
+        sql_text("raw/ledger", "live_copy"),
+        {"checksum": checksum, "size": size, "replaced": replaced, "kinds": list(kinds_of("billing"))},
+    )
+    return found[0] if found else None
+
+
+def still_duplicate(con: duckdb.DuckDBPyConnection, prev: dict[str, Any] | None, f: SourceFile) -> bool:
+    """`f` was recorded `duplicate`, has the same bytes now, and the file it copies still holds its lines
+    (if that one was restated or removed, the copy is new content again and must be read)."""
+    if not prev or prev["status"] != "duplicate" or not prev["checksum"] or not same_bytes(con, prev, f):
+        return False
+    twin = live_copy(con, prev["checksum"], f.size, [prev["file_id"]])
+    return twin is not None and twin["uri"] == prev["duplicate_of"]
 
 
 def held(con: duckdb.DuckDBPyConnection, fid: str) -> bool:
@@ -126,6 +163,7 @@ def record(
     result: LoadResult | None,
     now: object,
     delivery: str | None = None,
+    duplicate_of: str | None = None,
 ) -> None:
     """Insert or update the file's ledger row with its outcome (inside the caller's transaction)."""
     params = {
@@ -149,6 +187,7 @@ def record(
         "file_billed": result.file_billed_cost_sum if result else None,
         "file_effective": result.file_effective_cost_sum if result else None,
         "currencies": result.currencies if result else None,
+        "duplicate_of": duplicate_of,
     }
     con.execute(sql_text("raw/ledger", "record"), params)
 

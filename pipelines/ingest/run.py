@@ -59,6 +59,7 @@ class IngestReport:
         lines = [text, *(f"  failed: {f}" for f in self.failures), *(f"  note: {n}" for n in self.notes)]
         lines += [f"  skipped: {uri}: {why}" for _, uri, why in self.skipped]
         lines += [f"  repaired: {o.uri}: {r}" for o in self.outcomes for r in o.repairs]
+        lines += [f"  duplicate: {o.error}" for o in self.of("duplicate")]
         lines += [f"  rejected: {o.error}" for o in rejected]
         return "\n".join(lines)
 

@@ -20,11 +20,11 @@ hourly as (
     group by 1
 )
 
--- one row per currency; spreading lines over hours may round a total, never by more than a cent
+-- one row per currency; spreading lines over hours keeps every line's cost exactly (tolerance 0)
 select
     coalesce(l.currency, h.currency) as label,
-    abs(coalesce(l.billed, 0) - coalesce(h.billed, 0)) <= 0.01
-    and abs(coalesce(l.effective, 0) - coalesce(h.effective, 0)) <= 0.01 as passed,
+    coalesce(l.billed, 0) = coalesce(h.billed, 0)
+    and coalesce(l.effective, 0) = coalesce(h.effective, 0) as passed,
     -- a currency missing on one side reads None there
     'lines ' || coalesce(l.effective::varchar, 'None') || ' / hourly ' || coalesce(h.effective::varchar, 'None')
         as detail

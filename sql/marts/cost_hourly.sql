@@ -1,6 +1,8 @@
 -- grain: hour x resource_id x (currency, service, charge category, account, tags) — the basis rules price from
 -- depends_on: billing_line_items
 -- Lines of an hour or less land in the hours they overlap (by overlap, so partial hours get their share).
+-- A line's hourly parts add up to the line exactly (the macro `allocated`): cost_hourly holds the bill to
+-- the last of its 12 decimals.
 -- Longer lines (daily, monthly) are spread evenly over the hours their resource existed within the line's
 -- charge period — from the first to the last hour the resource appears on the bill in shorter lines
 -- (e.g. a monthly EBS or RI fee over the hours the instance ran) — else over the whole charge period.
@@ -86,16 +88,18 @@ hours as (
     from spans
 ),
 
+-- the share of the line's span before the hour's start and before its end (0 and 1 at the span's ends)
 shares as (
     select
         *,
         case
+            when span_seconds = 0 then 0
+            else (epoch(greatest(span_start, hour)) - epoch(span_start)) / span_seconds
+        end as upto_start,
+        case
             when span_seconds = 0 then 1
-            else (
-                epoch(least(span_end, hour + interval 1 hour))
-                - epoch(greatest(span_start, hour))
-            ) / span_seconds
-        end::decimal(18, 12) as share
+            else (epoch(least(span_end, hour + interval 1 hour)) - epoch(span_start)) / span_seconds
+        end as upto_end
     from hours
 )
 
@@ -119,8 +123,9 @@ select
         else 'hourly'
     end as allocation,
     count(*) as line_items,
-    sum(billed_cost * share)::decimal(18, 6) as billed_cost,
-    sum(effective_cost * share)::decimal(18, 6) as effective_cost,
-    sum(list_cost * share)::decimal(18, 6) as list_cost
+    sum(allocated(billed_cost, upto_end) - allocated(billed_cost, upto_start))::decimal(38, 12) as billed_cost,
+    sum(allocated(effective_cost, upto_end) - allocated(effective_cost, upto_start))::decimal(38, 12)
+        as effective_cost,
+    sum(allocated(list_cost, upto_end) - allocated(list_cost, upto_start))::decimal(38, 12) as list_cost
 from shares
 group by all

@@ -4,7 +4,7 @@
 -- sources fill (a reader's staging SQL names them), the view shows the others as NULL.
 create table if not exists billing_columns (
     availability_zone varchar,            -- provider's zone inside the region (e.g. us-east-1a), when the charge has one
-    billed_cost decimal(18, 6),           -- invoiced cost: after negotiated discounts, upfront commitment fees not amortised
+    billed_cost decimal(38, 12),          -- invoiced cost: after negotiated discounts, upfront commitment fees not amortised
     billing_account_id varchar,           -- invoiced account (AWS payer, Azure billing account/profile, GCP billing account)
     billing_account_name varchar,         -- display name of billing_account_id
     billing_account_type varchar,         -- provider's label for that kind of billing account
@@ -28,17 +28,17 @@ create table if not exists billing_columns (
     commitment_discount_unit varchar,     -- unit of commitment_discount_quantity
     consumed_quantity double,             -- usage measured, in consumed_unit (e.g. instance-hours, GB-months)
     consumed_unit varchar,                -- unit of consumed_quantity
-    contracted_cost decimal(18, 6),       -- cost at the negotiated unit price, before commitment discounts
+    contracted_cost decimal(38, 12),      -- cost at the negotiated unit price, before commitment discounts
     contracted_unit_price decimal(28, 12),  -- negotiated price per pricing_unit, in billing_currency
-    effective_cost decimal(18, 6),        -- amortised, after all discounts and prepaid commitments: rules price from it
+    effective_cost decimal(38, 12),       -- amortised, after all discounts and prepaid commitments: rules price from it
     invoice_id varchar,                   -- the invoice the line appears on (FOCUS 1.2)
     invoice_issuer_name varchar,          -- who issues the invoice (the provider, or a reseller)
-    list_cost decimal(18, 6),             -- cost at public list prices (list_unit_price x pricing_quantity)
+    list_cost decimal(38, 12),            -- cost at public list prices (list_unit_price x pricing_quantity)
     list_unit_price decimal(28, 12),      -- public price per pricing_unit, in billing_currency
     pricing_category varchar,             -- Standard | Dynamic (spot, preemptible) | Committed | Other
     pricing_currency varchar,             -- currency prices are quoted in, when it differs from billing_currency (FOCUS 1.2)
     pricing_currency_contracted_unit_price decimal(28, 12),  -- contracted_unit_price in pricing_currency
-    pricing_currency_effective_cost decimal(18, 6),  -- effective_cost in pricing_currency
+    pricing_currency_effective_cost decimal(38, 12),  -- effective_cost in pricing_currency
     pricing_currency_list_unit_price decimal(28, 12),  -- list_unit_price in pricing_currency
     pricing_quantity double,              -- volume priced, in pricing_unit
     pricing_unit varchar,                 -- unit the price is quoted per (may differ from consumed_unit)

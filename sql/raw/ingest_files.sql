@@ -1,7 +1,8 @@
 -- grain: one row per source file (the ingestion ledger)
 -- Decides what is new: a file whose size and checksum/etag are unchanged is not read again.
 -- Status values: loaded | rejected | superseded (an older version of a billing period) | removed (gone from the
--- source; its rows deleted) | duplicate (same bytes as another file of the source; not loaded twice)
+-- source; its rows deleted) | duplicate (a billing file with the same bytes as one the warehouse holds, in any
+-- source, name or period: never loaded; duplicate_of names the original)
 create table if not exists ingest_files (
     file_id varchar primary key,          -- sha1(source, uri)
     source varchar not null,              -- the source's name in wastewatch.yaml
@@ -13,8 +14,8 @@ create table if not exists ingest_files (
     checksum varchar,                     -- sha256 of the bytes read
     billing_period varchar,               -- YYYY-MM for billing files when known
     rows bigint,                          -- rows landed from this file
-    billed_cost_sum decimal(18, 6),       -- reconciliation: sums of what landed (billing files)
-    effective_cost_sum decimal(18, 6),
+    billed_cost_sum decimal(38, 12),      -- reconciliation: sums of what landed (billing files)
+    effective_cost_sum decimal(38, 12),
     status varchar not null,              -- loaded | rejected | superseded | removed | duplicate
     error varchar,                        -- for rejected files: file, line/column and the problem
     first_seen_at timestamp not null,
@@ -22,7 +23,8 @@ create table if not exists ingest_files (
     loaded_at timestamp,                  -- last successful load
     delivery_id varchar,                  -- billing: the manifest version (assemblyId, executionId, run) it came with
     file_rows bigint,                     -- reconciliation: rows in the file, counted from the file itself
-    file_billed_cost_sum decimal(18, 6),  -- ... and its billed / effective cost, from its own columns
-    file_effective_cost_sum decimal(18, 6),
-    currencies varchar                    -- billing currencies of the file's lines, comma-separated
+    file_billed_cost_sum decimal(38, 12),  -- ... and its billed / effective cost, from its own columns
+    file_effective_cost_sum decimal(38, 12),
+    currencies varchar,                   -- billing currencies of the file's lines, comma-separated
+    duplicate_of varchar                  -- for duplicate files: the uri of the loaded file with the same bytes
 );

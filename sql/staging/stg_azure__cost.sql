@@ -13,7 +13,7 @@ with typed as (
         billing_date(usage_date, $date_format) as day,
         billing_date(billing_period_start, $date_format) as bp_start,
         billing_date(billing_period_end, $date_format) as bp_end,
-        cast(cost as decimal(18, 6)) as cost,
+        cast(cost as decimal(38, 12)) as cost,
         cast(quantity as double) as quantity,
         cast(unit_price as decimal(28, 12)) as unit_price,
         cast(payg_price as decimal(28, 12)) as payg_price,
@@ -71,7 +71,7 @@ categories as (
 
 select
     c.availability_zone,
-    c.billed_cost::decimal(18, 6) as billed_cost,
+    c.billed_cost::decimal(38, 12) as billed_cost,
     c.billing_account_id,
     c.billing_account_name,
     c.billing_currency,
@@ -109,13 +109,13 @@ select
     end as commitment_discount_type,
     c.quantity as consumed_quantity,
     c.unit_of_measure as consumed_unit,
-    c.effective_cost::decimal(18, 6) as effective_cost,
+    c.effective_cost::decimal(38, 12) as effective_cost,
     c.invoice_id,
     'Microsoft' as invoice_issuer_name,
-    (c.payg_price * c.quantity)::decimal(18, 6) as list_cost,
+    (c.payg_price * c.quantity)::decimal(38, 12) as list_cost,
     c.payg_price as list_unit_price,
     c.unit_price as contracted_unit_price,
-    (c.unit_price * c.quantity)::decimal(18, 6) as contracted_cost,
+    (c.unit_price * c.quantity)::decimal(38, 12) as contracted_cost,
     case
         when c.charge_type = 'tax' then null
         when c.pricing_model = 'spot' then 'Dynamic'

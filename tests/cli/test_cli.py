@@ -144,7 +144,7 @@ def test_a_second_ingest_adds_nothing(landed: Landed) -> None:
 
 # --- sql ---------------------------------------------------------------------------------------------
 
-MICRO = Decimal("0.000001")
+MONEY_SCALE = Decimal("1e-12")
 BY_PROVIDER = (
     "select provider_name, count(*) as n, sum(billed_cost) as billed, null as nothing "
     "from billing_line_items group by 1 order by 1"
@@ -155,8 +155,8 @@ def _expected_by_provider() -> dict[str, tuple[int, Decimal]]:
     out: dict[str, list] = defaultdict(lambda: [0, Decimal(0)])
     for r in _sample_rows():
         out[r["ProviderName"]][0] += 1
-        # billed_cost is DECIMAL(18,6): each line is rounded to the micro-unit before summing
-        out[r["ProviderName"]][1] += Decimal(r["BilledCost"]).quantize(MICRO, ROUND_HALF_UP)
+        # billed_cost is DECIMAL(38, 12): each line keeps the file's digits up to 12 decimals
+        out[r["ProviderName"]][1] += Decimal(r["BilledCost"]).quantize(MONEY_SCALE, ROUND_HALF_UP)
     return {k: (n, cost) for k, (n, cost) in out.items()}
 
 

@@ -333,7 +333,7 @@ def test_ingest_job_again_loads_nothing_and_its_checks_pass(materialised: Materi
         ("storage_objects", "sources_fresh"): (True, {"stale": "none"}),
         ("cost_hourly", "reconciles_with_billing"): (
             True,
-            {"USD": f"lines {effective:.6f} / hourly {effective:.6f}"},
+            {"USD": f"lines {effective:.12f} / hourly {effective:.12f}"},
         ),
     }
     meta = {

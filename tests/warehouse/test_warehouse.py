@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import csv
 import stat
+import subprocess
+import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -15,6 +17,7 @@ from pipelines.ingest import ingest
 from pipelines.ingest.billing.lines import DERIVED
 from pipelines.warehouse import (
     CATALOG_DIR,
+    PUBLISH_SUFFIX,
     RAW_TABLES,
     SCHEMA_VERSION,
     WarehouseError,
@@ -614,3 +617,114 @@ def test_every_older_schema_upgrades_to_the_current_one_keeping_its_rows(
     # upgrade writes them like a new file's
     assert upgraded_comments == _comments(fresh_con)
     fresh_con.close()
+
+
+def test_a_publish_killed_mid_copy_leaves_nothing_after_the_next_publish(
+    config: Config, con: duckdb.DuckDBPyConnection
+) -> None:
+    _add_ledger_row(con, "/landing/one.csv")
+    con.close()
+    folder = config.published_path.parent
+    name = config.published_path.name
+    # what a publish killed with SIGKILL in the middle of its copy leaves: a partial temp copy named
+    # with its pid (a process that has exited), and one of an earlier version's `.tmp` copies
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    )
+    killed = folder / f"{name}.{int(dead.stdout)}.k1ll3d{PUBLISH_SUFFIX}"
+    killed.write_bytes(config.warehouse_path.read_bytes()[:4096])
+    legacy = folder / f"{name}.a1b2c3d4.tmp"
+    legacy.write_bytes(b"\0" * 4096)
+    # a copy another live process is writing right now is left alone
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as live:
+        busy = folder / f"{name}.{live.pid}.busy{PUBLISH_SUFFIX}"
+        busy.write_bytes(b"\0")
+        try:
+            publish(config)
+            assert sorted(p.name for p in folder.iterdir()) == sorted(
+                ["wastewatch.duckdb", "wastewatch.published.duckdb", busy.name]
+            )
+        finally:
+            live.kill()
+    publish(config)  # its writer is gone now
+    assert sorted(p.name for p in folder.iterdir()) == ["wastewatch.duckdb", "wastewatch.published.duckdb"]
+    ro = duckdb.connect(str(config.published_path), read_only=True)
+    try:
+        assert [r[0] for r in _ledger(ro)] == ["/landing/one.csv"]
+    finally:
+        ro.close()
+
+
+def test_a_version_7_warehouse_upgrades_to_exact_money_and_content_identity_keeping_its_values(
+    tmp_path: Path,
+) -> None:
+    """A warehouse as today's main writes it (schema 7: money DECIMAL(18, 6), an optional list_cost a
+    source filled) upgrades to 8: every money column is DECIMAL(38, 12) with its values, the ledger gains
+    duplicate_of, and the next load stores 12 decimals."""
+    import json
+
+    snap = json.loads((SNAPSHOTS / "v7.json").read_text())
+    path = tmp_path / "v7.duckdb"
+    old = duckdb.connect(str(path))
+    for table, cols in snap["tables"].items():
+        old.execute(f"create table {table} ({', '.join(cols)})")
+    old.execute("insert into schema_version values (7, 'initial schema', now()::timestamp)")
+    old.execute("alter table billing_lines add column list_cost decimal(18, 6)")
+    old.execute(
+        "insert into ingest_files (file_id, source, kind, uri, status, first_seen_at, checked_at, rows, "
+        "billed_cost_sum, effective_cost_sum, file_rows, file_billed_cost_sum, file_effective_cost_sum) "
+        "values ('f1', 's', 'focus', '/x.csv', 'loaded', now()::timestamp, now()::timestamp, 2, 3.123457, "
+        "2.5, 2, 3.123457, 2.5)"
+    )
+    old.execute(
+        "insert into billing_lines (billed_cost, effective_cost, list_cost, billing_currency, "
+        "charge_period_start, charge_period_end, x_file_id) values "
+        "(1.123457, 1, 1.5, 'USD', '2026-11-01', '2026-11-01 01:00', 'f1'), "
+        "(2, 1.5, null, 'USD', '2026-11-01', '2026-11-01 01:00', 'f1')"
+    )
+    old.close()
+    con = connect(path)
+    try:
+        assert current_version(con) == SCHEMA_VERSION == 8
+        types = dict(
+            con.execute(
+                "select table_name || '.' || column_name, data_type from duckdb_columns() "
+                "where column_name in ('billed_cost', 'effective_cost', 'list_cost', 'billed_cost_sum', "
+                "'file_effective_cost_sum', 'duplicate_of')"
+            ).fetchall()
+        )
+        for column in (
+            "billing_lines.billed_cost",
+            "billing_lines.list_cost",
+            "billing_columns.effective_cost",
+        ):
+            assert types[column] == "DECIMAL(38,12)", column
+        assert types["ingest_files.billed_cost_sum"] == types["ingest_files.file_effective_cost_sum"]
+        assert types["ingest_files.billed_cost_sum"] == "DECIMAL(38,12)"
+        assert types["ingest_files.duplicate_of"] == "VARCHAR"
+        assert con.execute(
+            "select billed_cost, effective_cost, list_cost, x_source_file from billing_line_items order by 1"
+        ).fetchall() == [
+            (Decimal("1.123457"), Decimal(1), Decimal("1.5"), "/x.csv"),
+            (Decimal(2), Decimal("1.5"), None, "/x.csv"),
+        ]
+        assert con.execute(
+            "select rows, billed_cost_sum, file_effective_cost_sum, duplicate_of from ingest_files"
+        ).fetchall() == [(2, Decimal("3.123457"), Decimal("2.5"), None)]
+        # a value with 12 decimals now keeps them
+        con.execute(
+            "insert into billing_lines (billed_cost, effective_cost, list_cost, billing_currency, "
+            "charge_period_start, charge_period_end, x_file_id) values (0.000000000123, 0.000000000123, "
+            "0.000000000123, 'USD', '2026-11-01', '2026-11-01 01:00', 'f1')"
+        )
+        assert con.execute("select min(list_cost) from billing_lines").fetchall() == [(Decimal("1.23E-10"),)]
+    finally:
+        con.close()
+    schemas = []
+    for p in (path, tmp_path / "fresh.duckdb"):
+        c = connect(p)
+        schemas.append(_schema(c))
+        c.close()
+    upgraded, fresh = schemas
+    assert upgraded.pop("billing_lines") == [*fresh.pop("billing_lines"), "list_cost DECIMAL(38,12)"]
+    assert upgraded == fresh

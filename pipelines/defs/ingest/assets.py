@@ -35,6 +35,7 @@ def _ingest_table(
             "files_loaded": len(report.of("loaded")),
             "files_unchanged": len(report.of("unchanged")),
             "files_rejected": len(report.rejected),
+            "files_duplicate": len(report.of("duplicate")),
             "rows_loaded": report.rows_into(table),
             "dagster/row_count": int(total or 0),
         }
@@ -56,6 +57,10 @@ def _ingest_table(
         context.log.warning(redact(failure))
     for outcome in report.rejected:
         context.log.warning(redact(outcome.error or outcome.uri))
+    if report.of("duplicate"):  # copies of content the warehouse holds: reported, never loaded
+        metadata["duplicates"] = dg.MetadataValue.md(
+            "\n".join(f"- {redact(o.error or o.uri)}" for o in report.of("duplicate"))
+        )
     if report.rejected:
         metadata["rejected"] = dg.MetadataValue.md("\n".join(f"- {redact(o.error)}" for o in report.rejected))
     if report.skipped:  # files no reader claims: listed, not a failure

@@ -214,21 +214,21 @@ class AwsCurReader(BillingReader):
         services, categories = service_catalog("aws")
         split = "split_line_item_parent_resource_id"
         net, unblended = "line_item_net_unblended_cost", "line_item_unblended_cost"
-        billed = f"case when {split} is not null then 0 else coalesce({net}::decimal(18, 6), {unblended}::decimal(18, 6), 0) end"
+        billed = f"case when {split} is not null then 0 else coalesce({net}::decimal(38, 12), {unblended}::decimal(38, 12), 0) end"
         effective = f"""case
             when {split} is not null then 0
             when line_item_line_item_type = 'SavingsPlanCoveredUsage'
-                then coalesce(savings_plan_savings_plan_effective_cost::decimal(18, 6), 0)
+                then coalesce(savings_plan_savings_plan_effective_cost::decimal(38, 12), 0)
             when line_item_line_item_type = 'SavingsPlanRecurringFee'
-                then coalesce(savings_plan_total_commitment_to_date::decimal(18, 6), 0)
-                    - coalesce(savings_plan_used_commitment::decimal(18, 6), 0)
+                then coalesce(savings_plan_total_commitment_to_date::decimal(38, 12), 0)
+                    - coalesce(savings_plan_used_commitment::decimal(38, 12), 0)
             when line_item_line_item_type in ('SavingsPlanNegation', 'SavingsPlanUpfrontFee') then 0
-            when line_item_line_item_type = 'DiscountedUsage' then coalesce(reservation_effective_cost::decimal(18, 6), 0)
+            when line_item_line_item_type = 'DiscountedUsage' then coalesce(reservation_effective_cost::decimal(38, 12), 0)
             when line_item_line_item_type = 'RIFee'
-                then coalesce(reservation_unused_amortized_upfront_fee_for_billing_period::decimal(18, 6), 0)
-                    + coalesce(reservation_unused_recurring_fee::decimal(18, 6), 0)
+                then coalesce(reservation_unused_amortized_upfront_fee_for_billing_period::decimal(38, 12), 0)
+                    + coalesce(reservation_unused_recurring_fee::decimal(38, 12), 0)
             when line_item_line_item_type = 'Fee' and nullif(trim_text(reservation_reservation_a_r_n::varchar), '') is not null then 0
-            else coalesce({net}::decimal(18, 6), {unblended}::decimal(18, 6), 0)
+            else coalesce({net}::decimal(38, 12), {unblended}::decimal(38, 12), 0)
         end"""
         return Spec(
             columns=columns,

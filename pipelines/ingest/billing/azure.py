@@ -270,7 +270,7 @@ class AzureReader(BillingReader):
         checks += [Check("_tags_raw", shown.get("tags", "Tags") if tags is None else tags, "json")]
         checks = [c for c in checks if c.kind == "required" or columns[c.column] != "null::varchar"]
         services, categories = service_catalog("azure")
-        cost = "cost::decimal(18, 6)"
+        cost = "cost::decimal(38, 12)"
         commitment = (
             "(coalesce(lower(replace(pricing_model, ' ', '')) in ('reservation', 'savingsplan'), false) "
             "or coalesce(lower(charge_type) in ('unusedreservation', 'unusedsavingsplan'), false))"
@@ -304,7 +304,7 @@ _ACTUAL_ROW = (
 )
 _AMORTIZED_ROW = (
     "lower(charge_type) in ('unusedreservation', 'unusedsavingsplan') or "
-    f"(lower(charge_type) = 'usage' and {_COMMITMENT} and try_cast(cost as decimal(18, 6)) <> 0)"
+    f"(lower(charge_type) = 'usage' and {_COMMITMENT} and try_cast(cost as decimal(38, 12)) <> 0)"
 )
 
 

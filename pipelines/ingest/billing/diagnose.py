@@ -17,7 +17,7 @@ from pipelines.warehouse import one
 
 # Check.kind -> (SQL true for a value the staging SQL cannot cast, what the message says was expected)
 CHECK_SQL = {
-    "money": ("{c} is not null and try_cast({c} as decimal(18, 6)) is null", "a decimal number"),
+    "money": ("{c} is not null and try_cast({c} as decimal(38, 12)) is null", "a decimal number"),
     "price": ("{c} is not null and try_cast({c} as decimal(28, 12)) is null", "a decimal number"),
     "number": ("{c} is not null and try_cast({c} as double) is null", "a number"),
     "timestamp": (

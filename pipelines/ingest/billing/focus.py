@@ -173,8 +173,8 @@ class FocusReader(BillingReader):
         return Spec(
             columns=columns,
             checks=checks,
-            file_billed="billed_cost::decimal(18, 6)",
-            file_effective="effective_cost::decimal(18, 6)",
+            file_billed="billed_cost::decimal(38, 12)",
+            file_effective="effective_cost::decimal(38, 12)",
             bind={"focus_version": focus_version(present)},
             # a FOCUS column the file lacks is NULL on every line (billing_currency gets the default), and
             # so is a GPU field none of its sources feeds: such columns are left out of the insert

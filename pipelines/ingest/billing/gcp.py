@@ -119,11 +119,11 @@ class GcpReader(BillingReader):
         elif rel.types[rel.column("credits") or ""].startswith("STRUCT") or "[]" in rel.types.get(
             rel.column("credits") or "", ""
         ):
-            columns["_credits"] = f"list_sum(list_transform({credits}, lambda c: c.amount::decimal(18, 6)))"
+            columns["_credits"] = f"list_sum(list_transform({credits}, lambda c: c.amount::decimal(38, 12)))"
         else:  # text: a JSON array or Python repr of records
             columns["_credits"] = (
                 f"list_sum(list_transform(json_transform(replace(replace({credits}, '''', '\"'), ': None', ': null'), "
-                '\'[{"amount": "VARCHAR"}]\'), lambda c: c.amount::decimal(18, 6)))'
+                '\'[{"amount": "VARCHAR"}]\'), lambda c: c.amount::decimal(38, 12)))'
             )
         columns["_labels_raw"] = self._labels(con, rel, "labels")
         columns["_project_labels_raw"] = (
@@ -143,7 +143,7 @@ class GcpReader(BillingReader):
         checks += [Check(c, shown[c], "number") for c in ("usage_amount", "usage_amount_in_pricing_units")]
         checks = [c for c in checks if c.kind == "required" or columns[c.column] != "null::varchar"]
         services, categories = service_catalog("gcp")
-        total = "(cost::decimal(18, 6) + coalesce(_credits::decimal(18, 6), 0))"
+        total = "(cost::decimal(38, 12) + coalesce(_credits::decimal(38, 12), 0))"
         return Spec(
             columns=columns,
             checks=checks,

@@ -54,18 +54,20 @@ def reconciled(file: SourceFile, landed: Landed, file_side: FileSums) -> LoadRes
     )
 
 
+# the scale money is stored and summed at (DECIMAL(38, 12)): reconciliation compares sums exactly at it
+MONEY_SCALE = Decimal("1e-12")
+
+
 def quantized(v: Decimal | None) -> Decimal:
-    """A money sum as reconciliation compares it: to six decimal places, NULL as 0."""
-    return (v if v is not None else Decimal(0)).quantize(Decimal("0.000001"))
+    """A money sum as reconciliation compares it: exactly, at the warehouse's 12 decimals, NULL as 0."""
+    return (v if v is not None else Decimal(0)).quantize(MONEY_SCALE)
 
 
 def file_sums(con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, file: SourceFile) -> FileSums:
     """The file's rows and cost sums from a pass of their own, after the insert."""
     cte = src_cte(rel.from_clause, "null::bigint", spec.columns)
     billed, effective = spec.file_billed, spec.file_effective
-    sql = (
-        f"{cte}select count(*), sum(({billed})::decimal(18, 6)), sum(({effective})::decimal(18, 6)) from _src"  # noqa: S608 - identifiers only
-    )
+    sql = f"{cte}select count(*), sum(({billed})::decimal(38, 12)), sum(({effective})::decimal(38, 12)) from _src"  # noqa: S608 - identifiers only
     used = file_params(rel, spec, sql)
     try:
         got = one(con, sql, used)
@@ -95,8 +97,8 @@ def sets_and_sums(
         f"create or replace temp table _billing_sets as\n{cte}"  # noqa: S608 - identifiers only
         ", _groups as (\n"
         f"    select xh, {extra} as x_extra, count(*) as n,\n"
-        f"        sum(({spec.file_billed})::decimal(18, 6)) as billed,\n"
-        f"        sum(({spec.file_effective})::decimal(18, 6)) as effective\n"
+        f"        sum(({spec.file_billed})::decimal(38, 12)) as billed,\n"
+        f"        sum(({spec.file_effective})::decimal(38, 12)) as effective\n"
         f"    from (select *, {key} as xh from _src)\n"
         "    group by xh\n"
         ")\n"
@@ -152,7 +154,7 @@ def observe_start(con: duckdb.DuckDBPyConnection) -> int | None:
         import numpy  # noqa: F401 - DuckDB's arrow functions need it
     except ImportError:  # pragma: no cover - numpy is a dependency
         return None
-    money = duckdb.decimal_type(18, 6)
+    money = duckdb.decimal_type(38, 12)
     try:
         con.create_function(
             "_ww_observe",
@@ -214,8 +216,8 @@ def observed_cte(cte: str, spec: Spec) -> str:
     billed, effective = spec.file_billed, spec.file_effective
     return (
         f"{file_cte.rstrip()}\n, _src as not materialized (\n"  # noqa: S608 - identifiers only
-        f"    select * replace (_ww_observe(_row, $observe_token, ({billed})::decimal(18, 6), "
-        f"({effective})::decimal(18, 6)) as _row)\n"
+        f"    select * replace (_ww_observe(_row, $observe_token, ({billed})::decimal(38, 12), "
+        f"({effective})::decimal(38, 12)) as _row)\n"
         "    from _src_file\n)\n"
     )
 

@@ -7,7 +7,9 @@ replaces only its own rows.
 
 The ledger also handles removed files (their rows are deleted, `removed`; keep them with
 `options.on_removed: keep`), renamed files (same bytes under a new name: the rows follow, nothing is read)
-and re-delivered identical files (same bytes as a file already loaded: `duplicate`, not loaded twice).
+and copies: a billing file whose sha256 equals a file the warehouse holds (in any billing source, under any
+name, in any period, leaving out what the load replaces) is `duplicate`, names its original and is never
+loaded; a manifest that lists the same bytes twice rejects its delivery.
 Every billing file is reconciled: rows and billed/effective sums counted from the file's own columns must
 equal what landed, or the file is rejected and its transaction rolled back.
 """
@@ -165,18 +167,22 @@ def _ingest_delivery(
             if r["status"] == "loaded" and r["billing_period"] == d.period and uri in listed
         }
         manifest_uri = d.manifest.uri if d.manifest is not None else None
+        copies = [f for f in d.files if ledger.still_duplicate(con, known_files.get(f.uri), f)]
         if (
             d.files
-            and loaded_before - {manifest_uri} == {f.uri for f in d.files}
-            and all(ledger.unchanged(con, known_files.get(f.uri), f) for f in members)
+            and loaded_before - {manifest_uri} == {f.uri for f in d.files} - {f.uri for f in copies}
+            and all(f in copies or ledger.unchanged(con, known_files.get(f.uri), f) for f in members)
         ):
             _record_superseded(con, source, fresh_superseded, now)
-            return [outcome(f, "unchanged") for f in members] + superseded
+            kept = [outcome(f, "unchanged") for f in members if f not in copies]
+            return kept + _still_duplicates(con, copies, known_files, now, outcome) + superseded
     else:
         f = d.files[0]
         if ledger.unchanged(con, known_files.get(f.uri), f):
             return [outcome(f, "unchanged")]
-        moved = _renamed_or_duplicate(con, source, target, f, known_files, renamed_from, s3, now)
+        if ledger.still_duplicate(con, known_files.get(f.uri), f):
+            return _still_duplicates(con, [f], known_files, now, outcome)
+        moved = _renamed(con, source, target, f, known_files, renamed_from, s3, now)
         if moved is not None:
             return [moved]
 
@@ -192,10 +198,24 @@ def _ingest_delivery(
     threads = int(config.duckdb_settings.get("threads", 2) or 2)
     checksums = _checksums(members, threads)
 
+    # what this load deletes: every file of the period an earlier version loaded, or the file itself
+    replaced = [file_id(source.name, f.uri) for f in d.files]
+    if d.period is not None:
+        replaced += [
+            r["file_id"]
+            for r in known_files.values()
+            if r["billing_period"] == d.period and r["status"] in ("loaded", "superseded")
+        ]
+    try:
+        twins = _copies(con, d, checksums, replaced)
+    except RejectedFile as exc:
+        return _reject_delivery(con, source, members, exc, checksums, now, outcome)
+    fresh = [f for f in d.files if f.uri not in twins]
+
     # open every file and check its header before the transaction (a failed statement would abort it)
     probes: dict[str, Any] = {}
     try:
-        for f in d.files:
+        for f in fresh:
             ctx = LoadContext(
                 source=source,
                 config=config,
@@ -211,26 +231,27 @@ def _ingest_delivery(
         return _reject_delivery(con, source, members, exc, checksums, now, outcome)
 
     # .gz files inflate in the background, in load order, while the files before them load
-    prepared = reader.prepare(d.files, workdir, threads)
+    prepared = reader.prepare(fresh, workdir, threads)
     copies: dict[str, str] = {}  # decompressed copy -> the file's uri, for error messages
     results: dict[str, LoadResult] = {}
     try:
         with transaction(con):
-            if d.period is not None:
-                old = [
-                    r["file_id"]
-                    for r in known_files.values()
-                    if r["billing_period"] == d.period and r["status"] in ("loaded", "superseded")
-                ] + [file_id(source.name, f.uri) for f in d.files]  # same-named files of an older version
-                # every row an earlier version of this period loaded (the ledger knows its files)
-                con.execute(
-                    f"delete from {stored_in(target)} where x_file_id in (select unnest($ids))",  # noqa: S608 - our constant
-                    {"ids": old},
-                )
+            # every row an earlier version of this period loaded (the ledger knows its files), or the
+            # rows of the file's own earlier version
+            con.execute(
+                f"delete from {stored_in(target)} where x_file_id in (select unnest($ids))",  # noqa: S608 - our constant
+                {"ids": replaced},
+            )
             for f in d.files:
                 fid = file_id(source.name, f.uri)
-                if d.period is None:
-                    con.execute(f"delete from {stored_in(target)} where x_file_id = $id", {"id": fid})  # noqa: S608 - our constant
+                if f.uri in twins:
+                    error = _copy_error(f, twins[f.uri])
+                    result = LoadResult(rows=0, billing_period=d.period)
+                    ledger.record(
+                        con, fid, source, f, checksums.get(f.uri), "duplicate", error, result, now,
+                        duplicate_of=twins[f.uri],
+                    )  # fmt: skip
+                    continue
                 copy = prepared.get(f.uri)
                 if isinstance(copy, Path):
                     copies[str(copy)] = f.uri
@@ -289,7 +310,10 @@ def _ingest_delivery(
     finally:
         prepared.close()
     loaded = [
-        outcome(f, "loaded", rows=results[f.uri].rows, repairs=results[f.uri].warnings) for f in d.files
+        outcome(f, "loaded", rows=results[f.uri].rows, repairs=results[f.uri].warnings)
+        if f.uri not in twins
+        else outcome(f, "duplicate", error=_copy_error(f, twins[f.uri]))
+        for f in d.files
     ]
     if d.manifest is not None:
         loaded.append(outcome(d.manifest, "loaded"))
@@ -344,7 +368,7 @@ def _checksums(files: list[SourceFile], threads: int) -> dict[str, str]:
         return dict(zip([f.uri for f in files], pool.map(lambda f: f.checksum(), files), strict=True))
 
 
-def _renamed_or_duplicate(
+def _renamed(
     con: duckdb.DuckDBPyConnection,
     source: Source,
     target: str,
@@ -354,12 +378,13 @@ def _renamed_or_duplicate(
     s3: Any,
     now: Any,
 ) -> FileOutcome | None:
-    """A new file with the same bytes as one the ledger loaded: a rename (the old name is gone: its rows
-    follow the new name) or a re-delivered duplicate (the old one is still there: not loaded twice)."""
+    """A new file with the same bytes as one of this source the ledger loaded whose name is gone from the
+    source: a rename (its rows follow the new name, nothing is read). A copy whose original is still there
+    is found later, by `_copies`."""
     same_size = [
         r
         for uri, r in known_files.items()
-        if r["status"] == "loaded" and r["size_bytes"] == f.size and uri != f.uri
+        if r["status"] == "loaded" and r["size_bytes"] == f.size and uri != f.uri and uri in renamed_from
     ]
     if not same_size:
         return None
@@ -372,37 +397,82 @@ def _renamed_or_duplicate(
         matches = [r for r in same_size if r["checksum"] == digest]
     if not matches:
         return None
-    old = next((r for r in matches if r["uri"] in renamed_from), None)
+    old = matches[0]
     new_id = file_id(source.name, f.uri)
-    if old is not None:
-        with transaction(con):
-            if stored_in(target) == target:
-                con.execute(
-                    f"update {target} set x_file_id = $new, x_source_file = $uri where x_file_id = $old",  # noqa: S608 - our constant
-                    {"new": new_id, "uri": f.uri, "old": old["file_id"]},
-                )
-            else:  # a view's lineage comes from the ledger row updated below
-                con.execute(
-                    f"update {stored_in(target)} set x_file_id = $new where x_file_id = $old",  # noqa: S608 - our constant
-                    {"new": new_id, "old": old["file_id"]},
-                )
-            con.execute("delete from ingest_files where file_id = $id", {"id": new_id})
-            con.execute(
-                "update ingest_files set file_id = $new, uri = $uri, modified_at = $m, etag = $etag, "
-                "checked_at = $now where file_id = $old",
-                {
-                    "new": new_id,
-                    "uri": f.uri,
-                    "m": f.modified_at,
-                    "etag": f.etag,
-                    "now": now,
-                    "old": old["file_id"],
-                },
-            )
-        renamed_from.pop(old["uri"], None)
-        return FileOutcome(source.name, f.uri, "renamed", target=target)
-    twin = matches[0]
-    error = f"{f.uri}: same bytes as {twin['uri']}, already loaded; not loaded twice"
     with transaction(con):
-        ledger.record(con, new_id, source, f, twin["checksum"], "duplicate", error, None, now)
-    return FileOutcome(source.name, f.uri, "duplicate", error=error, target=target)
+        if stored_in(target) == target:
+            con.execute(
+                f"update {target} set x_file_id = $new, x_source_file = $uri where x_file_id = $old",  # noqa: S608 - our constant
+                {"new": new_id, "uri": f.uri, "old": old["file_id"]},
+            )
+        else:  # a view's lineage comes from the ledger row updated below
+            con.execute(
+                f"update {stored_in(target)} set x_file_id = $new where x_file_id = $old",  # noqa: S608 - our constant
+                {"new": new_id, "old": old["file_id"]},
+            )
+        con.execute("delete from ingest_files where file_id = $id", {"id": new_id})
+        con.execute(
+            "update ingest_files set file_id = $new, uri = $uri, modified_at = $m, etag = $etag, "
+            "checked_at = $now where file_id = $old",
+            {
+                "new": new_id,
+                "uri": f.uri,
+                "m": f.modified_at,
+                "etag": f.etag,
+                "now": now,
+                "old": old["file_id"],
+            },
+        )
+    renamed_from.pop(old["uri"], None)
+    return FileOutcome(source.name, f.uri, "renamed", target=target)
+
+
+def _copies(
+    con: duckdb.DuckDBPyConnection, d: Any, checksums: dict[str, str], replaced: list[str]
+) -> dict[str, str]:
+    """The delivery's data files whose bytes the warehouse already holds, each with its original's uri.
+
+    The original is a loaded billing file of any source, name or period that this load does not replace,
+    or an earlier file of the same delivery (a folder without a manifest: the first by name loads). A
+    manifest that lists the same bytes twice contradicts itself: RejectedFile naming both files.
+    """
+    twins: dict[str, str] = {}
+    first: dict[tuple[str, int], SourceFile] = {}
+    for f in d.files:
+        digest = checksums[f.uri]
+        earlier = first.setdefault((digest, f.size), f)
+        if earlier is not f:
+            if d.manifest is not None:
+                raise RejectedFile(
+                    d.manifest.uri,
+                    f"the manifest lists the same bytes twice: {earlier.uri} and {f.uri} (sha256 {digest})",
+                )
+            twins[f.uri] = earlier.uri
+            continue
+        twin = ledger.live_copy(con, digest, f.size, replaced)
+        if twin is not None:
+            twins[f.uri] = twin["uri"]
+    return twins
+
+
+def _copy_error(f: SourceFile, original: str) -> str:
+    return f"{f.uri}: same bytes as {original}, already loaded; not loaded twice"
+
+
+def _still_duplicates(
+    con: duckdb.DuckDBPyConnection,
+    files: list[SourceFile],
+    known_files: dict[str, dict[str, Any]],
+    now: Any,
+    outcome: Callable[..., FileOutcome],
+) -> list[FileOutcome]:
+    """Copies seen before whose originals still hold their lines: reported again, not read."""
+    out = []
+    for f in files:
+        prev = known_files[f.uri]
+        con.execute(
+            "update ingest_files set checked_at = $now where file_id = $id",
+            {"now": now, "id": prev["file_id"]},
+        )
+        out.append(outcome(f, "duplicate", error=_copy_error(f, prev["duplicate_of"])))
+    return out

@@ -19,7 +19,8 @@ def ingest_source(
     con: duckdb.DuckDBPyConnection, config: Config, source: Source, reader: SourceReader, target: str
 ) -> FileOutcome:
     """Replace the source's previous rows with what `load_source` reads, in one transaction; the ledger
-    holds one row for the source (uri = its location)."""
+    holds one row for the source (uri = its location). A source whose reader found nothing new (every
+    inventory report already loaded) is `unchanged`: its ledger row keeps its rows and load time."""
     location = config.source_location(source)
     fid = file_id(source.name, f"source:{location}")
     now = utcnow()
@@ -29,6 +30,12 @@ def ingest_source(
         with transaction(con):
             con.execute(f"delete from {stored_in(target)} where x_file_id = $id", {"id": fid})  # noqa: S608 - our constant
             result = reader.load_source(con, source, ctx)
+            if not result.changed and ledger.held(con, fid):
+                con.execute(
+                    "update ingest_files set checked_at = $now, error = null where file_id = $id",
+                    {"now": now, "id": fid},
+                )
+                return FileOutcome(source.name, location, "unchanged", target=target)
             ledger.record(con, fid, source, pseudo, None, "loaded", None, result, now)
         return FileOutcome(source.name, location, "loaded", rows=result.rows, target=target)
     except RejectedFile as exc:

@@ -38,6 +38,8 @@ class LoadResult:
     file_billed_cost_sum: Decimal | None = None
     file_effective_cost_sum: Decimal | None = None
     currencies: str | None = None  # billing currencies of the landed lines, comma-separated
+    # whole-source readers: False when every snapshot the source offers is already loaded (nothing written)
+    changed: bool = True
 
 
 @dataclass(frozen=True)

@@ -1,16 +1,16 @@
 -- The ledger row of one file after an ingestion outcome (pipelines/ingest/ledger.py record()).
 -- A NULL in a new outcome keeps what the row held (the rows, sums and period of a load a later check
--- did not repeat); status, error and the file's fingerprint are always the new ones.
+-- did not repeat); status, error, duplicate_of and the file's fingerprint are always the new ones.
 -- params: $id $source $kind $uri $size $mtime $etag $checksum $period $rows $billed $effective $status
---         $error $now $delivery $file_rows $file_billed $file_effective $currencies
+--         $error $now $delivery $file_rows $file_billed $file_effective $currencies $duplicate_of
 insert into ingest_files (
     file_id, source, kind, uri, size_bytes, modified_at, etag, checksum, billing_period, rows,
     billed_cost_sum, effective_cost_sum, status, error, first_seen_at, checked_at, loaded_at,
-    delivery_id, file_rows, file_billed_cost_sum, file_effective_cost_sum, currencies
+    delivery_id, file_rows, file_billed_cost_sum, file_effective_cost_sum, currencies, duplicate_of
 ) values (
     $id, $source, $kind, $uri, $size, $mtime, $etag, $checksum, $period, $rows, $billed, $effective,
     $status, $error, $now, $now, case when $status = 'loaded' then $now end,
-    $delivery, $file_rows, $file_billed, $file_effective, $currencies
+    $delivery, $file_rows, $file_billed, $file_effective, $currencies, $duplicate_of
 )
 on conflict (file_id) do update set
     kind = excluded.kind, size_bytes = excluded.size_bytes, modified_at = excluded.modified_at,
@@ -26,4 +26,5 @@ on conflict (file_id) do update set
     file_rows = coalesce(excluded.file_rows, ingest_files.file_rows),
     file_billed_cost_sum = coalesce(excluded.file_billed_cost_sum, ingest_files.file_billed_cost_sum),
     file_effective_cost_sum = coalesce(excluded.file_effective_cost_sum, ingest_files.file_effective_cost_sum),
-    currencies = coalesce(excluded.currencies, ingest_files.currencies);
+    currencies = coalesce(excluded.currencies, ingest_files.currencies),
+    duplicate_of = excluded.duplicate_of;

@@ -451,3 +451,25 @@ def test_a_copied_report_finds_its_data_folder(tmp_path: Path) -> None:
     assert not report.rejected, report.summary()
     assert scalar(con, "select count(*) from storage_objects") == 8
     con.close()
+
+
+def test_an_unchanged_rerun_reports_the_inventory_unchanged_and_keeps_its_ledger_rows(tmp_path: Path) -> None:
+    inv = tmp_path / "landing" / "inventory"
+    write_report(
+        inv, "acme-ckpt", "2026-11-26T01-00Z", [{"key": "a/x.pt", "size": GIB}, {"key": "b", "size": 1}]
+    )
+    con, config = _open(tmp_path, "  - {name: ckpt, kind: s3_inventory, uri: landing/inventory/}\n")
+    first = run_ingest(con, config)
+    assert [(o.status, o.rows) for o in first.outcomes] == [("loaded", 2)]
+    ledger = "select uri, status, rows, loaded_at from ingest_files order by uri"
+    before = table(con, ledger)
+    assert [(r["status"], r["rows"]) for r in before] == [
+        ("loaded", 2),
+        ("loaded", 2),
+    ]  # the source, the report
+    again = run_ingest(con, config)
+    assert [(o.status, o.rows) for o in again.outcomes] == [("unchanged", 0)]
+    assert "0 file(s) loaded (0 rows), 1 unchanged" in again.summary()
+    assert table(con, ledger) == before
+    assert scalar(con, f"select count(*) from {OBJECTS}") == 2
+    con.close()

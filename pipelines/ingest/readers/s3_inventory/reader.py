@@ -51,12 +51,14 @@ class S3InventoryReader(SourceReader):
                 by_bucket[m.source_bucket] = m
         rows = 0
         warnings = []
+        loaded = 0
         for bucket, m in sorted(by_bucket.items()):
             fid = file_id(source.name, m.ref.uri)
             done = loaded_snapshot(con, fid)
             if done and done[0] == m.md5:
                 warnings.append(f"{m.ref.uri}: already loaded")
                 continue
+            loaded += 1
             with tempfile.TemporaryDirectory(prefix="wastewatch-inventory-") as tmp:
                 paths = [store.data_file(m, i, Path(tmp)) for i in range(len(m.files))]
                 if check_md5:
@@ -89,4 +91,4 @@ class S3InventoryReader(SourceReader):
             )
             prune(con, source.name, bucket, keep)
             rows += n
-        return LoadResult(rows=rows, warnings=warnings)
+        return LoadResult(rows=rows, warnings=warnings, changed=loaded > 0)
