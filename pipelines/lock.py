@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.errors import WarehouseBusy
+from pipelines.failpoints import failpoint
 
 DEFAULT_WAIT_S = 300.0
 _POLL_S = 0.2
@@ -166,6 +167,7 @@ def writer_lock(
     with _registry_lock:
         _held[key] = _Held(fd, 1)
     try:
+        failpoint("lock.taken")
         yield
     finally:
         with _registry_lock:

@@ -20,6 +20,7 @@ from functools import cache
 
 import duckdb
 
+from pipelines.failpoints import failpoint
 from pipelines.warehouse import (
     apply_comments,
     header,
@@ -267,6 +268,8 @@ def build_mart_with_rollup(con: duckdb.DuckDBPyConnection, name: str) -> tuple[i
         else:
             con.execute(f"create or replace table {name} as\n{sql_text('marts', name)}")
         apply_comments(con, {name: sql_notes("marts", name)})  # a replaced table starts without comments
+        failpoint("transform.mart.before_commit")
+    failpoint("transform.mart.committed")
     row = one(con, f"select count(*) from {name}")  # noqa: S608 - identifiers only, values are bound
     return (int(row[0]) if row else 0), stats
 

@@ -23,6 +23,7 @@ import duckdb
 
 from pipelines.config import Config
 from pipelines.errors import WarehouseBusy, WarehouseError
+from pipelines.failpoints import failpoint
 
 SCHEMA_VERSION = 8
 RAW_TABLES = (
@@ -501,7 +502,9 @@ def publish(config: Config) -> Path:
     try:
         shutil.copyfile(src, tmp)
         shutil.copymode(src, tmp)  # mkstemp makes the file 0600; readers need the warehouse's permissions
+        failpoint("publish.copied")
         os.replace(tmp, dst)
+        failpoint("publish.replaced")
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

@@ -12,6 +12,7 @@ import duckdb
 from pipelines import s3 as s3mod
 from pipelines.config import Config, Source
 from pipelines.errors import S3Error
+from pipelines.failpoints import failpoint
 from pipelines.ingest import ledger
 from pipelines.ingest.files import SourceFile, clean_cache, fetch, list_files, list_local, source_cache
 from pipelines.ingest.ledger import FileOutcome
@@ -114,6 +115,7 @@ def _ingest_files(
             return []
         files = list_local(config, source, skipped)
     report.skipped.extend((source.name, uri, why) for uri, why in skipped)
+    failpoint("ingest.listed")
     if not files:
         report.notes.append(f"source {source.name!r}: no files at {config.source_location(source)}")
     try:

@@ -19,6 +19,7 @@ import duckdb
 
 from pipelines.config import Config, Source
 from pipelines.errors import FileFailed, RejectedFile
+from pipelines.failpoints import failpoint
 from pipelines.ingest import ledger
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.ledger import FileOutcome, file_id
@@ -107,6 +108,7 @@ def _load_batch(
                     # documented skips (a last line cut short, pods without GPUs) are kept as the ledger's note
                     note = "; ".join(result.warnings) or None
                     ledger.record(con, fid, source, f, checksum, "loaded", note, result, now)
+                failpoint("ingest.batch.before_commit")
         except FileFailed as exc:
             bad = batch.pop(exc.index)
             out.append(ingest_file(con, config, source, reader, target, bad[0]))

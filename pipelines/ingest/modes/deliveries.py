@@ -27,6 +27,7 @@ import duckdb
 
 from pipelines.config import Config, Source
 from pipelines.errors import RejectedFile
+from pipelines.failpoints import failpoint
 from pipelines.ingest import ledger
 from pipelines.ingest.billing.diagnose import LoadFailed
 from pipelines.ingest.billing.tag_sets import prune_tag_sets, resolve_tag_sets
@@ -302,6 +303,8 @@ def _ingest_delivery(
                         )
                         renamed_from.pop(uri, None)
             _record_superseded(con, source, fresh_superseded, now)
+            failpoint("ingest.delivery.before_commit")
+        failpoint("ingest.delivery.committed")
     except LoadFailed as failed:  # rolled back: now the bad row can be looked for
         rejected = _named_by_uri(failed.explain(con), copies)
         return _reject_delivery(con, source, members, rejected, checksums, now, outcome)

@@ -6,6 +6,7 @@ import duckdb
 
 from pipelines.config import Config, Source
 from pipelines.errors import RejectedFile
+from pipelines.failpoints import failpoint
 from pipelines.ingest import ledger
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.ledger import NEW_VERSION_REJECTED, FileOutcome, file_id
@@ -37,6 +38,8 @@ def ingest_file(
             # documented repairs (a cut last line skipped, ...) travel in the ledger's error column as a note
             note = "; ".join(f"repaired: {w}" for w in result.warnings) or None
             ledger.record(con, fid, source, f, checksum, "loaded", note, result, now)
+            failpoint("ingest.file.before_commit")
+        failpoint("ingest.file.committed")
         return FileOutcome(
             source.name, f.uri, "loaded", rows=result.rows, target=target, repairs=result.warnings
         )

@@ -8,6 +8,7 @@ import duckdb
 
 from pipelines.config import Config, Source
 from pipelines.errors import RejectedFile
+from pipelines.failpoints import failpoint
 from pipelines.ingest import ledger
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.ledger import FileOutcome, file_id
@@ -37,6 +38,7 @@ def ingest_source(
                 )
                 return FileOutcome(source.name, location, "unchanged", target=target)
             ledger.record(con, fid, source, pseudo, None, "loaded", None, result, now)
+            failpoint("ingest.snapshot.before_commit")
         return FileOutcome(source.name, location, "loaded", rows=result.rows, target=target)
     except RejectedFile as exc:
         error = str(exc)
