@@ -7,7 +7,9 @@ from pathlib import Path
 
 import duckdb
 import pytest
+from click.testing import CliRunner
 
+from pipelines.cli import main
 from pipelines.config import load_config
 from pipelines.errors import ConfigError
 from pipelines.freshness import stale_sources
@@ -32,6 +34,16 @@ def _smi(path: Path, start: datetime, end: datetime, every: timedelta) -> None:
         )
         t += every
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def _two_hours(tmp_path: Path) -> None:
+    """Two hours of one host's capture in the project's telemetry folder."""
+    _smi(
+        tmp_path / "landing" / "telemetry" / "gpu-01_2026-11-23.csv",
+        START,
+        START + timedelta(hours=2),
+        timedelta(minutes=1),
+    )
 
 
 def _project(tmp_path: Path, sources: str) -> Path:
@@ -65,12 +77,7 @@ def test_a_source_that_stopped_delivering_is_stale_after_its_cadence(tmp_path: P
         "  - {name: smi-hourly, kind: nvidia_smi, uri: landing/telemetry/, expected_every: 6h}\n"
         "  - {name: smi-unchecked, kind: nvidia_smi, uri: landing/telemetry/, expected_every: 'off'}\n",
     )
-    _smi(
-        tmp_path / "landing" / "telemetry" / "gpu-01_2026-11-23.csv",
-        START,
-        START + timedelta(hours=2),
-        timedelta(minutes=1),
-    )
+    _two_hours(tmp_path)
     first = _stale(cfg, datetime(2000, 1, 1))  # the clock only matters relative to the load time below
     loaded = _loaded_at(cfg)
     assert first == []
@@ -152,21 +159,12 @@ def test_silence_and_cadence_are_configurable_and_checked(tmp_path: Path) -> Non
 
 
 def test_ingest_names_a_stale_source_exits_1_and_the_report_lists_it(tmp_path: Path) -> None:
-    from click.testing import CliRunner
-
-    from pipelines.cli import main
-
     cfg = _project(
         tmp_path,
         "  - {name: bill, kind: focus, uri: landing/billing/}\n"
         "  - {name: smi, kind: nvidia_smi, uri: landing/telemetry/}\n",
     )
-    _smi(
-        tmp_path / "landing" / "telemetry" / "gpu-01_2026-11-23.csv",
-        START,
-        START + timedelta(hours=2),
-        timedelta(minutes=1),
-    )
+    _two_hours(tmp_path)
     result = CliRunner().invoke(main, ["--config", str(cfg), "run", "--week", "2026-W48"])
     assert result.exit_code == 1, result.output
     where = tmp_path / "landing" / "billing"
@@ -180,21 +178,12 @@ def test_ingest_names_a_stale_source_exits_1_and_the_report_lists_it(tmp_path: P
 
 
 def test_a_source_that_cannot_be_read_is_an_error_not_also_stale(tmp_path: Path) -> None:
-    from click.testing import CliRunner
-
-    from pipelines.cli import main
-
     cfg = _project(
         tmp_path,
         "  - {name: bill, kind: focus, uri: landing/no-such-folder/}\n"
         "  - {name: smi, kind: nvidia_smi, uri: landing/telemetry/}\n",
     )
-    _smi(
-        tmp_path / "landing" / "telemetry" / "gpu-01_2026-11-23.csv",
-        START,
-        START + timedelta(hours=2),
-        timedelta(minutes=1),
-    )
+    _two_hours(tmp_path)
     result = CliRunner().invoke(main, ["--config", str(cfg), "ingest"])
     assert result.exit_code == 1, result.output
     errors = [line for line in result.stderr.splitlines() if line.startswith(("error:", "stale:"))]
