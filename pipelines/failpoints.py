@@ -16,9 +16,9 @@ ENV = "WASTEWATCH_FAILPOINT"
 POINTS = (
     "lock.taken",  # the writer lock is held, nothing done yet
     "ingest.listed",  # a source's files are listed
-    "ingest.file.before_commit",  # a file's rows and ledger row written, not committed
-    "ingest.file.committed",
+    "ingest.rejection.before_commit",  # a bad file's rejection recorded in the ledger, not committed
     "ingest.batch.before_commit",  # a batch of telemetry or job files, not committed
+    "ingest.batch.committed",
     "ingest.delivery.before_commit",  # a billing delivery: old period deleted, new lines in, not committed
     "ingest.delivery.committed",
     "ingest.snapshot.before_commit",  # a whole-source snapshot (inventory, listing), not committed

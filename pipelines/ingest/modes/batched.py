@@ -109,6 +109,7 @@ def _load_batch(
                     note = "; ".join(result.warnings) or None
                     ledger.record(con, fid, source, f, checksum, "loaded", note, result, now)
                 failpoint("ingest.batch.before_commit")
+            failpoint("ingest.batch.committed")
         except FileFailed as exc:
             bad = batch.pop(exc.index)
             out.append(ingest_file(con, config, source, reader, target, bad[0]))

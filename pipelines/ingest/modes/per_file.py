@@ -38,8 +38,6 @@ def ingest_file(
             # documented repairs (a cut last line skipped, ...) travel in the ledger's error column as a note
             note = "; ".join(f"repaired: {w}" for w in result.warnings) or None
             ledger.record(con, fid, source, f, checksum, "loaded", note, result, now)
-            failpoint("ingest.file.before_commit")
-        failpoint("ingest.file.committed")
         return FileOutcome(
             source.name, f.uri, "loaded", rows=result.rows, target=target, repairs=result.warnings
         )
@@ -56,4 +54,5 @@ def ingest_file(
             )
         else:
             ledger.record(con, fid, source, f, checksum, "rejected", error, None, now)
+        failpoint("ingest.rejection.before_commit")
     return FileOutcome(source.name, f.uri, "rejected", error=error, target=target)
