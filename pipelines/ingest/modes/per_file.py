@@ -45,6 +45,8 @@ def ingest_file(
         )
     except RejectedFile as exc:
         error = str(exc)
+    except zlib.error as exc:  # a damaged deflate block of a .gz (zlib's error is not an OSError)
+        error = f"{f.uri}: cannot read: the gzip stream is damaged ({exc})"
     except (duckdb.Error, OSError, EOFError) as exc:
         error = f"{f.uri}: cannot load: {duckdb_problem(exc)}"
     error = _encoding_named(f, error)
