@@ -181,6 +181,7 @@ FORMATS: dict[str, Format] = {
         ),
         Format("gcp_ndjson", "gcp", "gcp.ndjson", _gcp_ndjson, "ndjson", billing=True),
         Format("nvidia_smi", "nvidia_smi", "smi.csv", _head(H200 / "nvidia_smi_query_gpu.csv", 13), "csv", delimiter=", "),
+        Format("nvidia_smi_gz", "nvidia_smi", "smi.csv.gz", _head(H200 / "nvidia_smi_query_gpu.csv", 13), "csv", delimiter=", ", gz=True),
         Format("nvidia_smi_dmon", "nvidia_smi_dmon", "dmon.txt", _head(H200 / "nvidia_smi_dmon.txt", 12), "lines", header_lines=2),
         Format("dcgm", "dcgm", "node.prom", _read(FIXTURES / "telemetry" / "dcgm" / "gpu-node-d_v1-names.txt"), "lines"),
         Format(
@@ -189,6 +190,14 @@ FORMATS: dict[str, Format] = {
             "query.json",
             _read(FIXTURES / "telemetry" / "prometheus" / "query_range_2026-11-30T0142.json"),
             "json",
+        ),
+        Format(
+            "prometheus_json_gz",
+            "prometheus_json",
+            "query.json.gz",
+            _read(FIXTURES / "telemetry" / "prometheus" / "query_range_2026-11-30T0142.json"),
+            "json",
+            gz=True,
         ),
         Format(
             "metrics_csv",
@@ -200,6 +209,7 @@ FORMATS: dict[str, Format] = {
         ),
         Format("slurm_sacct", "slurm_sacct", "sacct.txt", _read(FIXTURES / "jobs" / "sacct_cluster_a.txt"), "csv", delimiter="|"),
         Format("k8s_pods", "k8s_pods", "pods.json", _read(FIXTURES / "jobs" / "k8s_pods.json"), "json"),
+        Format("k8s_pods_gz", "k8s_pods", "pods.json.gz", _read(FIXTURES / "jobs" / "k8s_pods.json"), "json", gz=True),
         Format("jobs_csv", "jobs_csv", "phases.csv", _read(H200 / "phases.csv"), "csv", options=PHASES_OPTIONS),
         Format(
             "hosts_csv",
