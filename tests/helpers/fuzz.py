@@ -333,7 +333,8 @@ BG_JOBS = (
 )
 BG_HOSTS = "host,instance_id,instance_type,region_id\nbg-host-1,i-0bg0000000000001,p5.48xlarge,us-east-1\n"
 
-# ledger columns that depend on when and from which bytes a file was read, not on what landed
+# ledger columns that depend on when and from which bytes a file was read, not on what landed (and
+# `x_tag_set`, a billing tag set's id, is compared through the tags it stands for)
 VOLATILE = {"first_seen_at", "checked_at", "loaded_at", "modified_at", "size_bytes", "checksum", "etag"}
 
 
@@ -487,7 +488,7 @@ def snapshot(con: duckdb.DuckDBPyConnection, report: IngestReport) -> Outcome:
     content: dict[str, list[tuple[Any, ...]]] = {}
     sums: dict[str, dict[str, Any]] = {}
     for table, cols in columns.items():
-        kept = [c for c, _ in cols if not (table == "ingest_files" and c in VOLATILE)]
+        kept = [c for c, _ in cols if not (table == "ingest_files" and c in VOLATILE) and c != "x_tag_set"]
         select = ", ".join(f'"{c}"' for c in kept)
         fetched = con.execute(f'select {select} from "{table}"').fetchall()  # noqa: S608 - catalog names
         # (column, value) pairs without NULLs: a billing file that adds a column to `billing_lines` leaves
@@ -505,6 +506,17 @@ def snapshot(con: duckdb.DuckDBPyConnection, report: IngestReport) -> Outcome:
                     _value(sum(sorted(values))) if values else None
                 )  # sorted: the same sum in any row order
         sums[table] = figures
+    # a line's tags through its tag set (the set's id hashes the tags' text as the file wrote it, so the
+    # same tags written with their keys in another order get another id)
+    content["billing_line_items (tags)"] = sorted(
+        (
+            tuple(_value(v) for v in r)
+            for r in con.execute(
+                "select x_file_id, x_source_row, tags, team, project, owner, job_id, x_host from billing_line_items"
+            ).fetchall()
+        ),
+        key=repr,
+    )
     fz = [
         dict(zip(("uri", "status", "rows", "error", "billed_cost_sum"), r, strict=True))
         for r in con.execute(
