@@ -6,17 +6,34 @@ tests/helpers/, which tests import directly.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
 import pytest
+from hypothesis import HealthCheck, settings
 
 from pipelines.config import Config, load_config
 from pipelines.warehouse import connect
 from tests.helpers.config import write_config
 from tests.helpers.paths import FIXTURES
 from tests.helpers.s3_server import moto_server
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The `fuzz` marker, and Hypothesis' profiles: derandomised always (the same examples on every run),
+    a short run by default (`make test`: one example per property and format) and a longer one in CI
+    (`.ci/run` sets HYPOTHESIS_PROFILE=ci)."""
+    config.addinivalue_line(
+        "markers", "fuzz: property-based ingest tests (Hypothesis; longer with HYPOTHESIS_PROFILE=ci)"
+    )
+    slow = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large]
+    settings.register_profile(
+        "default", derandomize=True, database=None, deadline=None, max_examples=1, suppress_health_check=slow
+    )
+    settings.register_profile("ci", settings.get_profile("default"), max_examples=15)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture

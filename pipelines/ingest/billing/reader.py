@@ -7,6 +7,7 @@ columns onto it (`spec`).
 from __future__ import annotations
 
 import re
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -81,7 +82,7 @@ class BillingReader(DeliveryReader):
         path = file.local_path
         try:
             rel = self.relation(con, file, path, ctx)
-        except (RejectedFile, duckdb.Error, OSError, EOFError) as exc:
+        except (RejectedFile, duckdb.Error, OSError, EOFError, zlib.error) as exc:
             damaged = gzip_problem(path) if path.name.lower().endswith(".gz") else None
             if damaged is not None:
                 raise RejectedFile(file.uri, f"cannot read: {io_problem(damaged)}") from None

@@ -13,6 +13,7 @@ file failed, every file of the batch goes through the one-file path.
 
 from __future__ import annotations
 
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 import duckdb
@@ -114,7 +115,7 @@ def _load_batch(
             bad = batch.pop(exc.index)
             out.append(ingest_file(con, config, source, reader, target, bad[0]))
             continue
-        except (RejectedFile, duckdb.Error, OSError, EOFError):
+        except (RejectedFile, duckdb.Error, OSError, EOFError, zlib.error):
             break
         out.extend(
             FileOutcome(source.name, f.uri, "loaded", rows=r.rows, target=target, repairs=list(r.warnings))

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import zlib
+
 import duckdb
 
 from pipelines.config import Config, Source
 from pipelines.errors import RejectedFile
 from pipelines.failpoints import failpoint
 from pipelines.ingest import ledger
+from pipelines.ingest.billing.relation import encoding_problem
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.ledger import NEW_VERSION_REJECTED, FileOutcome, file_id
 from pipelines.ingest.readers.base import FileReader, LoadContext, duckdb_problem
@@ -43,8 +46,11 @@ def ingest_file(
         )
     except RejectedFile as exc:
         error = str(exc)
+    except zlib.error as exc:  # a damaged deflate block of a .gz (zlib's error is not an OSError)
+        error = f"{f.uri}: cannot read: the gzip stream is damaged ({exc})"
     except (duckdb.Error, OSError, EOFError) as exc:
         error = f"{f.uri}: cannot load: {duckdb_problem(exc)}"
+    error = _encoding_named(f, error)
     with transaction(con):
         if prev and prev["status"] == "loaded":
             # the earlier version's rows are still in the table (rolled back): keep holding them
@@ -56,3 +62,17 @@ def ingest_file(
             ledger.record(con, fid, source, f, checksum, "rejected", error, None, now)
         failpoint("ingest.rejection.before_commit")
     return FileOutcome(source.name, f.uri, "rejected", error=error, target=target)
+
+
+def _encoding_named(f: SourceFile, error: str) -> str:
+    """A rejected file that is not UTF-8 text is rejected as such, as billing files are: what the reader
+    tripped over (a CSV error without a reason, JSON that does not parse, a wrong field count) follows
+    from the encoding, and the user's fix is to export UTF-8."""
+    try:
+        found = encoding_problem(f.local_path)
+    except (OSError, EOFError, zlib.error):  # a damaged .gz: the reader's own error says so
+        return error
+    if found is None:
+        return error
+    problem, line = found
+    return f"{f.uri}:{line}: {problem}"

@@ -24,7 +24,9 @@ The host is the `host` option, else the label named by `host_label`, else `node`
 name up to its first `_` (or `host_pattern`), else `instance` without its port. With dcgm-exporter's
 `hpc_job` mapping a GPU shared by two jobs has one row per job (gpu_hours counts the sample once).
 
-A line that is not a sample (cut short, no value, a stray word) rejects the file naming its line.
+A line that is not a sample (cut short, no value, a stray word) rejects the file naming its line; so does
+a last line without its newline (the format ends every line with one; Prometheus refuses such a scrape),
+since a value or timestamp cut short still reads as a sample.
 """
 
 from __future__ import annotations
@@ -124,6 +126,22 @@ def _labels_ok(text: str) -> bool:
     return True
 
 
+def _cut_last_line(file: SourceFile) -> int | None:
+    """The number of the last line when an uncompressed file does not end with a newline, else None (a
+    cut .gz fails its own end-of-stream check)."""
+    if file.compressed:
+        return None
+    with file.local_path.open("rb") as f:
+        f.seek(-1, 2)
+        if f.read(1) == b"\n":
+            return None
+        f.seek(0)
+        lines = 1
+        while chunk := f.read(1 << 20):
+            lines += chunk.count(b"\n")
+    return lines
+
+
 @dataclass(frozen=True)
 class _Plan:
     file: SourceFile
@@ -142,6 +160,14 @@ class DcgmReader(PlannedBatch):
             raise RejectedFile(file.uri, f"source {ctx.source.name!r}: file_time must be `name` or `mtime`")
         if file.size == 0:
             raise RejectedFile(file.uri, "file is empty (0 bytes)")
+        cut = _cut_last_line(file)
+        if cut is not None:
+            raise RejectedFile(
+                file.uri,
+                "the last line does not end with a newline: the file was cut short (the text format ends "
+                "every line with one, and a cut value or timestamp can still read as a sample)",
+                line=cut,
+            )
         named = time_from_name(file.name) if mode != "mtime" else None
         if mode == "name" and named is None:
             raise RejectedFile(

@@ -16,8 +16,10 @@ Labels as for `dcgm` (UUID, gpu, modelName, exported_pod/pod, ..., GPU_I_PROFILE
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
+import zlib
 
 import duckdb
 
@@ -93,10 +95,13 @@ class PrometheusJsonReader(PerFileBatch):
     @staticmethod
     def _json_problem(file: SourceFile, exc: duckdb.Error) -> str:
         """Python's JSON parser names the line and column DuckDB's message may not."""
+        opener = gzip.open if file.compressed else open
         try:
-            json.loads(file.local_path.read_text(encoding="utf-8", errors="replace"))
+            with opener(file.local_path, "rt", encoding="utf-8", errors="replace") as f:  # type: ignore[operator]
+                json.loads(f.read())
         except json.JSONDecodeError as err:
             return f"{err.msg} at line {err.lineno}, column {err.colno}"
-        except OSError:
-            pass
+        except (OSError, EOFError, zlib.error) as err:
+            if file.compressed:  # DuckDB could not inflate it either
+                return f"the gzip stream is damaged or cut short ({err})"
         return re.sub(r"\s+", " ", duckdb_problem(exc))[:300]
