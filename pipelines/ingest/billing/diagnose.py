@@ -9,7 +9,7 @@ import duckdb
 
 from pipelines.errors import RejectedFile
 from pipelines.ingest.billing.lines import Spec
-from pipelines.ingest.billing.relation import Relation
+from pipelines.ingest.billing.relation import Relation, encoding_problem
 from pipelines.ingest.billing.sql_expr import file_params, src_cte
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import duckdb_problem, quote_ident
@@ -55,6 +55,11 @@ def diagnose(
     """The insert failed (and was rolled back): the rejection naming the first data row and column with a
     bad value, else DuckDB's error."""
     base = duckdb_problem(exc)
+    if rel.fmt == "csv" and "Invalid unicode" in str(exc):
+        # DuckDB sniffs a sample; a byte in another encoding past it surfaces here: name its offset and line
+        found = encoding_problem(rel.path)
+        if found is not None:
+            return RejectedFile(file.uri, found[0], line=found[1])
     if not spec.checks:
         return RejectedFile(file.uri, f"cannot load: {base}")
     cte = src_cte(rel.numbered_from, "_n", spec.columns)

@@ -466,3 +466,25 @@ def test_an_encoding_or_delimiter_problem_is_named_as_such(
     assert error.endswith(expected), error
     assert "sniffing" not in error
     con.close()
+
+
+def test_a_byte_in_another_encoding_past_the_sniffed_sample_is_named_as_such(tmp_path: Path) -> None:
+    """DuckDB reads the first rows to sniff; a Windows-1252 byte on line 5,001 surfaces only during the
+    load, and is named like one on line 2 (its byte and line), not by DuckDB's text."""
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    bp = ("2026-11-01T00:00:00Z", "2026-12-01T00:00:00Z")
+    text = _focus_csv([("1.00", *bp, "2026-11-02T00:00:00Z", "2026-11-02T01:00:00Z")] * 5000).decode()
+    head, _, last = text.rstrip("\n").rpartition("\n")
+    data = head.encode() + b"\n" + last.replace("Amazon EC2", "Zürich EC2").encode("cp1252") + b"\n"
+    (landing / "late.csv").write_bytes(data)
+    report, con = _run(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
+    status, error = _only(report)
+    assert status == "rejected"
+    at = len(head.encode()) + 1 + last.index("Amazon EC2") + 1
+    assert error.endswith(
+        f"late.csv:5001: not UTF-8 text at byte {at} (0xFC): the file is in another encoding "
+        "(Windows-1252 or Latin-1?); export it as UTF-8"
+    ), error
+    assert con.execute("select count(*) from billing_line_items").fetchone() == (0,)
+    con.close()
