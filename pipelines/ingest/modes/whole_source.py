@@ -42,6 +42,8 @@ def ingest_source(
         return FileOutcome(source.name, location, "loaded", rows=result.rows, target=target)
     except RejectedFile as exc:
         error = str(exc)
+    except OSError as exc:  # a file that vanished or cannot be read mid-run: the run is refused, not crashed
+        error = str(RejectedFile(str(exc.filename or location), f"cannot read: {exc.strerror or exc}"))
     except duckdb.Error as exc:
         error = f"{location}: cannot load: {duckdb_problem(exc)}"
     with transaction(con):

@@ -67,15 +67,6 @@ def fingerprint(path: Path, size: int, full_max: int, blocks: int, block_bytes: 
 
 class FsScanReader(SourceReader):
     def load_source(self, con: duckdb.DuckDBPyConnection, source: Source, ctx: LoadContext) -> LoadResult:
-        try:
-            return self._load_source(con, source, ctx)
-        except (
-            OSError
-        ) as exc:  # a file that vanished or cannot be read mid-run: the run is refused, not crashed
-            where = exc.filename or ctx.config.source_location(source)
-            raise RejectedFile(str(where), f"cannot read: {exc.strerror or exc}") from None
-
-    def _load_source(self, con: duckdb.DuckDBPyConnection, source: Source, ctx: LoadContext) -> LoadResult:
         opts = source.options_as(FsScanOptions)
         if source.is_s3:
             raise RejectedFile(

@@ -100,15 +100,6 @@ def insert_rows(
 
 class S3ListingReader(SourceReader):
     def load_source(self, con: duckdb.DuckDBPyConnection, source: Source, ctx: LoadContext) -> LoadResult:
-        try:
-            return self._load_source(con, source, ctx)
-        except (
-            OSError
-        ) as exc:  # a file that vanished or cannot be read mid-run: the run is refused, not crashed
-            where = exc.filename or source.uri
-            raise RejectedFile(str(where), f"cannot read: {exc.strerror or exc}") from None
-
-    def _load_source(self, con: duckdb.DuckDBPyConnection, source: Source, ctx: LoadContext) -> LoadResult:
         opts = source.options_as(S3ListingOptions)
         if not source.is_s3:
             raise RejectedFile(

@@ -21,15 +21,6 @@ from pipelines.sources.options import S3InventoryOptions
 
 class S3InventoryReader(SourceReader):
     def load_source(self, con: duckdb.DuckDBPyConnection, source: Source, ctx: LoadContext) -> LoadResult:
-        try:
-            return self._load_source(con, source, ctx)
-        except (
-            OSError
-        ) as exc:  # a file that vanished or cannot be read mid-run: the run is refused, not crashed
-            where = exc.filename or ctx.config.source_location(source)
-            raise RejectedFile(str(where), f"cannot read: {exc.strerror or exc}") from None
-
-    def _load_source(self, con: duckdb.DuckDBPyConnection, source: Source, ctx: LoadContext) -> LoadResult:
         opts = source.options_as(S3InventoryOptions)
         keep, check_md5 = opts.keep_inventories, opts.verify_md5
         location = ctx.config.source_location(source)
