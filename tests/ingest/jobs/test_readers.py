@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -10,10 +9,11 @@ from typing import Any
 import pytest
 
 from pipelines.config import load_config
-from pipelines.ingest import IngestReport, ingest
+from pipelines.ingest import IngestReport
 from pipelines.ingest.readers.hostlist import HostlistError, expand_hostlist
-from pipelines.warehouse import connect, rows
+from pipelines.warehouse import connect
 from tests.helpers.config import write_config
+from tests.helpers.ingest_run import ingest_project
 from tests.helpers.paths import FIXTURES, H200
 
 SACCT = FIXTURES / "jobs" / "sacct_cluster_a.txt"
@@ -23,22 +23,7 @@ PODS = FIXTURES / "jobs" / "k8s_pods.json"
 def _run(
     tmp_path: Path, sources: str, files: dict[str, str | Path]
 ) -> tuple[IngestReport, list[dict[str, Any]]]:
-    for rel, content in files.items():
-        dst = tmp_path / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, Path):
-            shutil.copyfile(content, dst)
-        else:
-            dst.write_text(content, encoding="utf-8")
-    write_config(tmp_path, "sources:\n" + sources)
-    config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
-    try:
-        report = ingest(con, config)
-        jobs = rows(con, "select * from jobs order by x_source_file, job_id")
-    finally:
-        con.close()
-    return report, jobs
+    return ingest_project(tmp_path, sources, files, "select * from jobs order by x_source_file, job_id")
 
 
 def _by_id(jobs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

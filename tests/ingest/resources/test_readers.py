@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import uuid
 from datetime import datetime
 from pathlib import Path
@@ -11,10 +10,9 @@ from typing import Any
 import boto3
 import pytest
 
-from pipelines.config import load_config
-from pipelines.ingest import IngestReport, ingest
+from pipelines.ingest import IngestReport
 from pipelines.warehouse import connect, rows
-from tests.helpers.config import write_config
+from tests.helpers.ingest_run import ingest_project
 from tests.helpers.paths import FIXTURES
 
 HOSTS = FIXTURES / "resources" / "cmdb_hosts.csv"
@@ -23,22 +21,8 @@ HOSTS = FIXTURES / "resources" / "cmdb_hosts.csv"
 def _run(
     tmp_path: Path, sources: str, files: dict[str, Path | str] | None = None
 ) -> tuple[IngestReport, list[dict[str, Any]]]:
-    for name, content in (files or {}).items():
-        dst = tmp_path / name
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, Path):
-            shutil.copyfile(content, dst)
-        else:
-            dst.write_text(content, encoding="utf-8")
-    write_config(tmp_path, "sources:\n" + sources)
-    config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
-    try:
-        report = ingest(con, config)
-        got = rows(con, "select * from inventory_hosts order by source, host, instance_id")
-    finally:
-        con.close()
-    return report, got
+    query = "select * from inventory_hosts order by source, host, instance_id"
+    return ingest_project(tmp_path, sources, files or {}, query)
 
 
 def _launch(endpoint: str, region: str) -> dict[str, str]:

@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 import os
-import shutil
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pipelines.config import load_config
-from pipelines.ingest import IngestReport, ingest
+from pipelines.ingest import IngestReport
 from pipelines.ingest.readers.dcgm import metric_catalog, time_from_name
-from pipelines.warehouse import connect, rows
-from tests.helpers.config import write_config
+from tests.helpers.ingest_run import ingest_project
 from tests.helpers.paths import FIXTURES
 
 DCGM = FIXTURES / "telemetry" / "dcgm"
@@ -25,22 +22,9 @@ SCRAPE = DCGM / "gpu-node-a_20261130T014200Z.prom"
 def _run(
     tmp_path: Path, files: dict[str, str | Path], options: str = ""
 ) -> tuple[IngestReport, list[dict[str, Any]]]:
-    folder = tmp_path / "dcgm"
-    folder.mkdir(exist_ok=True)
-    for name, content in files.items():
-        if isinstance(content, Path):
-            shutil.copyfile(content, folder / name)
-        else:
-            (folder / name).write_text(content, encoding="utf-8")
-    write_config(tmp_path, f"sources:\n  - {{name: k8s-gpus, kind: dcgm, uri: 'dcgm/*'{options}}}\n")
-    config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
-    try:
-        report = ingest(con, config)
-        got = rows(con, "select * from gpu_samples order by host, ts, gpu_index")
-    finally:
-        con.close()
-    return report, got
+    sources = f"  - {{name: k8s-gpus, kind: dcgm, uri: 'dcgm/*'{options}}}\n"
+    query = "select * from gpu_samples order by host, ts, gpu_index"
+    return ingest_project(tmp_path, sources, {f"dcgm/{n}": c for n, c in files.items()}, query)
 
 
 def test_exporter_scrape_federation_promtool_and_1x_names(tmp_path: Path) -> None:

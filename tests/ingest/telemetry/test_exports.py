@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 import json
-import shutil
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from pipelines.config import load_config
-from pipelines.ingest import IngestReport, ingest
-from pipelines.warehouse import connect, rows
-from tests.helpers.config import write_config
+from pipelines.ingest import IngestReport
+from tests.helpers.ingest_run import ingest_project
 from tests.helpers.paths import FIXTURES
 
 QUERY = FIXTURES / "telemetry" / "prometheus" / "query_range_2026-11-30T0142.json"
@@ -27,22 +24,9 @@ LONG_OPTIONS = (
 def _run(
     tmp_path: Path, kind: str, files: dict[str, str | Path], options: str = "{}"
 ) -> tuple[IngestReport, list[dict[str, Any]]]:
-    folder = tmp_path / "in"
-    folder.mkdir(exist_ok=True)
-    for name, content in files.items():
-        if isinstance(content, Path):
-            shutil.copyfile(content, folder / name)
-        else:
-            (folder / name).write_text(content, encoding="utf-8")
-    write_config(tmp_path, f"sources:\n  - {{name: src, kind: {kind}, uri: in/, options: {options}}}\n")
-    config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
-    try:
-        report = ingest(con, config)
-        got = rows(con, "select * from gpu_samples order by x_source_file, gpu_index, ts")
-    finally:
-        con.close()
-    return report, got
+    sources = f"  - {{name: src, kind: {kind}, uri: in/, options: {options}}}\n"
+    query = "select * from gpu_samples order by x_source_file, gpu_index, ts"
+    return ingest_project(tmp_path, sources, {f"in/{n}": c for n, c in files.items()}, query)
 
 
 # -- Prometheus query_range ---------------------------------------------------------------------------
