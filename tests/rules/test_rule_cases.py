@@ -1,9 +1,9 @@
 """Run every rule's YAML cases (`tests/fixtures/rules/<ID>.yml`) against a real DuckDB warehouse file.
 
 One parametrized test per case, with ids like `GPU001::test_flags_idle_overnight` (sqlfluff's
-yaml_test_cases_test.py shape). Each case gets a fresh warehouse under tmp_path made by
-`pipelines.warehouse.connect()`; `build_marts` creates the mart tables with the columns the mart SQL
-produces, they are emptied, and the case's rows are inserted. The marts built from other marts only
+yaml_test_cases_test.py shape). Each case gets a fresh warehouse under tmp_path: a copy of one made by
+`pipelines.warehouse.connect()` and `build_marts` on an empty warehouse (the `empty_marts` fixture), so the
+mart tables have the columns the mart SQL produces; they are emptied, and the case's rows are inserted. The marts built from other marts only
 (pipelines.transform.SHARED_GPU_MARTS: gpu_billed_hours, gpu_job_spans) are then rebuilt from those rows,
 as a real run rebuilds them from their inputs, unless the case gives their rows itself.
 
@@ -74,6 +74,7 @@ the frame inserts into the warehouse's `findings` table (pipelines.evaluate.writ
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -86,7 +87,6 @@ import pytest
 import yaml
 
 from pipelines.evaluate import write_findings
-from pipelines.transform import build_marts
 from pipelines.warehouse import connect, rows, scalar
 from rules import ALL_RULES, FINDING_COLUMNS, STATUSES, Rule, Window, get_rule
 from tests.helpers.mart_rows import complete, expand, load_given, when
@@ -282,16 +282,17 @@ def test_expansion_syntax() -> None:
 
 
 @pytest.mark.parametrize(("path", "name"), list(_collect()))
-def test_rule_case(path: Path, name: str, tmp_path: Path) -> None:
+def test_rule_case(path: Path, name: str, tmp_path: Path, empty_marts: Path) -> None:
     doc = _load(path)
     case = doc[name]
     rule = get_rule(doc["rule"])
     window = make_window(case.get("window"))
     params = rule.make_params(case.get("params"))
 
-    con = connect(tmp_path / "wastewatch.duckdb")
+    warehouse = tmp_path / "wastewatch.duckdb"
+    shutil.copyfile(empty_marts, warehouse)
+    con = connect(warehouse)
     try:
-        build_marts(con)
         load_given(con, case.get("given") or {}, doc.get("defaults") or {})
         frame = rule.evaluate(con, window, params, detected_at=DETECTED_AT)
         check_invariants(con, rule, window, frame)
