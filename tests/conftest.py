@@ -6,6 +6,7 @@ tests/helpers/, which tests import directly.
 
 from __future__ import annotations
 
+import fcntl
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -71,18 +72,29 @@ def con(config: Config) -> Iterator[duckdb.DuckDBPyConnection]:
 
 @pytest.fixture(scope="session")
 def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """`wastewatch demo` for one week (2026-W48), run once per session: (folder, CLI output).
+    """`wastewatch demo` for one week (2026-W48), run once per test run: (folder, CLI output).
 
-    One week keeps the suite fast; `make demo` runs four (the README gives its timing).
+    One week keeps the suite fast; `make demo` runs four (the README gives its timing). Under xdist the
+    first worker to need it builds it under the run's shared temporary folder while holding a lock; the
+    others wait and read it. Tests only read the demo (its warehouses read-only).
     """
     from click.testing import CliRunner
 
     from pipelines.cli import main
 
-    directory = tmp_path_factory.mktemp("demo")
-    result = CliRunner().invoke(main, ["demo", "--dir", str(directory), "--week", "2026-W48", "--weeks", "1"])
-    assert result.exit_code == 0, result.output
-    return directory, result.output
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # one folder above every worker's own
+    directory, output = shared / "demo", shared / "demo.output"
+    with open(shared / "demo.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not output.exists():
+            result = CliRunner().invoke(
+                main, ["demo", "--dir", str(directory), "--week", "2026-W48", "--weeks", "1"]
+            )
+            assert result.exit_code == 0, result.output
+            output.write_text(result.output)
+    return directory, output.read_text()
 
 
 @pytest.fixture(scope="session")
