@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -93,12 +94,23 @@ def project(tmp_path: Path) -> Path:
     return write_config(tmp_path, FOCUS_ONLY)
 
 
-@pytest.fixture
-def ingested(project: Path) -> Path:
-    """The project after one clean ingest (the warehouse exists)."""
-    first = _run("--config", str(project), "ingest")
+@pytest.fixture(scope="module")
+def ingested_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A project after one clean ingest, made once for the module's lock tests."""
+    root = tmp_path_factory.mktemp("ingested")
+    copy_into(FOCUS_SAMPLE, root / "landing" / "billing")
+    config = write_config(root, FOCUS_ONLY)
+    first = _run("--config", str(config), "ingest")
     assert first.returncode == 0, first.stderr
-    return project
+    return root
+
+
+@pytest.fixture
+def ingested(ingested_once: Path, tmp_path: Path) -> Path:
+    """The project after one clean ingest (the warehouse exists): a copy of `ingested_once` for this test."""
+    root = tmp_path / "project"
+    shutil.copytree(ingested_once, root)
+    return root / "wastewatch.yaml"
 
 
 def _warehouse(config: Path) -> Path:
