@@ -2,12 +2,13 @@
 
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 import duckdb
+from pydantic import PrivateAttr
 
 from pipelines.config import DEFAULT_CONFIG_NAME, Config, load_config
 from pipelines.lock import DEFAULT_WAIT_S, writer_lock
@@ -23,11 +24,15 @@ class WastewatchResource(dg.ConfigurableResource):
 
     Read when a run starts, never when the code location loads. For a whole run (not a sensor's tick) the
     resource holds the warehouse's run-level lock (pipelines/lock.py), waiting up to `lock_wait_s` seconds
-    for another writer; a run that cannot get it fails naming the holder's pid.
+    for another writer; a run that cannot get it fails naming the holder's pid. Within a run the steps of
+    one process share one connection, opened by the first step that asks and closed when the run ends:
+    opening the warehouse (schema check, macros, catalogues) costs more than most steps.
     """
 
     config_path: str = ""
     lock_wait_s: float = DEFAULT_WAIT_S
+    _run_warehouse: ExitStack | None = PrivateAttr(default=None)
+    _run_con: duckdb.DuckDBPyConnection | None = PrivateAttr(default=None)
 
     def resolved_path(self) -> Path:
         return Path(self.config_path or os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG_NAME)
@@ -42,15 +47,28 @@ class WastewatchResource(dg.ConfigurableResource):
                 yield value
                 return
             log = context.log
-            with writer_lock(
-                self.load().warehouse_path, wait=self.lock_wait_s, notice=log.info if log else None
+            with (
+                writer_lock(
+                    self.load().warehouse_path, wait=self.lock_wait_s, notice=log.info if log else None
+                ),
+                ExitStack() as stack,
             ):
-                yield value
+                value._run_warehouse = stack
+                try:
+                    yield value
+                finally:
+                    value._run_warehouse = value._run_con = None
 
     @contextmanager
     def warehouse(self, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
-        with open_warehouse(self.load(), read_only=read_only) as con:
-            yield con
+        """A connection to the warehouse: the run's shared one (writable) in a run, else one of its own."""
+        if self._run_warehouse is None:
+            with open_warehouse(self.load(), read_only=read_only) as con:
+                yield con
+            return
+        if self._run_con is None:
+            self._run_con = self._run_warehouse.enter_context(open_warehouse(self.load()))
+        yield self._run_con
 
 
 @dg.definitions
