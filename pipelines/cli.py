@@ -18,7 +18,7 @@ import math
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from datetime import UTC, date, datetime
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -104,24 +104,37 @@ def _config(ctx: click.Context) -> Config:
 
 
 def _week(value: str | None) -> str:
+    """The ISO week asked for (default the last complete one); a week yet to start is a usage error.
+
+    Weeks before the data are not refused here: a week without data is answered after any ingest, by
+    `_no_data` (exit 0, naming the weeks that have data)."""
     from pipelines.defs.partitions import last_complete_week
     from rules import Window
 
+    today = datetime.now(UTC).date()
     if value is None:
-        return last_complete_week(datetime.now(UTC).date())
-    from pipelines.defs.partitions import week_to_partition, weekly_partitions
-
+        return last_complete_week(today)
     try:
-        label = Window.iso_week(value).label
+        window = Window.iso_week(value)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--week") from None
-    keys = weekly_partitions.get_partition_keys()
-    if week_to_partition(label) not in keys:
-        first, last = (Window.containing(date.fromisoformat(k)).label for k in (keys[0], keys[-1]))
+    current = Window.containing(today)
+    if window.start > current.start:
         raise click.BadParameter(
-            f"{label} is outside the weeks wastewatch evaluates ({first} to {last})", param_hint="--week"
+            f"{window.label} has not started yet (the current week is {current.label})", param_hint="--week"
         )
-    return label
+    return window.label
+
+
+def _no_data(config: Config, week: str) -> bool:
+    """Say so, plainly and naming the weeks that have data, when the warehouse holds nothing for `week`."""
+    from pipelines.coverage import no_data_message
+    from rules import Window
+
+    message = no_data_message(config, Window.iso_week(week))
+    if message is not None:
+        _say(message)
+    return message is not None
 
 
 def _fmt_money(amount: Any, currency: str) -> str:
@@ -243,7 +256,7 @@ def _do_weekly(ctx: click.Context, config: Config, week: str, evaluate: bool, re
     if not outcome.success:
         raise Failure(
             "\n".join(f"{week}: {f}" for f in outcome.failures),
-            code=EXIT_BUSY if outcome.busy else EXIT_REJECTED,
+            code=EXIT_BUSY if outcome.busy else EXIT_USAGE if outcome.outside else EXIT_REJECTED,
         )
     from rules import ALL_RULES
 
@@ -267,6 +280,8 @@ def _do_weekly(ctx: click.Context, config: Config, week: str, evaluate: bool, re
                 click.echo(
                     f"  spend {_fmt_money(v, cur)}, waste {_fmt_money(md.get('waste_' + cur, 0), cur)}"
                 )
+        if md.get("unpriced"):  # telemetry without a bill or a price: no rule could put a figure on it
+            click.echo(f"  unpriced: {md['unpriced']} (docs/gpu.md); no finding can price their waste")
     return outcome
 
 
@@ -279,7 +294,8 @@ def evaluate(ctx: click.Context, week: str | None, wait_s: float) -> None:
     config = _config(ctx)
     w = _week(week)
     with _writing(config, wait_s):
-        _do_weekly(ctx, config, w, evaluate=True, report=False)
+        if not _no_data(config, w):
+            _do_weekly(ctx, config, w, evaluate=True, report=False)
 
 
 @main.command()
@@ -291,7 +307,8 @@ def report(ctx: click.Context, week: str | None, wait_s: float) -> None:
     config = _config(ctx)
     w = _week(week)
     with _writing(config, wait_s):
-        _do_weekly(ctx, config, w, evaluate=False, report=True)
+        if not _no_data(config, w):
+            _do_weekly(ctx, config, w, evaluate=False, report=True)
 
 
 @main.command()
@@ -304,7 +321,8 @@ def run(ctx: click.Context, week: str | None, wait_s: float) -> None:
     w = _week(week)
     with _writing(config, wait_s):
         code = _do_ingest(ctx, config)
-        _do_weekly(ctx, config, w, evaluate=True, report=True)
+        if not _no_data(config, w):
+            _do_weekly(ctx, config, w, evaluate=True, report=True)
     ctx.exit(code)
 
 

@@ -7,7 +7,7 @@ working directory (cron, Dagster, a shell).
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -137,6 +137,11 @@ class Config(_Strict):
     warehouse: Path = Path("warehouse/wastewatch.duckdb")
     reports_dir: Path = Path("reports")
     currency: str = Field("USD", description="Reporting currency when the bill names none.")
+    history_start: date | None = Field(
+        None,
+        description="First day whose week can be evaluated and reported (default: the earliest data in "
+        "the warehouse), e.g. 2020-01-06 for a historical trace.",
+    )
     sources: list[Source] = Field(default_factory=list)
     tags: dict[CanonicalTag, list[str]] = Field(
         default_factory=lambda: {k: list(v) for k, v in DEFAULT_TAGS.items()}
@@ -272,6 +277,8 @@ def parse_config(text: str, path: Path) -> Config:
         where = f"{path}:{mark.line + 1}" if mark else str(path)
         problem = getattr(exc, "problem", None) or str(exc)
         raise ConfigError(f"{where}: not valid YAML: {problem}") from None
+    except ValueError as exc:  # YAML reads 2020-13-01 as a date and fails building it
+        raise ConfigError(f"{_bad_timestamp(root, path)}: not a valid date: {exc}") from None
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -292,6 +299,23 @@ def parse_config(text: str, path: Path) -> Config:
     config = config.model_copy(update={"path": path.resolve()})
     _check_source_options(config, root, path)
     return _check_rule_overrides(config, root, path)
+
+
+def _bad_timestamp(root: yaml.Node | None, path: Path) -> str:
+    """`path:line` of the first date-like scalar that is not a real date (or just `path`)."""
+    stack = [root]
+    while stack:
+        node = stack.pop(0)
+        if isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:timestamp":
+            try:
+                yaml.safe_load(node.value)
+            except ValueError:
+                return f"{path}:{node.start_mark.line + 1} ({node.value!r})"
+        elif isinstance(node, yaml.MappingNode):
+            stack.extend(v for pair in node.value for v in pair)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return str(path)
 
 
 def _check_source_options(config: Config, root: yaml.Node | None, path: Path) -> None:
@@ -400,6 +424,10 @@ reports_dir: reports
 
 # Billing currency used when a bill names none.
 currency: USD
+
+# The first week that can be evaluated and reported: the week of this day (default: the week of the
+# earliest data in the warehouse). Set it to report on a historical trace, or to hide older weeks.
+# history_start: 2020-01-06
 
 # Resource limits of the warehouse connection (unset: DuckDB's defaults, i.e. 80% of RAM and every core).
 # Beyond memory_limit DuckDB spills to temp_directory (default: <warehouse>.tmp beside the warehouse).

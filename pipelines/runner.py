@@ -10,7 +10,12 @@ import dagster as dg
 
 from pipelines.definitions import defs
 from pipelines.defs.jobs import INGEST_SELECTION, WEEKLY_SELECTION
-from pipelines.defs.partitions import partition_to_window, week_to_partition, weekly_partitions
+from pipelines.defs.partitions import (
+    definitions_for,
+    partition_to_window,
+    week_to_partition,
+    weekly_partitions,
+)
 from pipelines.defs.resources import WastewatchResource
 from pipelines.redact import redact
 
@@ -23,20 +28,23 @@ class RunOutcome:
     metadata: dict[str, dict[str, Any]] = field(default_factory=dict)  # asset key -> metadata values
     failures: list[str] = field(default_factory=list)  # one redacted line each: the step and the cause
     busy: bool = False  # a step or the run's resources failed because another writer holds the warehouse
+    outside: bool = False  # the week is not one wastewatch evaluates (before history_start, or to come)
 
     def value(self, asset: str, key: str, default: Any = None) -> Any:
         return self.metadata.get(asset, {}).get(key, default)
 
 
-def _assets() -> list[dg.AssetsDefinition]:
-    return [a for a in defs().assets or [] if isinstance(a, dg.AssetsDefinition)]
+def _assets(config_path: Path) -> list[dg.AssetsDefinition]:
+    """The code location's assets, their weekly partitions built from this config's history_start."""
+    with definitions_for(config_path):
+        return [a for a in defs().assets or [] if isinstance(a, dg.AssetsDefinition)]
 
 
 def _materialize(
     config_path: Path, selection: dg.AssetSelection, partition_key: str | None, verbose: bool
 ) -> RunOutcome:
     result = dg.materialize(
-        _assets(),
+        _assets(config_path),
         selection=selection,
         resources={"wastewatch": WastewatchResource(config_path=str(config_path.resolve()))},
         partition_key=partition_key,
@@ -83,14 +91,17 @@ def run_weekly(
 ) -> RunOutcome:
     """Evaluate rules and/or write the report for one ISO week (the `weekly_report` job)."""
     partition_key = week_to_partition(week)
-    weeks = weekly_partitions.get_partition_keys()
+    with definitions_for(config_path):
+        weeks = weekly_partitions().get_partition_keys()
     if partition_key not in weeks:
         # Dagster would raise DagsterUnknownPartitionError from deep inside materialize()
         first, last = (partition_to_window(k).label for k in (weeks[0], weeks[-1]))
         return RunOutcome(
             success=False,
+            outside=True,
             failures=[
-                f"{week} is not a week wastewatch can evaluate: weeks run from {first} to {last} (this week)"
+                f"{week} is not a week wastewatch can evaluate: weeks run from {first} (history_start, "
+                f"default the earliest data in the warehouse) to {last} (this week)"
             ],
         )
     if evaluate and report:

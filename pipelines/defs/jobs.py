@@ -49,7 +49,18 @@ nightly_ingest_schedule = dg.ScheduleDefinition(
     execution_timezone="UTC",
     description="Every Monday at 06:00 UTC, for the ISO week that just ended.",
 )
-def weekly_report_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:
+def weekly_report_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest | dg.SkipReason:
     tick = context.scheduled_execution_time or datetime.now(UTC)
-    partition_key = week_to_partition(last_complete_week(tick.astimezone(UTC).date()))
+    week = last_complete_week(tick.astimezone(UTC).date())
+    partition_key = week_to_partition(week)
+    # the weeks start at history_start (default the earliest data): a week before it is skipped, saying why
+    repo = context.repository_def
+    weeks = repo.get_job(weekly_report_job.name).partitions_def if repo is not None else None
+    if weeks is not None:
+        keys = weeks.get_partition_keys(current_time=tick)
+        if partition_key not in keys:
+            return dg.SkipReason(
+                f"{week}: no data before {keys[0] if keys else 'this week'} (history_start, default the "
+                "earliest data in the warehouse): nothing to report on"
+            )
     return dg.RunRequest(run_key=partition_key, partition_key=partition_key)

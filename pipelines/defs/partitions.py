@@ -1,14 +1,54 @@
-"""ISO weeks (Monday 00:00 UTC) for findings and reports; the current week is included."""
+"""ISO weeks (Monday 00:00 UTC) for findings and reports, from `history_start` to the current week.
+
+The weekly partitions are built when the definitions are (never at import): they start at the config's
+`history_start`, else at the week of the earliest data in the warehouse (pipelines/coverage.py). The config
+is the one the definitions are built for: the CLI's (`definitions_for`), else $WASTEWATCH_CONFIG, else
+./wastewatch.yaml, as WastewatchResource resolves it.
+"""
 
 from __future__ import annotations
 
-from datetime import date, datetime
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from datetime import UTC, date, datetime
+from pathlib import Path
 
 import dagster as dg
 
+from pipelines.config import DEFAULT_CONFIG_NAME
+from pipelines.coverage import load_history_start
 from rules import Window
 
-weekly_partitions = dg.WeeklyPartitionsDefinition(start_date="2023-01-02", day_offset=1, end_offset=1)
+CONFIG_ENV = "WASTEWATCH_CONFIG"
+_BUILDING_FOR: ContextVar[Path | None] = ContextVar("wastewatch_definitions_config", default=None)
+
+
+@contextmanager
+def definitions_for(config_path: Path) -> Iterator[None]:
+    """Definitions built inside this block take their weeks from the config at `config_path`."""
+    token = _BUILDING_FOR.set(config_path)
+    try:
+        yield
+    finally:
+        _BUILDING_FOR.reset(token)
+
+
+def definitions_config_path() -> Path:
+    return _BUILDING_FOR.get() or Path(os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG_NAME)
+
+
+def weekly_partitions_from(start: date) -> dg.WeeklyPartitionsDefinition:
+    """Every ISO week from the week of `start` to the current one (end_offset=1: the unfinished week too)."""
+    monday = Window.containing(start).start.date()
+    return dg.WeeklyPartitionsDefinition(start_date=monday.isoformat(), day_offset=1, end_offset=1)
+
+
+def weekly_partitions() -> dg.WeeklyPartitionsDefinition:
+    """The weeks of the config the definitions are being built for (reads it and the warehouse's extent)."""
+    today = datetime.now(UTC).date()
+    return weekly_partitions_from(load_history_start(definitions_config_path(), today))
 
 
 def week_to_partition(week: str) -> str:

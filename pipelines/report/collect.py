@@ -100,6 +100,7 @@ def collect_report(
             for s in stale_sources(con, config, utcnow())
         ],
         idle_util_pct=p["idle_util_pct"],
+        unpriced=_query(con, "rpt_weekly_unpriced_gpu_hours", p),
         previous_evaluated=bool(
             scalar(con, "select count(*) from findings where week_start = $w", {"w": p["prev_start"]})
         ),

@@ -66,6 +66,8 @@ class WeeklyReport:
     idle_util_pct: float
     stale_sources: list[dict[str, Any]] = field(default_factory=list)  # sources that stopped delivering
     previous_evaluated: bool = False  # any finding stored for last week: new/resolved are meaningful
+    # per host: GPU-hours observed in the week that no bill or price covers (rpt_weekly_unpriced_gpu_hours)
+    unpriced: list[dict[str, Any]] = field(default_factory=list)
     generated_at: datetime = field(default_factory=utcnow)
     teams: list[TeamPage] = field(default_factory=list)
 
@@ -77,6 +79,25 @@ class WeeklyReport:
     @property
     def previous_week(self) -> str:
         return self.window.previous().label
+
+    @property
+    def unpriced_gpu_hours(self) -> int:
+        return sum(int(u["gpu_hours"]) for u in self.unpriced)
+
+    @property
+    def unpriced_idle_gpu_hours(self) -> int:
+        return sum(int(u["idle_gpu_hours"]) for u in self.unpriced)
+
+    @property
+    def unpriced_message(self) -> str | None:
+        """The attention line for GPU-hours nothing prices, or None when every observed GPU-hour is priced."""
+        if not self.unpriced:
+            return None
+        n, m = self.unpriced_gpu_hours, len(self.unpriced)
+        return (
+            f"{n:,} GPU-hour{'s' if n != 1 else ''} from {m:,} host{'s' if m != 1 else ''} have no price; "
+            "add a `pricing:` entry"
+        )
 
     def totals(self) -> dict[str, dict[str, Decimal]]:
         return {h["currency"]: {"spend": h["spend"], "waste": h["waste"]} for h in self.headline}

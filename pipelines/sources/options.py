@@ -104,6 +104,11 @@ class MetricsCsvOptions(Options):
     )
     timezone: str = Field("UTC", description="Zone of timestamps without an offset.")
     host: str | None = Field(None, description="Host name when the file has no host column.")
+    metric: str | None = Field(
+        None,
+        min_length=1,
+        description="The one metric of a single-metric file (no metric column): e.g. util_pct.",
+    )
 
 
 # -- jobs --------------------------------------------------------------------------------------------

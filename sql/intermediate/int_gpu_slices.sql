@@ -10,14 +10,13 @@
 -- observed_s: each sample stands for the time until the next sample of the same GPU in the slice, at
 -- most 300 s (a longer gap is missing data); the last sample for the slice's median interval; a lone
 -- sample for its slice, at most 300 s. A GPU sampled twice at the same instant counts once.
-with samples as (
+with samples_in as (
     select
         ts,
         x_sample_date,
         host,
         lower(split_part(trim(host), '.', 1)) as host_key,
-        coalesce(gpu_uuid, host || ':' || gpu_index::varchar)
-        || coalesce('/mig' || mig_instance_id, '') as gpu_id,
+        coalesce('/mig' || mig_instance_id, '') as mig_suffix,
         gpu_uuid,
         gpu_index,
         gpu_model,
@@ -33,9 +32,32 @@ with samples as (
         tensor_active,
         job_id,
         pod,
-        namespace
+        namespace,
+        container,
+        labels
     from gpu_samples
     where x_sample_date >= $day_from and x_sample_date <= $day_to
+),
+
+-- gpu_id: the UUID, else host:index; a GPU with neither (a per-pod or per-host trace) is host:#<ordinal>,
+-- its rank (from 0) among the host's unnamed GPUs in the same UTC hour, ordered by what identifies it
+-- (instance id, namespace, pod, container, job id, other labels): a function of that hour's samples
+-- alone, so the same whatever the order files arrive or are loaded again.
+samples as (
+    select
+        * exclude (mig_suffix, container, labels),
+        coalesce(gpu_uuid, host || ':' || gpu_index::varchar) || mig_suffix as gpu_id
+    from samples_in
+    where gpu_uuid is not null or gpu_index is not null
+    union all by name
+    select
+        * exclude (mig_suffix, container, labels),
+        host || ':#' || (dense_rank() over (
+            partition by host, date_trunc('hour', ts)
+            order by concat_ws('|', instance_id, namespace, pod, container, job_id, labels::varchar)
+        ) - 1)::varchar || mig_suffix as gpu_id
+    from samples_in
+    where gpu_uuid is null and gpu_index is null
 ),
 
 day_bounds as (

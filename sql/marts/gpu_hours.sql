@@ -3,7 +3,8 @@
 -- params: $day_from, $day_to (inclusive; pipelines.transform rebuilds only the days whose inputs changed)
 -- The slices of gpu_job_hours added up per hour; means are weighted by samples.
 -- hour: UTC start of the hour
--- gpu_id: the GPU's UUID, else host:index; a MIG instance adds /mig<instance id>
+-- gpu_id: the GPU's UUID, else host:index, else host:#<ordinal> for a GPU with neither (see
+-- docs/telemetry.md); a MIG instance adds /mig<instance id>
 -- samples: telemetry samples of the GPU in the hour
 -- coverage: share of the hour the samples stand for (0-1; below 1 where telemetry is missing)
 -- util_mean: mean GPU utilisation, percent (0-100)

@@ -4,7 +4,8 @@
 -- An hour with no job starting or ending in it is one slice ([hour, hour + 1 h)).
 -- hour: UTC start of the hour the slice lies in
 -- slice_seconds: length of the slice [slice_start, slice_end)
--- gpu_id: the GPU's UUID, else host:index; a MIG instance adds /mig<instance id>
+-- gpu_id: the GPU's UUID, else host:index, else host:#<ordinal> for a GPU with neither (see
+-- docs/telemetry.md); a MIG instance adds /mig<instance id>
 -- job_key: the job the telemetry itself names (DCGM hpc_job label; a Kubernetes pod by namespace and
 -- name), else the scheduler job running on the host (and GPU) during the slice; NULL when none ran
 -- job_source: telemetry | scheduler: which of the two named job_key

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
@@ -172,6 +173,26 @@ BAD_CONFIGS: dict[str, tuple[str, list[str]]] = {
           idle-gpu-instance: {max_util_pct: 4}
         """,
         ["{f}:3: rules.idle-gpu-instance: GPU001 is already configured as rules.GPU001"],
+    ),
+    "history_start that is not a date": (
+        """
+        history_start: last year
+        """,
+        ["{f}:1: history_start:", "date"],
+    ),
+    "history_start that is not a real day": (
+        """
+        currency: USD
+        history_start: 2020-13-01
+        """,
+        ["{f}:2 ('2020-13-01'): not a valid date: month must be in 1..12"],
+    ),
+    "metrics_csv metric that is not a name": (
+        """
+        sources:
+          - {name: trace, kind: metrics_csv, uri: t/, options: {metric: ""}}
+        """,
+        ["{f}:2: sources[0].options.metric:", "at least 1 character"],
     ),
     "invalid YAML (bad indentation)": (
         """
@@ -365,6 +386,12 @@ def test_tag_aliases_override_per_key_and_keep_the_other_defaults(tmp_path: Path
     assert set(config.tags) == set(DEFAULT_TAGS)
     # the module default is not modified by a config's overrides
     assert DEFAULT_TAGS["team"] == ["team", "Team", "user:team", "user_team"]
+
+
+def test_history_start_is_a_date_and_unset_by_default(tmp_path: Path) -> None:
+    assert load_config(write_config(tmp_path, "currency: USD\n")).history_start is None
+    config = load_config(write_config(tmp_path, "history_start: 2020-03-04\n"))
+    assert config.history_start == date(2020, 3, 4)
 
 
 def test_values_are_typed(tmp_path: Path) -> None:

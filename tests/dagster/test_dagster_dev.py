@@ -79,7 +79,12 @@ mutation {
 
 @pytest.mark.e2e
 def test_dagster_dev_serves_the_code_location(tmp_path: Path, sensor_config: Path) -> None:
-    dev = DagsterDev(tmp_path / "dev", env={CONFIG_ENV: str(sensor_config)})
+    # nothing ingested yet: history_start gives the weeks the schedule's Monday tick reports on
+    config = sensor_config.with_name("dev.yaml")
+    config.write_text(
+        "history_start: 2023-01-02\n" + sensor_config.read_text(encoding="utf-8"), encoding="utf-8"
+    )
+    dev = DagsterDev(tmp_path / "dev", env={CONFIG_ENV: str(config)})
     pgid = None
     try:
         with dev:

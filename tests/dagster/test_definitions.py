@@ -10,6 +10,7 @@ import sys
 import textwrap
 import tomllib
 from datetime import UTC, datetime
+from pathlib import Path
 
 import dagster as dg
 import pytest
@@ -17,6 +18,7 @@ import yaml
 
 from pipelines.definitions import defs
 from pipelines.defs.checks import sql_checks
+from rules import Window
 from tests.helpers.asset_graph import (
     SNAPSHOT,
     UPDATE_COMMAND,
@@ -27,14 +29,17 @@ from tests.helpers.asset_graph import (
     snapshot_job,
     write_snapshot,
 )
+from tests.helpers.config import write_config
 from tests.helpers.paths import REPO
 
 FINDINGS_GPU001 = "findings/gpu001_idle_gpu_instance"
 
 
 @pytest.fixture(scope="module")
-def definitions() -> dg.Definitions:
-    return defs()
+def definitions(tmp_path_factory: pytest.TempPathFactory) -> dg.Definitions:
+    # the weeks start at history_start: a config with one, as a deployment has (read when defs() runs)
+    config = write_config(tmp_path_factory.mktemp("config"), "history_start: 2023-01-02\n")
+    return _built_for(config)
 
 
 def _asset_defs(d: dg.Definitions) -> list[dg.AssetsDefinition]:
@@ -121,6 +126,50 @@ def test_asset_graph_snapshot(definitions: dg.Definitions) -> None:
     keys = weekly.get_partition_keys(current_time=datetime(2026, 12, 2, tzinfo=UTC))
     assert keys[0] == "2023-01-02" and "2026-11-23" in keys
     assert all(datetime.strptime(k, "%Y-%m-%d").weekday() == 0 for k in keys)
+
+
+def test_without_config_or_data_the_weeks_are_the_current_one_and_the_schedule_skips(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)  # no wastewatch.yaml here, so no warehouse and no data
+    monkeypatch.delenv("WASTEWATCH_CONFIG", raising=False)
+    d = defs()
+    weekly = {s.key.to_user_string(): s for s in d.resolve_all_asset_specs()}[FINDINGS_GPU001].partitions_def
+    assert isinstance(weekly, dg.TimeWindowPartitionsDefinition)
+    now = datetime.now(UTC)
+    this_week = Window.containing(now.date()).start
+    assert weekly.get_partition_keys(current_time=now) == [this_week.strftime("%Y-%m-%d")]
+    # Monday's tick for last week: nothing to report on, a skip saying why (not a Dagster error)
+    schedule = d.resolve_schedule_def("weekly_report_schedule")
+    with dg.build_schedule_context(
+        scheduled_execution_time=this_week.replace(hour=6, tzinfo=UTC), repository_def=d.get_repository_def()
+    ) as context:
+        data = schedule.evaluate_tick(context)
+    assert not data.run_requests
+    assert data.skip_message is not None and "no data before" in data.skip_message
+
+
+def test_the_weeks_start_at_history_start_read_when_the_definitions_are_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a Wednesday in 2020: the weeks start on its Monday; the config is read when defs() runs, not at import
+    config = write_config(tmp_path, "history_start: 2020-03-04\n")
+    monkeypatch.setenv("WASTEWATCH_CONFIG", str(config))
+    for d in (defs(), _built_for(config)):
+        specs = {s.key.to_user_string(): s for s in d.resolve_all_asset_specs()}
+        for key in (FINDINGS_GPU001, "reports/weekly_report"):
+            weekly = specs[key].partitions_def
+            assert isinstance(weekly, dg.TimeWindowPartitionsDefinition)
+            keys = weekly.get_partition_keys(current_time=datetime(2026, 12, 2, tzinfo=UTC))
+            assert keys[0] == "2020-03-02" and keys[-1] == "2026-11-30" and "2023-01-02" in keys
+            assert all(datetime.strptime(k, "%Y-%m-%d").weekday() == 0 for k in keys)
+
+
+def _built_for(config: Path) -> dg.Definitions:
+    from pipelines.defs.partitions import definitions_for
+
+    with definitions_for(config):
+        return defs()
 
 
 def test_every_asset_writing_the_warehouse_runs_in_the_warehouse_pool(definitions: dg.Definitions) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import json
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -19,6 +19,7 @@ from pipelines.config import load_config
 from pipelines.definitions import defs
 from pipelines.defs.resources import WastewatchResource
 from pipelines.runner import RunOutcome, run_ingest, run_weekly
+from rules import Window
 from tests.helpers.asset_graph import snapshot_job
 from tests.helpers.config import write_config
 from tests.helpers.paths import H200, copy_into
@@ -295,7 +296,13 @@ def test_a_week_outside_the_partitions_is_a_failed_outcome_not_a_dagster_error(
     out = run_weekly(config_path, week)
     assert not out.success and out.metadata == {}
     [failure] = out.failures
-    assert failure.startswith(f"{week} is not a week wastewatch can evaluate: weeks run from 2023-W01 to ")
+    # nothing ingested yet and no history_start: the weeks are the current one only
+    this_week = Window.containing(datetime.now(UTC).date()).label
+    assert failure.startswith(
+        f"{week} is not a week wastewatch can evaluate: weeks run from {this_week} (history_start, "
+        f"default the earliest data in the warehouse) to {this_week} (this week)"
+    )
+    assert out.outside
     assert not (tmp_path / "reports").exists()  # nothing ran
 
 

@@ -25,7 +25,8 @@ def _partitions(p: dg.PartitionsDefinition | None) -> str | None:
     if p is None:
         return None
     if isinstance(p, dg.TimeWindowPartitionsDefinition):
-        return f"{p.cron_schedule} ({p.timezone}) from {p.start:%Y-%m-%d}, end offset {p.end_offset}"
+        # the start is history_start (the config's, or the earliest data): not part of the code location
+        return f"{p.cron_schedule} ({p.timezone}) from history_start, end offset {p.end_offset}"
     return type(p).__name__
 
 

@@ -18,7 +18,7 @@ import yaml
 
 from pipelines.config import load_config
 from pipelines.definitions import defs
-from pipelines.defs.partitions import week_to_partition
+from pipelines.defs.partitions import definitions_for, week_to_partition
 from pipelines.defs.resources import WastewatchResource
 from pipelines.redact import url_label
 from pipelines.transform import build_marts
@@ -31,7 +31,12 @@ REPORT = dg.AssetKey(["reports", "weekly_report"])
 
 
 def _project(directory: Path, notify: dict[str, Any]) -> Path:
-    body = {"budgets": {"team": {"nlp": 10000, "vision": 50000}, "project": {"vit": 20000}}, "notify": notify}
+    # the fleet is written into the marts, not the landed tables: history_start names the first week
+    body = {
+        "history_start": "2026-11-23",
+        "budgets": {"team": {"nlp": 10000, "vision": 50000}, "project": {"vit": 20000}},
+        "notify": notify,
+    }
     config_path = write_config(directory, yaml.safe_dump(body))
     config = load_config(config_path)
     con = connect(config.warehouse_path)
@@ -52,7 +57,8 @@ def _project(directory: Path, notify: dict[str, Any]) -> Path:
 def _materialise(
     config_path: Path, instance: dg.DagsterInstance
 ) -> tuple[dg.ExecuteInProcessResult, dict[str, Any]]:
-    assets = [a for a in defs().assets or [] if isinstance(a, dg.AssetsDefinition)]
+    with definitions_for(config_path):  # the weeks start at this project's earliest data
+        assets = [a for a in defs().assets or [] if isinstance(a, dg.AssetsDefinition)]
     result = dg.materialize(
         assets,
         selection=dg.AssetSelection.assets(REPORT),

@@ -13,17 +13,28 @@ from pipelines.transform import MARTS
 from pipelines.warehouse import publish
 
 
-@dg.asset(
-    key=["reports", "weekly_report"],
-    group_name="reports",
-    kinds={"duckdb", "html"},
-    pool=WAREHOUSE_POOL,
-    partitions_def=weekly_partitions,
-    deps=[findings_key(rule) for rule in active_rules()] + ["cost_hourly", "gpu_hours", "resources"],
-    description="report.html, report.md, findings.csv, findings.parquet and teams/<team>.html under "
-    "<reports_dir>/<ISO week>/; then publishes the read-only warehouse copy.",
-)
-def weekly_report(context: dg.AssetExecutionContext, wastewatch: WastewatchResource) -> dg.MaterializeResult:
+def _weekly_report_asset(weeks: dg.PartitionsDefinition) -> dg.AssetsDefinition:
+    @dg.asset(
+        key=["reports", "weekly_report"],
+        group_name="reports",
+        kinds={"duckdb", "html"},
+        pool=WAREHOUSE_POOL,
+        partitions_def=weeks,
+        deps=[findings_key(rule) for rule in active_rules()] + ["cost_hourly", "gpu_hours", "resources"],
+        description="report.html, report.md, findings.csv, findings.parquet and teams/<team>.html under "
+        "<reports_dir>/<ISO week>/; then publishes the read-only warehouse copy.",
+    )
+    def weekly_report(
+        context: dg.AssetExecutionContext, wastewatch: WastewatchResource
+    ) -> dg.MaterializeResult:
+        return _write_weekly_report(context, wastewatch)
+
+    return weekly_report
+
+
+def _write_weekly_report(
+    context: dg.AssetExecutionContext, wastewatch: WastewatchResource
+) -> dg.MaterializeResult:
     window = partition_to_window(context.partition_key)
     config = wastewatch.load()
     with wastewatch.warehouse() as con:
@@ -42,8 +53,13 @@ def weekly_report(context: dg.AssetExecutionContext, wastewatch: WastewatchResou
         "attention_findings": sum(f["attention"] for f in report.findings),
         "acknowledged_findings": len(report.acknowledged),
         "team_pages": len(report.teams),
+        # observed GPU-hours no bill or `pricing:` entry covers: counted, never silently dropped
+        "unpriced_gpu_hours": report.unpriced_gpu_hours,
+        "unpriced_hosts": len(report.unpriced),
         "published_warehouse": dg.MetadataValue.path(str(published)),
     }
+    if report.unpriced_message:
+        metadata["unpriced"] = report.unpriced_message
     if done or problems:
         metadata["notify"] = dg.MetadataValue.md("\n".join(f"- {redact(x)}" for x in done + problems))
     savings = report.savings()
@@ -69,3 +85,9 @@ def published_warehouse(wastewatch: WastewatchResource) -> dg.MaterializeResult:
     return dg.MaterializeResult(
         metadata={"path": dg.MetadataValue.path(str(path)), "size_bytes": path.stat().st_size}
     )
+
+
+@dg.definitions
+def report_assets() -> dg.Definitions:
+    # the weekly report's weeks come from history_start: read here, when the definitions are built
+    return dg.Definitions(assets=[_weekly_report_asset(weekly_partitions()), published_warehouse])

@@ -14,13 +14,13 @@ def findings_key(rule: Rule) -> dg.AssetKey:
     return dg.AssetKey(["findings", rule.folder])
 
 
-def _rule_asset(rule: Rule) -> dg.AssetsDefinition:
+def _rule_asset(rule: Rule, weeks: dg.PartitionsDefinition) -> dg.AssetsDefinition:
     @dg.asset(
         key=findings_key(rule),
         group_name="rules",
         kinds={"duckdb"},
         pool=WAREHOUSE_POOL,
-        partitions_def=weekly_partitions,
+        partitions_def=weeks,
         deps=list(rule.requires),
         description=f"{rule.id} {rule.name}: {rule.summary}",
         metadata={
@@ -64,4 +64,5 @@ def _markdown(records: list[dict[str, object]]) -> str:
 
 @dg.definitions
 def rule_assets() -> dg.Definitions:
-    return dg.Definitions(assets=[_rule_asset(rule) for rule in active_rules()])
+    weeks = weekly_partitions()  # from history_start: read here, when the definitions are built
+    return dg.Definitions(assets=[_rule_asset(rule, weeks) for rule in active_rules()])

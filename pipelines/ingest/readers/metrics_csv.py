@@ -15,7 +15,8 @@ metrics are ignored. Lines are pivoted into one row per entity and timestamp.
 Timestamps: ISO 8601 (local time in the `timezone` option, default UTC, unless they carry an offset) or
 epoch seconds / milliseconds. Values: numbers; empty, NaN, Inf and DCGM sentinels are NULL. A line whose
 timestamp or value cannot be read rejects the file naming its line and column. `host` (option) sets the
-host of every row when the file has no host column.
+host of every row when the file has no host column; `metric` (option) names the one metric of a
+single-metric file (timestamp, entity columns, value, and no metric column), e.g. `{metric: util_pct}`.
 """
 
 from __future__ import annotations
@@ -93,6 +94,20 @@ class MetricsCsvReader(PerFileBatch):
                 file.uri, f"source {name!r}: `columns` maps these names to the file's: {[*REQUIRED, *ENTITY]}"
             )
         metrics = metric_map(name, file.uri, opts.metrics)
+        fixed = opts.metric.strip() if opts.metric else None
+        if fixed is not None:
+            if "metric" in mapping:
+                raise RejectedFile(
+                    file.uri,
+                    f"source {name!r}: give either options.metric (one metric per file) or "
+                    "options.columns.metric (a metric column), not both",
+                )
+            if fixed not in {str(m["metric"]) for m in metrics}:
+                raise RejectedFile(
+                    file.uri,
+                    f"source {name!r}: options.metric {fixed!r} is not a metric wastewatch knows "
+                    f"(one of {list(SAMPLE_COLUMNS)}, a DCGM name, or a name in options.metrics)",
+                )
         if file.size == 0:
             raise RejectedFile(file.uri, "file is empty (0 bytes)")
         relation = "read_csv($path, header = true, all_varchar = true)"
@@ -105,6 +120,8 @@ class MetricsCsvReader(PerFileBatch):
         by_lower = {h.lower().strip(): h for h in header}
         where: dict[str, str] = {}
         for canon in (*REQUIRED, *ENTITY):
+            if canon == "metric" and fixed is not None:
+                continue  # every line is of the fixed metric; a column named `metric` is a label then
             wanted = mapping.get(canon)
             if wanted is not None:
                 if str(wanted).lower() not in by_lower:
@@ -119,7 +136,7 @@ class MetricsCsvReader(PerFileBatch):
                 if alias in by_lower:
                     where[canon] = by_lower[alias]
                     break
-        missing = [c for c in REQUIRED if c not in where]
+        missing = [c for c in REQUIRED if c not in where and not (c == "metric" and fixed is not None)]
         if missing:
             raise RejectedFile(
                 file.uri,
@@ -134,7 +151,11 @@ class MetricsCsvReader(PerFileBatch):
         extra = [h for h in header if h not in used]
         select = ["row_number() over () as _row"]
         select += [
-            f"{quote_ident(where[c])}::varchar as {c}" if c in where else f"null::varchar as {c}"
+            f"{quote_ident(where[c])}::varchar as {c}"
+            if c in where
+            else "$fixed_metric::varchar as metric"
+            if c == "metric"
+            else f"null::varchar as {c}"
             for c in (*REQUIRED, *ENTITY)
         ]
         entries = ", ".join(
@@ -146,7 +167,9 @@ class MetricsCsvReader(PerFileBatch):
             else "null::map(varchar, varchar)"
         )
         cte = f"with _src as (select {', '.join(select[:-1])}, {select[-1]} as labels from {relation})\n"  # noqa: S608 - identifiers only
-        params = {"path": str(file.local_path)}
+        params: dict[str, object] = {"path": str(file.local_path)}
+        if fixed is not None:  # DuckDB refuses a parameter the text does not use
+            params["fixed_metric"] = fixed
         self._validate(con, cte, params, tz, where, file)
         stg = sql_text("staging", "stg_metrics_csv__gpu_samples")
         bind = {
@@ -198,4 +221,4 @@ class MetricsCsvReader(PerFileBatch):
             "value": f"value {value!r} is not a number",
             "metric": "empty metric name",
         }[problem]
-        raise RejectedFile(file.uri, text, line=int(row) + 1, column=where[problem])
+        raise RejectedFile(file.uri, text, line=int(row) + 1, column=where.get(problem, problem))

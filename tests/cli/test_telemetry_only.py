@@ -1,0 +1,118 @@
+"""A telemetry-only fleet end to end through the CLI: a per-pod trace from 2020 (duty cycle and memory, no
+GPU index, no bill, no price; tests/helpers/pod_trace.py) is ingested, evaluated and reported on. The
+weeks come from the data (no history_start set), the report counts the unpriced GPU-hours in its data
+quality and as an attention item, its empty findings list says why, and weeks without data say so.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import dagster as dg
+import polars as pl
+import pytest
+from click.testing import CliRunner, Result
+
+from pipelines.cli import main
+from pipelines.definitions import defs
+from pipelines.defs.partitions import definitions_for
+from tests.helpers.config import write_config
+from tests.helpers.pod_trace import HOURS, PODS, sources, write_trace
+
+WEEK = "2020-W10"
+GPU_HOURS = len(PODS) * HOURS  # one GPU per pod, every hour of the trace
+IDLE_GPU_HOURS = sum(not p.busy for p in PODS) * HOURS
+HOSTS = len({p.machine for p in PODS})
+UNPRICED = f"{GPU_HOURS} GPU-hours from {HOSTS} hosts have no price; add a `pricing:` entry"
+
+
+def cli(*args: str) -> Result:
+    return CliRunner(env={"WASTEWATCH_CONFIG": None}).invoke(main, list(args), catch_exceptions=False)
+
+
+@dataclass
+class Ran:
+    config: Path
+    result: Result
+    reports: Path
+
+
+@pytest.fixture(scope="module")
+def ran(tmp_path_factory: pytest.TempPathFactory) -> Ran:
+    root = tmp_path_factory.mktemp("trace")
+    write_trace(root / "trace")
+    config = write_config(root, "sources:\n" + sources("trace"))
+    result = cli("--config", str(config), "run", "--week", WEEK)
+    return Ran(config, result, root / "reports" / WEEK)
+
+
+def test_a_historical_week_runs_and_says_its_gpu_hours_are_unpriced(ran: Ran) -> None:
+    assert ran.result.exit_code == 0, ran.result.output
+    assert f"unpriced: {UNPRICED}" in ran.result.output
+    assert (ran.reports / "report.html").is_file()
+
+
+def test_the_report_counts_the_unpriced_hours_as_attention_and_in_data_quality(ran: Ran) -> None:
+    md = (ran.reports / "report.md").read_text(encoding="utf-8")
+    attention = md.split("## Needs attention (not waste)")[1].split("\n## ")[0]
+    assert f"**Unpriced GPU telemetry:** {UNPRICED}" in attention
+    assert f"{IDLE_GPU_HOURS} of them idle" in attention
+    quality = md.split("## Data quality")[1]
+    assert f"{GPU_HOURS} GPU-hours ({IDLE_GPU_HOURS} idle) from {HOSTS} host(s)" in quality
+    # per host: m-0981 runs three pods (three GPUs), all idle
+    assert f"- `m-0981`: {3 * HOURS} GPU-hours on 3 GPU(s), {3 * HOURS} idle" in quality
+    assert f"- `m-0012`: {2 * HOURS} GPU-hours on 2 GPU(s), {HOURS} idle" in quality
+    html = (ran.reports / "report.html").read_text(encoding="utf-8")
+    assert UNPRICED.replace("`", "") in html.replace("<code>", "").replace("</code>", "") or UNPRICED in html
+    assert 'id="unpriced-hosts"' in html
+
+
+def test_the_findings_list_is_empty_and_says_why(ran: Ran) -> None:
+    assert pl.read_csv(ran.reports / "findings.csv").height == 0
+    md = (ran.reports / "report.md").read_text(encoding="utf-8")
+    findings = md.split("## All findings")[1].split("\n## ")[0]
+    assert (
+        f"No findings this week: {GPU_HOURS} GPU-hours of telemetry have no price, so no rule could price "
+        "their waste (see Needs attention)." in findings
+    )
+
+
+@pytest.mark.parametrize("command", ["run", "report", "evaluate"])
+def test_a_week_without_data_says_so_names_the_weeks_with_data_and_exits_0(ran: Ran, command: str) -> None:
+    result = cli("--config", str(ran.config), command, "--week", "2019-W40")
+    assert result.exit_code == 0, result.output
+    assert (
+        "2019-W40: no data in this week (no billing, GPU telemetry, jobs or storage inventory falls in it), "
+        "so nothing was evaluated and no report was written; this is not an all-clear. "
+        f"The warehouse holds: GPU telemetry {WEEK}." in result.output
+    )
+    assert not (ran.reports.parent / "2019-W40").exists()
+
+
+def test_a_week_yet_to_start_is_a_usage_error(ran: Ran) -> None:
+    result = cli("--config", str(ran.config), "report", "--week", "2099-W01")
+    assert result.exit_code == 2 and "2099-W01 has not started yet" in result.output
+
+
+def test_dagster_weeks_start_at_the_earliest_data_without_history_start(ran: Ran) -> None:
+    with definitions_for(ran.config):
+        d = defs()
+    specs = {s.key.to_user_string(): s for s in d.resolve_all_asset_specs()}
+    weekly = specs["reports/weekly_report"].partitions_def
+    assert isinstance(weekly, dg.TimeWindowPartitionsDefinition)
+    keys = weekly.get_partition_keys(current_time=datetime(2026, 12, 2, tzinfo=UTC))
+    assert keys[0] == "2020-03-02"  # the Monday of the trace's first sample (2020-03-03)
+
+
+def test_a_week_before_history_start_is_refused_naming_it(ran: Ran, tmp_path: Path) -> None:
+    text = ran.config.read_text(encoding="utf-8")
+    later = ran.config.with_name("later.yaml")
+    later.write_text("history_start: 2020-03-09\n" + text, encoding="utf-8")
+    result = cli("--config", str(later), "evaluate", "--week", WEEK)
+    assert result.exit_code == 2, result.output
+    assert (
+        f"{WEEK} is not a week wastewatch can evaluate: weeks run from 2020-W11 (history_start"
+        in result.output
+    )
