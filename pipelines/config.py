@@ -121,6 +121,117 @@ class Prices(_Strict):
     gpu_hour: dict[str, Decimal] = Field(default_factory=dict)
 
 
+_CURRENCY = r"^[A-Z]{3}$"
+# The share of a GPU server's power the GPUs do not draw (CPUs, memory, NICs, fans, power supply losses),
+# as a factor on the GPUs' own draw: an 8-GPU H100 server is rated 10.2 kW at most for 8 x 700 W of
+# GPUs (1.8 at full load); 1.5 sits between that and a lightly loaded host. Set `host_overhead` per entry.
+DEFAULT_HOST_OVERHEAD = Decimal("1.5")
+
+
+class PricingMatch(_Strict):
+    """Which hosts a `pricing:` entry prices: every key given must match (globs, case-insensitive)."""
+
+    host: str | None = Field(None, min_length=1, description="Glob on the host name (`dgx-*`).")
+    gpu_model: str | None = Field(
+        None,
+        min_length=1,
+        description="Glob on the GPU model telemetry reports; without * or ? any model containing it.",
+    )
+    cluster: str | None = Field(
+        None,
+        min_length=1,
+        description="Glob on the host's cluster (inventory tag `cluster`, else its jobs').",
+    )
+    tag: dict[str, str] | None = Field(None, description="Inventory tags the host must carry, {key: value}.")
+
+    @model_validator(mode="after")
+    def _something(self) -> PricingMatch:
+        if self.host is None and self.gpu_model is None and self.cluster is None and not self.tag:
+            raise ValueError(
+                'match needs at least one of host, gpu_model, cluster, tag (host: "*" matches all)'
+            )
+        return self
+
+
+class ContractPricing(_Strict):
+    """A rented cluster: a flat rate per GPU-hour or per node-hour, for every hour of the contract."""
+
+    per_gpu_hour: Decimal | None = Field(None, gt=0, description="Rate per GPU per hour.")
+    per_node_hour: Decimal | None = Field(None, gt=0, description="Rate per host per hour.")
+    currency: str = Field(pattern=_CURRENCY, description="ISO 4217 code, e.g. USD.")
+    valid_from: date | None = Field(
+        None, description="First day of the contract (default: the host's first data)."
+    )
+    valid_to: date | None = Field(None, description="Last day of the contract, inclusive (default: open).")
+    gpus: int | None = Field(
+        None,
+        ge=1,
+        le=64,
+        description="GPUs per host (default: the GPUs its telemetry or instance type shows).",
+    )
+
+    @model_validator(mode="after")
+    def _one_rate(self) -> ContractPricing:
+        if (self.per_gpu_hour is None) == (self.per_node_hour is None):
+            raise ValueError("give exactly one of per_gpu_hour or per_node_hour")
+        if self.valid_from and self.valid_to and self.valid_to < self.valid_from:
+            raise ValueError(f"valid_to {self.valid_to} is before valid_from {self.valid_from}")
+        return self
+
+
+class OwnedPricing(_Strict):
+    """Hardware bought: straight-line depreciation, power at the meter and a monthly facility amount."""
+
+    purchase_price: Decimal = Field(gt=0, description="What one host cost.")
+    currency: str = Field(pattern=_CURRENCY, description="ISO 4217 code, e.g. USD.")
+    life_years: Decimal = Field(gt=0, le=20, description="Years the purchase is written off over.")
+    gpus: int = Field(ge=1, le=64, description="GPUs per host.")
+    residual_value: Decimal = Field(
+        Decimal(0), ge=0, description="What the host is worth at the end of its life."
+    )
+    in_service: date | None = Field(None, description="First day it cost (default: its first telemetry).")
+    pue: Decimal = Field(ge=1, le=5, description="Power usage effectiveness of the data centre.")
+    kwh_price: Decimal = Field(ge=0, description="Price of one kWh.")
+    facility_per_month: Decimal = Field(
+        Decimal(0), ge=0, description="Rack, support and network per host and month."
+    )
+    nameplate_watts: Decimal | None = Field(
+        None,
+        gt=0,
+        le=5000,
+        description="Watts per GPU when telemetry has no power (default: the GPU's power limit in telemetry).",
+    )
+    host_overhead: Decimal = Field(
+        DEFAULT_HOST_OVERHEAD, ge=1, le=5, description="Host power as a factor on its GPUs' power."
+    )
+
+    @model_validator(mode="after")
+    def _residual_below_price(self) -> OwnedPricing:
+        if self.residual_value >= self.purchase_price:
+            raise ValueError(
+                f"residual_value {self.residual_value} must be below purchase_price {self.purchase_price}"
+            )
+        return self
+
+
+class PricingEntry(_Strict):
+    """One `pricing:` entry: which hosts, and exactly one cost model for them."""
+
+    match: PricingMatch
+    contract: ContractPricing | None = None
+    owned: OwnedPricing | None = None
+
+    @model_validator(mode="after")
+    def _one_model(self) -> PricingEntry:
+        if (self.contract is None) == (self.owned is None):
+            raise ValueError("give exactly one of contract: or owned:")
+        return self
+
+    @property
+    def basis(self) -> Literal["contract", "owned"]:
+        return "contract" if self.contract is not None else "owned"
+
+
 class NotifyConfig(_Strict):
     """The optional `notify:` section: where the weekly report is announced (see pipelines/report/notify.py)."""
 
@@ -155,6 +266,9 @@ class Config(_Strict):
     prices: Prices = Field(default_factory=Prices)
     duckdb: DuckDBSettings = Field(default_factory=DuckDBSettings)
     notify: NotifyConfig | None = None
+    pricing: list[PricingEntry] = Field(
+        default_factory=list, description="Cost models for GPU hosts without a bill; first match wins."
+    )
     # where this config was read from; set by load_config, not by the file
     path: Path | None = Field(None, exclude=True)
 
@@ -485,4 +599,13 @@ budgets: {}
 # Fallback prices where the bill gives no unit price.
 prices:
   storage_gb_month: {STANDARD: 0.023, STANDARD_IA: 0.0125, GLACIER_IR: 0.004}
+
+# Cost models for GPU hosts no bill lists (owned or rented clusters); first match wins, a billed host
+# keeps its bill. docs/gpu.md "Cost models" gives the formulas.
+pricing: []
+#  - match: {host: "dgx-*"}              # glob on host; or gpu_model, cluster, tag: {team: nlp}
+#    owned: {purchase_price: 320000, currency: USD, life_years: 4, gpus: 8,
+#            pue: 1.3, kwh_price: 0.11, facility_per_month: 900}
+#  - match: {host: "*"}
+#    contract: {per_gpu_hour: 2.10, currency: USD}
 """

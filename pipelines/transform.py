@@ -20,6 +20,7 @@ from functools import cache
 
 import duckdb
 
+from pipelines.config import Config
 from pipelines.failpoints import failpoint
 from pipelines.warehouse import (
     apply_comments,
@@ -39,7 +40,9 @@ INTERMEDIATE = (
     "int_job_hosts",
     "int_job_boundaries",
     "int_gpu_slices",
+    "int_host_pricing",
     "int_host_resources",
+    "int_modelled_hours",
 )
 # intermediate objects that are incremental tables (refreshed by day), not views
 ROLLUPS = ("int_gpu_slices",)
@@ -249,17 +252,79 @@ def needs_rollup(name: str) -> bool:
     return False
 
 
-def build_mart(con: duckdb.DuckDBPyConnection, name: str) -> int:
-    """(Re)build one mart table in a transaction (GPU tables: only their changed days); its row count."""
-    return build_mart_with_rollup(con, name)[0]
+def _glob(pattern: str | None, contains: bool = False) -> str | None:
+    """A match glob as the marts compare it: lower-case; with `contains`, a plain word matches anywhere."""
+    if pattern is None:
+        return None
+    text = pattern.strip().lower()
+    return f"*{text}*" if contains and not any(ch in text for ch in "*?[") else text
 
 
-def build_mart_with_rollup(con: duckdb.DuckDBPyConnection, name: str) -> tuple[int, list[DayStats]]:
+def write_pricing(con: duckdb.DuckDBPyConnection, config: Config) -> int:
+    """Replace `pricing_entries` with the config's `pricing:` section (inside the caller's transaction).
+
+    The marts read the cost models from the warehouse, so a run prices with the config it was started with.
+    """
+    con.execute("delete from pricing_entries")
+    now = utcnow()
+    where = config.path or "wastewatch.yaml"
+    for position, entry in enumerate(config.pricing, start=1):
+        m, c, o = entry.match, entry.contract, entry.owned
+        tags = m.tag or {}
+        con.execute(
+            "insert into pricing_entries values ($position, $basis, $host, $gpu_model, $cluster, "
+            "map(list_transform($tag_keys, lambda k: normalize_tag_key(k)), $tag_values), $currency, "
+            "$per_gpu_hour, $per_node_hour, $valid_from, $valid_to, $gpus, $purchase_price, $residual_value, "
+            "$life_years, $in_service, $pue, $kwh_price, $facility_per_month, $nameplate_watts, "
+            "$host_overhead, $source, $now)",
+            {
+                "position": position,
+                "basis": entry.basis,
+                "host": _glob(m.host),
+                "gpu_model": _glob(m.gpu_model, contains=True),
+                "cluster": _glob(m.cluster),
+                "tag_keys": list(tags),
+                "tag_values": list(tags.values()),
+                "currency": c.currency if c else o.currency if o else None,
+                "per_gpu_hour": c.per_gpu_hour if c else None,
+                "per_node_hour": c.per_node_hour if c else None,
+                "valid_from": c.valid_from if c else None,
+                "valid_to": c.valid_to if c else None,
+                "gpus": c.gpus if c else o.gpus if o else None,
+                "purchase_price": o.purchase_price if o else None,
+                "residual_value": o.residual_value if o else None,
+                "life_years": o.life_years if o else None,
+                "in_service": o.in_service if o else None,
+                "pue": o.pue if o else None,
+                "kwh_price": o.kwh_price if o else None,
+                "facility_per_month": o.facility_per_month if o else None,
+                "nameplate_watts": o.nameplate_watts if o else None,
+                "host_overhead": o.host_overhead if o else None,
+                "source": f"{where}: pricing[{position - 1}]",
+                "now": now,
+            },
+        )
+    return len(config.pricing)
+
+
+def build_mart(con: duckdb.DuckDBPyConnection, name: str, config: Config | None = None) -> int:
+    """(Re)build one mart table in a transaction (GPU tables: only their changed days); its row count.
+
+    With `config`, its `pricing:` section is written to the warehouse first (`write_pricing`).
+    """
+    return build_mart_with_rollup(con, name, config)[0]
+
+
+def build_mart_with_rollup(
+    con: duckdb.DuckDBPyConnection, name: str, config: Config | None = None
+) -> tuple[int, list[DayStats]]:
     """`build_mart`, also returning what the day-incremental refreshes did (empty for full rebuilds)."""
     if name not in MARTS:
         raise KeyError(f"unknown mart {name!r}")
     stats: list[DayStats] = []
     with transaction(con):
+        if config is not None:
+            write_pricing(con, config)
         build_intermediate(con)
         if needs_rollup(name):
             stats.append(refresh_rollups(con))
@@ -274,5 +339,5 @@ def build_mart_with_rollup(con: duckdb.DuckDBPyConnection, name: str) -> tuple[i
     return (int(row[0]) if row else 0), stats
 
 
-def build_marts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
-    return {name: build_mart(con, name) for name in MARTS}
+def build_marts(con: duckdb.DuckDBPyConnection, config: Config | None = None) -> dict[str, int]:
+    return {name: build_mart(con, name, config) for name in MARTS}

@@ -44,6 +44,7 @@ RAW_TABLES = (
     "storage_uploads",
     "storage_price_list",
     "storage_patterns",
+    "pricing_entries",
 )
 # landed tables that are views over the table their rows are stored in: writes (inserts, deletes) go there
 STORED_IN = {"billing_line_items": "billing_lines"}

@@ -236,6 +236,23 @@ def slugify(name: str, taken: set[str]) -> str:
     return unique
 
 
+def _across_bases(spend: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Spend-by-category rows of one project and currency added up over their pricing bases (bill, owned,
+    contract), the bases kept as `pricing_basis` joined by '+': a team page shows one row per project."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in spend:
+        key = (r["project"], r["currency"])
+        if key not in out:
+            out[key] = dict(r)
+            continue
+        row = out[key]
+        for k, v in r.items():
+            if isinstance(v, Decimal):
+                row[k] = row[k] + v
+        row["pricing_basis"] = "+".join(sorted({*row["pricing_basis"].split("+"), r["pricing_basis"]}))
+    return list(out.values())
+
+
 def team_pages(report: WeeklyReport) -> list[TeamPage]:
     """One page per team with spend or findings this week, "(untagged)"-style names last."""
     names: set[str] = {r["team"] for r in report.by_project}
@@ -269,7 +286,7 @@ def team_pages(report: WeeklyReport) -> list[TeamPage]:
                 slug=slugify(name, taken),
                 headline=headline,
                 projects=[r for r in report.by_project if r["team"] == name],
-                spend_by_category=[r for r in report.spend_by_category if r["team"] == name],
+                spend_by_category=_across_bases([r for r in report.spend_by_category if r["team"] == name]),
                 findings=findings,
                 attention=attention,
                 resolved=[r for r in report.resolved if r["team"] == name],

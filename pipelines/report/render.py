@@ -150,6 +150,7 @@ def findings_frame(report: WeeklyReport) -> pl.DataFrame:
         weeks_open=pl.Int64,
         cumulative_waste=pl.Decimal(18, 6),
         previous_waste=pl.Decimal(18, 6),
+        pricing_basis=pl.String,  # bill, owned or contract: how the priced resources' cost was known
     )
     week_end = (report.window.end - timedelta(days=1)).date()
     records = []

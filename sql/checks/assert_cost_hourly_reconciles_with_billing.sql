@@ -1,7 +1,8 @@
 -- asset: cost_hourly
 -- check: reconciles_with_billing
 -- blocking: true
--- Per currency, cost_hourly holds exactly the billed and effective cost of billing_line_items.
+-- Per currency, cost_hourly's billed rows (pricing_basis 'bill') hold exactly the billed and effective cost
+-- of billing_line_items; hours priced by a `pricing:` cost model are not on any bill and stay out.
 with lines as (
     select
         billing_currency as currency,
@@ -17,6 +18,7 @@ hourly as (
         sum(billed_cost) as billed,
         sum(effective_cost) as effective
     from cost_hourly
+    where coalesce(pricing_basis, 'bill') = 'bill'
     group by 1
 )
 

@@ -1,10 +1,13 @@
 -- grain: one row per host name (telemetry, scheduler or inventory)
--- depends_on: int_gpu_slices, int_job_hosts, inventory_hosts, int_billed_resources
+-- depends_on: int_gpu_slices, int_job_hosts, inventory_hosts, int_billed_resources, int_host_pricing
 -- Which billed resource a host is. Matched, best first: the instance id the telemetry carries; the
 -- inventory (ec2_instances, hosts_csv: host name, private DNS name or IP -> instance / resource id);
 -- the billing `host` tag (tags.host config: hostname, Name, ...), the resource name, the resource id;
 -- then the short host name (before the first dot) against any of those. An EC2 resource id written as
 -- an ARN (arn:...:instance/i-...) matches its bare instance id. Ties go to the resource seen last.
+-- A host no bill lists (under none of the names of its host_key) that a `pricing:` entry matches is the
+-- modelled resource 'host:<host_key>' (int_host_pricing); a billed host keeps its bill.
+-- pricing_position: the `pricing:` entry (1-based) that prices the host; NULL for a billed or unpriced host
 with telemetry as (
     select
         host,
@@ -124,14 +127,34 @@ best as (
     select host, resource_id, method
     from matches
     qualify row_number() over (partition by host order by priority, last_seen desc, resource_id) = 1
+),
+
+mapped as (
+    select
+        h.host,
+        lower(split_part(trim(h.host), '.', 1)) as host_key,
+        coalesce(h.instance_id, im.instance_id, im.inventory_id) as instance_id,
+        b.resource_id,
+        b.method as match_method
+    from hosts as h
+    left join inventory_match as im on im.host = h.host
+    left join best as b on b.host = h.host
+),
+
+key_billed as (
+    select host_key, bool_or(resource_id is not null) as billed
+    from mapped
+    group by host_key
 )
 
 select
-    h.host,
-    lower(split_part(trim(h.host), '.', 1)) as host_key,
-    coalesce(h.instance_id, im.instance_id, im.inventory_id) as instance_id,
-    b.resource_id,
-    b.method as match_method
-from hosts as h
-left join inventory_match as im on im.host = h.host
-left join best as b on b.host = h.host
+    m.host,
+    m.host_key,
+    m.instance_id,
+    coalesce(m.resource_id, case when p.position is not null then 'host:' || m.host_key end) as resource_id,
+    coalesce(m.match_method, case when p.position is not null then p.basis || ' pricing entry' end)
+        as match_method,
+    case when m.resource_id is null then p.position end as pricing_position
+from mapped as m
+inner join key_billed as k on k.host_key = m.host_key
+left join int_host_pricing as p on p.host_key = m.host_key and not k.billed

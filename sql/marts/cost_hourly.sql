@@ -1,5 +1,5 @@
 -- grain: hour x resource_id x (currency, service, charge category, account, tags) — the basis rules price from
--- depends_on: billing_line_items
+-- depends_on: billing_line_items, int_modelled_hours, int_host_pricing, inventory_hosts
 -- Lines of an hour or less land in the hours they overlap (by overlap, so partial hours get their share).
 -- A line's hourly parts add up to the line exactly (the macro `allocated`): cost_hourly holds the bill to
 -- the last of its 12 decimals.
@@ -12,11 +12,17 @@
 -- instance_type: billing_line_items.x_instance_type
 -- allocation: how the row's cost reached the hour: 'hourly' (only lines of an hour or less),
 -- 'resource_hours' (some of the cost was spread over the resource's hours on the bill), 'period' (some
--- was spread over the whole charge period)
+-- was spread over the whole charge period), 'model' (priced by a `pricing:` entry, below)
 -- line_items: billing lines with a share in the row
 -- billed_cost: the hour's share of the lines' billed cost, in billing_currency
 -- effective_cost: the hour's share of the lines' effective (amortised) cost: what the rules price from
 -- list_cost: the hour's share of the lines' list cost
+-- GPU hosts no bill lists are priced by the `pricing:` entry they match (int_modelled_hours, docs/gpu.md
+-- "Cost models"): resource_id 'host:<host>', allocation 'model', effective_cost the modelled cost, no
+-- billed_cost or list_cost (nothing was billed), team/project/owner from the host's inventory tags.
+-- pricing_basis: how the hour was priced: 'bill' (billing lines), 'owned' or 'contract' (a cost model)
+-- pricing_inputs: JSON of the model's inputs for the hour (rate, life, watts, PUE, kWh price, ...); NULL
+-- for a bill
 with lines as (
     select
         x_line_key as line_key,
@@ -101,31 +107,70 @@ shares as (
             else (epoch(least(span_end, hour + interval 1 hour)) - epoch(span_start)) / span_seconds
         end as upto_end
     from hours
+),
+
+billed as (
+    select
+        hour,
+        resource_id,
+        billing_currency,
+        provider_name as provider,
+        sub_account_id as account_id,
+        region_id,
+        service_category,
+        service_name,
+        charge_category,
+        x_instance_type as instance_type,
+        team,
+        project,
+        owner,
+        case
+            when bool_or(allocation = 'period') then 'period'
+            when bool_or(allocation = 'resource_hours') then 'resource_hours'
+            else 'hourly'
+        end as allocation,
+        count(*) as line_items,
+        sum(allocated(billed_cost, upto_end) - allocated(billed_cost, upto_start))::decimal(38, 12) as billed_cost,
+        sum(allocated(effective_cost, upto_end) - allocated(effective_cost, upto_start))::decimal(38, 12)
+            as effective_cost,
+        sum(allocated(list_cost, upto_end) - allocated(list_cost, upto_start))::decimal(38, 12) as list_cost,
+        'bill' as pricing_basis,
+        null::varchar as pricing_inputs
+    from shares
+    group by all
+),
+
+host_tags as (
+    select
+        lower(split_part(trim(host), '.', 1)) as host_key,
+        arg_max(tags, coalesce(launched_at, '-infinity'::timestamp)) filter (where tags is not null) as tags
+    from inventory_hosts
+    group by 1
 )
 
+select * from billed
+union all
 select
-    hour,
-    resource_id,
-    billing_currency,
-    provider_name as provider,
-    sub_account_id as account_id,
-    region_id,
-    service_category,
-    service_name,
-    charge_category,
-    x_instance_type as instance_type,
-    team,
-    project,
-    owner,
-    case
-        when bool_or(allocation = 'period') then 'period'
-        when bool_or(allocation = 'resource_hours') then 'resource_hours'
-        else 'hourly'
-    end as allocation,
-    count(*) as line_items,
-    sum(allocated(billed_cost, upto_end) - allocated(billed_cost, upto_start))::decimal(38, 12) as billed_cost,
-    sum(allocated(effective_cost, upto_end) - allocated(effective_cost, upto_start))::decimal(38, 12)
-        as effective_cost,
-    sum(allocated(list_cost, upto_end) - allocated(list_cost, upto_start))::decimal(38, 12) as list_cost
-from shares
-group by all
+    m.hour,
+    m.resource_id,
+    m.currency as billing_currency,
+    null as provider,
+    null as account_id,
+    null as region_id,
+    'Compute' as service_category,
+    m.basis || ' GPU host' as service_name,
+    'Usage' as charge_category,
+    p.instance_type,
+    nullif(trim(t.tags['team']), '') as team,
+    nullif(trim(t.tags['project']), '') as project,
+    nullif(trim(t.tags['owner']), '') as owner,
+    'model' as allocation,
+    0 as line_items,
+    null::decimal(38, 12) as billed_cost,
+    m.cost as effective_cost,
+    null::decimal(38, 12) as list_cost,
+    m.basis as pricing_basis,
+    m.pricing_inputs
+from int_modelled_hours as m
+left join int_host_pricing as p on p.host_key = m.host_key
+left join host_tags as t on t.host_key = m.host_key

@@ -1,11 +1,13 @@
 -- grain: one row per finding of the week, with its lifecycle and acknowledgement, largest waste first
--- depends_on: findings, finding_acks
+-- depends_on: findings, finding_acks, resources
 -- params: $week_start, $prev_start, $attention
 -- finding_key = sha1(rule_id|resource_id): the same finding from week to week. first_seen is its earliest
 -- week, weeks_open the run of consecutive weeks up to this one with a finding for it, cumulative_waste
 -- the sum of its counted waste up to this week. An ack is in force for the week when the key's latest ack
 -- runs to or past the week's Monday. `counted` = in the waste total: status waste, not an attention
--- category, not acknowledged.
+-- category, not acknowledged. pricing_basis: how the resources the finding prices are priced ('bill',
+-- 'owned', 'contract', several joined by '+'), from the resource it names or the evidence's resource_ids;
+-- NULL when it names no priced resource.
 with keyed as (
     select
         *,
@@ -70,6 +72,24 @@ previous as (
     select finding_key, status, estimated_waste, counted
     from history
     where week_start = $prev_start
+),
+
+bases as (
+    select
+        u.finding_id,
+        string_agg(distinct r.pricing_basis, '+' order by r.pricing_basis) as pricing_basis
+    from (
+        select
+            finding_id,
+            unnest(list_distinct(list_append(
+                coalesce(try_cast(json_extract_string(evidence, '$.resource_ids[*]') as varchar[]), []),
+                resource_id
+            ))) as resource_id
+        from keyed
+        where week_start = $week_start
+    ) as u
+    inner join resources as r on r.resource_id = u.resource_id
+    group by u.finding_id
 )
 
 select
@@ -111,13 +131,15 @@ select
         when p.status = 'waste' and k.status = 'waste' and k.estimated_waste > p.estimated_waste then 'growing'
         else 'persisting'
     end as lifecycle,
-    p.estimated_waste as previous_waste
+    p.estimated_waste as previous_waste,
+    b.pricing_basis
 from keyed as k
 inner join history as h on h.finding_key = k.finding_key and h.week_start = k.week_start
 left join acks as a on a.finding_key = k.finding_key
 left join lifecycle as l on l.finding_key = k.finding_key
 left join current_run as r on r.finding_key = k.finding_key
 left join previous as p on p.finding_key = k.finding_key
+left join bases as b on b.finding_id = k.finding_id
 where k.week_start = $week_start
 order by
     case when list_contains($attention, k.category) then 1 else 0 end,

@@ -1,7 +1,8 @@
 -- grain: one row per billing currency: the week's spend and counted waste, and the previous week's
 -- depends_on: cost_hourly, findings, finding_acks
 -- params: $window_start, $window_end, $week_start, $prev_start, $attention
--- Spend is effective (amortised) cost, the same basis findings are priced on. Waste counts `waste`
+-- Spend is effective (amortised) cost, the same basis findings are priced on: billed_spend from the bill,
+-- owned_spend and contract_spend from the `pricing:` cost models (modelled, never a bill). Waste counts `waste`
 -- findings of waste rules that are not acknowledged for their week (suspect and insufficient_data
 -- findings are listed, never added; attention rules are reported apart, never added).
 with spend as (
@@ -9,6 +10,9 @@ with spend as (
         billing_currency as currency,
         sum(effective_cost) filter (where hour >= $window_start) as spend,
         sum(billed_cost) filter (where hour >= $window_start) as billed,
+        sum(effective_cost) filter (where hour >= $window_start and coalesce(pricing_basis, 'bill') = 'bill') as billed_spend,
+        sum(effective_cost) filter (where hour >= $window_start and pricing_basis = 'owned') as owned_spend,
+        sum(effective_cost) filter (where hour >= $window_start and pricing_basis = 'contract') as contract_spend,
         sum(effective_cost) filter (where hour < $window_start) as prev_spend
     from cost_hourly
     where hour >= $window_start::timestamp - interval 7 day and hour < $window_end
@@ -61,6 +65,10 @@ select
     coalesce(s.currency, w.currency) as currency,
     coalesce(s.spend, 0)::decimal(18, 2) as spend,
     coalesce(s.billed, 0)::decimal(18, 2) as billed,
+    coalesce(s.billed_spend, 0)::decimal(18, 2) as billed_spend,
+    coalesce(s.owned_spend, 0)::decimal(18, 2) as owned_spend,
+    coalesce(s.contract_spend, 0)::decimal(18, 2) as contract_spend,
+    (coalesce(s.owned_spend, 0) + coalesce(s.contract_spend, 0))::decimal(18, 2) as modelled_spend,
     coalesce(w.waste, 0)::decimal(18, 2) as waste,
     case when s.spend > 0 then round(100 * coalesce(w.waste, 0) / s.spend, 1) end as waste_pct,
     coalesce(w.waste_findings, 0) as waste_findings,

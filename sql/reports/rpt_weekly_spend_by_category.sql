@@ -1,13 +1,16 @@
--- grain: team x project x currency for the week: effective spend by FOCUS service category group
+-- grain: team x project x currency x pricing basis for the week: effective spend by FOCUS service category group
 -- depends_on: cost_hourly
 -- params: $window_start, $window_end
 -- FOCUS ServiceCategory grouped as the report shows it: Compute -> compute, Storage -> storage,
 -- Networking -> network, AI and Machine Learning -> ai_ml, everything else (and none) -> other.
+-- pricing_basis splits billed spend ('bill') from spend a `pricing:` cost model put a price on ('owned',
+-- 'contract'), so a modelled cost is never shown as a bill.
 with spend as (
     select
         coalesce(team, '(untagged)') as team,
         coalesce(project, '(no project)') as project,
         billing_currency as currency,
+        coalesce(pricing_basis, 'bill') as pricing_basis,
         case lower(coalesce(service_category, ''))
             when 'compute' then 'compute'
             when 'storage' then 'storage'
@@ -24,6 +27,7 @@ select
     team,
     project,
     currency,
+    pricing_basis,
     coalesce(sum(effective_cost) filter (where category_group = 'compute'), 0)::decimal(18, 2) as compute,
     coalesce(sum(effective_cost) filter (where category_group = 'storage'), 0)::decimal(18, 2) as storage,
     coalesce(sum(effective_cost) filter (where category_group = 'network'), 0)::decimal(18, 2) as network,
@@ -31,6 +35,6 @@ select
     coalesce(sum(effective_cost) filter (where category_group = 'other'), 0)::decimal(18, 2) as other,
     sum(effective_cost)::decimal(18, 2) as total
 from spend
-group by team, project, currency
+group by team, project, currency, pricing_basis
 having sum(effective_cost) <> 0
-order by team like '(%', team, total desc, project
+order by team like '(%', team, total desc, project, pricing_basis

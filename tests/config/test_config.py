@@ -215,7 +215,122 @@ BAD_CONFIGS: dict[str, tuple[str, list[str]]] = {
         """,
         ["{f}:1: the top level must be a mapping of keys, got list"],
     ),
+    "pricing entry with both cost models": (
+        """
+        pricing:
+          - match: {host: "dgx-*"}
+            contract: {per_gpu_hour: 2.10, currency: USD}
+            owned: {purchase_price: 1000, currency: USD, life_years: 4, gpus: 8, pue: 1.3, kwh_price: 0.1}
+        """,
+        ["{f}:2: pricing[0]: give exactly one of contract: or owned:"],
+    ),
+    "pricing entry without a cost model": (
+        """
+        pricing:
+          - match: {host: "dgx-*"}
+        """,
+        ["{f}:2: pricing[0]: give exactly one of contract: or owned:"],
+    ),
+    "contract with two rates": (
+        """
+        pricing:
+          - match: {host: "*"}
+            contract: {per_gpu_hour: 2.10, per_node_hour: 16, currency: USD}
+        """,
+        ["{f}:3: pricing[0].contract: give exactly one of per_gpu_hour or per_node_hour"],
+    ),
+    "contract ending before it starts": (
+        """
+        pricing:
+          - match: {cluster: rented}
+            contract:
+              per_node_hour: 16
+              currency: USD
+              valid_from: 2026-03-01
+              valid_to: 2026-02-01
+        """,
+        ["{f}:3: pricing[0].contract: valid_to 2026-02-01 is before valid_from 2026-03-01"],
+    ),
+    "owned pue below one": (
+        """
+        pricing:
+          - match: {gpu_model: H100}
+            owned:
+              purchase_price: 320000
+              currency: USD
+              life_years: 4
+              gpus: 8
+              pue: 0.9
+              kwh_price: 0.11
+        """,
+        ["{f}:8: pricing[0].owned.pue:", "greater than or equal to 1"],
+    ),
+    "owned without a life": (
+        """
+        pricing:
+          - match: {host: "dgx-*"}
+            owned: {purchase_price: 320000, currency: USD, gpus: 8, pue: 1.3, kwh_price: 0.11}
+        """,
+        ["{f}:3: pricing[0].owned.life_years: required key is missing"],
+    ),
+    "owned residual above the price": (
+        """
+        pricing:
+          - match: {host: "dgx-*"}
+            owned: {purchase_price: 1000, residual_value: 1000, currency: USD, life_years: 4, gpus: 8,
+                    pue: 1.3, kwh_price: 0.11}
+        """,
+        ["{f}:3: pricing[0].owned: residual_value 1000 must be below purchase_price 1000"],
+    ),
+    "misspelt match key": (
+        """
+        pricing:
+          - match: {hostname: "dgx-*"}
+            contract: {per_gpu_hour: 2.10, currency: USD}
+        """,
+        ["{f}:2: pricing[0].match.hostname: unknown key"],
+    ),
+    "empty match": (
+        """
+        pricing:
+          - match: {}
+            contract: {per_gpu_hour: 2.10, currency: USD}
+        """,
+        ["{f}:2: pricing[0].match: match needs at least one of host, gpu_model, cluster, tag"],
+    ),
+    "currency in lower case": (
+        """
+        pricing:
+          - match: {host: "*"}
+            contract: {per_gpu_hour: 2.10, currency: usd}
+        """,
+        ["{f}:3: pricing[0].contract.currency:", "[A-Z]{{3}}"],
+    ),
 }
+
+
+def test_pricing_section_of_the_issue_parses(tmp_path: Path) -> None:
+    path = write_config(
+        tmp_path,
+        """
+        pricing:
+          - match: {host: "dgx-*"}                 # glob on host; or gpu_model, cluster, tag: {team: nlp}
+            owned: {purchase_price: 320000, currency: USD, life_years: 4, gpus: 8,
+                    pue: 1.3, kwh_price: 0.11, facility_per_month: 900}
+          - match: {host: "*"}
+            contract: {per_gpu_hour: 2.10, currency: USD}
+          - match: {tag: {team: nlp}, cluster: "rented-*"}
+            contract: {per_node_hour: 16.5, currency: EUR, valid_from: 2026-01-01, valid_to: 2026-12-31}
+        """,
+    )
+    owned, contract, tagged = load_config(path).pricing
+    assert owned.basis == "owned" and owned.owned is not None
+    assert owned.owned.purchase_price == Decimal("320000") and owned.owned.gpus == 8
+    assert owned.owned.host_overhead == Decimal("1.5") and owned.owned.residual_value == 0
+    assert contract.basis == "contract" and contract.contract is not None
+    assert contract.contract.per_gpu_hour == Decimal("2.10") and contract.contract.valid_to is None
+    assert tagged.match.tag == {"team": "nlp"} and tagged.contract is not None
+    assert str(tagged.contract.valid_to) == "2026-12-31"
 
 
 @pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
@@ -475,7 +590,7 @@ def test_starter_config_parses(tmp_path: Path) -> None:
 
 def test_starter_config_commented_examples_are_valid_when_uncommented(tmp_path: Path) -> None:
     text = STARTER_CONFIG
-    for key in ("checkpoints: []", "datasets: []", "rules: {}", "budgets: {}"):
+    for key in ("checkpoints: []", "datasets: []", "rules: {}", "budgets: {}", "pricing: []"):
         assert key in text
         text = text.replace(key, key.split(":")[0] + ":")
     uncommented = "\n".join(line[1:] if line.startswith("#  ") else line for line in text.splitlines())
@@ -486,6 +601,7 @@ def test_starter_config_commented_examples_are_valid_when_uncommented(tmp_path: 
     assert config.budgets == {"team": {"nlp": Decimal(40000), "vision": Decimal(15000)}}
     assert config.checkpoints == ["s3://acme-ckpt/{project}/{run_id}/**"]
     assert config.datasets == ["s3://acme-data/datasets/"]
+    assert [e.basis for e in config.pricing] == ["owned", "contract"]
 
 
 def test_written_starter_config_loads_from_any_directory(

@@ -146,8 +146,9 @@ def _mart_asset(name: str) -> dg.AssetsDefinition:
         description=DESCRIPTIONS.get(name) or header(sql_text("marts", name)).get("grain", name),
     )
     def _asset(wastewatch: WastewatchResource) -> dg.MaterializeResult:
+        config = wastewatch.load()
         with wastewatch.warehouse() as con:
-            n, days = build_mart_with_rollup(con, name)
+            n, days = build_mart_with_rollup(con, name, config)
             extra = EXTRAS[name](con) if name in EXTRAS else {}
             checks = check_results(con, name)
         metadata = {"dagster/row_count": n, **extra, **_day_metadata(days)}
