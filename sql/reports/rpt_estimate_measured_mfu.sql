@@ -1,5 +1,8 @@
--- Measured MFU of finished training jobs comparable to an estimate: the same GPU model (the peak
--- catalogue's name) and a parameter count within 2x of $params. `wastewatch estimate --mfu measured`.
+-- grain: one row over the comparable finished jobs
+-- depends_on: job_mfu
+-- params: $gpu_model (the peak catalogue's name), $params (the estimate's parameter count)
+-- Measured MFU of finished training jobs comparable to an estimate: the same GPU model and a parameter
+-- count within 2x of $params; what `wastewatch estimate --mfu measured` uses.
 select
     count(*) as jobs,
     median(mfu) as mfu,
