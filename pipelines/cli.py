@@ -529,13 +529,33 @@ class _Number(click.ParamType):
         return number
 
 
+class _Mfu(click.ParamType):
+    """A share of the peak in (0, 1], or the word `measured`."""
+
+    name = "MFU|measured"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float | str:
+        if isinstance(value, float) or str(value).strip().lower() == "measured":
+            return value if isinstance(value, float) else "measured"
+        try:
+            number = float(str(value))
+        except ValueError:
+            self.fail(f"{value!r} is neither a share of the peak like 0.4 nor 'measured'", param, ctx)
+        if not 0 < number <= 1:
+            self.fail(f"{value!r} must be in (0, 1], e.g. 0.4", param, ctx)
+        return number
+
+
 @main.command()
 @click.option("--params", "n_params", type=_Number(), help="Model parameters, e.g. 7e9 or 7B.")
 @click.option("--tokens", type=_Number(), help="Training tokens, e.g. 2e12 or 2T.")
 @click.option("--gpu", help="GPU model, e.g. h100, a100, h200, b200, mi300x, l40s (see --list-gpus).")
 @click.option("--gpus", type=click.IntRange(min=1), help="GPUs the run uses.")
-@click.option("--mfu", type=click.FloatRange(0, 1, min_open=True), default=0.4, show_default=True,
-              help="Model FLOPs utilisation: the share of the peak the run achieves.")  # fmt: skip
+@click.option("--mfu", type=_Mfu(), default="0.4", show_default=True,
+              help="Model FLOPs utilisation: the share of the peak the run achieves, or 'measured': the median "
+              "of comparable finished jobs' measured MFU (same GPU model, parameters within 2x).")  # fmt: skip
+@click.option("--mfu-default", type=click.FloatRange(0, 1, min_open=True), default=0.4, show_default=True,
+              help="The MFU `--mfu measured` falls back to when no comparable job was measured.")  # fmt: skip
 @click.option("--price", type=click.FloatRange(0, min_open=True),
               help="Price per GPU-hour; default: measured from the warehouse for that GPU.")  # fmt: skip
 @click.option("--mtbf-gpu-hours", type=click.FloatRange(0, min_open=True),
@@ -559,7 +579,8 @@ def estimate(
     tokens: float | None,
     gpu: str | None,
     gpus: int | None,
-    mfu: float,
+    mfu: float | str,
+    mfu_default: float,
     price: float | None,
     mtbf_gpu_hours: float | None,
     save_every: float | None,
@@ -607,7 +628,7 @@ def estimate(
             n_params, tokens, gpu, gpus, mfu, price=price, con=con, currency=currency,
             mtbf_gpu_hours=mtbf_gpu_hours, ckpt_bytes_per_param=ckpt_bytes_per_param,
             ckpt_write_gbps=ckpt_write_gbps, save_every_hours=save_every, keep=keep or None,
-            restart_minutes=restart_minutes, storage_price_gb_month=storage_price,
+            restart_minutes=restart_minutes, storage_price_gb_month=storage_price, mfu_default=mfu_default,
         )  # fmt: skip
     except est.EstimateError as exc:
         raise Failure(str(exc)) from None

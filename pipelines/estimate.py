@@ -97,6 +97,8 @@ class Estimate:
     gpu: str
     gpus: int
     mfu: float
+    mfu_source: str
+    mfu_jobs: int
     flops: float
     peak_tflops_per_gpu: float
     peak_source: str
@@ -187,12 +189,34 @@ def _failure_rows(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
     ).fetchall()
 
 
+def measured_mfu(con: duckdb.DuckDBPyConnection, spec: GpuSpec, params: float) -> tuple[Measured | None, int]:
+    """Median measured MFU of finished jobs on this GPU model with a parameter count within 2x; and the
+    number of such jobs (0: none, or a warehouse without the job_mfu mart yet)."""
+    try:
+        found = con.execute(
+            sql_text("reports", "rpt_estimate_measured_mfu"), {"gpu_model": spec.model, "params": params}
+        ).fetchall()
+    except duckdb.CatalogException:
+        return None, 0
+    jobs, median, low, high = found[0] if found else (0, None, None, None)
+    if not jobs or median is None:
+        return None, 0
+    return (
+        Measured(
+            float(median),
+            f"measured: median MFU of {jobs} finished {spec.model} job(s) with {params / 2:.3g} to "
+            f"{params * 2:.3g} parameters (range {low:.2f} to {high:.2f}; job_mfu)",
+        ),
+        int(jobs),
+    )
+
+
 def estimate(
     params: float,
     tokens: float,
     gpu: str,
     gpus: int,
-    mfu: float,
+    mfu: float | str,
     price: float | None = None,
     con: duckdb.DuckDBPyConnection | None = None,
     currency: str = "USD",
@@ -204,16 +228,30 @@ def estimate(
     keep: int | None = 5,
     restart_minutes: float = 10.0,
     storage_price_gb_month: float = DEFAULT_STORAGE_PRICE,
+    mfu_default: float = 0.4,
 ) -> Estimate:
-    """The estimate; `con` (a warehouse connection) supplies the measured price and failure rate."""
+    """The estimate; `con` (a warehouse connection) supplies the measured price and failure rate, and the
+    measured MFU when `mfu` is "measured" (`mfu_default` when no comparable job was measured)."""
     if params <= 0 or tokens <= 0:
         raise EstimateError("--params and --tokens must be positive")
     if gpus < 1:
         raise EstimateError("--gpus must be at least 1")
-    if not 0 < mfu <= 1:
-        raise EstimateError(f"--mfu {mfu:g} must be a share of the peak in (0, 1], e.g. 0.4")
     spec = find_gpu(gpu)
     notes: list[str] = []
+    mfu_source, mfu_jobs = "given", 0
+    if mfu == "measured":
+        m, mfu_jobs = measured_mfu(con, spec, params) if con is not None else (None, 0)
+        if m is not None:
+            mfu, mfu_source = m.value, m.source
+        else:
+            mfu = mfu_default
+            mfu_source = f"default {mfu_default:g}: no measured MFU to use"
+            notes.append(
+                f"no finished {spec.model} job with a parameter count within 2x of {params:.3g} has a measured "
+                f"MFU (a train_log source feeds job_mfu): --mfu-default {mfu_default:g} is used"
+            )
+    if not isinstance(mfu, int | float) or not 0 < mfu <= 1:
+        raise EstimateError(f"--mfu {mfu} must be a share of the peak in (0, 1], e.g. 0.4, or 'measured'")
     flops = FLOPS_PER_PARAM_TOKEN * params * tokens
     peak = spec.peak_dense_tflops * 1e12
     gpu_hours = flops / (peak * mfu) / 3600
@@ -275,6 +313,8 @@ def estimate(
         gpu=spec.model,
         gpus=gpus,
         mfu=mfu,
+        mfu_source=mfu_source,
+        mfu_jobs=mfu_jobs,
         flops=flops,
         peak_tflops_per_gpu=spec.peak_dense_tflops,
         peak_source=f"{spec.source} ({spec.source_url})",
@@ -336,6 +376,7 @@ def render_text(e: Estimate) -> str:
         f"  peak               {e.peak_tflops_per_gpu:,.1f} TFLOP/s dense per GPU -> {e.effective_tflops_per_gpu:,.1f} "
         f"at {e.mfu:.0%} MFU",
         f"                     source: {e.peak_source}",
+        f"  MFU                {e.mfu:.2f} ({e.mfu_source})",
         f"  GPU-hours          {e.gpu_hours:,.0f}",
         f"  wall time          {_duration(e.wall_hours)} on {e.gpus} GPUs",
         f"  price              {_money(e.price_per_gpu_hour, cur)} per GPU-hour ({e.price_source})",

@@ -25,7 +25,7 @@ from pipelines.config import Config
 from pipelines.errors import WarehouseBusy, WarehouseError
 from pipelines.failpoints import failpoint
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 RAW_TABLES = (
     "schema_version",
     "ingest_files",
@@ -36,6 +36,7 @@ RAW_TABLES = (
     "gpu_samples",
     "findings",
     "gpu_instance_types",
+    "gpu_peak_flops",
     "jobs",
     "inventory_hosts",
     "finding_acks",
@@ -45,6 +46,7 @@ RAW_TABLES = (
     "storage_price_list",
     "storage_patterns",
     "pricing_entries",
+    "train_steps",
 )
 # landed tables that are views over the table their rows are stored in: writes (inserts, deletes) go there
 STORED_IN = {"billing_line_items": "billing_lines"}
@@ -460,6 +462,16 @@ def _load_catalogs(con: duckdb.DuckDBPyConnection) -> None:
             "columns = {'instance_type': 'varchar', 'provider': 'varchar', 'gpu_model': 'varchar', "
             "'gpu_count': 'integer', 'gpu_memory_gib': 'double'})",
             {"p": str(path)},
+        )
+        con.execute("delete from gpu_peak_flops")
+        con.execute(
+            "insert into gpu_peak_flops select gpu_model, list_transform(string_split(aliases, ';'), "
+            "lambda a: lower(trim(a))).list_filter(lambda a: a <> ''), vendor, peak_dense_tflops, precision, "
+            "memory_gib, source, source_url from read_csv($p, header = true, all_varchar = false, "
+            "columns = {'gpu_model': 'varchar', 'aliases': 'varchar', 'vendor': 'varchar', "
+            "'peak_dense_tflops': 'double', 'precision': 'varchar', 'memory_gib': 'double', "
+            "'source': 'varchar', 'source_url': 'varchar'})",
+            {"p": str(CATALOG_DIR / "gpu_peak_flops.csv")},
         )
 
 

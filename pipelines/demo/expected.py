@@ -256,6 +256,11 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
                     f"1-in-4-minutes duty cycle whose samples average {float(starved_util):.3f} % (nominal "
                     "22.875 %)",
                 },
+                "GPU005": {
+                    "name": "low-efficiency-job",
+                    "waste": money(Decimal(0)),
+                    "basis": "the demo has no training-log source, so no job has a measured MFU",
+                },
                 "GPU004": {
                     "name": "failed-job-and-zombie",
                     "waste": money(sum((x["waste"] for x in failed), Decimal(0))),

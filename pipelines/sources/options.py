@@ -111,6 +111,41 @@ class MetricsCsvOptions(Options):
     )
 
 
+class TrainLogOptions(Options):
+    """`options:` of a `train_log` source: a training throughput log (JSON lines or CSV)."""
+
+    format: Literal["auto", "csv", "jsonl", "kv"] = Field(
+        "auto",
+        description="csv, jsonl (JSON lines) or kv (`key: value | ...` or `key=value, ...` text lines such as "
+        "Megatron-LM's and DeepSpeed's); auto: .csv is csv, .log/.txt kv, anything else JSON lines.",
+    )
+    columns: dict[str, str] = Field(
+        default_factory=dict,
+        description="Canonical name -> the file's column (JSON lines: a key, or a dotted path into nested objects).",
+    )
+    host: str | None = Field(None, description="Host of every line when the log has no host column.")
+    job_id: str | None = Field(None, description="Scheduler job id of every line when the log has none.")
+    params: float | None = Field(None, gt=0, description="The model's parameter count when the log has none.")
+    gpus: StrictInt | None = Field(None, ge=1, description="GPUs of the run when the log has no gpus column.")
+    seq_len: StrictInt | None = Field(
+        None, ge=1, description="Tokens per sample, to turn samples into tokens when the log has no seq_len."
+    )
+    batch_size: StrictInt | None = Field(
+        None, ge=1, description="Samples per step (the global batch size) when the log has no samples column."
+    )
+    tokens_per: Literal["step", "line"] = Field(
+        "step",
+        description="step: `tokens`/`samples` count one step (a line ending N steps after the previous one stands "
+        "for N times them); line: they count everything since the previous line.",
+    )
+    tokens_per_s_per: Literal["job", "gpu"] = Field(
+        "job",
+        description="Whether a `tokens_per_s` column is the whole run's rate or one GPU's (torchtitan's tps).",
+    )
+    step_time_unit: Literal["s", "ms"] = Field("s", description="Unit of the step_s and data_s columns.")
+    timezone: str = Field("UTC", description="Zone of timestamps without an offset.")
+
+
 # -- jobs --------------------------------------------------------------------------------------------
 
 

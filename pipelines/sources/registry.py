@@ -33,6 +33,7 @@ from pipelines.sources.options import (
     S3InventoryOptions,
     S3ListingOptions,
     SlurmSacctOptions,
+    TrainLogOptions,
 )
 
 Family = Literal["billing", "telemetry", "jobs", "resources", "storage"]
@@ -84,6 +85,7 @@ KINDS: tuple[SourceKind, ...] = (
     SourceKind("dcgm", "telemetry", "gpu_samples", (".prom", ".prom.gz", ".txt", ".txt.gz", ".metrics"), DcgmOptions, _R + "dcgm:DcgmReader", "DCGM exporter scrapes (Prometheus text)"),
     SourceKind("prometheus_json", "telemetry", "gpu_samples", (".json", ".json.gz"), PrometheusJsonOptions, _R + "prometheus_json:PrometheusJsonReader", "Prometheus query_range JSON"),
     SourceKind("metrics_csv", "telemetry", "gpu_samples", (".csv", ".csv.gz"), MetricsCsvOptions, _R + "metrics_csv:MetricsCsvReader", "long-format metrics CSV with a column mapping"),
+    SourceKind("train_log", "telemetry", "train_steps", (".csv", ".csv.gz", ".jsonl", ".jsonl.gz", ".ndjson", ".json", ".log"), TrainLogOptions, _R + "train_log:TrainLogReader", "training throughput logs (tokens, step time, parameters), JSON lines or CSV"),
     # jobs
     SourceKind("slurm_sacct", "jobs", "jobs", (".txt", ".txt.gz", ".log", ".psv", ".csv"), SlurmSacctOptions, _R + "slurm_sacct:SlurmSacctReader", "Slurm sacct --parsable2 output"),
     SourceKind("k8s_pods", "jobs", "jobs", (".json", ".json.gz"), K8sPodsOptions, _R + "k8s_pods:K8sPodsReader", "kubectl get pods -o json"),

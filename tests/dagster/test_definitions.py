@@ -204,6 +204,8 @@ def test_asset_checks_guard_ingestion_and_reconciliation(definitions: dg.Definit
         ("inventory_hosts", "sources_fresh"): False,
         ("storage_objects", "no_rejected_files"): False,
         ("storage_objects", "sources_fresh"): False,
+        ("train_steps", "no_rejected_files"): False,
+        ("train_steps", "sources_fresh"): False,
         ("cost_hourly", "reconciles_with_billing"): True,  # a broken reconciliation stops the marts
     }
 

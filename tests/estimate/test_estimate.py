@@ -176,3 +176,77 @@ def test_suffixed_counts_and_library_errors(tmp_path: Path, monkeypatch: pytest.
     assert code == 0 and json.loads(out)["flops"] == pytest.approx(8.4e22)
     with pytest.raises(EstimateError, match="must be a share"):
         estimate(7e9, 2e12, "h100", 8, 0.0)
+
+
+@pytest.fixture(scope="module")
+def h200_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The H200 capture ingested with its training log: three finished 941M-parameter H200 jobs measured."""
+    from pipelines.ingest import ingest
+    from tests.helpers.paths import H200, copy_into
+
+    root = tmp_path_factory.mktemp("h200-estimate")
+    copy_into(H200 / "nvidia_smi_query_gpu.csv", root / "landing" / "telemetry")
+    copy_into(H200 / "phases.csv", root / "landing" / "jobs")
+    copy_into(H200 / "train_log.csv", root / "landing" / "train")
+    path = write_config(
+        root,
+        """
+        sources:
+          - {name: smi, kind: nvidia_smi, uri: landing/telemetry/, options: {host: h200-lab}}
+          - name: phases
+            kind: jobs_csv
+            uri: landing/jobs/phases.csv
+            options:
+              columns: {started_at: start_ts, ended_at: end_ts, state: exit_status, job_name: phase}
+              host: h200-lab
+          - {name: steps, kind: train_log, uri: landing/train/, options: {host: h200-lab}}
+        """,
+    )
+    config = load_config(path)
+    con = connect(config.warehouse_path)
+    assert not ingest(con, config).rejected
+    build_marts(con)
+    con.close()
+    return path
+
+
+def test_mfu_measured_is_the_median_of_comparable_finished_jobs(h200_project: Path) -> None:
+    args = [
+        "estimate",
+        "--params",
+        "1e9",
+        "--tokens",
+        "1e11",
+        "--gpu",
+        "h200",
+        "--gpus",
+        "8",
+        "--mfu",
+        "measured",
+    ]
+    code, out = _run(*args, "--json", config=h200_project)
+    assert code == 0, out
+    e = json.loads(out)
+    # job-001 (0.484), job-002 (0.137) and the failed job-005 (0.487) ran 941M parameters on an H200; the tiny
+    # job-003 (19.7M) is not within 2x of 1e9
+    assert e["mfu_jobs"] == 3
+    assert e["mfu"] == pytest.approx(0.484, abs=0.001)
+    assert e["mfu_source"].startswith("measured: median MFU of 3 finished H200 job(s)")
+    assert e["gpu_hours"] == pytest.approx(6 * 1e9 * 1e11 / (989.4e12 * e["mfu"]) / 3600, rel=1e-9)
+    code, text = _run(*args, config=h200_project)
+    assert code == 0 and "MFU                0.48 (measured: median MFU of 3 finished H200 job(s)" in text
+
+
+def test_mfu_measured_without_comparable_jobs_says_so_and_uses_the_default(h200_project: Path) -> None:
+    code, out = _run(
+        "estimate", "--params", "70e9", "--tokens", "1e12", "--gpu", "h200", "--gpus", "64", "--mfu", "measured",
+        "--mfu-default", "0.35", "--json", config=h200_project,
+    )  # fmt: skip
+    assert code == 0, out
+    e = json.loads(out)
+    assert e["mfu"] == 0.35 and e["mfu_jobs"] == 0
+    assert e["mfu_source"] == "default 0.35: no measured MFU to use"
+    assert any("no finished H200 job with a parameter count within 2x of 7e+10" in n for n in e["notes"])
+    code, out = _run("estimate", "--params", "7e9", "--tokens", "2e12", "--gpu", "h100", "--gpus", "8",
+                     "--mfu", "lots")  # fmt: skip
+    assert code == 2 and "neither a share of the peak like 0.4 nor 'measured'" in out

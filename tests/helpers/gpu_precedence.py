@@ -1,4 +1,4 @@
-"""The GPU rules' shared invariant: a GPU-hour is priced by at most one of GPU001-GPU004.
+"""The GPU rules' shared invariant: a GPU-hour is priced by at most one of GPU001-GPU005.
 
 `check_no_double_counting` runs every GPU rule's `priced_units` CTE and its findings over a window and
 asserts the invariants tests/rules/test_gpu_precedence.py describes; `SETTINGS` are the threshold
@@ -19,7 +19,7 @@ import pytest
 from pipelines.warehouse import rows
 from rules import Rule, RuleParams, Window, get_rule
 
-GPU_RULES = ("GPU001", "GPU002", "GPU003", "GPU004")
+GPU_RULES = ("GPU001", "GPU002", "GPU003", "GPU004", "GPU005")
 WEEK = Window.iso_week("2026-W48")
 
 

@@ -20,6 +20,8 @@ SHORT = {
     "GPU002": {"min_runtime_minutes": 0.5},
     "GPU003": {"min_runtime_minutes": 0.5},
     "GPU004": {},
+    # GPU005 takes the other rules' thresholds from their params, as the config would give them
+    "GPU005": {"min_low_minutes": 0.5, "gpu002_min_runtime_minutes": 0.5, "gpu003_min_runtime_minutes": 0.5},
 }
 BILLING = """
 select * from (values

@@ -19,6 +19,7 @@ from pipelines.warehouse import rows
 GENERATOR_KEYS = {"at", "from", "to", "gpus"}
 GPU_TABLES = ("gpu_hours", "gpu_job_hours")  # tables whose rows take `gpus`
 NO_GENERATORS = ("resources", "jobs_enriched")  # one row each, as written
+OWN_GPUS_COLUMN = {"job_mfu": {"gpus"}}  # tables whose own `gpus` column is a value, not a generator
 
 DEFAULTS: dict[str, dict[str, Any]] = {
     "resources": {
@@ -144,8 +145,9 @@ def expand(table: str, raw: dict[str, Any]) -> list[dict[str, Any]]:
     """One given row -> the mart rows it stands for (see the module docstring)."""
     row = dict(raw)
     if table in NO_GENERATORS or table not in DEFAULTS:
-        if GENERATOR_KEYS & set(row):
-            raise ValueError(f"{table} rows take no {sorted(GENERATOR_KEYS & set(row))}: {raw}")
+        generators = GENERATOR_KEYS - OWN_GPUS_COLUMN.get(table, set())
+        if generators & set(row):
+            raise ValueError(f"{table} rows take no {sorted(generators & set(row))}: {raw}")
         return [row]
     if table == "gpu_job_hours" and "slice_start" in row:
         start = when(row["slice_start"])

@@ -23,6 +23,7 @@ def h200(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyCo
     root = tmp_path_factory.mktemp("h200")
     copy_into(H200 / "nvidia_smi_query_gpu.csv", root / "landing" / "telemetry")
     copy_into(H200 / "phases.csv", root / "landing" / "jobs")
+    copy_into(H200 / "train_log.csv", root / "landing" / "train")
     config = load_config(
         write_config(
             root,
@@ -35,12 +36,15 @@ def h200(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyCo
                 options:
                   columns: {started_at: start_ts, ended_at: end_ts, state: exit_status, job_name: phase}
                   host: h200-lab
+              - {name: steps, kind: train_log, uri: landing/train/, options: {host: h200-lab}}
             """,
         )
     )
     con = connect(config.warehouse_path)
     report = ingest(con, config)
-    assert [o.status for o in report.outcomes] == ["loaded", "loaded"], [o.error for o in report.outcomes]
+    assert [o.status for o in report.outcomes] == ["loaded", "loaded", "loaded"], [
+        o.error for o in report.outcomes
+    ]
     insert_lines(con, BILLING)
     build_marts(con)
     yield con

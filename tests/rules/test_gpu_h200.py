@@ -132,7 +132,10 @@ def test_default_params_are_for_hours_not_minutes(h200: duckdb.DuckDBPyConnectio
 def test_no_second_of_the_capture_is_priced_twice(h200: duckdb.DuckDBPyConnection) -> None:
     params = {r: get_rule(r).make_params(SHORT[r]) for r in GPU_RULES}
     waste = check_no_double_counting(h200, WEEK, params)
-    assert all(waste[r] > 0 for r in GPU_RULES)
+    assert all(waste[r] > 0 for r in GPU_RULES if r != "GPU005")
+    assert (
+        waste["GPU005"] == 0
+    )  # its low-MFU jobs are GPU002's and GPU003's (tests/rules/test_gpu005_h200.py)
     assert float(sum(waste.values())) < 10.60
 
 

@@ -685,7 +685,7 @@ def test_a_version_7_warehouse_upgrades_to_exact_money_and_content_identity_keep
     old.close()
     con = connect(path)
     try:
-        assert current_version(con) == SCHEMA_VERSION == 8
+        assert current_version(con) == SCHEMA_VERSION >= 8
         types = dict(
             con.execute(
                 "select table_name || '.' || column_name, data_type from duckdb_columns() "
@@ -728,3 +728,30 @@ def test_a_version_7_warehouse_upgrades_to_exact_money_and_content_identity_keep
     upgraded, fresh = schemas
     assert upgraded.pop("billing_lines") == [*fresh.pop("billing_lines"), "list_cost DECIMAL(38,12)"]
     assert upgraded == fresh
+
+
+def test_a_version_8_warehouse_upgrades_to_training_logs_keeping_its_rows(tmp_path: Path) -> None:
+    """Migration 0009 adds train_steps and the peak FLOP/s catalogue; an existing warehouse keeps its data."""
+    import json
+
+    snap = json.loads((SNAPSHOTS / "v8.json").read_text())
+    path = tmp_path / "v8.duckdb"
+    old = duckdb.connect(str(path))
+    for table, cols in snap["tables"].items():
+        old.execute(f"create table {table} ({', '.join(cols)})")
+    old.execute("insert into schema_version values (8, 'snapshot', now()::timestamp)")
+    old.execute(
+        "insert into jobs (job_id, scheduler, state, source, x_source_file, x_file_id) "
+        "values ('41907', 'slurm', 'COMPLETED', 's', '/sacct.txt', 'f1')"
+    )
+    old.close()
+    con = connect(path)
+    try:
+        assert [v for v, _ in _versions(con)] == [8, 9]
+        assert con.execute("select job_id, state from jobs").fetchall() == [("41907", "COMPLETED")]
+        assert con.execute("select count(*) from train_steps").fetchall() == [(0,)]
+        assert con.execute(
+            "select peak_dense_tflops, aliases from gpu_peak_flops where gpu_model = 'H200'"
+        ).fetchall() == [(989.4, ["h200", "h200-sxm"])]
+    finally:
+        con.close()

@@ -11,13 +11,22 @@ from pipelines.sources.registry import kinds_writing
 from pipelines.warehouse import rows, scalar, utcnow
 
 # landed tables that have an ingestion asset (a table appears here once its DDL is in sql/raw/)
-INGEST_TABLES = ("billing_line_items", "gpu_samples", "jobs", "inventory_hosts", "storage_objects")
+INGEST_TABLES = (
+    "billing_line_items",
+    "gpu_samples",
+    "jobs",
+    "inventory_hosts",
+    "storage_objects",
+    "train_steps",
+)
 
 DESCRIPTIONS = {
     "billing_line_items": "FOCUS-shaped billing line items from every billing source (new and changed files only).",
     "gpu_samples": "GPU telemetry samples (UTC, one row per GPU per sample) from every telemetry source.",
     "jobs": "Scheduler jobs (Slurm, Kubernetes, CSV): who held which GPUs on which hosts, when, and how it ended.",
     "inventory_hosts": "Hosts known to an inventory (EC2 DescribeInstances, hosts CSV): host <-> instance id.",
+    "train_steps": "Training throughput log lines (tokens, step time, parameter count) from every train_log "
+    "source: what MFU is measured from.",
     "storage_objects": "Object-store and file-system objects per inventory date (S3 Inventory, listings, scans); "
     "incomplete multipart uploads land in storage_uploads.",
 }

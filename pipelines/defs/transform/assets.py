@@ -26,6 +26,9 @@ DESCRIPTIONS = {
     "GPU usage and cost.",
     "gpu_billed_hours": "What each GPU resource cost in each hour it was billed (its billing currency only): "
     "the basis the GPU rules price from.",
+    "job_mfu": "Measured MFU per job from its training log (tokens over wall-clock time), tokens per GPU-hour "
+    "and cost per million tokens.",
+    "job_mfu_hourly": "Measured MFU per job and hour (how long a job stayed below a floor: GPU005).",
     "gpu_job_spans": "How long each job that did not fail held its GPUs, over its whole run (GPU002, GPU003).",
 }
 
