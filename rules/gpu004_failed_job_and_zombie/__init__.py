@@ -42,8 +42,9 @@ How it is computed
     <account>/<user>/<name>`, the parts the records have; job_id = the latest attempt); estimated_waste
     = the sum of its attempts' failed-job waste in the week, exactly as above (each attempt's slices
     after its own last checkpoint), and those attempts get no failed-job finding of their own. The
-    evidence lists every attempt (job id, start, end, state, exit code, hosts, lost GPU-hours and its
-    cost in this week; attempts before the window are listed at 0, they were priced in their week).
+    evidence lists the attempts (the latest 50: job id and key, start, end, state, exit code, hosts,
+    lost GPU-hours and its cost in this week; attempts before the window are listed at 0, they were
+    priced in their week).
     The reason says "failed N times in H hours" (H from the first failure to the last) and the
     likeliest shared cause visible, in this order: the same terminal state (out of memory, time limit,
     lost node: it names the cause), failing at the same time into the run (runtimes within 10 % or

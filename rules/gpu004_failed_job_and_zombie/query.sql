@@ -338,6 +338,7 @@ loop_waste as (
         list(job_id order by event_at) as job_ids,
         list({
             'job_id': job_id,
+            'job_key': job_key,
             'started_at': strftime(started_at, '%Y-%m-%dT%H:%M:%SZ'),
             'ended_at': strftime(ended_at, '%Y-%m-%dT%H:%M:%SZ'),
             'state': state,
@@ -483,7 +484,7 @@ loop_findings as (
             ),
             'gpu_hours', round(l.gpu_hours, 4),
             'lost_gpu_hours', round(l.lost_gpu_hours, 4),
-            'attempt_list', l.attempt_list[1:50],
+            'attempt_list', l.attempt_list[-50:],  -- the latest 50
             'team_source', l.team_source
         ) as evidence,
         'cost_hourly ÷ GPUs × the GPU-hours of the failed attempts in the week (each after its last checkpoint '
