@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from pipelines.config import Config, load_config
+from pipelines.transform import build_marts
 from pipelines.warehouse import connect
 from tests.helpers.config import write_config
 from tests.helpers.paths import FIXTURES
@@ -106,3 +107,16 @@ def s3_server() -> Iterator[str]:
     """
     with moto_server() as endpoint:
         yield endpoint
+
+
+@pytest.fixture(scope="session")
+def empty_marts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A warehouse file with today's schema and every mart built empty, made once per test process.
+
+    Building the marts of an empty warehouse costs seconds; tests copy this file instead (tests/helpers/empty_warehouse.py).
+    """
+    path = tmp_path_factory.mktemp("empty_marts") / "wastewatch.duckdb"
+    con = connect(path)
+    build_marts(con)
+    con.close()
+    return path

@@ -24,6 +24,7 @@ from pipelines.estimate import (
 from pipelines.transform import build_marts
 from pipelines.warehouse import connect
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import open_copy
 from tests.helpers.report import Marts
 
 ACCEPTANCE = [
@@ -104,11 +105,10 @@ def test_peak_flops_table_covers_the_required_gpus_with_sources() -> None:
     assert code == 0 and "MI300X" in out and "1,307.4" in out
 
 
-def test_price_and_failure_rate_measured_from_the_warehouse(tmp_path: Path) -> None:
+def test_price_and_failure_rate_measured_from_the_warehouse(tmp_path: Path, empty_marts: Path) -> None:
     config_path = write_config(tmp_path, "{}\n")
     config = load_config(config_path)
-    con = connect(config.warehouse_path)
-    build_marts(con)
+    con = open_copy(empty_marts, config.warehouse_path)
     m = Marts(con)
     m.resource("i-h100", team="nlp")  # 8 GPUs at 80.00 an hour: 10.00 per GPU-hour
     start = datetime(2026, 11, 2)

@@ -8,21 +8,21 @@ import shutil
 import threading
 from collections.abc import Iterator
 from http.server import HTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pipelines.config import load_config
 from pipelines.report import write_report
-from pipelines.transform import build_marts
-from pipelines.warehouse import connect
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import open_copy
 from tests.helpers.report import W48, Built, evaluate_attention, fleet, put_findings
 from tests.helpers.webhook import WebhookReceiver
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
+def built(tmp_path_factory: pytest.TempPathFactory, empty_marts: Path) -> Iterator[Built]:
     directory = tmp_path_factory.mktemp("report")
     write_config(
         directory,
@@ -33,9 +33,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Built]:
         """,
     )
     config = load_config(directory / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = open_copy(empty_marts, config.warehouse_path)
     try:
-        build_marts(con)
         fleet(con)
         con.execute(
             "insert into ingest_files (file_id, source, kind, uri, status, error, first_seen_at, checked_at) "

@@ -19,9 +19,8 @@ from pipelines.report import WeeklyReport, write_report
 from pipelines.report.model import SLUG_MAX, slugify
 from pipelines.report.notify import NotifyConfig, deliver, slack_payload
 from pipelines.report.render import csv_cell, md_code, md_text
-from pipelines.transform import build_marts
-from pipelines.warehouse import connect
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import open_copy
 from tests.helpers.report import W48, fleet, put_findings
 
 XSS_TEAM = "<img src=x onerror=\"document.title='pwned'\"> *bold* [link](http://evil.example)"
@@ -37,13 +36,12 @@ class Hostile:
 
 
 @pytest.fixture(scope="module")
-def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hostile]:
+def hostile(tmp_path_factory: pytest.TempPathFactory, empty_marts: Path) -> Iterator[Hostile]:
     directory = tmp_path_factory.mktemp("hostile")
     write_config(directory, "{}\n")
     config = load_config(directory / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = open_copy(empty_marts, config.warehouse_path)
     try:
-        build_marts(con)
         fleet(con)  # the hand-worked fleet's spend, so the findings' waste fits in it
         put_findings(
             con, W48, "GPU001",

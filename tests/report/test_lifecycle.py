@@ -29,6 +29,7 @@ from pipelines.warehouse import connect, rows
 from rules import Window, finding_id
 from rules._contract import finding_key
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import open_copy
 from tests.helpers.report import Marts, put_findings
 
 W45, W46, W47, W48, W49 = (Window.iso_week(f"2026-W{n}") for n in (45, 46, 47, 48, 49))
@@ -68,10 +69,9 @@ def _history(con: duckdb.DuckDBPyConnection) -> None:
 
 
 @pytest.fixture
-def warehouse(tmp_path: Path) -> Iterator[tuple[Config, duckdb.DuckDBPyConnection]]:
+def warehouse(tmp_path: Path, empty_marts: Path) -> Iterator[tuple[Config, duckdb.DuckDBPyConnection]]:
     config = load_config(write_config(tmp_path, "{}\n"))
-    con = connect(config.warehouse_path)
-    build_marts(con)
+    con = open_copy(empty_marts, config.warehouse_path)
     _history(con)
     yield config, con
     con.close()
@@ -137,10 +137,9 @@ def _cli(config: Config, *args: str) -> tuple[int, str]:
     return result.exit_code, result.output
 
 
-def test_ack_leaves_the_total_until_its_date_then_counts_again(tmp_path: Path) -> None:
+def test_ack_leaves_the_total_until_its_date_then_counts_again(tmp_path: Path, empty_marts: Path) -> None:
     config = load_config(write_config(tmp_path, "{}\n"))
-    con = connect(config.warehouse_path)
-    build_marts(con)
+    con = open_copy(empty_marts, config.warehouse_path)
     _history(con)
     put_findings(con, W49, "GPU001", [{"resource_id": "i-dev", "estimated_waste": 400, "team": "nlp"}])
     con.close()  # the CLI opens the warehouse itself (one writer at a time)
@@ -224,11 +223,10 @@ def test_ack_names_a_finding_by_key_or_rule_and_resource(
     ],
 )  # fmt: skip
 def test_ack_errors_name_the_problem_and_change_nothing(
-    tmp_path: Path, args: list[str], message: str
+    tmp_path: Path, args: list[str], message: str, empty_marts: Path
 ) -> None:
     config = load_config(write_config(tmp_path, "{}\n"))
-    con = connect(config.warehouse_path)
-    build_marts(con)
+    con = open_copy(empty_marts, config.warehouse_path)
     _history(con)
     con.close()
     code, out = _cli(config, *args)
@@ -361,11 +359,10 @@ def test_two_weeks_from_raw_files_a_fixed_zombie_is_resolved_with_its_savings(tm
     assert 'id="count-resolved">1<' in html
 
 
-def test_a_finding_that_lost_its_telemetry_is_not_savings(tmp_path: Path) -> None:
+def test_a_finding_that_lost_its_telemetry_is_not_savings(tmp_path: Path, empty_marts: Path) -> None:
     config = load_config(write_config(tmp_path, "{}\n"))
-    con = connect(config.warehouse_path)
+    con = open_copy(empty_marts, config.warehouse_path)
     try:
-        build_marts(con)
         _spend(con, W47, W48)
         put_findings(con, W47, "GPU001", [{"resource_id": "i-dark", "estimated_waste": 900}])
         put_findings(

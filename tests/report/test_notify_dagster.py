@@ -21,16 +21,15 @@ from pipelines.definitions import defs
 from pipelines.defs.partitions import definitions_for, week_to_partition
 from pipelines.defs.resources import WastewatchResource
 from pipelines.redact import url_label
-from pipelines.transform import build_marts
-from pipelines.warehouse import connect
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import open_copy
 from tests.helpers.report import W48, evaluate_attention, fleet, put_findings
 from tests.helpers.webhook import WebhookReceiver
 
 REPORT = dg.AssetKey(["reports", "weekly_report"])
 
 
-def _project(directory: Path, notify: dict[str, Any]) -> Path:
+def _project(directory: Path, notify: dict[str, Any], empty_marts: Path) -> Path:
     # the fleet is written into the marts, not the landed tables: history_start names the first week
     body = {
         "history_start": "2026-11-23",
@@ -39,9 +38,8 @@ def _project(directory: Path, notify: dict[str, Any]) -> Path:
     }
     config_path = write_config(directory, yaml.safe_dump(body))
     config = load_config(config_path)
-    con = connect(config.warehouse_path)
+    con = open_copy(empty_marts, config.warehouse_path)
     try:
-        build_marts(con)
         fleet(con)
         put_findings(
             con, W48, "GPU001",
@@ -75,11 +73,13 @@ def _materialise(
 def test_weekly_report_asset_posts_the_headline_and_teams_to_the_configured_webhook(
     tmp_path: Path,
     receiver: tuple[str, type[WebhookReceiver]],
+    empty_marts: Path,
 ) -> None:
     url, handler = receiver
     config_path = _project(
         tmp_path,
         {"webhook_url": url, "report_url": "https://finops.example.com/reports", "email_html": True},
+        empty_marts,
     )
     result, metadata = _materialise(config_path, dg.DagsterInstance.ephemeral())
     assert result.success
@@ -113,10 +113,11 @@ def test_weekly_report_asset_posts_the_headline_and_teams_to_the_configured_webh
 def test_a_webhook_that_refuses_the_post_is_a_warning_not_a_failed_run(
     tmp_path: Path,
     receiver: tuple[str, type[WebhookReceiver]],
+    empty_marts: Path,
 ) -> None:
     url, handler = receiver
     handler.status = 500
-    config_path = _project(tmp_path, {"webhook_url": url})
+    config_path = _project(tmp_path, {"webhook_url": url}, empty_marts)
     instance = dg.DagsterInstance.ephemeral()
     result, metadata = _materialise(config_path, instance)
     assert result.success and len(handler.received) == 1

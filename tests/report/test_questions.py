@@ -23,9 +23,9 @@ from pipelines.report.adhoc import run_script, week_params
 from pipelines.report.collect import collect_report
 from pipelines.report.model import WeeklyReport
 from pipelines.report.questions import questions, render_markdown
-from pipelines.transform import build_marts
 from pipelines.warehouse import connect, header, sql_root
 from rules import Window
+from tests.helpers.empty_warehouse import open_copy
 from tests.helpers.paths import REPO
 
 SCHEMA_DOC = REPO / "docs" / "schema.md"
@@ -60,10 +60,9 @@ def test_the_schema_reference_lists_the_ten_questions_with_their_sql() -> None:
     assert all(sql.lstrip().lower().startswith(("select", "with")) for _, sql in documented)
 
 
-def test_the_documented_sql_runs_on_a_freshly_built_warehouse(tmp_path: Path) -> None:
-    con = connect(tmp_path / "wastewatch.duckdb")
+def test_the_documented_sql_runs_on_a_freshly_built_warehouse(tmp_path: Path, empty_marts: Path) -> None:
+    con = open_copy(empty_marts, tmp_path / "wastewatch.duckdb")
     try:
-        build_marts(con)
         for question, sql in _documented_questions():
             results = run_script(con, sql, week_params(WEEK))
             assert len(results) == 1 and results[0].columns, question

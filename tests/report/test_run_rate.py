@@ -19,16 +19,16 @@ import re
 from collections.abc import Iterator
 from datetime import date
 from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
 
 import pytest
 
 from pipelines.config import load_config
 from pipelines.report import WeeklyReport, write_report
 from pipelines.report.acks import record, resolve
-from pipelines.transform import build_marts
 from pipelines.units import DAYS_PER_MONTH
-from pipelines.warehouse import connect
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import open_copy
 from tests.helpers.report import MON, W48, Marts, put_findings
 
 TIB = 1024  # GiB
@@ -47,12 +47,13 @@ def _storage_finding(resource_id: str, gib: int, price: str) -> dict[str, object
 
 
 @pytest.fixture(scope="module")
-def report(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[WeeklyReport, str, str]]:
+def report(
+    tmp_path_factory: pytest.TempPathFactory, empty_marts: Path
+) -> Iterator[tuple[WeeklyReport, str, str]]:
     directory = tmp_path_factory.mktemp("run_rate")
     config = load_config(write_config(directory, "{}\n"))
-    con = connect(config.warehouse_path)
+    con = open_copy(empty_marts, config.warehouse_path)
     try:
-        build_marts(con)
         m = Marts(con)
         m.resource("i-spend", team="nlp", project="llm")
         m.bill("i-spend", MON, W48.end, 100.0)  # 16,800 of spend: every waste below fits in it

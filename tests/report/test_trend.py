@@ -25,6 +25,7 @@ import re
 from collections.abc import Iterator
 from datetime import date
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -33,10 +34,9 @@ from pipelines.config import Config, load_config
 from pipelines.report import WeeklyReport, write_report
 from pipelines.report.acks import record, resolve
 from pipelines.report.collect import _params, _query
-from pipelines.transform import build_marts
-from pipelines.warehouse import connect
 from rules import Window
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import open_copy
 from tests.helpers.report import Marts, put_findings
 
 WEEKS = [Window.iso_week(f"2026-W{n}") for n in range(40, 49)]  # W40 .. W48
@@ -57,12 +57,12 @@ WASTE: dict[int, Decimal | None] = {
 @pytest.fixture(scope="module")
 def trend_report(
     tmp_path_factory: pytest.TempPathFactory,
+    empty_marts: Path,
 ) -> Iterator[tuple[Config, WeeklyReport, str, list[dict[str, Any]]]]:
     directory = tmp_path_factory.mktemp("trend")
     config = load_config(write_config(directory, "{}\n"))
-    con = connect(config.warehouse_path)
+    con = open_copy(empty_marts, config.warehouse_path)
     try:
-        build_marts(con)
         m = Marts(con)
         m.resource("i-spend", team="nlp", project="llm")
         for n, w in W.items():

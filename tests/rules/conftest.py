@@ -1,9 +1,8 @@
-"""Fixtures of the rule tests: the H200 capture's warehouse; an empty warehouse with every mart built."""
+"""Fixtures of the rule tests: the H200 capture's warehouse."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import duckdb
 import pytest
@@ -49,16 +48,3 @@ def h200(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyCo
     build_marts(con)
     yield con
     con.close()
-
-
-@pytest.fixture(scope="session")
-def empty_marts(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A warehouse file with today's schema and every mart built empty, made once per test process.
-
-    Building the marts of an empty warehouse costs seconds; a rule case copies this file instead.
-    """
-    path = tmp_path_factory.mktemp("empty_marts") / "wastewatch.duckdb"
-    con = connect(path)
-    build_marts(con)
-    con.close()
-    return path
