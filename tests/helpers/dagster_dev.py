@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -21,6 +20,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from pipelines.instance import prepare
 from tests.helpers.paths import REPO
 
 
@@ -78,7 +78,7 @@ class DagsterDev:
     def __enter__(self) -> DagsterDev:
         self.home.mkdir(parents=True, exist_ok=True)
         self.tmp.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(self.cwd / "dagster.yaml", self.home / "dagster.yaml")
+        prepare(self.home)  # the instance settings the CLI and `make dev` write
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "dagster", "dev", "-w", "workspace.yaml"]
