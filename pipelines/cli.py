@@ -353,7 +353,10 @@ def report(ctx: click.Context, week: str | None, wait_s: float) -> None:
 @_wait_option
 @click.pass_context
 def run(ctx: click.Context, week: str | None, wait_s: float) -> None:
-    """ingest + evaluate + report: what a nightly cron entry runs."""
+    """ingest, then evaluate and report one ISO week (default the last complete one).
+
+    What the weekly cron entry runs (Mondays, after the week ends); the nightly entry runs `ingest` alone.
+    """
     config = _config(ctx)
     w = _week(week)
     with _writing(config, wait_s):

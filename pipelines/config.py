@@ -576,7 +576,7 @@ duckdb: {}
 # or s3://bucket/prefix/), optional endpoint_url/region for S3-compatible stores, and reader options.
 sources:
   - name: focus-main
-    kind: focus                # FOCUS 1.0/1.1/1.2 CSV, CSV.gz or Parquet
+    kind: focus                # FOCUS 1.0, 1.1, 1.2 (and 1.3's renamed columns); CSV, CSV.gz or Parquet
     uri: landing/billing/focus/
   - name: gpu-nodes
     kind: nvidia_smi           # nvidia-smi --query-gpu=... --format=csv output, one file per host

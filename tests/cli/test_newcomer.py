@@ -184,3 +184,34 @@ def test_a_killed_run_leaves_no_run_or_pool_slot_claimed(tmp_path: Path) -> None
         assert info.claimed_slots == [] and info.pending_steps == []
         failure = instance.get_records_for_run(run.run_id, of_type=dg.DagsterEventType.RUN_FAILURE).records
         assert "is gone" in (failure[0].event_log_entry.dagster_event.message or "")
+
+
+def test_run_help_and_the_readme_cron_agree() -> None:
+    text = " ".join(cli("run", "--help").stdout.split())
+    assert "What the weekly cron entry runs" in text and "the nightly entry runs `ingest` alone" in text
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    cron = readme.split("```cron\n")[1].split("```")[0]
+    entries = [line.split() for line in cron.splitlines() if line and not line.startswith("#")]
+    assert [(e[:5], e[-1]) for e in entries] == [
+        (["0", "2", "*", "*", "*"], "ingest"),
+        (["0", "6", "*", "*", "1"], "run"),
+    ]
+    assert "duckdb -readonly" not in readme  # a shell the install does not provide
+
+
+def test_the_starter_config_the_readme_and_the_focus_reader_agree_on_versions() -> None:
+    from pipelines.config import STARTER_CONFIG
+    from pipelines.demo.writers import config_text
+    from pipelines.ingest.billing.focus import ALIASES, focus_version
+
+    # the reader dates a file 1.0, 1.1 or 1.2 by its columns, and reads 1.3's renamed columns
+    assert {focus_version(set()), focus_version({"SkuMeter"}), focus_version({"InvoiceId"})} == {
+        "1.0",
+        "1.1",
+        "1.2",
+    }
+    assert "ServiceProviderName" in ALIASES["ProviderName"]
+    assert "FOCUS 1.0, 1.1, 1.2 (and 1.3's renamed columns)" in STARTER_CONFIG
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "FOCUS 1.0, 1.1 and 1.2, and 1.3's renamed columns" in readme and "1.0–1.3" not in readme
+    assert "once their readers exist" not in config_text()
