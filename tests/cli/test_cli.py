@@ -224,7 +224,9 @@ def test_sql_table(landed: Landed) -> None:
 def test_sql_bad_query_exits_2_with_a_message(landed: Landed, query: str, message: str) -> None:
     result = _sql(landed, query, "csv")
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: query failed:") and message in result.stderr
+    config_line, error = result.stderr.splitlines()  # which config was read, then the one error line
+    assert config_line == f"config: {landed.config} (from --config)"
+    assert error.startswith("error: query failed:") and message in error
     assert result.stdout == ""
 
 
