@@ -29,6 +29,7 @@ class Progress:
         self.live = live
         self._shown = 0.0  # when the counter was last written
         self._counter = False  # a counter line is on screen, not yet ended
+        self.state = ""  # what the running step is doing, for `ticking`
         self._lock = threading.Lock()
 
     def done(self, text: str) -> None:
@@ -94,9 +95,35 @@ def count(text: str) -> None:
 def count_files(name: str, done_files: int, total: int, rows: int, started: float) -> None:
     """A source's counter while its files load: `  gpu-nodes: 12/80 file(s), 1,234,567 rows, 310,000 rows/s`."""
     if _current is not None and total > 1:
-        _current.count(
-            f"  {name}: {done_files}/{total} file(s), {rows:,} rows, {rate(rows, started, 'rows')}"
-        )
+        text = f"  {name}: {done_files}/{total} file(s), {rows:,} rows, {rate(rows, started, 'rows')}"
+        _current.state = text
+        _current.count(text)
+
+
+@contextmanager
+def ticking(label: str) -> Iterator[None]:
+    """While the block runs, show its state (`label`, or the last `count_files`) with the seconds so far,
+    at a readable pace: a large source loads its files in a few big batches, so the counter alone can sit
+    still for a minute."""
+    p = _current
+    if p is None:
+        yield
+        return
+    p.state = label
+    stop = threading.Event()
+    started = time.monotonic()
+
+    def tick() -> None:
+        while not stop.wait(_REDRAW_S if p.live else _LINE_S):
+            p.count(f"{p.state} ... {time.monotonic() - started:.0f} s")
+
+    thread = threading.Thread(target=tick, name="wastewatch-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 def watching() -> bool:

@@ -85,11 +85,12 @@ def ingest(
         reader = get_reader(source.kind)
         started = time.monotonic()
         failures = len(report.failures)
-        if isinstance(reader, SourceReader):
-            outcomes = [ingest_source(con, config, source, reader, target)]
-        else:
-            assert isinstance(reader, FileReader)
-            outcomes = _ingest_files(con, config, source, reader, target, report)
+        with progress.ticking(f"  {source.name} ({source.kind}): loading"):
+            if isinstance(reader, SourceReader):
+                outcomes = [ingest_source(con, config, source, reader, target)]
+            else:
+                assert isinstance(reader, FileReader)
+                outcomes = _ingest_files(con, config, source, reader, target, report)
         report.outcomes.extend(outcomes)
         progress.done(_source_line(source, outcomes, report.failures[failures:], started))
         if log:

@@ -1,7 +1,10 @@
 """The weekly report files and the published read-only warehouse."""
 
+import time
+
 import dagster as dg
 
+from pipelines import progress
 from pipelines.coverage import no_data_message
 from pipelines.defs.partitions import partition_to_window, weekly_partitions
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
@@ -38,6 +41,7 @@ def _write_weekly_report(
 ) -> dg.MaterializeResult:
     window = partition_to_window(context.partition_key)
     config = wastewatch.load()
+    started = time.monotonic()
     with wastewatch.warehouse() as con:
         # a week without any data gets no report, as from the CLI: an empty one would read as all fine
         empty = no_data_message(config, window, con, outcome="no report was written")
@@ -51,6 +55,10 @@ def _write_weekly_report(
     for problem in problems:
         context.log.warning(redact(problem))
     published = publish(config)
+    progress.done(
+        f"  report {report.week}: {len(report.files)} file(s) and {len(report.teams)} team page(s), "
+        f"warehouse published, in {progress.seconds(started)}"
+    )
     metadata: dict[str, object] = {
         "week": report.week,
         "report_html": dg.MetadataValue.path(str(report.files["report.html"])),
