@@ -4,8 +4,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-# what `make demo` on a fresh clone took (README.md, "Set up"): shown while pip installs
-INSTALL_TIME := 3 minutes
+# what the install takes on a fresh clone, said while pip runs (README.md, "Set up", has the measured figures)
+INSTALL_TIME := 3 to 8 minutes
 INSTALL_SIZE := 1.2 GB
 
 .PHONY: test demo lint dev docs bench clean
