@@ -366,8 +366,36 @@ def run(ctx: click.Context, week: str | None, wait_s: float) -> None:
     ctx.exit(code)
 
 
-@main.command()
-@click.argument("query")
+class _SqlCommand(click.Command):
+    """`sql`: a query given as an argument may start with `--` (a commented question), which click would
+    take for an option; an argument holding whitespace is never an option, so it is passed as the query."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" not in args:
+            queries = [a for a in args if a.startswith("-") and any(c.isspace() for c in a)]
+            if len(queries) == 1:
+                args = [a for a in args if a is not queries[0]] + ["--", queries[0]]
+        return super().parse_args(ctx, args)
+
+
+@main.command(cls=_SqlCommand)
+@click.argument("query", required=False)
+@click.option(
+    "--file",
+    "-f",
+    "file",
+    metavar="PATH",
+    help="Read the SQL from a file (- for stdin); it may hold several statements and -- comments.",
+)
+@click.option(
+    "--param",
+    "-p",
+    "params",
+    multiple=True,
+    metavar="NAME=VALUE",
+    help="Bind $NAME to VALUE (repeatable); week=2026-W48 also binds $week_start and $week_end.",
+)
+@click.option("--week", metavar="YYYY-Www", help="The ISO week for $week, $week_start and $week_end.")
 @click.option(
     "--format", "fmt", type=click.Choice(["table", "csv", "json"]), default="table", show_default=True
 )
@@ -379,39 +407,89 @@ def run(ctx: click.Context, week: str | None, wait_s: float) -> None:
 )
 @_wait_option
 @click.pass_context
-def sql(ctx: click.Context, query: str, fmt: str, live: bool, raw_csv: bool, wait_s: float) -> None:
+def sql(
+    ctx: click.Context,
+    query: str | None,
+    file: str | None,
+    params: tuple[str, ...],
+    week: str | None,
+    fmt: str,
+    live: bool,
+    raw_csv: bool,
+    wait_s: float,
+) -> None:
     """Query the published read-only warehouse, e.g. wastewatch sql "select * from findings".
+
+    The SQL is the QUERY argument, or a file (--file PATH), or stdin (QUERY or PATH `-`); a script may hold
+    several statements, and each result is printed. Named parameters ($name) are bound from --param
+    NAME=VALUE and --week, never formatted into the text: the shipped questions take the week, e.g.
+    wastewatch sql --file sql/reports/questions/q01_waste_by_team.sql --week 2026-W48.
+    Errors name the file and line.
 
     With --live it reads the warehouse itself, after any run writing it (waiting up to --wait seconds, then
     exit 3), and holds the warehouse's lock while it reads so that no run starting meanwhile fails.
     CSV output neutralises text cells that a spreadsheet would run as a formula (see --raw-csv).
     """
+    from pipelines.report.adhoc import ScriptError, parse_params, used_params
+
+    text, source = _sql_text(query, file)
+    try:
+        bound = parse_params(params, week)
+    except ScriptError as exc:
+        raise click.BadParameter(str(exc), param_hint="--param") from None
+    used = used_params(text)
+    given = set(bound) - ({"week_start", "week_end"} if "week" in bound else set())
+    unused = sorted(
+        n for n in given if n not in used and not (n == "week" and used & {"week_start", "week_end"})
+    )
+    for name in unused:
+        _say(f"note: --param {name} is not used by the query", err=True)
     config = _config(ctx)
     path = config.warehouse_path
     if not live and config.published_path.exists():
         path = config.published_path
     if path == config.warehouse_path and path.exists():
         with _writing(config, wait_s, role="sql --live (reading)"):
-            cols, data = _query(path, query)
+            results = _query(path, text, bound, source)
     else:
-        cols, data = _query(path, query)
-    if cols is not None:
-        click.echo(format_rows(cols, data, fmt, raw_csv=raw_csv), nl=False)
+        results = _query(path, text, bound, source)
+    if len(results) > 1 and fmt != "table":
+        lines = ", ".join(str(r.line) for r in results)
+        raise Failure(
+            f"{source or 'the query'}: {len(results)} statements return rows (lines {lines}); "
+            f"--format {fmt} prints one result: keep one, or use --format table"
+        )
+    click.echo("\n".join(format_rows(r.columns, r.rows, fmt, raw_csv=raw_csv) for r in results), nl=False)
 
 
-def _query(path: Path, query: str) -> tuple[list[str] | None, list[tuple[Any, ...]]]:
-    import duckdb
+def _sql_text(query: str | None, file: str | None) -> tuple[str, str | None]:
+    """The SQL to run and the name its errors give: the argument, the file's path, or <stdin>."""
+    if (query is None) == (file is None):
+        raise click.UsageError(
+            "Missing argument 'QUERY' (or --file PATH, or - to read stdin)"
+            if query is None
+            else "give the SQL once: QUERY or --file PATH, not both"
+        )
+    if query is not None and query != "-":
+        return query, None
+    if query == "-" or file == "-":
+        return sys.stdin.read(), "<stdin>"
+    assert file is not None
+    try:
+        return Path(file).read_text(encoding="utf-8"), file
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.BadParameter(f"{file}: cannot read: {exc}", param_hint="--file") from None
 
+
+def _query(path: Path, text: str, params: dict[str, Any], source: str | None) -> list[Any]:
+    from pipelines.report.adhoc import ScriptError, run_script
     from pipelines.warehouse import connect
 
     con = connect(path, read_only=True)
     try:
-        cur = con.execute(query)
-        if cur.description is None:
-            return None, []
-        return [d[0] for d in cur.description], cur.fetchall()
-    except duckdb.Error as exc:
-        raise Failure(f"query failed: {str(exc).splitlines()[0]}") from None
+        return run_script(con, text, params, source)
+    except ScriptError as exc:
+        raise Failure(f"query failed: {exc}") from None
     finally:
         con.close()
 
@@ -447,8 +525,11 @@ def rules_list() -> None:
     """One line per rule: id, name, category, severity, status."""
     from rules import ALL_RULES
 
-    for r in ALL_RULES:
-        click.echo(f"{r.id}  {r.name:28} {r.category:16} {r.severity:7} {r.status:8} {r.summary}")
+    # every column as wide as its longest value, so ids and names of any length line up
+    cells = [(r.id, r.name, r.category, r.severity, r.status) for r in ALL_RULES]
+    widths = [max(len(c[i]) for c in cells) for i in range(5)]
+    for r, row in zip(ALL_RULES, cells, strict=True):
+        click.echo("  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) + f"  {r.summary}")
 
 
 @rules.command("show")

@@ -12,8 +12,9 @@ import polars as pl
 
 from pipelines import progress
 from pipelines.config import Config
-from pipelines.warehouse import transaction, utcnow
+from pipelines.warehouse import sql_text, transaction, utcnow
 from rules import ALL_RULES, FINDING_COLUMNS, Rule, Window
+from rules._contract import ATTENTION_CATEGORIES
 
 
 @dataclass
@@ -56,7 +57,11 @@ def evaluate_rule(
 
 
 def write_findings(con: duckdb.DuckDBPyConnection, rule_id: str, window: Window, frame: pl.DataFrame) -> None:
-    """Replace the (rule, week) findings with `frame`; re-running the same week is idempotent."""
+    """Replace the (rule, week) findings with `frame`; re-running the same week is idempotent.
+
+    The rows get `counted`, `attention` and the ack in force (sql/raw/findings/flags.sql) in the same
+    transaction, so the table never holds a finding without them."""
+    names = ", ".join(FINDING_COLUMNS)
     casts = ", ".join(f"cast({name} as {kind}) as {name}" for name, kind in FINDING_COLUMNS.items())
     arrow = frame.to_arrow()
     con.register("_new_findings", arrow)
@@ -66,7 +71,16 @@ def write_findings(con: duckdb.DuckDBPyConnection, rule_id: str, window: Window,
                 "delete from findings where rule_id = $r and week_start = $w",
                 {"r": rule_id, "w": window.start.date()},
             )
-            con.execute(f"insert into findings select {casts} from _new_findings")  # noqa: S608 - our constants
+            con.execute(f"insert into findings ({names}) select {casts} from _new_findings")  # noqa: S608 - our constants
+            con.execute(
+                sql_text("raw/findings", "flags"),
+                {
+                    "attention": list(ATTENTION_CATEGORIES),
+                    "rule_id": rule_id,
+                    "week_start": window.start.date(),
+                    "finding_key": None,
+                },
+            )
     finally:
         con.unregister("_new_findings")
 

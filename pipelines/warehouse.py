@@ -25,7 +25,7 @@ from pipelines.config import Config
 from pipelines.errors import WarehouseBusy, WarehouseError
 from pipelines.failpoints import failpoint
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 RAW_TABLES = (
     "schema_version",
     "ingest_files",
@@ -78,8 +78,8 @@ def header(sql: str) -> dict[str, str]:
 
 
 # `-- key: value` header lines that describe the file (asset, check, blocking: an asset check's, in
-# sql/checks/); any other `-- name: note` header line documents the column `name` (the header lines after
-# it continue the note, so column notes come last)
+# sql/checks/), continued by the indented (`--   `) lines right below; any other `-- name: note` header line
+# documents the column `name` (the header lines after it continue the note, so column notes come last)
 META_KEYS = ("grain", "depends_on", "params", "question", "columns_from", "asset", "check", "blocking")
 _NOTE_LINE = re.compile(r"([a-z_][a-z0-9_]*):\s*(.+)")
 # a DDL column line with a trailing note: `    name type ...,   -- note`
@@ -117,6 +117,7 @@ def parse_notes(sql: str) -> SqlNotes:
     columns: dict[str, str] = {}
     lines = sql.splitlines()
     current = None
+    last_meta: str | None = None
     body = len(lines)
     for i, line in enumerate(lines):
         s = line.strip()
@@ -127,8 +128,13 @@ def parse_notes(sql: str) -> SqlNotes:
             break
         text = s[2:].strip()
         m = _NOTE_LINE.match(text)
+        if last_meta and text and s[2:].startswith("  "):  # an indented line continues the header key above
+            meta[last_meta] += " " + text
+            continue
+        last_meta = None
         if m and m.group(1) in META_KEYS:
             meta[m.group(1)] = m.group(2).strip()
+            last_meta = m.group(1)
         elif m:
             current = m.group(1)
             columns[current] = m.group(2).strip()

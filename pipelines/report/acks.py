@@ -15,8 +15,8 @@ from typing import Any
 
 import duckdb
 
-from pipelines.warehouse import rows, transaction, utcnow
-from rules._contract import FINDING_KEY_SQL, finding_key
+from pipelines.warehouse import rows, sql_text, transaction, utcnow
+from rules._contract import ATTENTION_CATEGORIES, FINDING_KEY_SQL, finding_key
 
 HEX16 = re.compile(r"[0-9a-f]{16}")
 
@@ -116,6 +116,16 @@ def record(
                 "reason": reason.strip(),
                 "by": by,
                 "at": at or utcnow(),
+            },
+        )
+        # the finding's weeks take the ack in force: acknowledged, counted (sql/raw/findings/flags.sql)
+        con.execute(
+            sql_text("raw/findings", "flags"),
+            {
+                "attention": list(ATTENTION_CATEGORIES),
+                "rule_id": None,
+                "week_start": None,
+                "finding_key": target.finding_key,
             },
         )
 

@@ -1,8 +1,9 @@
 """Ten example questions for ad-hoc querying, each a SQL file in `sql/reports/questions/`.
 
 `render_markdown()` is the "Example questions" section for docs/schema.md (pipelines/schema_docs.py can
-append it); every query runs unchanged in `wastewatch sql "..."` or any DuckDB client on the published copy
-(tests/report/test_questions.py runs them all on the demo warehouse).
+append it). A question about a week takes it as named parameters ($week_start, $week_end: pipelines/report/
+adhoc.py), so each file runs as shipped with `wastewatch sql --file PATH --week 2026-W48`
+(tests/report/test_questions.py runs them all on the demo and compares their answers with the report's).
 """
 
 from __future__ import annotations
@@ -34,9 +35,11 @@ def questions() -> list[Question]:
 def render_markdown() -> str:
     parts = [
         "## Example questions\n",
-        'Each runs as is in `wastewatch sql "..."` (on the published read-only copy) or any DuckDB client; '
-        "relative periods are measured from the newest data, not from today (except the ack query). "
-        "Source: `sql/reports/questions/`.\n",
+        "Each file of `sql/reports/questions/` runs as shipped on the published read-only copy, e.g. "
+        "`wastewatch sql --file sql/reports/questions/q01_waste_by_team.sql --week 2026-W48`. A question "
+        "about a week takes it as named parameters: `$week_start` (its Monday) and `$week_end` (the Monday "
+        "after, exclusive), which `--week` (or `--param week=...`) binds; in another DuckDB client, bind them "
+        "yourself. Its answers are the report's figures for that week.\n",
     ]
     for i, q in enumerate(questions(), 1):
         parts.append(f"{i}. **{q.question}**\n\n```sql\n{q.sql}\n```\n")

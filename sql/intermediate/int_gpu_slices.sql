@@ -1,4 +1,5 @@
--- grain: one row per GPU x hour x slice (the part of the hour between job starts/ends on its host)
+-- grain: one row per GPU x hour x slice with telemetry samples (the slice: the part of the hour between job
+--   starts/ends on its host); an hour a GPU did not report has no row
 -- depends_on: gpu_samples, int_job_boundaries, int_job_hosts
 -- params: $day_from, $day_to (inclusive x_sample_date range; pipelines.transform rolls up changed days only)
 -- An incremental table, not a view: pipelines.transform deletes and re-inserts the days whose samples

@@ -1,4 +1,6 @@
--- grain: hour x resource_id x (currency, service, charge category, account, tags) — the basis rules price from
+-- grain: one row per hour x resource_id x (currency, service, charge category, account, tags) that a billing
+--   line or a `pricing:` entry puts a share of cost in (an hour nothing is billed or modelled for has no row);
+--   the basis rules price from
 -- depends_on: billing_line_items, int_modelled_hours, int_host_pricing, inventory_hosts
 -- Lines of an hour or less land in the hours they overlap (by overlap, so partial hours get their share).
 -- A line's hourly parts add up to the line exactly (the macro `allocated`): cost_hourly holds the bill to

@@ -1,4 +1,5 @@
--- grain: one row per GPU resource x hour it was billed for (resource_id, hour)
+-- grain: one row per GPU resource x hour whose effective cost in its billing currency is above zero
+--   (resource_id, hour); hours that cost nothing or net to a credit have no row
 -- depends_on: cost_hourly, resources
 -- What each resource with GPUs cost in each hour, the basis the GPU rules price from (each rule reads the
 -- hours of its own window). Only the resource's billing currency counts, so amounts in two currencies

@@ -1,4 +1,5 @@
--- grain: one row per GPU x hour
+-- grain: one row per GPU x hour with telemetry samples; an hour a GPU did not report has no row (billed
+--   hours without telemetry are in gpu_billed_hours and cost_hourly)
 -- depends_on: gpu_job_hours
 -- params: $day_from, $day_to (inclusive; pipelines.transform rebuilds only the days whose inputs changed)
 -- The slices of gpu_job_hours added up per hour; means are weighted by samples.

@@ -1,4 +1,5 @@
--- grain: one row per GPU x hour x slice: the part of the hour between job starts/ends on the GPU's host
+-- grain: one row per GPU x hour x slice with telemetry samples (the slice: the part of the hour between job
+--   starts/ends on the GPU's host); an hour a GPU did not report has no row
 -- depends_on: int_gpu_slices, int_jobs, int_host_resources, resources, cost_hourly
 -- params: $day_from, $day_to (inclusive; pipelines.transform rebuilds only the days whose inputs changed)
 -- An hour with no job starting or ending in it is one slice ([hour, hour + 1 h)).

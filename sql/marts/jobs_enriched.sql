@@ -1,4 +1,4 @@
--- grain: one row per scheduler job (job_key = scheduler/cluster/job_id)
+-- grain: one row per scheduler job (job_key = scheduler/cluster/job_id), from its latest record
 -- depends_on: int_jobs, int_job_hosts, int_host_resources, resources, gpu_job_hours
 -- The job record with what the warehouse knows around it: the billed resources of its hosts, team and
 -- project from the record or else from the billing tags of those resources (team_source says which),

@@ -1,4 +1,5 @@
--- grain: one row per billed resource (resource_id)
+-- grain: one row per resource_id on the bill, and per GPU host no bill lists that a `pricing:` entry
+--   prices ('host:<host>')
 -- depends_on: int_billed_resources, int_host_resources, inventory_hosts, gpu_instance_types, int_gpu_slices, int_host_pricing, int_modelled_hours
 -- GPU model and count come from the bill (SkuPriceDetails), the built-in instance-type catalogue (the
 -- instance type from the bill, else from the inventory), or, failing both, the GPUs the telemetry of the

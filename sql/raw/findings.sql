@@ -23,5 +23,13 @@ create table if not exists findings (
     currency varchar,
     waste_basis varchar,
     params json,
-    detected_at timestamp not null
+    detected_at timestamp not null,
+    -- what findings.csv states besides the lifecycle, kept current by sql/raw/findings/flags.sql:
+    finding_key varchar,                  -- the finding across weeks: sha1(rule_id|resource_id), 16 hex
+    attention boolean,                    -- an attention rule's finding (unattributed, anomaly, budget): never waste
+    counted boolean,                      -- adds to the week's waste total: status waste, not attention, not acknowledged
+    acknowledged boolean,                 -- the finding_key's latest ack runs to or past week_start
+    acked_until date,                     -- that ack's date (NULL when not acknowledged)
+    ack_reason varchar,                   -- that ack's reason
+    acked_by varchar                      -- who gave that ack
 );

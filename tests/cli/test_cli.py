@@ -230,6 +230,107 @@ def test_sql_bad_query_exits_2_with_a_message(landed: Landed, query: str, messag
     assert result.stdout == ""
 
 
+def _sql_in(landed: Landed, *args: str, stdin: str | None = None) -> Result:
+    return CliRunner(env={"WASTEWATCH_CONFIG": None}).invoke(
+        main, ["--config", str(landed.config), "sql", *args], input=stdin, catch_exceptions=False
+    )
+
+
+QUESTION = """-- question: How many lines does each provider bill?
+-- grain: provider
+
+select provider_name, count(*) as n
+from billing_line_items
+group by all
+order by provider_name;
+
+-- and how many in all
+select count(*) as total from billing_line_items;
+"""
+
+
+def test_sql_runs_a_file_of_several_statements_with_a_question_header(landed: Landed, tmp_path: Path) -> None:
+    path = tmp_path / "question.sql"
+    path.write_text(QUESTION, encoding="utf-8")
+    result = _sql_in(landed, "--file", str(path))
+    assert result.exit_code == 0, result.output
+    providers = defaultdict(int)
+    for r in _sample_rows():
+        providers[r["ProviderName"]] += 1
+    first, second = result.stdout.split("\n\n")
+    assert [line.split() for line in first.splitlines()[2:-1]] == [
+        [p, str(n)] for p, n in sorted(providers.items())
+    ]
+    assert second.splitlines() == ["total", "-----", "1000 ", "(1 row)"]
+    # the same text from stdin, and given as the argument (it starts with `--`, which is not an option)
+    assert _sql_in(landed, "-", stdin=QUESTION).stdout == result.stdout
+    assert _sql_in(landed, "--file", "-", stdin=QUESTION).stdout == result.stdout
+    assert _sql_in(landed, QUESTION).stdout == result.stdout
+    # csv and json print one result: two are refused, naming the lines they start on
+    refused = _sql_in(landed, "--file", str(path), "--format", "csv")
+    assert refused.exit_code == 2 and refused.stdout == ""
+    assert f"{path}: 2 statements return rows (lines 4, 10)" in refused.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("-- question: typo\n\nselect count(*)\nfrm billing_line_items;\n", 4, "Parser Error: syntax error"),
+        ("select 1;\n\n-- a note\nselect *\n  from no_such_table;\n", 5, "no_such_table does not exist"),
+        (
+            "select 1;\nselect count(*) from billing_line_items\nwhere provider_name = $who;\n",
+            2,
+            "needs $who",
+        ),
+    ],
+)
+def test_sql_errors_name_the_file_and_line(
+    landed: Landed, tmp_path: Path, text: str, line: int, message: str
+) -> None:
+    path = tmp_path / "broken.sql"
+    path.write_text(text, encoding="utf-8")
+    result = _sql_in(landed, "--file", str(path), "--format", "csv")
+    assert result.exit_code == 2 and result.stdout == ""
+    config_line, error = result.stderr.splitlines()  # which config was read, then the one error line
+    assert config_line.startswith("config: ") and config_line.endswith(" (from --config)")
+    assert error.startswith(f"error: query failed: {path}:{line}: "), result.stderr
+    assert message in error
+    piped = _sql_in(landed, "-", "--format", "csv", stdin=text)
+    assert piped.stderr.splitlines()[-1].startswith(f"error: query failed: <stdin>:{line}: ")
+
+
+def test_sql_binds_named_parameters_as_values(landed: Landed) -> None:
+    query = "select count(*) as n from billing_line_items where provider_name = $who"
+    aws = sum(r["ProviderName"] == "AWS" for r in _sample_rows())
+    assert 0 < aws < 1000
+    assert _sql(landed, query, "csv", "--param", "who=AWS").stdout == f"n\n{aws}\n"
+    # a value is a value: text that would change the query if pasted into it matches nothing
+    assert _sql(landed, query, "csv", "--param", "who=AWS' or '1'='1").stdout == "n\n0\n"
+    week = _sql(landed, "select $week as w, $week_start as s, $week_end as e", "csv", "--week", "2026-W48")
+    assert week.stdout == "w,s,e\n2026-W48,2026-11-23,2026-11-30\n"
+    same = _sql(landed, "select $week_start as s", "csv", "--param", "week=2026-W48")
+    assert same.stdout == "s\n2026-11-23\n"
+    unused = _sql(landed, "select 1 as x", "csv", "--param", "team=nlp")
+    assert unused.exit_code == 0 and "note: --param team is not used by the query" in unused.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["select $week_start", "--week", "2026-W60"], "week 60 does not exist in 2026"),
+        (["select 1", "--param", "oops"], "expected NAME=VALUE"),
+        (["select 1", "--param", "a=1", "--param", "a=2"], "given twice"),
+        (["select 1", "--file", "x.sql"], "not both"),
+        (["--file", "no/such/file.sql"], "no/such/file.sql: cannot read"),
+        (["select $week_start"], "needs $week_start"),
+    ],
+)
+def test_sql_usage_errors_exit_2(landed: Landed, args: list[str], message: str) -> None:
+    result = _sql_in(landed, *args)
+    assert result.exit_code == 2 and result.stdout == ""
+    assert message in result.stderr, result.stderr
+
+
 def test_sql_reads_the_published_copy_unless_live(tmp_path: Path) -> None:
     config_path = write_config(tmp_path, FOCUS_ONLY)
     missing = cli("--config", str(config_path), "sql", "select 1")
@@ -266,6 +367,21 @@ def test_rules_list() -> None:
     gpu001 = lines[[r.id for r in ALL_RULES].index("GPU001")].split()
     assert gpu001[:5] == ["GPU001", "idle-gpu-instance", "idle", rule.severity, rule.status]
     assert " ".join(gpu001[5:]) == " ".join(rule.summary.split())
+    # every column starts at the same place on every line, whatever the length of ids and names
+    for column in range(1, 5):
+        starts = {_column_start(line, column) for line in lines}
+        assert len(starts) == 1, (column, starts)
+    assert {len(r.id) for r in ALL_RULES} >= {6, 7}  # GPU001 and COST001 side by side
+
+
+def _column_start(line: str, column: int) -> int:
+    """Where the `column`-th (0-based) space-separated field of a line starts."""
+    pos = 0
+    for _ in range(column):
+        pos = line.index(" ", pos)
+        while line[pos] == " ":
+            pos += 1
+    return pos
 
 
 def test_rules_show_documents_the_rule_with_effective_params_from_the_config(

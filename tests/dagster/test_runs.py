@@ -338,6 +338,8 @@ def test_ingest_job_again_loads_nothing_and_its_checks_pass(materialised: Materi
         ("inventory_hosts", "sources_fresh"): (True, {"stale": "none"}),
         ("storage_objects", "no_rejected_files"): (True, {"files_rejected": 0}),
         ("storage_objects", "sources_fresh"): (True, {"stale": "none"}),
+        ("train_steps", "no_rejected_files"): (True, {"files_rejected": 0}),
+        ("train_steps", "sources_fresh"): (True, {"stale": "none"}),
         ("cost_hourly", "reconciles_with_billing"): (
             True,
             {"USD": f"lines {effective:.12f} / hourly {effective:.12f}"},

@@ -1,12 +1,14 @@
 """The GPU rules' shared invariant: a GPU-hour is priced by at most one of GPU001-GPU005.
 
 `check_no_double_counting` runs every GPU rule's `priced_units` CTE and its findings over a window and
-asserts the invariants tests/rules/test_gpu_precedence.py describes; `SETTINGS` are the threshold
+asserts the invariants tests/rules/test_gpu_precedence.py describes, and within GPU004 that each failed
+job's money is in exactly one finding (its crash loop's or its own); `SETTINGS` are the threshold
 settings it runs under, as `rules:` lines of wastewatch.yaml, and `WEEK` the week of its scenario.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 from datetime import datetime
@@ -23,18 +25,22 @@ GPU_RULES = ("GPU001", "GPU002", "GPU003", "GPU004", "GPU005")
 WEEK = Window.iso_week("2026-W48")
 
 
+UNIT_COLUMNS = "resource_id, hour, slice_start, slice_end, gpu_id, currency, cost"
+
+
 def priced_units(
-    con: duckdb.DuckDBPyConnection, rule: Rule, window: Window, params: RuleParams
+    con: duckdb.DuckDBPyConnection,
+    rule: Rule,
+    window: Window,
+    params: RuleParams,
+    columns: str = UNIT_COLUMNS,
 ) -> list[dict[str, Any]]:
     """The rows of the rule's `priced_units` CTE: its query with the final select swapped for that CTE."""
     assert rule.query is not None
     sql = rule.query.read_text(encoding="utf-8")
     lines = sql.splitlines()
     final = max(i for i, line in enumerate(lines) if line.startswith("select"))
-    body = "\n".join(lines[:final]) + (
-        "\nselect resource_id, hour, slice_start, slice_end, gpu_id, currency, cost from priced_units"
-        " where cost > 0"
-    )
+    body = "\n".join(lines[:final]) + f"\nselect {columns} from priced_units where cost > 0"
     bind = {"window_start": window.start, "window_end": window.end, **params.model_dump()}
     needed = set(re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", re.sub(r"--[^\n]*", "", body)))
     return rows(con, body, {k: v for k, v in bind.items() if k in needed})
@@ -56,6 +62,9 @@ def check_no_double_counting(
         assert float(waste[rule_id]) == pytest.approx(
             sum(float(u["cost"]) for u in units[rule_id]), abs=0.01
         ), rule_id
+        if rule_id == "GPU004":
+            job_units = priced_units(con, rule, window, params[rule_id], UNIT_COLUMNS + ", job_key")
+            check_failed_jobs_priced_once(job_units, frame.to_dicts())
 
     # no (resource, part of an hour, GPU) priced by two rules; a whole-instance unit (gpu_id NULL)
     # collides with any unit of the same resource whose part of the hour overlaps it
@@ -89,6 +98,34 @@ def check_no_double_counting(
     spend = sum(v for (rid, hour), v in hour_cost.items() if window.start <= hour < window.end)
     assert float(sum(waste.values())) <= spend + 1e-6
     return waste
+
+
+def check_failed_jobs_priced_once(units: list[dict[str, Any]], findings: list[dict[str, Any]]) -> None:
+    """GPU004: every failed job's units are in exactly one finding, its crash loop's or its own.
+
+    A failed-job finding claims its job (resource_id = the job's key), a crash-loop finding the jobs of
+    its `attempt_list`; each finding's waste is the money of the units of the jobs it claims.
+    """
+    claims: dict[str, list[str]] = defaultdict(list)
+    for f in findings:
+        evidence = json.loads(f["evidence"])
+        if evidence["kind"] == "failed_job":
+            jobs = [f["resource_id"]]
+        elif evidence["kind"] == "crash_loop":
+            assert len(evidence["attempt_list"]) == evidence["attempts"], f"{f['resource_id']}: attempts cut"
+            jobs = [a["job_key"] for a in evidence["attempt_list"]]
+        else:
+            continue
+        for job in jobs:
+            claims[job].append(f["resource_id"])
+        money = sum(
+            float(u["cost"]) for u in units if u["job_key"] in jobs and u["currency"] == f["currency"]
+        )
+        assert float(f["estimated_waste"]) == pytest.approx(money, abs=0.01), f["resource_id"]
+    for job in {u["job_key"] for u in units if u["job_key"] is not None}:
+        assert len(claims[job]) == 1, (
+            f"failed job {job} is in {len(claims[job])} GPU004 findings: {claims[job]}"
+        )
 
 
 SETTINGS = {

@@ -747,11 +747,127 @@ def test_a_version_8_warehouse_upgrades_to_training_logs_keeping_its_rows(tmp_pa
     old.close()
     con = connect(path)
     try:
-        assert [v for v, _ in _versions(con)] == [8, 9]
+        assert [v for v, _ in _versions(con)] == list(range(8, SCHEMA_VERSION + 1))
         assert con.execute("select job_id, state from jobs").fetchall() == [("41907", "COMPLETED")]
         assert con.execute("select count(*) from train_steps").fetchall() == [(0,)]
         assert con.execute(
             "select peak_dense_tflops, aliases from gpu_peak_flops where gpu_model = 'H200'"
         ).fetchall() == [(989.4, ["h200", "h200-sxm"])]
+    finally:
+        con.close()
+
+
+def test_a_version_9_warehouse_upgrades_keeping_its_findings_and_marks_which_are_counted(
+    tmp_path: Path,
+) -> None:
+    """Migration 0010 gives findings `counted`, `attention` and the ack in force, filled in from the rows
+    and acks already there with the report's logic; no finding is lost or changed otherwise."""
+    import json
+
+    snap = json.loads((SNAPSHOTS / "v9.json").read_text())
+    path = tmp_path / "v9.duckdb"
+    old = duckdb.connect(str(path))
+    for table, cols in snap["tables"].items():
+        old.execute(f"create table {table} ({', '.join(cols)})")
+    old.execute("insert into schema_version values (9, 'snapshot', now()::timestamp)")
+    old.execute(
+        "insert into findings (finding_id, rule_id, rule_name, category, severity, week_start, week_end, "
+        "resource_id, status, reason, estimated_waste, currency, detected_at) values "
+        "('f-idle', 'GPU001', 'idle', 'idle', 'high', '2026-11-23', '2026-11-29', 'i-1', 'waste', 'r', 10.5, "
+        "'USD', now()), "
+        "('f-untagged', 'COST001', 'untagged', 'unattributed', 'low', '2026-11-23', '2026-11-29', 'i-2', "
+        "'waste', 'r', 5, 'USD', now()), "
+        "('f-acked', 'GPU001', 'idle', 'idle', 'high', '2026-11-23', '2026-11-29', 'i-3', 'waste', 'r', 7, "
+        "'USD', now()), "
+        "('f-lapsed', 'GPU001', 'idle', 'idle', 'high', '2026-11-30', '2026-12-06', 'i-3', 'waste', 'r', 7, "
+        "'USD', now()), "
+        "('f-suspect', 'GPU002', 'small', 'overprovisioned', 'medium', '2026-11-23', '2026-11-29', 'i-4', "
+        "'suspect', 'r', 3, 'USD', now())"
+    )
+    # i-3's ack covers the week of 2026-11-23 only; an earlier ack of the same key is superseded
+    old.execute(
+        "insert into finding_acks values "
+        "(substr(sha1('GPU001|i-3'), 1, 16), 'GPU001', 'i-3', null, '2027-01-01', 'old', 'a', '2026-11-01'), "
+        "(substr(sha1('GPU001|i-3'), 1, 16), 'GPU001', 'i-3', null, '2026-11-23', 'known', 'ops', '2026-11-02')"
+    )
+    old.close()
+    con = connect(path)
+    try:
+        assert [v for v, _ in _versions(con)] == list(range(9, SCHEMA_VERSION + 1))
+        got = con.execute(
+            "select finding_id, estimated_waste, finding_key, attention, counted, acknowledged, acked_until, "
+            "ack_reason, acked_by from findings order by finding_id"
+        ).fetchall()
+    finally:
+        con.close()
+    from datetime import date
+
+    from rules._contract import finding_key
+
+    assert got == [
+        (
+            "f-acked",
+            Decimal(7),
+            finding_key("GPU001", "i-3"),
+            False,
+            False,
+            True,
+            date(2026, 11, 23),
+            "known",
+            "ops",
+        ),
+        ("f-idle", Decimal("10.5"), finding_key("GPU001", "i-1"), False, True, False, None, None, None),
+        ("f-lapsed", Decimal(7), finding_key("GPU001", "i-3"), False, True, False, None, None, None),
+        ("f-suspect", Decimal(3), finding_key("GPU002", "i-4"), False, False, False, None, None, None),
+        ("f-untagged", Decimal(5), finding_key("COST001", "i-2"), True, False, False, None, None, None),
+    ]
+
+
+def test_an_ack_and_its_revocation_update_the_stored_counted_flag(tmp_path: Path) -> None:
+    """`counted` in the warehouse follows `wastewatch ack` for every week the ack covers, and only those."""
+    from datetime import date
+
+    import polars as pl
+
+    from pipelines.evaluate import write_findings
+    from pipelines.report.acks import record, resolve
+    from rules import FINDING_COLUMNS, Window
+
+    con = connect(tmp_path / "w.duckdb")
+    try:
+        for week in ("2026-W47", "2026-W48"):
+            window = Window.iso_week(week)
+            row = {c: None for c in FINDING_COLUMNS} | {
+                "finding_id": f"id-{week}",
+                "rule_id": "GPU001",
+                "rule_name": "idle-gpu-instance",
+                "category": "idle",
+                "severity": "high",
+                "week_start": window.start.date(),
+                "week_end": window.end.date(),
+                "resource_id": "i-1",
+                "status": "waste",
+                "reason": "idle",
+                "estimated_waste": Decimal("12.5"),
+                "currency": "USD",
+                "detected_at": window.end,
+            }
+            write_findings(con, "GPU001", window, pl.DataFrame([row]))
+
+        def flags() -> list[tuple[object, ...]]:
+            return con.execute(
+                "select week_start, counted, acknowledged, acked_until, ack_reason from findings order by 1"
+            ).fetchall()
+
+        w47, w48 = date(2026, 11, 16), date(2026, 11, 23)
+        assert flags() == [(w47, True, False, None, None), (w48, True, False, None, None)]
+        target = resolve(con, "GPU001:i-1")
+        record(con, target, date(2026, 11, 20), "warm pool", "ops")  # covers W47 only
+        assert flags() == [
+            (w47, False, True, date(2026, 11, 20), "warm pool"),
+            (w48, True, False, None, None),
+        ]
+        record(con, target, None, "pool gone", "ops")  # revoked
+        assert flags() == [(w47, True, False, None, None), (w48, True, False, None, None)]
     finally:
         con.close()

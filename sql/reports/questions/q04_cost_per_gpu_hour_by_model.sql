@@ -1,26 +1,23 @@
--- question: What does a GPU-hour cost, per GPU model, over the last 28 days of billing?
+-- question: What did a GPU-hour cost in the week, per GPU model?
 -- grain: GPU model x currency
 -- depends_on: resources, cost_hourly
-with span as (
-    select max(hour) - interval 28 day as since
-    from cost_hourly
-),
-
-billed as (
+-- params: $week_start, $week_end
+-- As the report's GPU fleet table: the hours a GPU resource was billed (effective cost above zero), its GPU
+-- count per hour, and the effective cost of those hours.
+with billed as (
     select c.resource_id, c.hour, c.billing_currency as currency, sum(c.effective_cost) as cost
     from cost_hourly as c
-    cross join span
-    where c.hour > span.since
+    where c.hour >= $week_start and c.hour < $week_end
     group by all
     having sum(c.effective_cost) > 0
 )
 
 select
-    r.gpu_model,
+    coalesce(r.gpu_model, 'unknown GPU') as gpu_model,
     b.currency,
     count(distinct r.resource_id) as instances,
     sum(r.gpu_count) as gpu_hours,
-    round(sum(b.cost), 2) as cost,
+    sum(b.cost)::decimal(18, 2) as cost,
     round(sum(b.cost) / sum(r.gpu_count), 4) as cost_per_gpu_hour
 from billed as b
 inner join resources as r on r.resource_id = b.resource_id and r.gpu_count > 0

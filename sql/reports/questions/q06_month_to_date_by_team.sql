@@ -1,20 +1,24 @@
--- question: How much has each team spent this month so far, against the same days of last month?
+-- question: How much had each team spent in the month by the week's end, against the same days of the month before?
 -- grain: team x currency
 -- depends_on: cost_hourly
-with now_ as (
-    select max(hour) + interval 1 hour as t, date_trunc('month', max(hour)) as month_start
-    from cost_hourly
+-- params: $week_end
+-- The month is the one holding the week's last day; month_to_date runs from its first day to the week's
+-- end, same_days_last_month over the same days of the month before.
+with bounds as (
+    select
+        $week_end::timestamp as t,
+        date_trunc('month', $week_end::timestamp - interval 1 day) as month_start
 )
 
 select
     coalesce(c.team, '(untagged)') as team,
     c.billing_currency as currency,
-    round(sum(c.effective_cost) filter (where c.hour >= n.month_start), 2) as month_to_date,
-    round(sum(c.effective_cost) filter (
-        where c.hour >= n.month_start - interval 1 month and c.hour < n.t - interval 1 month
-    ), 2) as same_days_last_month
+    coalesce(sum(c.effective_cost) filter (where c.hour >= b.month_start), 0)::decimal(18, 2) as month_to_date,
+    coalesce(sum(c.effective_cost) filter (where c.hour < b.t - interval 1 month), 0)::decimal(18, 2)
+        as same_days_last_month
 from cost_hourly as c
-cross join now_ as n
-where c.hour >= n.month_start - interval 1 month
+cross join bounds as b
+where c.hour >= b.month_start - interval 1 month and c.hour < b.t
+    and (c.hour >= b.month_start or c.hour < b.t - interval 1 month)
 group by all
-order by month_to_date desc nulls last
+order by month_to_date desc, team

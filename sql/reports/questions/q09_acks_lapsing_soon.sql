@@ -1,15 +1,14 @@
--- question: Which acknowledged findings lapse in the next 14 days, and who acknowledged them?
--- grain: one row per acknowledged finding (its latest ack)
--- depends_on: finding_acks
+-- question: Which acknowledged findings of the week lapse within 14 days of its end, and who acknowledged them?
+-- grain: one row per finding acknowledged for the week (its ack in force)
+-- depends_on: findings
+-- params: $week_start, $week_end
 select
     finding_key,
     rule_id,
     resource_id,
     acked_until,
-    reason,
-    acked_by,
-    acked_at
-from finding_acks
-qualify row_number() over (partition by finding_key order by acked_at desc) = 1
-    and acked_until between current_date and current_date + 14
-order by acked_until
+    ack_reason,
+    acked_by
+from findings
+where week_start = $week_start and acknowledged and acked_until < $week_end + 14
+order by acked_until, rule_id, resource_id

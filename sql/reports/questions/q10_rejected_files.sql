@@ -1,5 +1,5 @@
 -- question: Which input files were rejected by ingestion, and why?
--- grain: one row per rejected file in the ledger
+-- grain: one row per file the ledger currently holds as rejected (any week)
 -- depends_on: ingest_files
 select
     source,
@@ -9,4 +9,4 @@ select
     checked_at
 from ingest_files
 where status = 'rejected'
-order by checked_at desc
+order by checked_at desc, uri
