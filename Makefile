@@ -4,14 +4,21 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+# what the install takes on a fresh clone, said while pip runs (README.md, "Set up", has the measured figures)
+INSTALL_TIME := 3 to 8 minutes
+INSTALL_SIZE := 1.2 GB
 
 .PHONY: test demo lint dev docs bench clean
 
+# pip prints each package it collects and installs; on a fresh machine this is the longest step.
 $(STAMP): pyproject.toml
-	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "wastewatch needs Python 3.11 or newer, found " + sys.version' 
+	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "wastewatch needs Python 3.11 or newer, found " + sys.version'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@echo "installing wastewatch and its dependencies into $(VENV): Dagster and its webserver, DuckDB, Polars,"
+	@echo "pyarrow, boto3, pydantic, and for the tests pytest, moto, hypothesis, ruff and Playwright"
+	@echo "(on a fresh clone about $(INSTALL_TIME) and $(INSTALL_SIZE) in $(VENV); measured figures in README.md)"
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --progress-bar on -e '.[test]'
 	touch $(STAMP)
 
 test: $(STAMP)
@@ -20,16 +27,23 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q -n auto --dist loadfile
 
 demo: $(STAMP)
-	$(BIN)/wastewatch demo --dir demo
+	$(BIN)/wastewatch --progress demo --dir demo
+	@echo ""
+	@echo "next, with the demo's config (demo/wastewatch.yaml; its Dagster runs are in demo/.dagster/):"
+	@echo "  $(BIN)/wastewatch --config demo/wastewatch.yaml sql \"select rule_id, count(*) as findings, sum(estimated_waste) as amount from findings group by 1 order by 1\""
+	@echo "  make dev    # the Dagster UI on http://127.0.0.1:3000 with this config and the runs above"
+	@echo "  open the report: $$(ls demo/reports/*/report.html | sort | tail -n 1)"
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-# Dagster UI on http://127.0.0.1:3000 with the instance config in dagster.yaml (pool limits).
+# Dagster UI on http://127.0.0.1:$(PORT): config $$WASTEWATCH_CONFIG, else ./wastewatch.yaml, else the
+# demo's; its Dagster instance is the one the CLI's runs use (.dagster/ beside the config). `exec` makes
+# Dagster make's own child, so a SIGTERM to make reaches it.
+PORT ?= 3000
 dev: $(STAMP)
-	mkdir -p .dagster && cp dagster.yaml .dagster/dagster.yaml
-	DAGSTER_HOME=$(CURDIR)/.dagster $(BIN)/dagster dev -w workspace.yaml
+	exec $(BIN)/python -m pipelines.dev --port $(PORT)
 
 docs: $(STAMP)
 	$(BIN)/python -m rules docs > docs/rules.md

@@ -25,7 +25,15 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from pipelines.config import DEFAULT_CONFIG_NAME, STARTER_CONFIG, Config, ConfigError, load_config
+from pipelines.config import (
+    DEFAULT_CONFIG_NAME,
+    ORIGIN_DEFAULT,
+    STARTER_CONFIG,
+    Config,
+    ConfigError,
+    find_config,
+    load_config,
+)
 from pipelines.errors import WarehouseBusy, WarehouseError
 from pipelines.lock import DEFAULT_WAIT_S
 from pipelines.redact import redact
@@ -97,10 +105,16 @@ def _writing(config: Config, wait_s: float, role: str = "writer") -> Iterator[No
 
 
 def _config(ctx: click.Context) -> Config:
+    """The configuration found by `find_config`; the first load says on stderr which file it is."""
+    path = ctx.obj["config_path"]
     try:
-        return load_config(ctx.obj["config_path"])
+        config = load_config(path, origin=ctx.obj.get("config_origin"))
     except ConfigError as exc:
         raise Failure(str(exc)) from None
+    if not ctx.obj.get("config_said") and not ctx.obj.get("quiet"):
+        ctx.obj["config_said"] = True
+        click.echo(redact(f"config: {path} (from {ctx.obj['config_origin']})"), err=True)
+    return config
 
 
 def _week(value: str | None) -> str:
@@ -147,18 +161,41 @@ def _fmt_money(amount: Any, currency: str) -> str:
     "config_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    envvar="WASTEWATCH_CONFIG",
-    help=f"Configuration file (default ./{DEFAULT_CONFIG_NAME}; env WASTEWATCH_CONFIG).",
+    help=f"Configuration file (default: $WASTEWATCH_CONFIG, else ./{DEFAULT_CONFIG_NAME}).",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Show Dagster's run log, and tracebacks of errors.")
+@click.option(
+    "--progress",
+    "show_progress",
+    is_flag=True,
+    help="Progress on long steps to stderr even when it is not a terminal (on a terminal it is shown anyway).",
+)
+@click.option(
+    "-q", "--quiet", is_flag=True, help="No progress and no `config:` line; errors and results only."
+)
 @click.version_option(package_name="wastewatch")
 @click.pass_context
-def main(ctx: click.Context, config_path: Path | None, verbose: bool) -> None:
-    """wastewatch finds the money GPU and AI-training infrastructure burns for nothing."""
+def main(
+    ctx: click.Context, config_path: Path | None, verbose: bool, show_progress: bool, quiet: bool
+) -> None:
+    """wastewatch finds the money GPU and AI-training infrastructure burns for nothing.
+
+    The configuration is --config, else $WASTEWATCH_CONFIG, else ./wastewatch.yaml; commands that read it
+    say which on stderr (`config: demo/wastewatch.yaml (from WASTEWATCH_CONFIG)`).
+    """
+    from pipelines.progress import Progress, reporting
+
     ctx.ensure_object(dict)
-    ctx.obj["config_path"] = config_path or Path(DEFAULT_CONFIG_NAME)
-    ctx.obj["config_given"] = config_path is not None  # --config or WASTEWATCH_CONFIG
+    path, origin = find_config(config_path)
+    ctx.obj["config_path"] = path
+    ctx.obj["config_origin"] = origin
+    ctx.obj["config_given"] = origin != ORIGIN_DEFAULT  # --config or WASTEWATCH_CONFIG
     ctx.obj["verbose"] = verbose
+    ctx.obj["quiet"] = quiet
+    stream = sys.stderr
+    live = stream.isatty()
+    if not quiet and (show_progress or live):
+        ctx.with_resource(reporting(Progress(stream, live=live)))
 
 
 @main.command()
@@ -316,7 +353,10 @@ def report(ctx: click.Context, week: str | None, wait_s: float) -> None:
 @_wait_option
 @click.pass_context
 def run(ctx: click.Context, week: str | None, wait_s: float) -> None:
-    """ingest + evaluate + report: what a nightly cron entry runs."""
+    """ingest, then evaluate and report one ISO week (default the last complete one).
+
+    What the weekly cron entry runs (Mondays, after the week ends); the nightly entry runs `ingest` alone.
+    """
     config = _config(ctx)
     w = _week(week)
     with _writing(config, wait_s):
@@ -750,6 +790,7 @@ def demo(
     if no_run:
         return
     ctx.obj["config_path"] = config_path
+    ctx.obj["config_origin"] = "wastewatch demo"
     config = _config(ctx)
     with _writing(config, wait_s):
         ctx.exit(_demo_run(ctx, config, config_path, w, planted))

@@ -6,6 +6,7 @@ working directory (cron, Dagster, a shell).
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import date, timedelta
 from decimal import Decimal
@@ -509,12 +510,35 @@ def _check_rule_overrides(config: Config, root: yaml.Node | None, path: Path) ->
     return config.model_copy(update={"rules": by_id})
 
 
-def load_config(path: Path | str | None = None) -> Config:
-    """Read `path` (default ./wastewatch.yaml)."""
+CONFIG_ENV = "WASTEWATCH_CONFIG"
+ORIGIN_OPTION, ORIGIN_ENV, ORIGIN_DEFAULT = "--config", CONFIG_ENV, f"./{DEFAULT_CONFIG_NAME}"
+
+
+def find_config(given: Path | str | None = None) -> tuple[Path, str]:
+    """Which configuration file to read, and where that choice came from: `given` (--config), else
+    $WASTEWATCH_CONFIG (when set and not empty), else ./wastewatch.yaml."""
+    if given:
+        return Path(given), ORIGIN_OPTION
+    env = os.environ.get(CONFIG_ENV, "").strip()
+    if env:
+        return Path(env), ORIGIN_ENV
+    return Path(DEFAULT_CONFIG_NAME), ORIGIN_DEFAULT
+
+
+def load_config(path: Path | str | None = None, origin: str | None = None) -> Config:
+    """Read `path` (default ./wastewatch.yaml); `origin` (how it was found) goes into a not-found error."""
     p = Path(path) if path else Path(DEFAULT_CONFIG_NAME)
     if not p.exists():
+        if origin in (None, ORIGIN_DEFAULT) and p == Path(DEFAULT_CONFIG_NAME):
+            raise ConfigError(
+                f"{p}: configuration file not found: no --config given, {CONFIG_ENV} not set and no "
+                f"{DEFAULT_CONFIG_NAME} in {Path.cwd()}. Try the demo (`make demo`, then "
+                f"`wastewatch --config demo/{DEFAULT_CONFIG_NAME} ...`) or write a starter file with "
+                "`wastewatch init`"
+            )
         raise ConfigError(
-            f"{p}: configuration file not found (create one with `wastewatch init`, or pass --config PATH)"
+            f"{p}: configuration file not found (from {origin or ORIGIN_OPTION}; create one with "
+            "`wastewatch init PATH`, or try `make demo`)"
         )
     if p.is_dir():
         raise ConfigError(f"{p}: is a folder, expected a wastewatch.yaml file")
@@ -552,7 +576,7 @@ duckdb: {}
 # or s3://bucket/prefix/), optional endpoint_url/region for S3-compatible stores, and reader options.
 sources:
   - name: focus-main
-    kind: focus                # FOCUS 1.0/1.1/1.2 CSV, CSV.gz or Parquet
+    kind: focus                # FOCUS 1.0, 1.1, 1.2 (and 1.3's renamed columns); CSV, CSV.gz or Parquet
     uri: landing/billing/focus/
   - name: gpu-nodes
     kind: nvidia_smi           # nvidia-smi --query-gpu=... --format=csv output, one file per host

@@ -97,19 +97,27 @@ def load_history_start(config_path: Path, today: date) -> date:
     return history_start(config, today)
 
 
-def no_data_message(config: Config, window: Window) -> str | None:
+def no_data_message(
+    config: Config,
+    window: Window,
+    con: duckdb.DuckDBPyConnection | None = None,
+    outcome: str = "nothing was evaluated and no report was written",
+) -> str | None:
     """None when the week has data; else what to tell the user: that the week has none and which weeks do.
 
-    Worded so that it never reads as an all-clear: nothing was evaluated, no report was written.
+    Worded so that it never reads as an all-clear: `outcome` says what was not done. Reads `con` when given
+    (a run's own connection), else opens the warehouse read-only.
     """
     path = config.warehouse_path
     spans: list[Span] = []
-    if path.exists():
-        con = connect(path, read_only=True)
+    if con is not None:
+        spans = data_spans(con, window)
+    elif path.exists():
+        own = connect(path, read_only=True)
         try:
-            spans = data_spans(con, window)
+            spans = data_spans(own, window)
         finally:
-            con.close()
+            own.close()
     if any(s.in_window for s in spans):
         return None
     held = (
@@ -119,6 +127,6 @@ def no_data_message(config: Config, window: Window) -> str | None:
     )
     return (
         f"{window.label}: no data in this week (no billing, GPU telemetry, jobs or storage inventory falls in "
-        f"it), so nothing was evaluated and no report was written; this is not an all-clear. "
+        f"it), so {outcome}; this is not an all-clear. "
         f"The warehouse holds: {held}."
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -9,6 +10,7 @@ from decimal import Decimal
 import duckdb
 import polars as pl
 
+from pipelines import progress
 from pipelines.config import Config
 from pipelines.warehouse import sql_text, transaction, utcnow
 from rules import ALL_RULES, FINDING_COLUMNS, Rule, Window
@@ -35,6 +37,7 @@ def evaluate_rule(
     window: Window,
     detected_at: datetime | None = None,
 ) -> tuple[RuleOutcome, pl.DataFrame]:
+    started = time.monotonic()
     params = rule.make_params(config.rule_overrides(rule.id), config)
     frame = rule.evaluate(con, window, params, detected_at or utcnow())
     write_findings(con, rule.id, window, frame)
@@ -43,6 +46,13 @@ def evaluate_rule(
     for row in waste.group_by("currency").agg(pl.col("estimated_waste").sum()).iter_rows():
         by_currency[row[0] or config.currency] = Decimal(str(row[1]))
     outcome = RuleOutcome(rule.id, frame.height, waste.height, by_currency, params.model_dump(mode="json"))
+    amounts = ", ".join(f"{cur} {amount:,.2f}" for cur, amount in sorted(by_currency.items()))
+    label = "at stake" if rule.attention else "waste"
+    progress.done(
+        f"  {rule.id} {rule.name} {window.label}: {frame.height} finding(s)"
+        + (f", {label} {amounts}" if amounts else "")
+        + f" in {progress.seconds(started)}"
+    )
     return outcome, frame
 
 

@@ -17,6 +17,7 @@ from pipelines.defs.partitions import (
     weekly_partitions,
 )
 from pipelines.defs.resources import WastewatchResource
+from pipelines.instance import open_instance, run_tags
 from pipelines.redact import redact
 
 QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
@@ -43,14 +44,18 @@ def _assets(config_path: Path) -> list[dg.AssetsDefinition]:
 def _materialize(
     config_path: Path, selection: dg.AssetSelection, partition_key: str | None, verbose: bool
 ) -> RunOutcome:
-    result = dg.materialize(
-        _assets(config_path),
-        selection=selection,
-        resources={"wastewatch": WastewatchResource(config_path=str(config_path.resolve()))},
-        partition_key=partition_key,
-        run_config=None if verbose else QUIET_LOGS,
-        raise_on_error=False,
-    )
+    # the instance `make dev` opens too: the UI lists this run, its materialisations and check results
+    with open_instance(config_path) as instance:
+        result = dg.materialize(
+            _assets(config_path),
+            selection=selection,
+            resources={"wastewatch": WastewatchResource(config_path=str(config_path.resolve()))},
+            partition_key=partition_key,
+            run_config=None if verbose else QUIET_LOGS,
+            raise_on_error=False,
+            instance=instance,
+            tags=run_tags(),
+        )
     outcome = RunOutcome(success=result.success)
     for event in result.get_asset_materialization_events():
         mat = event.materialization

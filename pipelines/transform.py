@@ -14,12 +14,14 @@ dropped. The fingerprints of what each table was built from live in `int_increme
 from __future__ import annotations
 
 import re
+import time
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from functools import cache
 
 import duckdb
 
+from pipelines import progress
 from pipelines.config import Config
 from pipelines.failpoints import failpoint
 from pipelines.warehouse import (
@@ -322,6 +324,7 @@ def build_mart_with_rollup(
     """`build_mart`, also returning what the day-incremental refreshes did (empty for full rebuilds)."""
     if name not in MARTS:
         raise KeyError(f"unknown mart {name!r}")
+    started = time.monotonic()
     stats: list[DayStats] = []
     with transaction(con):
         if config is not None:
@@ -337,7 +340,9 @@ def build_mart_with_rollup(
         failpoint("transform.mart.before_commit")
     failpoint("transform.mart.committed")
     row = one(con, f"select count(*) from {name}")  # noqa: S608 - identifiers only, values are bound
-    return (int(row[0]) if row else 0), stats
+    n = int(row[0]) if row else 0
+    progress.done(f"  mart {name}: {n:,} rows in {progress.seconds(started)}")
+    return n, stats
 
 
 def build_marts(con: duckdb.DuckDBPyConnection, config: Config | None = None) -> dict[str, int]:

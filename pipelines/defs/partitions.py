@@ -8,7 +8,6 @@ is the one the definitions are built for: the CLI's (`definitions_for`), else $W
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -17,11 +16,10 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipelines.config import DEFAULT_CONFIG_NAME
+from pipelines.config import find_config
 from pipelines.coverage import load_history_start
 from rules import Window
 
-CONFIG_ENV = "WASTEWATCH_CONFIG"
 _BUILDING_FOR: ContextVar[Path | None] = ContextVar("wastewatch_definitions_config", default=None)
 
 
@@ -36,7 +34,7 @@ def definitions_for(config_path: Path) -> Iterator[None]:
 
 
 def definitions_config_path() -> Path:
-    return _BUILDING_FOR.get() or Path(os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG_NAME)
+    return _BUILDING_FOR.get() or find_config()[0]
 
 
 def weekly_partitions_from(start: date) -> dg.WeeklyPartitionsDefinition:

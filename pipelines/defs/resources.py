@@ -1,6 +1,5 @@
 """The one resource every asset uses: the wastewatch configuration and its warehouse."""
 
-import os
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from pathlib import Path
@@ -10,13 +9,14 @@ import dagster as dg
 import duckdb
 from pydantic import PrivateAttr
 
-from pipelines.config import DEFAULT_CONFIG_NAME, Config, load_config
+from pipelines.config import CONFIG_ENV as CONFIG_ENV  # where the tests and the code server look
+from pipelines.config import Config, find_config, load_config
+from pipelines.instance import PID_TAG, run_tags
 from pipelines.lock import DEFAULT_WAIT_S, writer_lock
 from pipelines.warehouse import open_warehouse
 
 # every asset that writes the DuckDB file runs in this pool; dagster.yaml limits it to one at a time
 WAREHOUSE_POOL = "warehouse"
-CONFIG_ENV = "WASTEWATCH_CONFIG"
 
 
 class WastewatchResource(dg.ConfigurableResource):
@@ -35,7 +35,7 @@ class WastewatchResource(dg.ConfigurableResource):
     _run_con: duckdb.DuckDBPyConnection | None = PrivateAttr(default=None)
 
     def resolved_path(self) -> Path:
-        return Path(self.config_path or os.environ.get(CONFIG_ENV) or DEFAULT_CONFIG_NAME)
+        return Path(self.config_path) if self.config_path else find_config()[0]
 
     def load(self) -> Config:
         return load_config(self.resolved_path())
@@ -46,6 +46,9 @@ class WastewatchResource(dg.ConfigurableResource):
             if context.run is None:  # a sensor or schedule tick only reads
                 yield value
                 return
+            instance, run_id = context.instance, context.run.run_id
+            if instance is not None and PID_TAG not in context.run.tags:  # a run the daemon launched
+                instance.add_run_tags(run_id, run_tags())
             log = context.log
             with (
                 writer_lock(

@@ -35,11 +35,13 @@ from __future__ import annotations
 import json
 import random
 import shutil
+import time
 from datetime import timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from pipelines import progress
 from pipelines.demo.billing import billing_lines, write_billing
 from pipelines.demo.expected import build_expected
 from pipelines.demo.scenario import fleet, plan, plan_storage
@@ -80,13 +82,27 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
     # Thursday of the report week: 14x the usual egress (Thursday, so even a one-week demo has three
     # earlier weekdays for COST003's baseline)
     spike = (rw_day0 + 3, "speech", Decimal(14))
+    t = time.monotonic()
     lines = billing_lines(hosts, start, hours, storage, spike)
-    write_billing(directory, lines)
+    files = write_billing(directory, lines)
+    progress.done(f"  billing: {len(lines):,} FOCUS lines in {len(files)} file(s), {progress.seconds(t)}")
+    t = time.monotonic()
     samples, starved_samples = write_telemetry(directory, hosts, start, weeks, seed)
+    progress.done(
+        f"  telemetry: {samples:,} nvidia-smi samples from {len(hosts)} hosts, {progress.seconds(t)} "
+        f"({progress.rate(samples, t, 'samples')})"
+    )
+    t = time.monotonic()
     write_sacct(directory, planner.jobs, start, by_name)
     write_inventory(directory, objects, end - timedelta(hours=23))
+    n_objects = sum(len(objs) for objs in objects.values())
+    progress.done(
+        f"  jobs and storage: {len(planner.jobs)} Slurm jobs, {n_objects:,} objects in {len(objects)} "
+        f"bucket inventories, {progress.seconds(t)}"
+    )
     (directory / "wastewatch.yaml").write_text(config_text(), encoding="utf-8")
 
+    t = time.monotonic()
     expected = build_expected(
         hosts,
         planner,
@@ -105,4 +121,5 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
     (directory / "expected.json").write_text(
         json.dumps(expected, indent=2, default=str) + "\n", encoding="utf-8"
     )
+    progress.done(f"  expected.json: the planted waste, priced, {progress.seconds(t)}")
     return expected

@@ -9,6 +9,7 @@ import hashlib
 import io
 import json
 import shutil
+import time
 import urllib.parse
 import uuid
 from datetime import datetime, timedelta
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import duckdb
 
+from pipelines import progress
 from pipelines.demo.scenario import P5, Host, Job, job_times
 from pipelines.units import HOURS_PER_WEEK
 from pipelines.warehouse import sql_text
@@ -50,8 +52,11 @@ def write_telemetry(
     con.executemany("insert into _demo_schedule values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
     folder = root / "landing" / "telemetry" / "nvidia-smi"
     folder.mkdir(parents=True, exist_ok=True)
-    total = 0
-    for h in hosts:
+    total, started = 0, time.monotonic()
+    for i, h in enumerate(hosts):
+        progress.count(
+            f"  telemetry: host {i + 1}/{len(hosts)}, {total:,} samples, {progress.rate(total, started, 'samples')}"
+        )
         con.execute(sql_text("demo", "demo_host_samples"), {"host": h.name, "seed": seed})
         for hour_idx, minute, gpu, util in con.execute(
             "select hour_idx, minute, gpu, util from _host_samples where state = 'starved'"
@@ -199,7 +204,6 @@ reports_dir: reports
 sources:
   - {name: focus-acme, kind: focus, uri: landing/billing/focus/}
   - {name: gpu-nodes, kind: nvidia_smi, uri: landing/telemetry/nvidia-smi/}
-  # read once their readers exist (a source whose kind has no reader yet is skipped with a note)
   - {name: slurm, kind: slurm_sacct, uri: landing/jobs/sacct/}
   - {name: ckpt-inventory, kind: s3_inventory, uri: landing/inventory/acme-ckpt/}
   - {name: datasets-inventory, kind: s3_inventory, uri: landing/inventory/acme-datasets/}

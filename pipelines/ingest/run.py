@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -9,6 +10,7 @@ from typing import Any
 
 import duckdb
 
+from pipelines import progress
 from pipelines import s3 as s3mod
 from pipelines.config import Config, Source
 from pipelines.errors import S3Error
@@ -69,25 +71,43 @@ def ingest(
     con: duckdb.DuckDBPyConnection,
     config: Config,
     targets: tuple[str, ...] | None = None,
-    progress: Callable[[str], None] | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> IngestReport:
-    """Load every new or changed file of every enabled source whose kind writes one of `targets`."""
+    """Load every new or changed file of every enabled source whose kind writes one of `targets`.
+
+    `log` gets a line per file; a person watching (pipelines/progress.py) gets a line per source as it
+    finishes and a counter while a source with many files loads."""
     report = IngestReport()
     for source in config.sources:
         target = source_kind(source.kind).target
         if not source.enabled or (targets is not None and target not in targets):
             continue
         reader = get_reader(source.kind)
-        if isinstance(reader, SourceReader):
-            outcomes = [ingest_source(con, config, source, reader, target)]
-        else:
-            assert isinstance(reader, FileReader)
-            outcomes = _ingest_files(con, config, source, reader, target, report)
+        started = time.monotonic()
+        failures = len(report.failures)
+        with progress.ticking(f"  {source.name} ({source.kind}): loading"):
+            if isinstance(reader, SourceReader):
+                outcomes = [ingest_source(con, config, source, reader, target)]
+            else:
+                assert isinstance(reader, FileReader)
+                outcomes = _ingest_files(con, config, source, reader, target, report)
         report.outcomes.extend(outcomes)
-        if progress:
+        progress.done(_source_line(source, outcomes, report.failures[failures:], started))
+        if log:
             for o in outcomes:
-                progress(f"{o.status:9} {o.uri}" + (f" ({o.rows:,} rows)" if o.rows else ""))
+                log(f"{o.status:9} {o.uri}" + (f" ({o.rows:,} rows)" if o.rows else ""))
     return report
+
+
+def _source_line(source: Source, outcomes: list[FileOutcome], failures: list[str], started: float) -> str:
+    """One source's progress line: `  slurm (slurm_sacct): 4 file(s) loaded, 1,234 rows, 2 unchanged in 0.4 s`."""
+    if failures:
+        return f"  {source.name} ({source.kind}): could not be read, in {progress.seconds(started)}"
+    counts = {s: sum(o.status == s for o in outcomes) for s in ("loaded", "unchanged", "rejected")}
+    rows = sum(o.rows for o in outcomes if o.status == "loaded")
+    parts = [f"{counts['loaded']} file(s) loaded, {rows:,} rows"]
+    parts += [f"{n} {s}" for s, n in counts.items() if s != "loaded" and n]
+    return f"  {source.name} ({source.kind}): {', '.join(parts)} in {progress.seconds(started)}"
 
 
 def _ingest_files(
@@ -125,7 +145,12 @@ def _ingest_files(
             _fetch_changed(con, source, files, s3)
         if isinstance(reader, BatchReader):
             return ingest_in_batches(con, config, source, reader, target, files)
-        return [ingest_file(con, config, source, reader, target, f) for f in files]
+        out: list[FileOutcome] = []
+        started = time.monotonic()
+        for f in files:
+            out.append(ingest_file(con, config, source, reader, target, f))
+            progress.count_files(source.name, len(out), len(files), sum(o.rows for o in out), started)
+        return out
     finally:
         if s3 is not None or isinstance(reader, DeliveryReader):
             clean_cache(source_cache(config, source))

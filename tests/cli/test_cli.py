@@ -224,7 +224,9 @@ def test_sql_table(landed: Landed) -> None:
 def test_sql_bad_query_exits_2_with_a_message(landed: Landed, query: str, message: str) -> None:
     result = _sql(landed, query, "csv")
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: query failed:") and message in result.stderr
+    config_line, error = result.stderr.splitlines()  # which config was read, then the one error line
+    assert config_line == f"config: {landed.config} (from --config)"
+    assert error.startswith("error: query failed:") and message in error
     assert result.stdout == ""
 
 
@@ -289,10 +291,12 @@ def test_sql_errors_name_the_file_and_line(
     path.write_text(text, encoding="utf-8")
     result = _sql_in(landed, "--file", str(path), "--format", "csv")
     assert result.exit_code == 2 and result.stdout == ""
-    assert result.stderr.startswith(f"error: query failed: {path}:{line}: "), result.stderr
-    assert message in result.stderr and len(result.stderr.splitlines()) == 1
+    config_line, error = result.stderr.splitlines()  # which config was read, then the one error line
+    assert config_line.startswith("config: ") and config_line.endswith(" (from --config)")
+    assert error.startswith(f"error: query failed: {path}:{line}: "), result.stderr
+    assert message in error
     piped = _sql_in(landed, "-", "--format", "csv", stdin=text)
-    assert piped.stderr.startswith(f"error: query failed: <stdin>:{line}: ")
+    assert piped.stderr.splitlines()[-1].startswith(f"error: query failed: <stdin>:{line}: ")
 
 
 def test_sql_binds_named_parameters_as_values(landed: Landed) -> None:

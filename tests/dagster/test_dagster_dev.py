@@ -4,7 +4,11 @@ jobs, schedules and the sensor as a user sees them, and nothing left running aft
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -154,3 +158,59 @@ def test_dagster_dev_serves_the_code_location(tmp_path: Path, sensor_config: Pat
         and re.search(rf"{re.escape(str(REPO))}/(pipelines|rules)/", line)
     ]
     assert ours == [], "\n".join(ours)
+
+
+@pytest.mark.e2e
+def test_make_dev_names_its_config_warns_of_nothing_and_stops_on_sigterm(
+    tmp_path: Path, sensor_config: Path
+) -> None:
+    # `make dev` as a user runs it (this venv's bin; the install stamp taken as done), on a given config
+    config = sensor_config.with_name("dev.yaml")
+    config.write_text("history_start: 2023-01-02\n" + sensor_config.read_text(encoding="utf-8"))
+    make = ["make", "-s", "-o", ".venv/.installed", f"BIN={Path(sys.executable).parent}"]
+    dev = DagsterDev(
+        tmp_path / "dev", env={CONFIG_ENV: str(config)}, command=lambda port: [*make, f"PORT={port}", "dev"]
+    )
+    pgid = None
+    try:
+        with dev:
+            assert dev.process is not None
+            pgid = dev.process.pid
+            dev.wait_ready(timeout=90)
+            [location] = dev.graphql(DEV_QUERY, {"cursor": 0.0})["workspaceOrError"]["locationEntries"]
+            assert location["loadStatus"] == "LOADED"
+            started = time.monotonic()
+            os.kill(dev.process.pid, signal.SIGTERM)  # make itself, as a service manager would
+            dev.process.wait(timeout=30)
+            while group_members(pgid) and time.monotonic() - started < 30:
+                time.sleep(0.1)
+            stopped_in = time.monotonic() - started
+            assert group_members(pgid) == [], "make dev left processes behind"
+            # Dagster's own shutdown (webserver, daemon, code server) takes seconds; a minute was the bug
+            assert stopped_in < 25, f"Dagster took {stopped_in:.1f} s to stop"
+    finally:
+        dev.stop()
+    log = dev.log
+    assert f"config: {config} (from WASTEWATCH_CONFIG)" in log
+    assert f"dagster instance: {dev.home}" in log
+    assert "superseded" not in log and "will not be used" not in log, log
+    assert "Dagster services shut down" in log
+
+
+def test_make_dev_falls_back_to_the_demo_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipelines.dev import choose_config
+
+    monkeypatch.delenv(CONFIG_ENV, raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert choose_config() == (
+        Path("wastewatch.yaml"),
+        "./wastewatch.yaml",
+    )  # nothing anywhere: the error path
+    (tmp_path / "demo").mkdir()
+    (tmp_path / "demo" / "wastewatch.yaml").write_text("sources: []\n")
+    path, origin = choose_config()
+    assert path == Path("demo/wastewatch.yaml") and origin.startswith("make dev's default")
+    (tmp_path / "wastewatch.yaml").write_text("sources: []\n")
+    assert choose_config() == (Path("wastewatch.yaml"), "./wastewatch.yaml")
+    monkeypatch.setenv(CONFIG_ENV, "elsewhere.yaml")
+    assert choose_config() == (Path("elsewhere.yaml"), "WASTEWATCH_CONFIG")

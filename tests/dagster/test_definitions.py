@@ -18,6 +18,7 @@ import yaml
 
 from pipelines.definitions import defs
 from pipelines.defs.checks import sql_checks
+from pipelines.instance import INSTANCE_YAML
 from rules import Window
 from tests.helpers.asset_graph import (
     SNAPSHOT,
@@ -180,8 +181,8 @@ def test_every_asset_writing_the_warehouse_runs_in_the_warehouse_pool(definition
                 pools[spec.key.to_user_string()] = a.op.pool
     assert sorted(pools) == snapshot_assets()
     assert set(pools.values()) == {"warehouse"}
-    # ... and the instance settings hold that pool to one run at a time
-    instance = yaml.safe_load((REPO / "dagster.yaml").read_text())
+    # ... and the instance settings the CLI and `make dev` write hold that pool to one run at a time
+    instance = yaml.safe_load(INSTANCE_YAML)
     assert instance["concurrency"]["pools"]["default_limit"] == 1
 
 

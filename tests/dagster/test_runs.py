@@ -385,3 +385,18 @@ def test_a_rejected_file_fails_its_check_but_not_the_run(tmp_path: Path) -> None
     assert billing.metadata["dagster/row_count"].value == 2 * BILLED_HOURS  # nothing of the bad file
     message = billing.metadata["rejected"].value
     assert "focus_bad.csv" in message and "forty" in message
+
+
+def test_the_report_asset_writes_no_report_for_a_week_without_data(tmp_path: Path) -> None:
+    # what the CLI says for such a week (pipelines/coverage.py), the scheduled report asset says too
+    config_path = make_gpu_project(tmp_path)
+    config_path.write_text("history_start: 2026-11-02\n" + config_path.read_text(encoding="utf-8"))
+    assert run_ingest(config_path).success
+    out = run_weekly(config_path, "2026-W46")
+    assert out.success and out.failures == []
+    report = out.metadata["reports/weekly_report"]
+    assert report["week"] == "2026-W46" and "report_html" not in report
+    assert report["no_data"].startswith("2026-W46: no data in this week")
+    assert "no report was written; this is not an all-clear" in report["no_data"]
+    assert "billing 2026-W48 to 2026-W49" in report["no_data"]
+    assert not (load_config(config_path).reports_path / "2026-W46").exists()

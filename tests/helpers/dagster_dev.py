@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -18,9 +17,11 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from pipelines.instance import prepare
 from tests.helpers.paths import REPO
 
 
@@ -56,7 +57,13 @@ def _reset_signals() -> None:  # pragma: no cover - runs in the child between fo
 class DagsterDev:
     """`dagster dev -w workspace.yaml` on 127.0.0.1:<free port>, with its own DAGSTER_HOME and TMPDIR."""
 
-    def __init__(self, workdir: Path, env: dict[str, str], cwd: Path = REPO) -> None:
+    def __init__(
+        self,
+        workdir: Path,
+        env: dict[str, str],
+        cwd: Path = REPO,
+        command: Callable[[int], list[str]] | None = None,
+    ) -> None:
         self.workdir = workdir
         self.home = workdir / "dagster_home"
         self.tmp = workdir / "tmp"
@@ -74,15 +81,21 @@ class DagsterDev:
             **env,
         }
         self.process: subprocess.Popen[bytes] | None = None
+        # the command line for a port (default `dagster dev` itself; a test of `make dev` gives its own)
+        self.command = command or (
+            lambda port: (
+                [sys.executable, "-m", "dagster", "dev", "-w", "workspace.yaml"]
+                + ["-h", "127.0.0.1", "-p", str(port)]
+            )
+        )
 
     def __enter__(self) -> DagsterDev:
         self.home.mkdir(parents=True, exist_ok=True)
         self.tmp.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(self.cwd / "dagster.yaml", self.home / "dagster.yaml")
+        prepare(self.home)  # the instance settings the CLI and `make dev` write
         with self.log_path.open("wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, "-m", "dagster", "dev", "-w", "workspace.yaml"]
-                + ["-h", "127.0.0.1", "-p", str(self.port)],
+                self.command(self.port),
                 cwd=self.cwd,
                 env=self.env,
                 stdin=subprocess.DEVNULL,

@@ -37,7 +37,7 @@ def _ingest_table(
 ) -> dg.MaterializeResult:
     config = wastewatch.load()
     with wastewatch.warehouse() as con:
-        report = ingest(con, config, targets=(table,), progress=context.log.debug)
+        report = ingest(con, config, targets=(table,), log=context.log.debug)
         total = scalar(con, f"select count(*) from {table}")  # noqa: S608 - our constant
         stale = stale_sources(con, config, utcnow(), table)
         metadata: dict[str, object] = {

@@ -1,7 +1,11 @@
 """The weekly report files and the published read-only warehouse."""
 
+import time
+
 import dagster as dg
 
+from pipelines import progress
+from pipelines.coverage import no_data_message
 from pipelines.defs.partitions import partition_to_window, weekly_partitions
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
 from pipelines.defs.rules.assets import findings_key
@@ -37,13 +41,24 @@ def _write_weekly_report(
 ) -> dg.MaterializeResult:
     window = partition_to_window(context.partition_key)
     config = wastewatch.load()
+    started = time.monotonic()
     with wastewatch.warehouse() as con:
-        report = write_report(con, config, window)
+        # a week without any data gets no report, as from the CLI: an empty one would read as all fine
+        empty = no_data_message(config, window, con, outcome="no report was written")
+        if empty is None:
+            report = write_report(con, config, window)
+    if empty is not None:
+        context.log.warning(redact(empty))
+        return dg.MaterializeResult(metadata={"week": window.label, "no_data": redact(empty)})
     # optional `notify:` (webhook post, e-mail HTML); a failed post is a warning, never a lost report
     done, problems = deliver(report, getattr(config, "notify", None))
     for problem in problems:
         context.log.warning(redact(problem))
     published = publish(config)
+    progress.done(
+        f"  report {report.week}: {len(report.files)} file(s) and {len(report.teams)} team page(s), "
+        f"warehouse published, in {progress.seconds(started)}"
+    )
     metadata: dict[str, object] = {
         "week": report.week,
         "report_html": dg.MetadataValue.path(str(report.files["report.html"])),

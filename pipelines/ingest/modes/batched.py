@@ -13,11 +13,13 @@ file failed, every file of the batch goes through the one-file path.
 
 from __future__ import annotations
 
+import time
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 import duckdb
 
+from pipelines import progress
 from pipelines.config import Config, Source
 from pipelines.errors import FileFailed, RejectedFile
 from pipelines.failpoints import failpoint
@@ -65,9 +67,12 @@ def ingest_in_batches(
             size = 0
         batches[-1].append(item)
         size += item[0].size
+    started, rows = time.monotonic(), 0
     for batch in batches:
         for outcome in _load_batch(con, config, source, reader, target, batch):
             outcomes[outcome.uri] = outcome
+            rows += outcome.rows if outcome.status == "loaded" else 0
+        progress.count_files(source.name, len(outcomes), len(files), rows, started)
     return [outcomes[f.uri] for f in files]
 
 

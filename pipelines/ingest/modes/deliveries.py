@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -25,6 +26,7 @@ from typing import Any
 
 import duckdb
 
+from pipelines import progress
 from pipelines.config import Config, Source
 from pipelines.errors import RejectedFile
 from pipelines.failpoints import failpoint
@@ -97,6 +99,7 @@ def ingest_deliveries(
     # those, or over a file the ledger knows; a first load leaves nothing to prune (pruning scans every line)
     had_lines = {r["billing_period"] for r in known_files.values() if r["status"] in ("loaded", "superseded")}
     replaced = False
+    started = time.monotonic()
     for d in deliveries:
         known = d.period in had_lines or any(
             f.uri in known_files for f in d.files
@@ -106,6 +109,8 @@ def ingest_deliveries(
             rejected_periods.add(d.period)
         replaced = replaced or (known and any(o.status == "loaded" for o in got))
         outcomes.extend(got)
+        rows = sum(o.rows for o in outcomes if o.status == "loaded")
+        progress.count_files(source.name, len(outcomes), len(files), rows, started)
 
     for r in renamed_from.values():  # still gone after renames were matched
         if r["billing_period"] in rejected_periods:

@@ -1,0 +1,107 @@
+"""The Dagster instance that CLI runs and `make dev` share, so the UI shows every run's history.
+
+Its home is $DAGSTER_HOME when set, else `.dagster/` in the config file's folder (`demo/.dagster/` for the
+demo): runs made by cron or the CLI and runs made by the UI's daemon land in the same run and event
+storage (SQLite), with their materialisations and asset-check results. `prepare` writes the instance
+settings there (one writer in the pool `warehouse`) unless a `dagster.yaml` is already there.
+
+A run killed mid-way (SIGKILL, a lost machine) stays STARTED in the storage and keeps the pool slot its
+step claimed, which would block the next run for good. Every run records its process (pid and host tags);
+`release_dead_runs`, called before each CLI run and when `make dev` starts, marks the runs left STARTED by
+a process that is gone from this host as failed and frees their pool slots.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import socket
+from pathlib import Path
+
+import dagster as dg
+
+from pipelines.lock import pid_alive
+
+PID_TAG = "wastewatch/pid"
+HOST_TAG = "wastewatch/host"
+HOME_DIR = ".dagster"
+
+# one writer at a time in the pool every warehouse-writing asset uses (DuckDB allows one writer)
+INSTANCE_YAML = """\
+# Dagster instance settings for wastewatch (written by wastewatch; edit freely, it is not overwritten).
+# DuckDB allows one read-write process: every asset that writes the warehouse runs in the pool
+# "warehouse", and this limit keeps to one writer across all runs (CLI, sensor, schedules, backfills).
+concurrency:
+  pools:
+    default_limit: 1
+telemetry:
+  enabled: false
+"""
+
+_UNFINISHED = [dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.STARTED, dg.DagsterRunStatus.CANCELING]
+
+
+def dagster_home(config_path: Path) -> Path:
+    """$DAGSTER_HOME when set, else `.dagster/` beside the config file (absolute)."""
+    env = os.environ.get("DAGSTER_HOME")
+    return Path(env).resolve() if env else config_path.resolve().parent / HOME_DIR
+
+
+def prepare(home: Path) -> Path:
+    """Create the instance folder and its dagster.yaml (left alone when one exists); the folder."""
+    home.mkdir(parents=True, exist_ok=True)
+    settings = home / "dagster.yaml"
+    if not settings.exists():
+        settings.write_text(INSTANCE_YAML, encoding="utf-8")
+    return home
+
+
+def open_instance(config_path: Path) -> dg.DagsterInstance:
+    """The shared instance of this config (prepared, runs of dead processes released); close it after use."""
+    home = prepare(dagster_home(config_path))
+    instance = dg.DagsterInstance.from_config(str(home))
+    release_dead_runs(instance)
+    return instance
+
+
+def run_tags() -> dict[str, str]:
+    """The tags that name the process running a run: this one, or the run worker that started this step
+    process (Dagster's multiprocess executor starts one per step; the run lives as long as its worker)."""
+    parent = multiprocessing.parent_process()
+    pid = parent.pid if parent is not None and parent.pid else os.getpid()
+    return {PID_TAG: str(pid), HOST_TAG: socket.gethostname()}
+
+
+def release_dead_runs(instance: dg.DagsterInstance) -> list[str]:
+    """Mark runs left unfinished by a process gone from this host as failed and free their pool slots.
+
+    Runs on other hosts, and runs that never recorded their process, are left alone. Returns the run ids.
+    """
+    host = socket.gethostname()
+    released = []
+    for run in instance.get_runs(filters=dg.RunsFilter(statuses=_UNFINISHED)):
+        pid = run.tags.get(PID_TAG, "")
+        if run.tags.get(HOST_TAG) != host or not pid.isdigit() or pid_alive(int(pid)):
+            continue
+        instance.report_run_failed(
+            run,
+            f"the process that ran it (pid {pid} on {host}) is gone; marked failed by wastewatch "
+            "so that its pool slot is freed",
+        )
+        released.append(run.run_id)
+    storage = instance.event_log_storage
+    if storage.supports_global_concurrency_limits:
+        # slots of the runs just released, and of any run that ended without freeing its slots
+        holders = set(storage.get_concurrency_run_ids())
+        ended = (
+            {
+                r.run_id
+                for r in instance.get_runs(filters=dg.RunsFilter(run_ids=sorted(holders)))
+                if r.status not in _UNFINISHED and r.status != dg.DagsterRunStatus.QUEUED
+            }
+            if holders
+            else set()
+        )
+        for run_id in sorted(holders & (set(released) | ended)):
+            storage.free_concurrency_slots_for_run(run_id)
+    return released
