@@ -642,8 +642,7 @@ budgets: {}
 # A consolidated view in one currency beside the per-currency figures (leave out for none). Rates are given
 # here, dated, and never fetched; a currency without a rate is named in the report as not converted.
 # reporting_currency: USD
-# exchange_rates:
-#   - {from: EUR, to: USD, rate: 1.08, valid_from: 2026-11-01}
+# exchange_rates: [{from: EUR, to: USD, rate: 1.08, valid_from: 2026-11-01}]
 
 # Fallback prices where the bill gives no unit price.
 prices:
