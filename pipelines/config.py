@@ -243,6 +243,23 @@ class NotifyConfig(_Strict):
     timeout_s: float = Field(10.0, gt=0, le=120, description="Webhook timeout in seconds.")
 
 
+class ExchangeRate(_Strict):
+    """One dated exchange rate from the config (never fetched): 1 `from` = `rate` `to`, from `valid_from` on."""
+
+    from_: str = Field(alias="from", pattern=_CURRENCY, description="ISO 4217 code converted from, e.g. EUR.")
+    to: str = Field(pattern=_CURRENCY, description="ISO 4217 code converted to: the reporting currency.")
+    rate: Decimal = Field(gt=0, description="Units of `to` per unit of `from`.")
+    valid_from: date = Field(
+        description="First day the rate applies; it holds until a later one for the pair."
+    )
+
+    @model_validator(mode="after")
+    def _two_currencies(self) -> ExchangeRate:
+        if self.from_ == self.to:
+            raise ValueError(f"from and to are both {self.to}")
+        return self
+
+
 class Config(_Strict):
     """The whole `wastewatch.yaml`."""
 
@@ -270,6 +287,17 @@ class Config(_Strict):
     pricing: list[PricingEntry] = Field(
         default_factory=list, description="Cost models for GPU hosts without a bill; first match wins."
     )
+    reporting_currency: str | None = Field(
+        None,
+        pattern=_CURRENCY,
+        description="Currency of the report's consolidated view, converted at `exchange_rates` (none: no "
+        "consolidated view; every currency is reported on its own).",
+    )
+    exchange_rates: list[ExchangeRate] = Field(
+        default_factory=list,
+        description="Dated rates into reporting_currency, e.g. {from: EUR, to: USD, rate: 1.08, "
+        "valid_from: 2026-11-01}; given here, never fetched.",
+    )
     # where this config was read from; set by load_config, not by the file
     path: Path | None = Field(None, exclude=True)
 
@@ -288,6 +316,21 @@ class Config(_Strict):
             if source.name in seen:
                 raise ValueError(f"two sources are named {source.name!r}; names must be unique")
             seen.add(source.name)
+        return self
+
+    @model_validator(mode="after")
+    def _rates_into_reporting_currency(self) -> Config:
+        if self.exchange_rates and self.reporting_currency is None:
+            raise ValueError("exchange_rates needs reporting_currency (the currency they convert to)")
+        seen: set[tuple[str, date]] = set()
+        for i, r in enumerate(self.exchange_rates):
+            if r.to != self.reporting_currency:
+                raise ValueError(
+                    f"exchange_rates[{i}]: converts to {r.to}, but reporting_currency is {self.reporting_currency}"
+                )
+            if (r.from_, r.valid_from) in seen:
+                raise ValueError(f"exchange_rates[{i}]: a second {r.from_} rate valid from {r.valid_from}")
+            seen.add((r.from_, r.valid_from))
         return self
 
     @property
@@ -619,6 +662,11 @@ rules: {}
 # Monthly budgets in the billing currency.
 budgets: {}
 #  team: {nlp: 40000, vision: 15000}
+
+# A consolidated view in one currency beside the per-currency figures (leave out for none). Rates are given
+# here, dated, and never fetched; a currency without a rate is named in the report as not converted.
+# reporting_currency: USD
+# exchange_rates: [{from: EUR, to: USD, rate: 1.08, valid_from: 2026-11-01}]
 
 # Fallback prices where the bill gives no unit price.
 prices:

@@ -15,14 +15,18 @@ import duckdb
 from pipelines.config import Config
 from pipelines.freshness import stale_sources
 from pipelines.redact import redact
-from pipelines.report.model import WeeklyReport, check_totals, team_pages
+from pipelines.report.model import TREND_WEEKS, WeeklyReport, check_totals, team_pages
 from pipelines.units import DAYS_PER_MONTH
 from pipelines.warehouse import rows, scalar, sql_root, sql_text, utcnow
 from rules import ALL_RULES, Window
 from rules._contract import ATTENTION_CATEGORIES
 from rules.cost002_budget_overrun.evaluate import budget_status
 
-TREND_WEEKS = 8
+# resource types of findings about a job run or a job name (GPU002-GPU005): such a finding ends when the job
+# does, so its absence the next week is not waste that someone stopped (see rpt_weekly_resolved.sql)
+JOB_RESOURCE_TYPES = (
+    "Slurm job", "Kubernetes pod", "job", "Slurm job name", "Kubernetes job", "job name",
+)  # fmt: skip
 
 
 def _params(window: Window, config: Config) -> dict[str, Any]:
@@ -34,6 +38,7 @@ def _params(window: Window, config: Config) -> dict[str, Any]:
         "prev_start": window.previous().start.date(),
         "trend_start": window.start - timedelta(weeks=TREND_WEEKS - 1),
         "attention": list(ATTENTION_CATEGORIES),
+        "job_resource_types": list(JOB_RESOURCE_TYPES),
         "idle_util_pct": float(gpu001.get("max_util_pct", 5.0)),
         "min_coverage": float(gpu001.get("min_coverage", 0.5)),
         "days_per_month": DAYS_PER_MONTH,  # weekly waste x 30.44 / 7 = the monthly run-rate
@@ -60,9 +65,7 @@ def collect_report(
         f["amount_at_stake"] = f["evidence"].get("amount_at_stake") if f["attention"] else None
     gpu_hours = _query(con, "rpt_weekly_gpu_resource_hours", p)
     bands = _query(con, "rpt_weekly_util_histogram", p)
-    trend: dict[str, list[dict[str, Any]]] = {}
-    for t in _query(con, "rpt_weekly_trend", p):
-        trend.setdefault(t["currency"], []).append({**t, "label": Window.containing(t["week_start"]).label})
+    trend = _trend(_query(con, "rpt_weekly_trend", p), window)
     cost002 = config.rule_overrides("COST002")
     budgets = budget_status(
         con,
@@ -101,6 +104,11 @@ def collect_report(
         ],
         idle_util_pct=p["idle_util_pct"],
         unpriced=_query(con, "rpt_weekly_unpriced_gpu_hours", p),
+        reporting_currency=config.reporting_currency,
+        exchange_rates=[
+            {"from": r.from_, "to": r.to, "rate": r.rate, "valid_from": r.valid_from}
+            for r in config.exchange_rates
+        ],
         previous_evaluated=bool(
             scalar(con, "select count(*) from findings where week_start = $w", {"w": p["prev_start"]})
         ),
@@ -108,6 +116,25 @@ def collect_report(
     report.teams = team_pages(report)
     check_totals(report)
     return report
+
+
+def _trend(weeks: list[dict[str, Any]], window: Window) -> dict[str, list[dict[str, Any]]]:
+    """Per currency, one entry per week from its first week with spend or waste to the report's week: the
+    weeks before any data are left out (a chart of "the last 8 weeks" starting with empty weeks misleads),
+    a week without spend after that is kept with spend 0 (and waste None unless it was evaluated)."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    for currency in sorted({t["currency"] for t in weeks}):
+        have = {t["week_start"]: t for t in weeks if t["currency"] == currency}
+        with_data = [w for w, t in have.items() if t["spend"] or t["waste"]]
+        if not with_data:
+            continue
+        start, series = min(with_data), []
+        while start < window.end.date():
+            t = have.get(start) or {"week_start": start, "currency": currency, "spend": 0, "waste": None}
+            series.append({**t, "label": Window.containing(start).label})
+            start += timedelta(weeks=1)
+        out[currency] = series
+    return out
 
 
 def _gpu_fleet(hours: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -19,6 +19,12 @@ from pipelines.warehouse import utcnow
 from rules import Window
 
 TOP_N = 20
+TREND_WEEKS = 8  # the trend chart spans at most this many weeks, the report's week last
+# "All findings" rolls up a rule's small findings (each under ROLLUP_SHARE of the week's waste in their
+# currency) into one line when there are at least ROLLUP_MIN of them of one status: 213 orphaned
+# checkpoints of a few cents each read as one line, each still one click away
+ROLLUP_MIN = 10
+ROLLUP_SHARE = Decimal("0.01")
 
 
 @dataclass
@@ -69,6 +75,9 @@ class WeeklyReport:
     # per host: GPU-hours observed in the week that no bill or price covers (rpt_weekly_unpriced_gpu_hours)
     unpriced: list[dict[str, Any]] = field(default_factory=list)
     generated_at: datetime = field(default_factory=utcnow)
+    # the config's consolidated view: the currency and its dated rates ({from, to, rate, valid_from})
+    reporting_currency: str | None = None
+    exchange_rates: list[dict[str, Any]] = field(default_factory=list)
     teams: list[TeamPage] = field(default_factory=list)
 
     @property
@@ -130,15 +139,66 @@ class WeeklyReport:
         return [f for f in self.counted if f["lifecycle"] != "new"]
 
     def savings(self) -> dict[str, Decimal]:
-        """Realised savings per currency: last week's counted waste of findings resolved since.
+        """Waste that stopped since last week, per currency: last week's counted waste of findings resolved
+        since, about a standing resource (an instance, bucket, checkpoint, upload).
 
         Only a finding that is gone counts: one that turned `suspect` or `insufficient_data` (telemetry
-        stopped) is listed as no longer waste, but nothing proves its money stopped burning.
+        stopped) is listed as no longer waste, but nothing proves its money stopped burning; one about a job
+        run or job name (a failed job, an over-provisioned run) is listed as ended: the job stopped by
+        itself or did not recur, which is not a fix.
         """
         out: dict[str, Decimal] = {}
         for r in self.resolved:
-            if r["counted_last_week"] and r["now"] == "gone":
+            if r["counted_last_week"] and r["now"] == "gone" and not r.get("job"):
                 out[r["currency"]] = out.get(r["currency"], Decimal(0)) + r["last_week_waste"]
+        return out
+
+    def finding_groups(self) -> list[dict[str, Any]]:
+        """The findings as "All findings" lists them, in their order: single findings (`finding`) and
+        roll-ups (`rollup`) of at least ROLLUP_MIN small findings of one rule, status and currency, placed
+        where their largest member would be."""
+        waste = {h["currency"]: Decimal(h["waste"]) for h in self.headline}
+
+        def key(f: dict[str, Any]) -> tuple[Any, ...] | None:
+            limit = waste.get(f["currency"], Decimal(0)) * ROLLUP_SHARE
+            if Decimal(f["estimated_waste"] or 0) > limit and Decimal(f["estimated_waste"] or 0) > 0:
+                return None
+            return (f["rule_id"], f["status"], f["currency"], f["attention"], f["acknowledged"])
+
+        members: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        for f in self.findings:
+            k = key(f)
+            if k is not None:
+                members.setdefault(k, []).append(f)
+        out: list[dict[str, Any]] = []
+        placed: set[tuple[Any, ...]] = set()
+        for f in self.findings:
+            k = key(f)
+            if k is None or len(members[k]) < ROLLUP_MIN:
+                out.append({"finding": f})
+            elif k not in placed:
+                placed.add(k)
+                items = members[k]
+                amounts = [Decimal(x["estimated_waste"] or 0) for x in items]
+                out.append(
+                    {
+                        "rollup": {
+                            "id": "rollup-" + "-".join(re.sub(r"[^A-Za-z0-9]+", "_", str(p)) for p in k),
+                            "rule_id": f["rule_id"],
+                            "rule_name": f["rule_name"],
+                            "resource_type": f["resource_type"],
+                            "status": f["status"],
+                            "attention": f["attention"],
+                            "acknowledged": f["acknowledged"],
+                            "currency": f["currency"],
+                            "count": len(items),
+                            "amount": sum(amounts, Decimal(0)),
+                            "smallest": min(amounts),
+                            "largest": max(amounts),
+                            "findings": items,
+                        }
+                    }
+                )
         return out
 
     def attention_by_rule(self) -> list[dict[str, Any]]:
@@ -166,6 +226,68 @@ class WeeklyReport:
                 g["findings"] += 1
                 g["at_stake"] += f["estimated_waste"]
         return sorted(groups.values(), key=lambda g: (g["rule_id"], g["currency"] or ""))
+
+    def consolidated(self) -> dict[str, Any] | None:
+        """The week's spend and waste in the reporting currency, converted at the config's dated rates, or
+        None when no rates are configured or every figure is already in the reporting currency.
+
+        Each currency is converted at the latest rate valid on the week's first day; a currency without
+        one is named in `not_converted` and left out of the totals (never added unconverted).
+        """
+        to = self.reporting_currency
+        if not to or not self.exchange_rates or all(h["currency"] == to for h in self.headline):
+            return None
+        day = self.window.start.date()
+        spend, waste, prev_spend, prev_waste = Decimal(0), Decimal(0), Decimal(0), Decimal(0)
+        prev_known = True
+        converted, not_converted = [], []
+        for h in self.headline:
+            cur = h["currency"]
+            if cur == to:
+                rate: dict[str, Any] | None = {"from": to, "rate": Decimal(1), "valid_from": None}
+            else:
+                valid = [r for r in self.exchange_rates if r["from"] == cur and r["valid_from"] <= day]
+                rate = max(valid, key=lambda r: r["valid_from"]) if valid else None
+            if rate is None:
+                not_converted.append(cur)
+                continue
+            k = Decimal(rate["rate"])
+            spend += Decimal(h["spend"]) * k
+            waste += Decimal(h["waste"]) * k
+            prev_spend += Decimal(h.get("prev_spend") or 0) * k
+            if h.get("prev_waste") is None:
+                prev_known = False
+            else:
+                prev_waste += Decimal(h["prev_waste"]) * k
+            if cur != to:
+                converted.append({"currency": cur, "rate": k, "valid_from": rate["valid_from"]})
+        cent = Decimal("0.01")
+        return {
+            "currency": to,
+            "spend": spend.quantize(cent),
+            "waste": waste.quantize(cent),
+            "waste_pct": (100 * waste / spend).quantize(Decimal("0.1")) if spend > 0 else None,
+            "prev_spend": prev_spend.quantize(cent),
+            "prev_waste": prev_waste.quantize(cent) if prev_known else None,
+            "converted": converted,
+            "not_converted": not_converted,
+        }
+
+    def rule_totals(self) -> list[dict[str, Any]]:
+        """Per currency: the headline waste beside the sum of the by-rule rows as shown (each rounded to the
+        cent), and their difference: rounding can make the rows add up to a cent or two off the headline,
+        which is the exact sum of the findings rounded once."""
+        out = []
+        for h in self.headline:
+            rows = [r for r in self.by_rule if r["currency"] == h["currency"]]
+            if not rows:
+                continue
+            shown = sum((Decimal(r["waste"]).quantize(Decimal("0.01")) for r in rows), Decimal(0))
+            waste = Decimal(h["waste"]).quantize(Decimal("0.01"))
+            out.append(
+                {"currency": h["currency"], "waste": waste, "rows_sum": shown, "difference": shown - waste}
+            )
+        return out
 
     def by_category(self) -> list[dict[str, Any]]:
         out: dict[tuple[str, str], dict[str, Any]] = {}

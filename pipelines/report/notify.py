@@ -68,7 +68,8 @@ def headline_lines(report: WeeklyReport) -> list[str]:
         )
         out.append(
             f"Spend {_money(h['spend'], cur)}, waste {_money(h['waste'], cur)}{pct} in "
-            f"{h['waste_findings']} finding(s); {prev}; savings realised {_money(savings.get(cur, 0), cur)}."
+            f"{h['waste_findings']} finding(s); {prev}; "
+            f"waste that stopped since last week {_money(savings.get(cur, 0), cur)}."
         )
     return out or ["No spend and no findings this week."]
 

@@ -20,7 +20,7 @@ import polars as pl
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from pipelines.report import charts
-from pipelines.report.model import TeamPage, WeeklyReport
+from pipelines.report.model import TREND_WEEKS, TeamPage, WeeklyReport
 from pipelines.units import DAYS_PER_MONTH
 from rules import FINDING_COLUMNS
 from rules._contract import ATTENTION_CATEGORIES
@@ -45,6 +45,23 @@ def signed_pct(value: Any) -> str:
     if value is None:
         return "–"
     return f"{Decimal(value):+.1f} %"
+
+
+def signed_money(value: Any, currency: str | None = None) -> str:
+    """A change in money with its sign always shown: +1,234.50, −12.00 (a true minus), ±0.00."""
+    if value is None:
+        return "–"
+    amount = Decimal(value).quantize(Decimal("0.01"))
+    sign = "+" if amount > 0 else "−" if amount < 0 else "±"
+    text = f"{sign}{abs(amount):,.2f}"
+    return f"{currency} {text}" if currency else text
+
+
+def change_pct(now: Any, before: Any) -> Decimal | None:
+    """The change from `before` to `now` in per cent, one decimal; None when `before` is missing or 0."""
+    if now is None or before is None or Decimal(before) == 0:
+        return None
+    return (100 * (Decimal(now) - Decimal(before)) / Decimal(before)).quantize(Decimal("0.1"))
 
 
 # a text cell a spreadsheet would read as a formula; a plain number (e.g. -12.5) is not one
@@ -103,11 +120,14 @@ def environment() -> Environment:
     )
     env.filters["money"] = money
     env.filters["signed_pct"] = signed_pct
+    env.filters["signed_money"] = signed_money
     env.filters["md"] = md_text
     env.filters["code"] = md_code
     env.filters["num"] = lambda v, d=0: "–" if v is None else f"{Decimal(str(v)):,.{d}f}"
     env.globals.update(
         charts=charts,
+        change_pct=change_pct,
+        TREND_WEEKS=TREND_WEEKS,
         CATEGORY_GROUPS=CATEGORY_GROUPS,
         DAYS=charts.DAYS,
         ATTENTION_CATEGORIES=ATTENTION_CATEGORIES,

@@ -1,9 +1,12 @@
 -- grain: one row per finding of the previous week that no longer shows as waste this week
 -- depends_on: findings, finding_acks
--- params: $week_start, $prev_start, $attention
+-- params: $week_start, $prev_start, $attention, $job_resource_types
 -- Resolved = a waste finding of a waste rule last week whose finding_key has no `waste` finding this week.
--- Its last-week waste is realised savings when last week counted it (not acknowledged then) and it is
--- gone this week (`now` = 'gone'); a finding that turned suspect or insufficient_data is not savings.
+-- Its last-week waste is waste that stopped (realised savings) when last week counted it (not acknowledged
+-- then), it is gone this week (`now` = 'gone') and it is about a standing resource (`job` false: an
+-- instance, bucket, checkpoint or upload that costs until someone acts). A finding that turned suspect or
+-- insufficient_data is not savings, nor one about a job run or job name: a job that ended or did not recur
+-- stopped by itself, so its absence proves nothing was fixed.
 with keyed as (
     select
         *,
@@ -38,7 +41,8 @@ select
     p.reason as last_reason,
     p.estimated_waste::decimal(18, 2) as last_week_waste,
     not coalesce(a.acked_until >= p.week_start, false) as counted_last_week,
-    coalesce(t.status, 'gone') as now
+    coalesce(t.status, 'gone') as now,
+    list_contains($job_resource_types, p.resource_type) as job
 from keyed as p
 left join this_week as t on t.finding_key = p.finding_key
 left join acks as a on a.finding_key = p.finding_key

@@ -90,7 +90,7 @@ def test_report_is_self_contained_and_its_totals_reconcile(
     biggest = max(counted, key=lambda r: Decimal(r["estimated_waste"]))
     assert biggest["resource_id"] in top.first.inner_text()
     # every finding has its evidence on the page, and the top table links to it
-    assert page.locator("details").count() == len(findings)
+    assert page.locator('details[id^="f-"]').count() == len(findings)
     href = top.first.locator("a.evidence").get_attribute("href")
     assert href == f"#f-{biggest['finding_id']}" and page.locator(href).count() == 1
     page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
@@ -197,3 +197,81 @@ def test_report_prints(browser: Any, report: tuple[Path, list, dict], tmp_path: 
     assert pdf.startswith(b"%PDF") and pdf.count(b"/Type /Page") >= 2
     (tmp_path / "report.pdf").write_bytes(pdf)
     page.close()
+
+
+# text of every chart, in px on screen: its font size times the drawing's scale
+_CHART_TEXT_PX = """Array.from(document.querySelectorAll('svg.chart text')).map(
+    t => parseFloat(t.getAttribute('font-size')) * t.getScreenCTM().a)"""
+
+# tables wider than their box: [id or index, inside an overflow-x scroll box, hint shown]
+_CLIPPED_TABLES = """Array.from(document.querySelectorAll('table')).map((t, i) => {
+    const box = t.closest('.scroll');
+    const wide = t.scrollWidth > (box ? box.clientWidth : document.documentElement.clientWidth) + 1;
+    if (!wide) return null;
+    const scrolls = box && ['auto', 'scroll'].includes(getComputedStyle(box).overflowX);
+    const hint = box && box.nextElementSibling && box.nextElementSibling.classList.contains('scroll-hint')
+        && box.nextElementSibling.offsetHeight > 0;
+    return [t.id || String(i), !!scrolls, !!hint];
+}).filter(x => x)"""
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_changed_report_parts_at_desktop_and_phone_width(
+    browser: Any, report: tuple[Path, list, dict], width: int, tmp_path: Path
+) -> None:
+    """Issue 19: attention items carry their own badge (never the red waste one), evidence links open
+    their section, no table is cut off without a scroll hint, chart labels stay at least 10 px."""
+    path, findings, _ = report
+    page, _ = _open(browser, path, viewport={"width": width, "height": 900})
+    # attention findings in "All findings": a purple attention badge and no red `waste` status
+    attention = [r for r in findings if r["attention"] == "true"]
+    assert attention
+    for r in attention[:5]:
+        summary = page.locator(f"#f-{r['finding_id']} > summary")
+        assert summary.locator(".tag.attention").count() == 1
+        assert summary.locator(".status.waste").count() == 0
+    badge = page.locator("details .tag.attention").first.evaluate("e => getComputedStyle(e).backgroundColor")
+    red = page.locator("details .status.waste").first.evaluate("e => getComputedStyle(e).backgroundColor")
+    assert badge != red
+    # an evidence link opens the details it points at
+    link = page.locator("#top-findings a.evidence").first
+    target = link.get_attribute("href")
+    assert page.locator(target).evaluate("d => d.open") is False
+    link.click()
+    page.wait_for_function(f"document.querySelector('{target}').open", timeout=5000)
+    assert page.locator(f"{target} pre").bounding_box()["height"] > 0
+    # rolled-up small findings: one line per rule with the sum of its members; a link into one opens it
+    for rollup in page.locator("details.rollup").all():
+        ids = rollup.locator('details[id^="f-"]').evaluate_all("ds => ds.map(d => d.id.slice(2))")
+        members = [r for r in findings if r["finding_id"] in set(ids)]
+        assert len(members) == int(rollup.get_attribute("data-count")) >= 10
+        total = sum(Decimal(r["estimated_waste"]) for r in members)
+        assert Decimal(rollup.get_attribute("data-amount")) == total.quantize(Decimal("0.01"))
+    if page.locator("details.rollup").count():
+        inner = page.locator("details.rollup details[id^='f-']").first.get_attribute("id")
+        page.goto(f"{path.as_uri()}#{inner}")
+        page.wait_for_function(
+            f"(d => d.open && d.parentElement.closest('details').open)(document.getElementById('{inner}'))",
+            timeout=5000,
+        )
+        assert page.locator(f"#{inner} pre").bounding_box()["height"] > 0
+    # no table is cut off without a way to scroll it and a visible hint
+    for table_id, scrolls, hint in page.evaluate(_CLIPPED_TABLES):
+        assert scrolls and hint, table_id
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    sizes = page.evaluate(_CHART_TEXT_PX)
+    assert sizes and min(sizes) >= 10, min(sizes)
+    page.screenshot(path=str(tmp_path / f"report-{width}.png"), full_page=True)
+    page.close()
+
+
+def test_evidence_target_shows_without_scripts(browser: Any, report: tuple[Path, list, dict]) -> None:
+    path, findings, _ = report
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    biggest = max(
+        (r for r in findings if r["counted"] == "true"), key=lambda r: Decimal(r["estimated_waste"])
+    )
+    page.goto(f"{path.as_uri()}#f-{biggest['finding_id']}")
+    assert page.locator(f"#f-{biggest['finding_id']} pre").bounding_box()["height"] > 0
+    context.close()

@@ -97,7 +97,7 @@ def test_weekly_report_asset_posts_the_headline_and_teams_to_the_configured_webh
     )
     assert (
         "Spend USD 21,564.00, waste USD 8,640.00 (40.1 % of spend) in 1 finding(s); last week not evaluated; "
-        "savings realised USD 0.00." in text
+        "waste that stopped since last week USD 0.00." in text
     )
     assert "• GPU001 `i-h100` (nlp): USD 8,640.00" in text
     assert "COST001 unattributed-spend: 2 item(s), USD 2,496.00 at stake" in text
