@@ -275,6 +275,7 @@ select
         'started_at', strftime(started_at, '%Y-%m-%dT%H:%M:%SZ'),
         'ended_at', strftime(ended_at, '%Y-%m-%dT%H:%M:%SZ'),
         'hosts', hosts,
+        'resource_ids', resource_ids,
         'params', params,
         'gpus', gpus,
         'gpus_from', gpus_from,
