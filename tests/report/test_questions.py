@@ -81,8 +81,10 @@ def test_every_question_runs_on_the_published_demo_warehouse(demo_dir: tuple[Pat
         "q07_weekly_spend_by_service_category",
     ):
         assert answered[name], name
-    by_model = {r[0]: r for r in answered["q04_cost_per_gpu_hour_by_model"]}
-    assert set(by_model) == {"H100", "A100"}
+    by_model = {(r[0], r[1]): r for r in answered["q04_cost_per_gpu_hour_by_model"]}
+    assert {m for m, basis in by_model if basis == "bill"} == {"H100", "A100"}
+    # the research cluster's hosts: priced by cost models, never counted as billed
+    assert {basis for _, basis in by_model} == {"bill", "owned", "contract"}
     untagged = {r[0] for r in answered["q05_untagged_spend_last_7_days"]}
     assert "acme-scratch" in untagged
     assert commented >= 60 and mart[0][0].startswith("Grain: hour x resource_id")

@@ -1,5 +1,5 @@
--- question: What does a GPU-hour cost, per GPU model, over the last 28 days of billing?
--- grain: GPU model x currency
+-- question: What does a GPU-hour cost, per GPU model and cost basis, over the last 28 days of data?
+-- grain: GPU model x cost basis x currency (basis: bill, or a `pricing:` cost model: owned, contract)
 -- depends_on: resources, cost_hourly
 with span as (
     select max(hour) - interval 28 day as since
@@ -17,6 +17,7 @@ billed as (
 
 select
     r.gpu_model,
+    r.pricing_basis,
     b.currency,
     count(distinct r.resource_id) as instances,
     sum(r.gpu_count) as gpu_hours,
