@@ -19,6 +19,15 @@ buckets, an untagged host and bucket, a spend spike, a team over budget. Besides
 about 6 % of the training jobs longer than 8 h fail at random (scenario.Planner.fill); expected.json lists each
 of them under GPU004 with the GPU time it lost since its run's last checkpoint.
 
+Acme's research team also runs two GPU clusters no bill lists (modelled.py): a self-built one (dgx-01/02,
+priced `owned` by the config's `pricing:` entry: depreciation, measured power, facility) and one rented on a
+per-GPU-hour contract (rent-h100-01/02). Planted on them: dgx-02 idle overnight (GPU001), a failed job on the
+contract cluster (GPU004) and a busy job with a low measured MFU (GPU005, from its training log). Training
+logs are written for the research jobs and two cloud hosts' jobs of the report week (tokens per GPU-hour and
+cost per million tokens on each cost basis), plus a workstation log that matches no job. They are planned
+from no draw of the cloud plan's random stream, so the cloud hosts' planted amounts are unchanged; their
+amounts join the rules' totals in expected.json, and their spend is `modelled_spend`, never the bill's.
+
 expected.json states amounts for the time the generated records show, not the planned whole hours: a
 job runs from its sacct Start (4 s after its first hour begins) to its End (9 s before its last hour
 ends), so the job using 2 of 8 GPUs ran 71 h 59 min 47 s, not 72 h (USD 0.10 less at 6 × 38.528 / 8 an
@@ -44,7 +53,17 @@ from typing import Any
 from pipelines import progress
 from pipelines.demo.billing import billing_lines, write_billing
 from pipelines.demo.expected import build_expected
-from pipelines.demo.scenario import fleet, plan, plan_storage
+from pipelines.demo.modelled import (
+    LOGGED_CLOUD_HOSTS,
+    OWNED_HOSTS,
+    expected_modelled,
+    hourly_costs,
+    modelled_fleet,
+    plan_modelled,
+    write_hosts_csv,
+    write_train_logs,
+)
+from pipelines.demo.scenario import P5, fleet, plan, plan_storage
 from pipelines.demo.writers import config_text, write_inventory, write_sacct, write_telemetry
 from pipelines.units import HOURS_PER_WEEK
 from rules import Window
@@ -86,14 +105,35 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
     lines = billing_lines(hosts, start, hours, storage, spike)
     files = write_billing(directory, lines)
     progress.done(f"  billing: {len(lines):,} FOCUS lines in {len(files)} file(s), {progress.seconds(t)}")
+    # the research team's clusters without a bill: planned apart, from no draw of `rng`, so the cloud
+    # hosts' plan and planted amounts stay what they were
+    research = modelled_fleet()
+    research_planner, research_notes = plan_modelled(research, weeks, start, seed)
     t = time.monotonic()
-    samples, starved_samples = write_telemetry(directory, hosts, start, weeks, seed)
+    samples, starved_samples, watts = write_telemetry(
+        directory, hosts + research, start, weeks, seed, watts_of=frozenset(OWNED_HOSTS)
+    )
     progress.done(
-        f"  telemetry: {samples:,} nvidia-smi samples from {len(hosts)} hosts, {progress.seconds(t)} "
-        f"({progress.rate(samples, t, 'samples')})"
+        f"  telemetry: {samples:,} nvidia-smi samples from {len(hosts) + len(research)} hosts, "
+        f"{progress.seconds(t)} ({progress.rate(samples, t, 'samples')})"
     )
     t = time.monotonic()
     write_sacct(directory, planner.jobs, start, by_name)
+    write_sacct(
+        directory, research_planner.jobs, start, {h.name: h for h in research}, prefix="sacct_research"
+    )
+    write_hosts_csv(directory, research)
+    logged = [(j, "h100") for j in research_planner.jobs] + [
+        (j, "h100" if by_name[j.hosts[0]].itype is P5 else "a100")
+        for j in planner.jobs
+        if j.hosts[0] in LOGGED_CLOUD_HOSTS and "-train-" in j.name
+    ]
+    logs = write_train_logs(
+        directory, logged, start, end - timedelta(weeks=1), end, research_notes["low_job"]
+    )
+    modelled = expected_modelled(
+        research, research_planner, research_notes, hourly_costs(research, watts), logs, start, weeks
+    )
     write_inventory(directory, objects, end - timedelta(hours=23))
     n_objects = sum(len(objs) for objs in objects.values())
     progress.done(
@@ -117,6 +157,9 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
         starved_samples,
         seed,
         last_week,
+        modelled,
+        logs,
+        len(research_planner.jobs),
     )
     (directory / "expected.json").write_text(
         json.dumps(expected, indent=2, default=str) + "\n", encoding="utf-8"

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from pipelines.demo.modelled import STRAY_LINES
 from pipelines.demo.scenario import GLACIER_IR, S3_STANDARD, Host, Job, Planner, job_times, quantize
 from pipelines.units import DAYS_PER_MONTH, GIB, HOURS_PER_WEEK
 from rules import Window
@@ -139,11 +140,15 @@ def _gpu004_failed_jobs(
 def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], facts: dict[str, Any], objects: dict[str, Any],
               lines: list[dict[str, Any]], start: datetime, weeks: int, spike: tuple[int, str, Decimal], samples: int,
               starved_samples: dict[tuple[str, int, int], list[tuple[int, int]]], seed: int,
-              last_week: str) -> dict[str, Any]:  # fmt: skip
-    """expected.json: the report week's spend and every rule's planted amount, GPU001 and GPU004 per week,
-    and the sizes of what was written."""
+              last_week: str, modelled: dict[str, Any], logs: dict[int, dict[str, Any]],
+              research_jobs: int) -> dict[str, Any]:  # fmt: skip
+    """expected.json: the report week's spend (billed, and modelled apart) and every rule's planted
+    amount, GPU001 and GPU004 per week, the training logs and the sizes of what was written. `modelled` is
+    the research cluster's (modelled.expected_modelled): its hosts are priced by the config's `pricing:`
+    entries, so their amounts join the rules' totals and never the billed spend."""
     rw = weeks - 1
-    gpu001 = _gpu001_by_week(hosts, weeks)
+    cloud_gpu001 = _gpu001_by_week(hosts, weeks)
+    gpu001 = {w: {**cloud_gpu001[w], **modelled["idle_by_week"][w]} for w in range(weeks)}
     week_labels = [Window.containing((start + timedelta(weeks=w)).date()).label for w in range(weeks)]
     rw_start, rw_end = start + timedelta(weeks=rw), start + timedelta(weeks=weeks)
     by_name = {h.name: h for h in hosts}
@@ -197,12 +202,15 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
             planner.jobs, by_name, facts["checkpoints"], start, a, a + timedelta(weeks=1), notes["crash_job"]
         )
 
-    failed = failed_in(rw)
+    cloud_failed = [{**x, "basis": "bill"} for x in failed_in(rw)]
+    failed = sorted([*cloud_failed, modelled["crash"]], key=lambda x: (-x["waste"], x["job_id"]))
     gpu004_by_week = {
-        week_labels[w]: sum((x["waste"] for x in failed_in(w)), Decimal(0)) for w in range(weeks)
+        week_labels[w]: sum((x["waste"] for x in failed_in(w)), Decimal(0))
+        + (modelled["crash"]["waste"] if w == rw else 0)
+        for w in range(weeks)
     }
     crash = next(j for j in planner.jobs if j.job_id == notes["crash_job"])
-    [crash_failed] = [x for x in failed if x["job_id"] == crash.job_id]
+    [crash_failed] = [x for x in cloud_failed if x["job_id"] == crash.job_id]
     # STO003: the newest checkpoint of a completed run is kept (STO001 never deletes it); older than 30
     # days at the week's end and still STANDARD, it would cost GLACIER_IR's price instead
     tier_before = rw_end - timedelta(days=30)
@@ -217,6 +225,7 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
         return float(quantize(x))
 
     gpu001_rw = gpu001[rw]
+    low = modelled["low_mfu"]
     return {
         "company": "Acme AI (demo)",
         "seed": seed,
@@ -225,11 +234,30 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
             "week": last_week,
             "spend": money(spend),
             "currency": "USD",
+            "modelled_spend": {
+                "owned": money(modelled["spend"]["owned"]),
+                "contract": money(modelled["spend"]["contract"]),
+                "by_host": {k: money(v) for k, v in sorted(modelled["spend_by_host"].items())},
+                "basis": "the research team's hosts no bill lists, priced by the demo config's pricing: entries "
+                "for every hour of the week: dgx-01/02 owned (320,000 USD over 4 years + the GPUs' measured "
+                "watts x 1.5 host overhead x PUE 1.3 x 0.11 USD/kWh + 900 USD a month), rent-h100-01/02 on "
+                "contract (2.10 USD per GPU-hour x 8 GPUs)",
+            },
             "rules": {
                 "GPU001": {
                     "name": "idle-gpu-instance",
                     "waste": money(sum(gpu001_rw.values(), Decimal(0))),
                     "by_host": {k: money(v) for k, v in sorted(gpu001_rw.items())},
+                    "by_basis": {
+                        "bill": money(sum(cloud_gpu001[rw].values(), Decimal(0))),
+                        "owned": money(sum(modelled["idle_by_week"][rw].values(), Decimal(0))),
+                    },
+                    "owned_idle": {
+                        **modelled["idle"],
+                        "waste": money(
+                            modelled["idle_by_week"][rw].get(modelled["idle"]["host"], Decimal(0))
+                        ),
+                    },
                     "basis": "effective cost of billed hours in idle stretches of >= 2 h where every GPU is at ~0 % util "
                     "(dev boxes overnight/weekends, gpu-h100-09 after its job failed, gpu-a100-05 over the weekend, "
                     "gpu-h100-06's parked notebook holding 86 % of GPU memory)",
@@ -258,8 +286,18 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
                 },
                 "GPU005": {
                     "name": "low-efficiency-job",
-                    "waste": money(Decimal(0)),
-                    "basis": "the demo has no training-log source, so no job has a measured MFU",
+                    "job_id": low["job_id"],
+                    "host": low["host"],
+                    "pricing_basis": "contract",
+                    "mfu": float(round(low["mfu"], 6)),
+                    "floor": float(low["floor"]),
+                    "gpu_hours": float(round(low["gpu_hours"], 6)),
+                    "gpu_cost": money(low["gpu_cost"]),
+                    "waste": money(low["waste"]),
+                    "basis": "the job on rent-h100-02 whose training log gives a median MFU of "
+                    f"{float(low['mfu']):.4f} (6 x 6.7e9 x tokens per 10-minute interval / 600 s / (8 x 989.4 "
+                    "TFLOP/s)) with its GPUs busy (no other rule prices them): its contract GPU cost x "
+                    "(1 - MFU / 0.25); every other logged job measures about 0.45",
                 },
                 "GPU004": {
                     "name": "failed-job-and-zombie",
@@ -274,7 +312,9 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
                     },
                     "failed_jobs": [{**x, "waste": money(x["waste"])} for x in failed],
                     "basis": "every FAILED job: the planted crash on gpu-h100-09 (the 48 idle hours after it are "
-                    "GPU001's) and the training jobs that failed at random (~6 % of those longer than 8 h); "
+                    "GPU001's), the crash on the contract cluster's rent-h100-01 (no checkpoint: all its GPU time, "
+                    "at 2.10 USD per GPU-hour) "
+                    "and the training jobs that failed at random (~6 % of those longer than 8 h); "
                     "effective hourly cost per node x hours in the week from the newest checkpoint its run "
                     "wrote while it ran to the job's sacct End",
                 },
@@ -346,11 +386,19 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
         },
         "gpu001_by_week": {week_labels[w]: money(sum(v.values(), Decimal(0))) for w, v in gpu001.items()},
         "gpu004_by_week": {label: money(v) for label, v in gpu004_by_week.items()},
+        "train_logs": {
+            "jobs": len(logs),
+            "lines": sum(x["lines"] for x in logs.values()),
+            "unmatched_lines": STRAY_LINES,
+            "median_mfu_by_job": {
+                str(k): float(round(v["mfu"], 6)) for k, v in sorted(logs.items()) if v["mfu"]
+            },
+        },
         "sizes": {
-            "gpu_hosts": len(hosts),
+            "gpu_hosts": len(hosts) + len(modelled["spend_by_host"]),
             "billing_lines": len(lines),
             "gpu_samples": samples,
-            "jobs": len(planner.jobs),
+            "jobs": len(planner.jobs) + research_jobs,
             "storage_objects": sum(len(v) for v in objects.values()),
         },
     }

@@ -73,8 +73,14 @@ TEAM_USERS = {
     "nlp": ["akumar", "bchen", "clopez"],
     "vision": ["dmiller", "esato"],
     "speech": ["fnguyen", "gokafor"],
+    "research": ["hsingh", "ijones"],  # the clusters without a bill (modelled.py)
 }
-PROJECTS = {"nlp": "llm-pretrain", "vision": "vit-scaling", "speech": "asr-multilingual"}
+PROJECTS = {
+    "nlp": "llm-pretrain",
+    "vision": "vit-scaling",
+    "speech": "asr-multilingual",
+    "research": "foundation-7b",
+}
 CKPT_GIB = {"llm-pretrain": 98, "vit-scaling": 14, "asr-multilingual": 8}
 
 

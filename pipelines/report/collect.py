@@ -109,6 +109,8 @@ def collect_report(
             {"from": r.from_, "to": r.to, "rate": r.rate, "valid_from": r.valid_from}
             for r in config.exchange_rates
         ],
+        training=_query(con, "rpt_weekly_training", p),
+        unmatched_train_lines=_query(con, "rpt_weekly_train_log_unmatched", p)[0],
         previous_evaluated=bool(
             scalar(con, "select count(*) from findings where week_start = $w", {"w": p["prev_start"]})
         ),
@@ -138,13 +140,16 @@ def _trend(weeks: list[dict[str, Any]], window: Window) -> dict[str, list[dict[s
 
 
 def _gpu_fleet(hours: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """GPU-hours billed, idle share and effective cost per GPU-hour and per busy GPU-hour, by GPU model."""
-    out: dict[tuple[str, str], dict[str, Any]] = {}
+    """GPU-hours priced, idle share and effective cost per GPU-hour and per busy GPU-hour, by GPU model and
+    pricing basis (a bill's cost and a cost model's are never added into one row)."""
+    out: dict[tuple[str, str, str], dict[str, Any]] = {}
     for r in hours:
+        basis = r.get("pricing_basis") or "bill"
         g = out.setdefault(
-            (r["gpu_model"], r["currency"]),
+            (r["gpu_model"], basis, r["currency"]),
             {
                 "gpu_model": r["gpu_model"],
+                "pricing_basis": basis,
                 "currency": r["currency"],
                 "resources": set(),
                 "gpu_hours": 0,
@@ -164,6 +169,7 @@ def _gpu_fleet(hours: list[dict[str, Any]]) -> list[dict[str, Any]]:
         fleet.append(
             {
                 "gpu_model": g["gpu_model"],
+                "pricing_basis": g["pricing_basis"],
                 "currency": g["currency"],
                 "instances": len(g["resources"]),
                 "gpu_hours": g["gpu_hours"],

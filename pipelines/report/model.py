@@ -40,10 +40,15 @@ class TeamPage:
     attention: list[dict[str, Any]]
     resolved: list[dict[str, Any]]
     budgets: list[dict[str, Any]]
+    training: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def counted(self) -> list[dict[str, Any]]:
         return [f for f in self.findings if f["counted"]]
+
+    @property
+    def training_summary(self) -> list[dict[str, Any]]:
+        return training_summary(self.training)
 
     @property
     def acknowledged(self) -> list[dict[str, Any]]:
@@ -79,6 +84,14 @@ class WeeklyReport:
     reporting_currency: str | None = None
     exchange_rates: list[dict[str, Any]] = field(default_factory=list)
     teams: list[TeamPage] = field(default_factory=list)
+    # per job with a measured training log and GPU time in the week (rpt_weekly_training)
+    training: list[dict[str, Any]] = field(default_factory=list)
+    # the week's training-log lines that matched no job: {lines, files, hosts}
+    unmatched_train_lines: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def training_summary(self) -> list[dict[str, Any]]:
+        return training_summary(self.training)
 
     @property
     def files(self) -> dict[str, Path]:
@@ -334,6 +347,46 @@ class WeeklyReport:
         return max((Decimal(x["waste"]) for x in self.by_rule), default=Decimal(0))
 
 
+def training_summary(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The measured training jobs added up per GPU model, cost basis and currency: tokens per GPU-hour =
+    their tokens / their GPU-hours, cost per million tokens = their cost / their tokens x 10^6, and the
+    median of their jobs' measured MFU. A basis is never mixed into another: a modelled cost per token is
+    never shown as a billed one."""
+    groups: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for j in jobs:
+        key = (j["gpu_model"] or "(unknown GPU)", j["pricing_basis"] or "unpriced", j["currency"] or "")
+        g = groups.setdefault(
+            key,
+            {
+                "gpu_model": key[0],
+                "pricing_basis": key[1],
+                "currency": j["currency"],
+                "jobs": 0,
+                "tokens": 0.0,
+                "gpu_hours": 0.0,
+                "cost": Decimal(0),
+                "mfus": [],
+            },
+        )
+        g["jobs"] += 1
+        g["tokens"] += float(j["tokens"] or 0)
+        g["gpu_hours"] += float(j["gpu_hours"] or 0)
+        g["cost"] += Decimal(str(j["cost"] or 0))
+        if j["mfu"] is not None:
+            g["mfus"].append(float(j["mfu"]))
+    out = []
+    for g in groups.values():
+        mfus = sorted(g.pop("mfus"))
+        mid = len(mfus) // 2
+        g["mfu_median"] = (mfus[mid] if len(mfus) % 2 else (mfus[mid - 1] + mfus[mid]) / 2) if mfus else None
+        g["tokens_per_gpu_hour"] = g["tokens"] / g["gpu_hours"] if g["gpu_hours"] else None
+        g["cost_per_million_tokens"] = (
+            g["cost"] / Decimal(str(g["tokens"])) * 1_000_000 if g["tokens"] else None
+        )
+        out.append(g)
+    return sorted(out, key=lambda g: (g["gpu_model"], g["pricing_basis"], g["currency"] or ""))
+
+
 SLUG_MAX = 60  # characters of a team page's file name before `.html`: far below any file system's limit
 
 
@@ -412,6 +465,7 @@ def team_pages(report: WeeklyReport) -> list[TeamPage]:
                 findings=findings,
                 attention=attention,
                 resolved=[r for r in report.resolved if r["team"] == name],
+                training=[j for j in report.training if j["team"] == name],
                 budgets=[
                     b
                     for b in report.budgets

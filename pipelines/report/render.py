@@ -34,10 +34,10 @@ CATEGORY_GROUPS = (
 )
 
 
-def money(value: Any, currency: str | None = None) -> str:
+def money(value: Any, currency: str | None = None, places: int = 2) -> str:
     if value is None:
         return "–"
-    text = f"{Decimal(value):,.2f}"
+    text = f"{Decimal(value):,.{places}f}"
     return f"{currency} {text}" if currency else text
 
 

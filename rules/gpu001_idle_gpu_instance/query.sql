@@ -226,7 +226,19 @@ combined as (
             when c.no_data_hours >= $min_idle_hours then 'insufficient_data'
         end as status,
         printf('%d×%s', r.gpu_count, coalesce(r.gpu_model, 'GPU')) as gpus,
-        coalesce(r.instance_type, 'GPU instance') as kind_label,
+        coalesce(r.instance_type, case when r.pricing_basis in ('owned', 'contract') then 'GPU host' end, 'GPU instance')
+            as kind_label,
+        -- what the hours are: a bill's, or a `pricing:` cost model's (never called billed)
+        case r.pricing_basis
+            when 'owned' then 'modelled hours (owned)'
+            when 'contract' then 'contract hours'
+            else 'billed hours'
+        end as hours_label,
+        case r.pricing_basis
+            when 'owned' then 'modelled time (owned)'
+            when 'contract' then 'contract time'
+            else 'billed time'
+        end as time_label,
         -- durations: whole hours as integers, other hours with one decimal, under an hour in minutes
         case
             when coalesce(w.idle_hours, 0) = round(coalesce(w.idle_hours, 0)) then printf('%d', w.idle_hours::bigint)
@@ -256,9 +268,9 @@ select
     status,
     case status
         when 'waste' then printf(
-            '%s %s (%s, %s) sat idle for %s of %d billed hours in %d stretch(es) of ≥%s h '
+            '%s %s (%s, %s) sat idle for %s of %d %s in %d stretch(es) of ≥%s h '
             || '(every GPU ≤%s%% util, mean %.1f%%, %.0f W)%s%s, costing %s %.2f%s.',
-            kind_label, resource_id, coalesce(host, 'no host'), gpus, idle_text, billed_hours,
+            kind_label, resource_id, coalesce(host, 'no host'), gpus, idle_text, billed_hours, hours_label,
             idle_stretches, printf('%g', $min_idle_hours::double), $max_util_pct::varchar, coalesce(idle_mean_util, 0),
             coalesce(idle_mean_power_w, 0),
             case when idle_max_mem_used_share >= 0.5
@@ -271,15 +283,15 @@ select
                 else '' end,
             currency, waste,
             case
-                when no_data_hours >= 1 then printf('; %s billed hours had no telemetry', no_data_text)
-                when no_data_hours > 0 then printf('; %s of billed time had no telemetry', no_data_text)
+                when no_data_hours >= 1 then printf('; %s %s had no telemetry', no_data_text, hours_label)
+                when no_data_hours > 0 then printf('; %s of %s had no telemetry', no_data_text, time_label)
                 else ''
             end
         )
         else printf(
-            '%s of %d billed hours of %s %s (%s, %s) have no GPU telemetry (%s %.2f): '
+            '%s of %d %s of %s %s (%s, %s) have no GPU telemetry (%s %.2f): '
             || 'cannot tell whether its GPUs were idle.',
-            no_data_text, billed_hours, kind_label, resource_id, coalesce(host, 'no host'), gpus,
+            no_data_text, billed_hours, hours_label, kind_label, resource_id, coalesce(host, 'no host'), gpus,
             currency, no_data_cost
         )
     end as reason,

@@ -552,13 +552,19 @@ select
         when smaller_gpu is not null then printf(
             '%sheld %d×%s for %s at %.1f%% mean / %.0f%% p95 util and %s: '
             || 'a smaller GPU fits, %s (%s GiB, %s TFLOP/s against %s; its p95 util would be about %.0f%%), '
-            || 'at %s %.2f per GPU-hour (%s) against %s %.2f per GPU-hour billed',
+            || 'at %s %.2f per GPU-hour (%s) against %s %.2f per GPU-hour %s',
             case when unused_gpus > 0 then '; its used GPUs ' else '' end,
             used_gpus, gpu_label, runtime_text, coalesce(used_util_mean, 0), coalesce(used_util_p95, 0),
             mem_text, smaller_gpu, printf('%g', smaller_gpu_memory_gib),
             printf('%g', smaller_gpu_peak_tflops), printf('%g', job_peak_tflops),
             coalesce(smaller_projected_p95, 0), waste_currency, smaller_price,
-            coalesce(smaller_price_note, smaller_price_kind), waste_currency, coalesce(billed_per_gpu_hour, 0)
+            coalesce(smaller_price_note, smaller_price_kind), waste_currency, coalesce(billed_per_gpu_hour, 0),
+            -- the job's own GPU: a bill's price, or a `pricing:` cost model's (never called billed)
+            (select case string_agg(distinct r.pricing_basis, '+' order by r.pricing_basis)
+                when 'owned' then 'of modelled hours (owned)'
+                when 'contract' then 'of contract hours'
+                else 'billed'
+            end from resources as r where list_contains(resource_ids, r.resource_id))
         )
         else ''
     end

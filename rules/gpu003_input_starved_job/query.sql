@@ -173,7 +173,14 @@ combined as (
             when sp.runtime_s >= 3600 then printf('%.1f h', sp.runtime_s / 3600)
             when sp.runtime_s >= 60 then printf('%.0f min', sp.runtime_s / 60)
             else printf('%.0f s', sp.runtime_s)
-        end as runtime_text
+        end as runtime_text,
+        -- GPU-hours priced by a `pricing:` cost model are named so (a bill's are plain GPU-hours)
+        (select case string_agg(distinct r.pricing_basis, '+' order by r.pricing_basis)
+            when 'owned' then ' (modelled hours, owned)'
+            when 'contract' then ' (contract hours)'
+            when 'bill' then ''
+            else coalesce(' (' || string_agg(distinct r.pricing_basis, '+' order by r.pricing_basis) || ' hours)', '')
+        end from resources as r where list_contains(j.resource_ids, r.resource_id)) as hours_label
     from waste as w
     inner join candidates as j on j.job_key = w.job_key
     inner join starved_stats as st on st.job_key = w.job_key
@@ -194,7 +201,7 @@ select
     'waste' as status,
     printf(
         'Job %s%s on %s kept %d×%s waiting on input for %s: %.1f%% mean util in bursts (p95 %.0f%%, σ %.1f), '
-        || '%.0f%% of samples idle, %s; the idle %.0f%% of %s cost %s %.2f.',
+        || '%.0f%% of samples idle, %s; the idle %.0f%% of %s%s cost %s %.2f.',
         job_id, coalesce(' (' || job_name || ')', ''), host_text, starved_gpus, gpu_label, runtime_text,
         starved_util_mean, starved_util_p95, starved_util_stddev, 100 * coalesce(starved_idle_share, 0),
         case when starved_power_share is not null
@@ -203,7 +210,7 @@ select
         100 * waste / gpu_cost,
         case when priced_gpu_hours >= 1 then printf('%.4g GPU-hours', priced_gpu_hours)
             else printf('%.1f GPU-minutes', priced_gpu_hours * 60) end,
-        waste_currency, waste
+        hours_label, waste_currency, waste
     ) as reason,
     json_object(
         'job_id', job_id,

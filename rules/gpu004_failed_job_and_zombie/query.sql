@@ -527,8 +527,15 @@ failed_findings as (
             end,
             coalesce(array_to_string(j.hosts, ', '), array_to_string(w.resource_ids, ', ')),
             w.gpus, regexp_replace(coalesce(w.gpu_model, 'GPU'), '^NVIDIA\s+', ''), coalesce(w.util_mean, 0),
-            case when w.gpu_hours >= 1 then printf('%.4g GPU-hours', w.gpu_hours)
-                else printf('%.1f GPU-minutes', w.gpu_hours * 60) end,
+            (case when w.gpu_hours >= 1 then printf('%.4g GPU-hours', w.gpu_hours)
+                else printf('%.1f GPU-minutes', w.gpu_hours * 60) end)
+            -- GPU-hours priced by a `pricing:` cost model are named so (a bill's are plain GPU-hours)
+            || (select case string_agg(distinct r.pricing_basis, '+' order by r.pricing_basis)
+            when 'owned' then ' (modelled hours, owned)'
+            when 'contract' then ' (contract hours)'
+            when 'bill' then ''
+            else coalesce(' (' || string_agg(distinct r.pricing_basis, '+' order by r.pricing_basis) || ' hours)', '')
+        end from resources as r where list_contains(w.resource_ids, r.resource_id)),
             case when j.last_checkpoint_at is not null
                 then printf('; the %s since its last checkpoint at %s UTC',
                     case when w.lost_gpu_hours >= 1 then printf('%.4g GPU-hours', w.lost_gpu_hours)
@@ -599,10 +606,19 @@ zombie_findings as (
         z.currency,
         z.waste,
         printf(
-            '%s %s (%s, %d×%s) was billed %d hours with no job running and no GPU telemetry after job %s '
+            '%s %s (%s, %d×%s) %s with no job running and no GPU telemetry after job %s '
             || 'ended (%s UTC), in %d stretch(es) of ≥%s h, costing %s %.2f.',
-            coalesce(r.instance_type, 'GPU instance'), r.resource_id, coalesce(r.host, 'no host'), r.gpu_count,
-            coalesce(r.gpu_model, 'GPU'), z.zombie_hours, z.last_job_id,
+            coalesce(
+                r.instance_type, case when r.pricing_basis in ('owned', 'contract') then 'GPU host' end, 'GPU instance'
+            ),
+            r.resource_id, coalesce(r.host, 'no host'), r.gpu_count,
+            coalesce(r.gpu_model, 'GPU'),
+            case r.pricing_basis
+                when 'owned' then printf('ran up %d modelled hours (owned)', z.zombie_hours)
+                when 'contract' then printf('ran up %d contract hours', z.zombie_hours)
+                else printf('was billed %d hours', z.zombie_hours)
+            end,
+            z.last_job_id,
             strftime(z.last_job_ended_at, '%Y-%m-%d %H:%M'), z.stretches_count,
             printf('%g', $min_zombie_hours::double), z.currency, z.waste
         ) as reason,

@@ -220,6 +220,13 @@ combined as (
             when j.util_mean >= $busy_util_pct then 'memory_bound'
         end as cause_code,
         coalesce(array_to_string(e.hosts, ', '), array_to_string(e.resource_ids, ', '), 'its hosts') as host_text,
+        -- GPU-hours priced by a `pricing:` cost model are named so (a bill's are plain GPU-hours)
+        (select case string_agg(distinct r.pricing_basis, '+' order by r.pricing_basis)
+            when 'owned' then ' (modelled hours, owned)'
+            when 'contract' then ' (contract hours)'
+            when 'bill' then ''
+            else coalesce(' (' || string_agg(distinct r.pricing_basis, '+' order by r.pricing_basis) || ' hours)', '')
+        end from resources as r where list_contains(e.resource_ids, r.resource_id)) as hours_label,
         case
             when j.params >= 1e9 then printf('%.1fB', j.params / 1e9)
             else printf('%.0fM', j.params / 1e6)
@@ -257,9 +264,10 @@ select
         intervals, gpus, gpu_model, 100 * job_floor, low_text, cause,
         case
             when waste > 0 then printf(
-                'the shortfall, %.0f%% of %s, cost %s %.2f.', 100 * (1 - mfu / job_floor),
+                'the shortfall, %.0f%% of %s%s, cost %s %.2f.', 100 * (1 - mfu / job_floor),
                 case when priced_gpu_hours >= 1 then printf('%.1f GPU-hours', priced_gpu_hours)
                     else printf('%.1f GPU-minutes', priced_gpu_hours * 60) end,
+                hours_label,
                 waste_currency, waste
             )
             when len(claimed_by) > 0 then printf(
@@ -275,6 +283,7 @@ select
         'started_at', strftime(started_at, '%Y-%m-%dT%H:%M:%SZ'),
         'ended_at', strftime(ended_at, '%Y-%m-%dT%H:%M:%SZ'),
         'hosts', hosts,
+        'resource_ids', resource_ids,
         'params', params,
         'gpus', gpus,
         'gpus_from', gpus_from,

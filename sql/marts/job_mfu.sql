@@ -18,8 +18,9 @@
 -- mfu: median over the job's intervals of 6 x params x tokens / wall_s / (gpus x peak) (0-1)
 -- mfu_mean: 6 x params x timed_tokens / logged_s / (gpus x peak): the intervals' time-weighted mean
 -- mfu_step_time: median MFU with the log's own step time instead of the wall clock (stalls left out)
--- outside_step_share: share of logged_s outside the log's step times (input stalls, checkpoints, waits)
--- data_share: share of logged_s the log says it waited for input, when it says
+-- outside_step_share: share of logged_s outside the log's step times (input stalls, checkpoints, waits);
+-- NULL when the log gives no step time
+-- data_share: share of logged_s the log says it waited for input; NULL when it does not say
 -- gpu_hours: the job's GPU-hours from telemetry (gpu_job_hours), else gpus x the logged time
 -- tokens_per_gpu_hour: tokens / gpu_hours
 -- cost: the job's GPU cost (gpu_job_hours' share of cost_hourly), in currency
@@ -156,8 +157,10 @@ select
     6 * p.params * p.timed_tokens / nullif(p.logged_s, 0) / nullif(k.gpus * k.peak_dense_tflops * 1e12, 0)
         as mfu_mean,
     m.mfu_step_time,
-    greatest(1 - p.step_time_s / nullif(p.step_timed_wall_s, 0), 0) as outside_step_share,
-    least(p.data_time_s / nullif(p.data_timed_wall_s, 0), 1) as data_share,
+    -- NULL when the log gives no step time / input wait (greatest and least would skip the NULL)
+    case when p.step_timed_wall_s > 0 then greatest(1 - p.step_time_s / p.step_timed_wall_s, 0) end
+        as outside_step_share,
+    case when p.data_timed_wall_s > 0 then least(p.data_time_s / p.data_timed_wall_s, 1) end as data_share,
     coalesce(j.gpu_hours, k.gpus * p.logged_s / 3600) as gpu_hours,
     p.tokens / nullif(coalesce(j.gpu_hours, k.gpus * p.logged_s / 3600), 0) as tokens_per_gpu_hour,
     j.cost,

@@ -4,8 +4,9 @@
 -- The basis of the report's GPU fleet table, idle heatmap and telemetry coverage: per billed hour, the
 -- GPUs billed (the resource's GPU count), how many reported enough telemetry (coverage >= min_coverage
 -- and a utilisation value), and how many of those averaged at most idle_util_pct (GPU001's threshold).
+-- pricing_basis: how the resource's hours are priced (bill, owned, contract)
 with gpu_resources as (
-    select resource_id, coalesce(gpu_model, 'unknown GPU') as gpu_model, gpu_count
+    select resource_id, coalesce(gpu_model, 'unknown GPU') as gpu_model, gpu_count, pricing_basis
     from resources
     where gpu_count > 0
 ),
@@ -39,6 +40,7 @@ telemetry as (
 select
     b.resource_id,
     r.gpu_model,
+    r.pricing_basis,
     b.currency,
     b.hour,
     isodow(b.hour) as iso_weekday,

@@ -1,13 +1,15 @@
 """A telemetry-only fleet end to end through the CLI: a per-pod trace from 2020 (duty cycle and memory, no
 GPU index, no bill, no price; tests/helpers/pod_trace.py) is ingested, evaluated and reported on. The
 weeks come from the data (no history_start set), the report counts the unpriced GPU-hours in its data
-quality and as an attention item, its empty findings list says why, and weeks without data say so.
+quality and as an attention item, its empty findings list says why, and weeks without data say so. With a
+contract price for every host, the same week gets priced findings and nothing is left unpriced.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from decimal import Decimal
 from pathlib import Path
 
 import dagster as dg
@@ -116,3 +118,48 @@ def test_a_week_before_history_start_is_refused_naming_it(ran: Ran, tmp_path: Pa
         f"{WEEK} is not a week wastewatch can evaluate: weeks run from 2020-W11 (history_start"
         in result.output
     )
+
+
+# the same week with a contract price for every host (issue 18's acceptance: priced findings, nothing unpriced)
+RATE = Decimal("2.10")
+PRICING = """\
+pricing:
+  - match: {host: "*"}
+    contract: {per_gpu_hour: 2.10, currency: USD}
+"""
+
+
+@pytest.fixture(scope="module")
+def priced(tmp_path_factory: pytest.TempPathFactory) -> Ran:
+    root = tmp_path_factory.mktemp("priced")
+    write_trace(root / "trace")
+    config = write_config(root, "sources:\n" + sources("trace") + PRICING)
+    result = cli("--config", str(config), "run", "--week", WEEK)
+    return Ran(config, result, root / "reports" / WEEK)
+
+
+def test_with_a_contract_price_the_same_week_gets_priced_findings(ran: Ran, priced: Ran) -> None:
+    """Unpriced without `pricing:` (above); with a contract rate, the same trace's idle hosts are GPU001
+    waste at the rate x the GPUs telemetry reported x the idle hours, and no GPU-hour is left unpriced."""
+    assert ran.result.exit_code == 0 and priced.result.exit_code == 0, priced.result.output
+    assert "unpriced:" not in priced.result.output
+    findings = pl.read_csv(priced.reports / "findings.csv", infer_schema_length=0)
+    gpu001 = {
+        r["resource_id"]: r
+        for r in findings.filter(pl.col("rule_id") == "GPU001").iter_rows(named=True)
+        if r["status"] == "waste"
+    }
+    gpus = {m: sum(p.machine == m and not p.busy for p in PODS) for m in ("m-0347", "m-0981")}
+    # m-0012 has a busy GPU: not every GPU idled, so GPU001 leaves it alone
+    assert sorted(gpu001) == ["host:m-0347", "host:m-0981"]
+    for machine, n in gpus.items():
+        f = gpu001[f"host:{machine}"]
+        assert Decimal(f["estimated_waste"]) == (RATE * n * HOURS).quantize(Decimal("0.000001")), machine
+        assert f["pricing_basis"] == "contract" and f["currency"] == "USD"
+    md = (priced.reports / "report.md").read_text(encoding="utf-8")
+    assert "Unpriced GPU telemetry" not in md and "Unpriced GPU-hours" not in md
+    waste = RATE * sum(gpus.values()) * HOURS
+    spend = RATE * len(PODS) * HOURS  # every GPU of every host, every hour of the trace
+    assert f"**Waste:** USD {waste:,.2f}" in md
+    assert f"contract USD {spend:,.2f}" in md and "billed USD 0.00" in md
+    assert "(contract model)" in md  # each finding states that its cost is a model, not a bill

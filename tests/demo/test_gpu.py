@@ -165,5 +165,5 @@ def test_no_gpu_hour_of_the_demo_is_priced_twice(demo: tuple[Any, dict[str, Any]
             "and week_start = '2026-11-23' and rule_id like 'GPU%' group by 1",
         )
     }
-    # a rule with no waste has no stored finding (the demo has no training log: GPU005 finds nothing)
+    # a rule with no waste has no stored finding
     assert {k: float(v) for k, v in waste.items() if v} == pytest.approx(stored, abs=0.01)

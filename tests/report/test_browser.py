@@ -54,7 +54,14 @@ def test_report_is_self_contained_and_its_totals_reconcile(
     counted = [r for r in findings if r["counted"] == "true"]
     assert waste == sum(Decimal(r["estimated_waste"]) for r in counted).quantize(Decimal("0.01"))
     spend = _money(page.inner_text("#spend-USD"))
-    assert spend == Decimal(str(expected["report_week"]["spend"])) and waste <= spend
+    # the bill's spend and the cost models' (the research cluster's owned and contract hosts) shown apart
+    billed, modelled = _money(page.inner_text("#billed-USD")), _money(page.inner_text("#modelled-USD"))
+    assert billed == Decimal(str(expected["report_week"]["spend"])) and waste <= spend
+    planted = expected["report_week"]["modelled_spend"]
+    assert abs(modelled - Decimal(str(planted["owned"])) - Decimal(str(planted["contract"]))) <= Decimal(
+        "0.01"
+    )
+    assert abs(spend - billed - modelled) <= Decimal("0.01")
     # every planted waste item is under its rule with the planted dollars, and no rule without a plant
     # has a row. Each row is the sum of its counted findings, and the planted amount to the cent
     # (expected.json rounds an exact decimal sum once; the report rounds the findings' 6-decimal amounts,
@@ -138,9 +145,9 @@ def test_charts_draw_as_inline_svg(browser: Any, report: tuple[Path, list, dict]
     bands = page.locator("#chart-util-histogram g.band")
     assert bands.count() == 11
     drawn = sum(float(bands.nth(i).get_attribute("data-gpu-hours")) for i in range(11))
-    fleet = page.locator("#gpu-fleet-table tbody tr td:nth-child(3)")
+    fleet = page.locator("#gpu-fleet-table tbody tr td:nth-child(4)")  # GPU-hours priced
     billed = sum(Decimal(fleet.nth(i).inner_text().replace(",", "")) for i in range(fleet.count()))
-    assert drawn == pytest.approx(float(billed))  # every billed GPU-hour is in one band or "no data"
+    assert drawn == pytest.approx(float(billed))  # every priced GPU-hour is in one band or "no data"
     for svg in page.locator("svg.chart").all():
         box = svg.bounding_box()
         assert box is not None and box["width"] > 100 and box["height"] > 50

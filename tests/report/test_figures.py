@@ -149,7 +149,7 @@ def test_markdown_carries_the_same_totals(built: Built) -> None:
     assert "**Waste:** USD 8,640.00 — 40.1 % of spend in 1 finding(s); last week not evaluated" in md
     assert "## Needs attention (not waste)" in md and "`i-untagged`" in md
     assert "| nlp | llm | 13,440.00 | 84.00 | 0.00 | 0.00 | 0.00 | USD 13,524.00 |" in md
-    assert "| H100 | 1,344 | 64.3 % | 0.0 % | USD 13,440.00 | 10.00 | 28.00 |" in md
+    assert "| H100 | bill | 1,344 | 64.3 % | 0.0 % | USD 13,440.00 | 10.00 | 28.00 |" in md
     # last week was never evaluated: no "everything is new" comparison
     assert not built.report.previous_evaluated
     assert "2026-W47 was not evaluated: nothing to compare with." in md

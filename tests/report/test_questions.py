@@ -152,8 +152,9 @@ def test_q02_longest_open_findings_state_the_reports_cumulative_waste(demo: Demo
     assert Decimal(answer[0]["cumulative_waste"]) == cents(largest)
 
 
-def _fleet(demo: Demo) -> dict[tuple[str, str], dict[str, Any]]:
-    return {(g["gpu_model"], g["currency"]): g for g in demo.report.gpu_fleet}
+def _fleet(demo: Demo) -> dict[tuple[str, str, str], dict[str, Any]]:
+    """The report's GPU fleet rows by GPU model, cost basis (bill, owned, contract) and currency."""
+    return {(g["gpu_model"], g["pricing_basis"], g["currency"]): g for g in demo.report.gpu_fleet}
 
 
 def test_q03_idle_gpu_instances_add_up_to_the_reports_idle_gpu_hours(demo: Demo) -> None:
@@ -162,8 +163,10 @@ def test_q03_idle_gpu_instances_add_up_to_the_reports_idle_gpu_hours(demo: Demo)
     idle: dict[str, int] = defaultdict(int)
     for r in answer:
         idle[r["gpu_model"]] += r["idle_gpu_hours"]
-    fleet = _fleet(demo)
-    assert idle == {m: g["idle_gpu_hours"] for (m, _), g in fleet.items() if g["idle_gpu_hours"]}
+    by_model: dict[str, int] = defaultdict(int)
+    for (model, _, _), g in _fleet(demo).items():
+        by_model[model] += g["idle_gpu_hours"]
+    assert idle == {m: n for m, n in by_model.items() if n}
     # the instances GPU001 counted as idle are among them
     gpu001 = {f["resource_id"] for f in demo.counted if f["rule_id"] == "GPU001"}
     assert gpu001 and gpu001 <= {r["resource_id"] for r in answer}
@@ -172,11 +175,11 @@ def test_q03_idle_gpu_instances_add_up_to_the_reports_idle_gpu_hours(demo: Demo)
 def test_q04_cost_per_gpu_hour_is_the_reports_gpu_fleet(demo: Demo) -> None:
     answer = ask(demo, "q04_cost_per_gpu_hour_by_model")
     fleet = _fleet(demo)
-    assert (
-        {(r["gpu_model"], r["currency"]) for r in answer} == set(fleet) == {("H100", "USD"), ("A100", "USD")}
-    )
+    assert {(r["gpu_model"], r["pricing_basis"], r["currency"]) for r in answer} == set(fleet)
+    assert {m for m, basis, _ in fleet if basis == "bill"} == {"H100", "A100"}
+    assert {basis for _, basis, _ in fleet} == {"bill", "owned", "contract"}  # the research clusters
     for r in answer:
-        g = fleet[(r["gpu_model"], r["currency"])]
+        g = fleet[(r["gpu_model"], r["pricing_basis"], r["currency"])]
         assert (r["instances"], r["gpu_hours"]) == (g["instances"], g["gpu_hours"])
         assert Decimal(r["cost"]) == cents(g["cost"])
         assert abs(Decimal(str(r["cost_per_gpu_hour"])) - g["cost_per_gpu_hour"]) < Decimal("0.0001")

@@ -1,5 +1,5 @@
--- question: What did a GPU-hour cost in the week, per GPU model?
--- grain: GPU model x currency
+-- question: What did a GPU-hour cost in the week, per GPU model and cost basis?
+-- grain: GPU model x cost basis x currency (basis: bill, or a `pricing:` cost model: owned, contract)
 -- depends_on: resources, cost_hourly
 -- params: $week_start, $week_end
 -- As the report's GPU fleet table: the hours a GPU resource was billed (effective cost above zero), its GPU
@@ -14,6 +14,7 @@ with billed as (
 
 select
     coalesce(r.gpu_model, 'unknown GPU') as gpu_model,
+    r.pricing_basis,
     b.currency,
     count(distinct r.resource_id) as instances,
     sum(r.gpu_count) as gpu_hours,
