@@ -155,6 +155,23 @@ def _fmt_money(amount: Any, currency: str) -> str:
     return f"{currency} {Decimal(str(amount)):,.2f}"
 
 
+def _cents(amount: Any) -> Decimal:
+    return Decimal(str(amount)).quantize(Decimal("0.01"))
+
+
+def _rounding_note(lines: list[Decimal], total: Decimal, currency: str) -> str | None:
+    """Say why the per-rule waste lines do not add up to the total waste, when they do not."""
+    added = sum(lines, Decimal(0))
+    if not lines or added == total:
+        return None
+    why = (
+        "each line is rounded to the cent"
+        if abs(added - total) <= Decimal("0.005") * len(lines)
+        else "acknowledged findings are left out of the total"
+    )
+    return f"(the rule lines add to {_fmt_money(added, currency)}: {why})"
+
+
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--config",
@@ -299,8 +316,13 @@ def _do_weekly(ctx: click.Context, config: Config, week: str, evaluate: bool, re
 
     # attention rules (unattributed spend, budgets, anomalies) report an amount at stake, never waste
     attention = {f"findings/{r.folder}": r.attention for r in ALL_RULES}
+    lines: dict[str, list[Decimal]] = {}  # the waste lines printed, by currency, as printed
     for key, md in sorted(outcome.metadata.items()):
         if key.startswith("findings/"):
+            if not attention.get(key):
+                for k, v in md.items():
+                    if k.startswith("estimated_waste_"):
+                        lines.setdefault(k.removeprefix("estimated_waste_"), []).append(_cents(v))
             amount = ", ".join(
                 _fmt_money(v, k.removeprefix("estimated_waste_"))
                 for k, v in md.items()
@@ -314,9 +336,11 @@ def _do_weekly(ctx: click.Context, config: Config, week: str, evaluate: bool, re
         for k, v in md.items():
             if k.startswith("spend_"):
                 cur = k.removeprefix("spend_")
-                click.echo(
-                    f"  spend {_fmt_money(v, cur)}, waste {_fmt_money(md.get('waste_' + cur, 0), cur)}"
-                )
+                waste = md.get("waste_" + cur, 0)
+                click.echo(f"  spend {_fmt_money(v, cur)}, waste {_fmt_money(waste, cur)}")
+                note = _rounding_note(lines.get(cur, []), _cents(waste), cur)
+                if note:
+                    click.echo(f"  {note}")
         if md.get("unpriced"):  # telemetry without a bill or a price: no rule could put a figure on it
             click.echo(f"  unpriced: {md['unpriced']} (docs/gpu.md); no finding can price their waste")
     return outcome

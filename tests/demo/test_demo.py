@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from decimal import Decimal
 from pathlib import Path
 
@@ -77,7 +78,7 @@ def _by_rule_rows(md: str) -> dict[str, list[str]]:
     """report.md's "Waste by rule" table: rule id -> its cells."""
     section = md.split("## Waste by rule\n", 1)[1].split("\n## ", 1)[0]
     cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in section.splitlines()]
-    return {c[0]: c for c in cells if len(c) > 4 and c[0] not in ("Rule", "---")}
+    return {c[0]: c for c in cells if len(c) > 4 and c[0] not in ("Rule", "---", "**Total**")}
 
 
 def test_demo_report_shows_every_planted_waste_item_under_its_rule(demo_dir: tuple[Path, str]) -> None:
@@ -104,3 +105,62 @@ def test_demo_report_shows_every_planted_waste_item_under_its_rule(demo_dir: tup
         if "monthly_cost" in planted[rule_id]:
             assert abs(monthly - Decimal(str(planted[rule_id]["monthly_cost"]))) <= CENT, rule_id
     assert "STO001" in rows and "STO002" in rows  # the storage plants have their run-rate checked
+
+
+def test_the_cli_rule_lines_add_up_to_the_headline_or_say_why(demo_dir: tuple[Path, str]) -> None:
+    _, output = demo_dir
+    lines = output.splitlines()
+    rule_waste = [
+        Decimal(m.group(1).replace(",", ""))
+        for m in (re.search(r"^findings/\S+: \d+ finding\(s\); waste USD ([\d,.]+)$", ln) for ln in lines)
+        if m
+    ]
+    assert len(rule_waste) >= 5
+    [at] = [i for i, ln in enumerate(lines) if re.match(r"^  spend USD [\d,.]+, waste USD [\d,.]+$", ln)]
+    total = Decimal(lines[at].rsplit("USD ", 1)[1].replace(",", ""))
+    added = sum(rule_waste, Decimal(0))
+    if added == total:
+        assert not lines[at + 1].startswith("  (the rule lines")
+    else:
+        assert (
+            lines[at + 1] == f"  (the rule lines add to USD {added:,.2f}: each line is rounded to the cent)"
+        )
+
+
+@pytest.mark.parametrize(
+    ("lines", "total", "note"),
+    [
+        (["1.00", "2.00"], "3.00", None),
+        (
+            ["0.01", "0.01", "0.01"],
+            "0.02",
+            "(the rule lines add to USD 0.03: each line is rounded to the cent)",
+        ),
+        (
+            ["10.00", "5.00"],
+            "10.00",
+            "(the rule lines add to USD 15.00: acknowledged findings are left out of the total)",
+        ),
+        ([], "3.00", None),
+    ],
+)
+def test_rounding_note(lines: list[str], total: str, note: str | None) -> None:
+    from pipelines.cli import _rounding_note
+
+    assert _rounding_note([Decimal(x) for x in lines], Decimal(total), "USD") == note
+
+
+def test_the_readme_demo_excerpt_is_what_the_demo_prints(demo_dir: tuple[Path, str]) -> None:
+    """The README's excerpt of `make demo` (four weeks) against this one-week demo of the same seed: the
+    rule lines and the planted line print the same; the week's spend and waste differ (four weeks of
+    checkpoints and datasets are stored by W48), so that line is checked for its form only."""
+    directory, output = demo_dir
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("and ends like this:\n\n```\n", 1)[1].split("```", 1)[0]
+    printed = output.replace(str(directory), "demo").splitlines()
+    excerpt = [ln for ln in block.splitlines() if ln.startswith(("findings/gpu", "GPU001 ", "report: "))]
+    assert len(excerpt) == 4
+    for line in excerpt:
+        assert line in printed, f"README shows {line!r}; the demo prints other figures"
+    [spend] = [ln for ln in block.splitlines() if ln.startswith("  spend ")]
+    assert re.fullmatch(r"  spend USD [\d,]+\.\d\d, waste USD [\d,]+\.\d\d", spend)

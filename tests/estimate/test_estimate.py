@@ -45,7 +45,8 @@ ACCEPTANCE = [
 def _run(*args: str, config: Path | None = None) -> tuple[int, str]:
     pre = ["--config", str(config)] if config else []
     result = CliRunner().invoke(main, [*pre, *args])
-    return result.exit_code, result.output
+    # JSON is read from stdout alone: stderr names the config file read
+    return result.exit_code, result.stdout if "--json" in args else result.output
 
 
 def test_the_issue_acceptance_example(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -47,6 +47,11 @@ def _project(directory: Path, notify: dict[str, Any], empty_marts: Path) -> Path
               "evidence": {"idle_hours": 108, "host": "i-h100"}}],
         )  # fmt: skip
         evaluate_attention(con, config, W48)
+        # one landed sample in the week: the asset reports only on a week with landed data
+        con.execute(
+            "insert into gpu_samples (ts, host, util_pct, source, x_source_file, x_file_id, x_sample_date)"
+            " values (timestamp '2026-11-23 00:00', 'i-h100', 0, 'test', 'test', 'test', date '2026-11-23')"
+        )
     finally:
         con.close()
     return config_path

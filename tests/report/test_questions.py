@@ -228,12 +228,14 @@ def test_q07_weekly_spend_by_category_has_the_reports_spend_for_the_week(demo: D
             if r["week_start"] == "2026-11-23" and r["currency"] == h["currency"]
         ]
         assert h["spend"] > 0 and abs(sum(rows) - h["spend"]) <= Decimal("0.005") * len(rows)
-    compute = sum(r["compute"] for r in demo.report.spend_by_category)
-    assert [
+    # the report rounds each team x project x basis row to the cent; the question rounds the week's total
+    rows = demo.report.spend_by_category
+    [compute] = [
         Decimal(r["spend"])
         for r in answer
         if r["week_start"] == "2026-11-23" and r["service_category"] == "Compute"
-    ] == [compute]
+    ]
+    assert compute > 0 and abs(compute - sum(r["compute"] for r in rows)) <= Decimal("0.005") * len(rows)
 
 
 def test_q08_low_utilisation_hosts_cover_the_reports_utilisation_histogram(demo: Demo) -> None:
