@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from rules._contract import Rule
+from rules.com001_unused_commitment import RULE as COM001
 from rules.cost001_unattributed_spend import RULE as COST001
 from rules.cost002_budget_overrun import RULE as COST002
 from rules.cost003_spend_anomaly import RULE as COST003
@@ -17,7 +18,7 @@ from rules.sto003_cold_checkpoint_tiering import RULE as STO003
 from rules.sto004_incomplete_multipart_upload import RULE as STO004
 
 ALL_RULES: tuple[Rule, ...] = (
-    GPU001, GPU002, GPU003, GPU004, GPU005,
+    GPU001, GPU002, GPU003, GPU004, GPU005, COM001,
     COST001, COST002, COST003,
     STO001, STO002, STO003, STO004,
 )  # fmt: skip

@@ -29,6 +29,9 @@ FOCUS_HEADER = [
 ACCOUNT = ("417263541977", "acme-ml-prod")
 PAYER = ("902341578806", "Acme AI")
 SP_ARN = "arn:aws:savingsplans::902341578806:savingsplan/6f1a9c3e-2b7d-4d1e-9a55-0c3f8e2d7b41"
+# a one-year p4de Reserved Instance bought for a training programme that moved to H100s: nothing runs on it
+RI_ARN = "arn:aws:ec2:us-west-2:417263541977:reserved-instances/3c6a9b1e-7d42-4f0e-b8a1-52e9d0c4f7a3"
+RI_HOURLY = Decimal("24.965")
 
 
 def _ts(d: datetime) -> str:
@@ -152,6 +155,7 @@ def billing_lines(
                 ChargeDescription="$0.09 per GB - first 10 TB / month data transfer out beyond the global free tier",
                 x_UsageType="USE1-DataTransfer-Out-Bytes",
             ))  # fmt: skip
+    lines += _unused_reservation(start, hours)
     # monthly recurring lines for every billing period the span touches
     months = sorted({_month_bounds(start + timedelta(hours=t))[0] for t in range(0, hours, 24)})
     sp_hourly = sum((h.itype.effective for h in hosts if h.itype.savings_plan), Decimal(0))
@@ -170,6 +174,36 @@ def billing_lines(
             start=m, end=end, ServiceCategory="Management and Governance", ServiceName="AWS Support (Business)",
             ChargeCategory="Purchase", ChargeFrequency="Recurring", BilledCost="1850.00", EffectiveCost="1850.00",
             ListCost="1850.00", SkuId="SUPBUSINESS", ChargeDescription="AWS Support (Business) monthly fee", PricingCategory="",
+        ))  # fmt: skip
+    return lines
+
+
+def _unused_reservation(start: datetime, hours: int) -> list[dict[str, Any]]:
+    """The Reserved Instance's hours, every one unused (FOCUS: Usage, CommitmentDiscountStatus Unused, the
+    amortised fee as EffectiveCost), and its monthly fee (billed, amortised into those hours)."""
+    ri = dict(
+        ResourceId=RI_ARN, ResourceType="Reserved Instance", ServiceCategory="Compute",
+        ServiceSubcategory="Virtual Machines", ServiceName="Amazon Elastic Compute Cloud", RegionId="us-west-2",
+        RegionName="US West (Oregon)", CommitmentDiscountId=RI_ARN, CommitmentDiscountName="p4de-1yr-vision-pretrain",
+        CommitmentDiscountType="Reserved Instance", CommitmentDiscountCategory="Usage",
+    )  # fmt: skip
+    lines = [
+        _line(
+            **ri, start=start + timedelta(hours=t), end=start + timedelta(hours=t + 1), BilledCost="0",
+            EffectiveCost=RI_HOURLY, ListCost="0", ContractedCost="0", PricingCategory="Committed",
+            CommitmentDiscountStatus="Unused",
+            ChargeDescription="Unused Reservation hours of p4de.24xlarge Linux", x_UsageType="USW2-HeavyUsage:p4de.24xlarge",
+        )  # fmt: skip
+        for t in range(hours)
+    ]
+    months = sorted({_month_bounds(start + timedelta(hours=t))[0] for t in range(0, hours, 24)})
+    for m in months:
+        _, end = _month_bounds(m)
+        fee = quantize(RI_HOURLY * int((end - m).total_seconds() // 3600), "0.000001")
+        lines.append(_line(
+            **ri, start=m, end=end, ChargeCategory="Purchase", ChargeFrequency="Recurring", BilledCost=fee,
+            EffectiveCost="0", ListCost=fee, PricingCategory="", ChargeDescription=f"p4de.24xlarge Reserved Instance fee ${RI_HOURLY}/hour",
+            x_UsageType="USW2-HeavyUsage:p4de.24xlarge",
         ))  # fmt: skip
     return lines
 

@@ -11,6 +11,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
+from pipelines.demo.billing import RI_ARN, RI_HOURLY
 from pipelines.demo.modelled import STRAY_LINES
 from pipelines.demo.scenario import GLACIER_IR, S3_STANDARD, Host, Job, Planner, job_times, quantize
 from pipelines.units import DAYS_PER_MONTH, GIB, HOURS_PER_WEEK
@@ -161,6 +162,7 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
         return Decimal(max(overlap, 0)) / Decimal((e - s).total_seconds())
 
     spend = Decimal(0)
+    unused_commitment = Decimal(0)
     untagged = Decimal(0)
     untagged_gpu = Decimal(0)
     team_mtd: dict[str, Decimal] = {}
@@ -169,6 +171,8 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
         eff = Decimal(line["EffectiveCost"] or 0)
         part = eff * share_in(line, rw_start, rw_end)
         spend += part
+        if line["CommitmentDiscountStatus"] == "Unused":
+            unused_commitment += part
         tags = json.loads(line["Tags"]) if line["Tags"] else {}
         if "team" not in tags:
             untagged += part
@@ -299,6 +303,14 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
                     "TFLOP/s)) with its GPUs busy (no other rule prices them): its contract GPU cost x "
                     "(1 - MFU / 0.25); every other logged job measures about 0.45",
                 },
+                "COM001": {
+                    "name": "unused-commitment",
+                    "commitment": RI_ARN,
+                    "utilisation": 0.0,
+                    "waste": money(unused_commitment),
+                    "basis": "the p4de.24xlarge Reserved Instance's 168 hours in the week, every one unused, at its "
+                    f"amortised ${RI_HOURLY} an hour (FOCUS lines with CommitmentDiscountStatus Unused)",
+                },
                 "GPU004": {
                     "name": "failed-job-and-zombie",
                     "waste": money(sum((x["waste"] for x in failed), Decimal(0))),
@@ -368,7 +380,7 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
                     "spend": money(untagged),
                     "gpu_spend": money(untagged_gpu),
                     "note": "gpu-a100-08 has no team tag (suggested owner: speech, from its Slurm jobs); acme-scratch, the "
-                    "support fee and the Savings Plan fee are untagged",
+                    "support fee, the Savings Plan fee and the p4de Reserved Instance are untagged",
                 },
                 "COST002": {
                     "name": "budget-overrun",

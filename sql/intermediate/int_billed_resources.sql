@@ -1,10 +1,13 @@
 -- grain: one row per billed resource_id
 -- depends_on: billing_line_items
--- The latest known attributes of each resource on the bill (tags and names can change over time).
+-- The latest known attributes of each resource on the bill (tags and names can change over time). A
+-- commitment's own lines (an unused reservation's hours, a Savings Plan's fee: resource_id is the
+-- commitment) describe no machine, so they make no resource; COM001 prices them.
 with lines as (
     select *
     from billing_line_items
     where resource_id is not null
+        and resource_id is distinct from commitment_discount_id
 )
 
 select
