@@ -184,6 +184,7 @@ def main() -> int:
     if not args.validator.exists():
         print(f"error: {args.validator}: no focus-validator there; run make focus-validate", file=sys.stderr)
         return 1
+    validator = args.validator.absolute()  # it runs from its package folder, not from here
     allow = load_allowlist(args.allowlist)
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(prefix="focus-validate-") as tmp:
@@ -194,7 +195,7 @@ def main() -> int:
                 print(f"{fx.name}: {problem}", flush=True)
                 continue
             for data in files:
-                summary, failures, problem = validate(args.validator, data)
+                summary, failures, problem = validate(validator, data)
                 o = Outcome(fx.name, data.parent.name, summary, failures, problem)
                 outcomes.append(o)
                 print(f"{fx.name} [{o.file}]: {summary or problem}", flush=True)

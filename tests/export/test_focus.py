@@ -343,3 +343,19 @@ def test_an_unreachable_s3_destination_exits_1_naming_it(tmp_path: Path) -> None
     )
     assert result.exit_code == 1, result.output
     assert "error: s3://nowhere/focus" in result.output
+
+
+def test_a_warehouse_made_before_the_view_gets_it_on_the_next_open_keeping_its_lines(tmp_path: Path) -> None:
+    """No migration: a warehouse of today's schema version without `focus` (as int2 made it) gains the view
+    when next opened for writing, over the lines it already holds."""
+    root = _project(tmp_path)
+    shutil.copyfile(SAMPLE, root / "landing" / SAMPLE.name)
+    con = _ingest(root)
+    con.execute("drop view focus")
+    con.close()
+    config = load_config(root / "wastewatch.yaml")
+    con = connect(config.warehouse_path)
+    got = con.execute("select count(*), sum(BilledCost)::varchar from focus").fetchone()
+    want = con.execute("select count(*), sum(billed_cost)::varchar from billing_line_items").fetchone()
+    con.close()
+    assert got == want and got[0] == 1000
