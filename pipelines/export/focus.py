@@ -165,9 +165,15 @@ def _write_period(con: duckdb.DuckDBPyConnection, period: str, fmt: str, path: P
     rel = con.sql(query, params=params)
     if fmt == "parquet":
         rel.write_parquet(str(path), compression="zstd")
+        read = "select count(*) from read_parquet($p)"
     else:
         rel.write_csv(str(path), header=True)
-    return _count(con, period)
+        read = "select count(*) from read_csv($p, header = true, all_varchar = true)"
+    # the file is read back before it is published: a short write never replaces a good partition
+    written, expected = int(con.execute(read, {"p": str(path)}).fetchone()[0]), _count(con, period)
+    if written != expected:
+        raise ExportError(f"{period}: wrote {written} of {expected} line(s) to {path}; nothing replaced")
+    return written
 
 
 def _count(con: duckdb.DuckDBPyConnection, period: str) -> int:
