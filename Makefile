@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 INSTALL_TIME := 3 to 8 minutes
 INSTALL_SIZE := 1.2 GB
 
-.PHONY: test demo lint dev docs bench clean
+.PHONY: test demo lint dev docs bench clean focus-validate
 
 # pip prints each package it collects and installs; on a fresh machine this is the longest step.
 $(STAMP): pyproject.toml
@@ -49,8 +49,25 @@ docs: $(STAMP)
 	$(BIN)/python -m rules docs > docs/rules.md
 	$(BIN)/python -m pipelines.schema_docs > docs/schema.md
 
+# The FinOps Foundation's focus-validator (2.x validates FOCUS 1.2 and needs Python 3.12) over the FOCUS export
+# of every billing fixture, in its own environment (it pins its own numpy and pyarrow); fails on any failure
+# .ci/focus_validator_allowlist.csv does not list (docs/billing.md, "FOCUS validator").
+FOCUS_VENV := .focus-venv
+FOCUS_VALIDATOR_VERSION := 2.2.1
+
+$(FOCUS_VENV)/.installed:
+	@py="$$(.ci/find_python312.sh)" || exit 1; \
+	echo "installing focus-validator $(FOCUS_VALIDATOR_VERSION) into $(FOCUS_VENV) with $$py"; \
+	rm -rf $(FOCUS_VENV) && "$$py" -m venv $(FOCUS_VENV) && \
+	$(FOCUS_VENV)/bin/python -m pip install --quiet --upgrade pip && \
+	$(FOCUS_VENV)/bin/python -m pip install --quiet "focus-validator==$(FOCUS_VALIDATOR_VERSION)" "pyarrow<21" && \
+	touch $@
+
+focus-validate: $(STAMP) $(FOCUS_VENV)/.installed
+	$(BIN)/python .ci/focus_validate.py --validator $(FOCUS_VENV)/bin/focus-validator
+
 bench: $(STAMP)
 	$(BIN)/python bench/ingest.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis demo .dagster
+	rm -rf $(VENV) $(FOCUS_VENV) .pytest_cache .ruff_cache .hypothesis demo .dagster

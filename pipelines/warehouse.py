@@ -47,6 +47,7 @@ RAW_TABLES = (
     "storage_patterns",
     "pricing_entries",
     "train_steps",
+    "focus",
 )
 # landed tables that are views over the table their rows are stored in: writes (inserts, deletes) go there
 STORED_IN = {"billing_line_items": "billing_lines"}

@@ -119,9 +119,15 @@ def test_asset_graph_snapshot(definitions: dg.Definitions) -> None:
         f"the code location differs from {SNAPSHOT}: if intended, {UPDATE_COMMAND}"
     )
     specs = {s.key.to_user_string(): s for s in definitions.resolve_all_asset_specs()}
-    # only the weekly assets are partitioned, by ISO week starting Monday
+    # the weekly assets are partitioned by ISO week starting Monday; the FOCUS export by billing period
     partitioned = sorted(k for k, s in specs.items() if s.partitions_def is not None)
-    assert partitioned == snapshot_job("weekly_report")
+    assert partitioned == sorted([*snapshot_job("weekly_report"), "exports/focus"])
+    monthly = specs["exports/focus"].partitions_def
+    assert isinstance(monthly, dg.MonthlyPartitionsDefinition)
+    assert monthly.get_partition_keys(current_time=datetime(2026, 12, 2, tzinfo=UTC))[-2:] == [
+        "2026-11",
+        "2026-12",
+    ]
     weekly = specs[FINDINGS_GPU001].partitions_def
     assert isinstance(weekly, dg.WeeklyPartitionsDefinition)
     keys = weekly.get_partition_keys(current_time=datetime(2026, 12, 2, tzinfo=UTC))

@@ -1,0 +1,1 @@
+"""Exports of the warehouse for other tools."""
