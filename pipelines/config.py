@@ -46,7 +46,7 @@ class Source(_Strict):
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Unique name, used in the ledger.")
     kind: str = Field(description="One of the registered kinds (pipelines/sources/registry.py).")
-    uri: str = Field(description="File, folder, glob, or s3://bucket/prefix/.")
+    uri: str = Field(description="File, folder, glob, s3://bucket/prefix/, or an API's http(s):// URL.")
     endpoint_url: str | None = Field(None, description="S3-compatible endpoint (MinIO, Ceph, ...).")
     region: str | None = None
     enabled: bool = True
@@ -63,6 +63,11 @@ class Source(_Strict):
     @property
     def is_s3(self) -> bool:
         return self.uri.startswith("s3://")
+
+    @property
+    def is_http(self) -> bool:
+        """An HTTP API (the `prometheus` kind's server), not files."""
+        return self.uri.startswith(("http://", "https://"))
 
     @field_validator("kind")
     @classmethod
@@ -375,7 +380,7 @@ class Config(_Strict):
 
     def source_location(self, source: Source) -> str:
         """The source's uri with local paths made absolute."""
-        return source.uri if source.is_s3 else str(self.resolve(source.uri))
+        return source.uri if source.is_s3 or source.is_http else str(self.resolve(source.uri))
 
     def sources_of(self, kinds: tuple[str, ...]) -> list[Source]:
         return [s for s in self.sources if s.kind in kinds and s.enabled]

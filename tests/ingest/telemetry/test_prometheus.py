@@ -1,0 +1,274 @@
+"""The `prometheus` source: hourly statistics asked of a real Prometheus equal the raw-sample roll-up of the
+same samples (GPU x hour), and the client's promises (auth, retries, errors that name the query, no secret
+printed). Prometheus is Debian's package (tests/helpers/prometheus_server.py); without it the server tests
+skip, unless WASTEWATCH_REQUIRE_PROMETHEUS=1."""
+
+from __future__ import annotations
+
+import base64
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from pipelines.cli import main
+from pipelines.config import load_config
+from pipelines.ingest import IngestReport, ingest
+from pipelines.ingest.readers.prometheus import build_query
+from pipelines.transform import build_intermediate, build_mart
+from pipelines.warehouse import connect, rows
+from tests.helpers.config import write_config
+from tests.helpers.prometheus_server import (
+    FIRST_HOUR,
+    HOURS,
+    canned_api,
+    fleet_series,
+    matrix,
+    scrape_text,
+    start_prometheus,
+)
+
+WINDOW = f"start: '{FIRST_HOUR:%Y-%m-%dT%H:%M:%SZ}', end: '2026-11-30T{HOURS:02d}:00:00Z'"
+GPU_MARTS = ("resources", "cost_hourly", "gpu_job_hours", "gpu_hours")  # what gpu_hours is built from
+COMPARED = (
+    "samples", "util_mean", "util_p95", "util_max", "util_stddev", "mem_used_mean_mib",
+    "mem_used_max_mib", "mem_total_mib", "power_mean_w", "power_max_w",
+)  # fmt: skip
+
+
+def _gpu_hours(project: Path, sources: str) -> tuple[IngestReport, list[dict[str, Any]]]:
+    write_config(project, "sources:\n" + sources)
+    config = load_config(project / "wastewatch.yaml")
+    con = connect(config.warehouse_path)
+    try:
+        report = ingest(con, config)
+        build_intermediate(con)
+        for mart in GPU_MARTS:
+            build_mart(con, mart)
+        return report, rows(con, "select * from gpu_hours order by gpu_id, hour")
+    finally:
+        con.close()
+
+
+def test_hourly_statistics_equal_the_raw_sample_roll_up(tmp_path: Path) -> None:
+    samples = fleet_series()
+    raw_dir = tmp_path / "raw"
+    (raw_dir / "dcgm").mkdir(parents=True)
+    (raw_dir / "dcgm" / "fleet_20261130.prom").write_text(scrape_text(samples), encoding="utf-8")
+    raw_report, raw = _gpu_hours(raw_dir, "  - {name: scrapes, kind: dcgm, uri: dcgm/}\n")
+    assert not raw_report.rejected and not raw_report.failures, raw_report.summary()
+
+    with start_prometheus(tmp_path / "prom", samples) as url:
+        prom_dir = tmp_path / "pushed"
+        prom_dir.mkdir()
+        # two hosts, one per query; three hours per query: the chunks meet inside the window
+        options = f"{{{WINDOW}, series_per_query: 1, hours_per_query: 3}}"
+        report, pushed = _gpu_hours(
+            prom_dir, f"  - {{name: prom, kind: prometheus, uri: '{url}', options: {options}}}\n"
+        )
+    assert not report.rejected and not report.failures, report.summary()
+    assert report.rows_into("gpu_hourly_stats") == 3 * HOURS
+
+    assert len(raw) == 3 * HOURS + 1  # three GPUs, four hours; the sample at 04:00:00.000 is the fifth hour's
+    raw = [r for r in raw if r["hour"] < datetime(2026, 11, 30, HOURS)]
+    assert [(r["gpu_id"], r["hour"]) for r in pushed] == [(r["gpu_id"], r["hour"]) for r in raw]
+    for got, want in zip(pushed, raw, strict=True):
+        for column in COMPARED:
+            assert got[column] == pytest.approx(want[column], rel=1e-9, abs=1e-9), (
+                got["gpu_id"],
+                got["hour"],
+                column,
+            )
+        # coverage: samples x scrape_interval against the raw path's gaps between samples, which also hold
+        # the scrapes' jitter (here under 0.3 s an hour); equal without jitter (the GPU scraped on the hour)
+        assert abs(got["coverage"] - want["coverage"]) <= 0.3 / 3600, (got["gpu_id"], got["hour"])
+        if got["gpu_id"].endswith("a000"):
+            assert got["coverage"] == want["coverage"] == 1.0
+    # the GPU scraped on the hour: 60 samples an hour, the one at the hour's end counted in the next hour
+    on_the_hour = [r for r in pushed if r["gpu_id"].endswith("a000")]
+    assert [r["samples"] for r in on_the_hour] == [60] * HOURS
+    assert {r["coverage"] for r in pushed} == {1.0}
+    assert {r["host"] for r in pushed} == {"gpu-node-a", "gpu-node-b"}
+    assert any(
+        r["util_p95"] not in (r["util_max"], 0) for r in pushed
+    )  # an interpolated quantile is compared
+
+
+def test_promql_reads_each_hour_without_its_end_instant() -> None:
+    query = build_query('job="dcgm-exporter"', 'instance=~"a:9400"', "59m59s999ms")
+    assert (
+        'quantile_over_time(0.95, {__name__=~"DCGM_FI_DEV_GPU_UTIL|dcgm_gpu_utilization", job="dcgm-exporter", instance=~"a:9400"}[59m59s999ms])'
+        in query
+    )
+    assert "label_replace(" in query and '"ww_stat", "util_p95"' in query
+
+
+# a test-only password and its bcrypt hash (cost 4) for Prometheus' --web.config.file
+PASSWORD = "s3cret-pass-42"
+WEB_CONFIG = "basic_auth_users:\n  wastewatch: $2b$04$1vxHAw6b9mEW3SUsmjp1qul7/ZcKEsXcgrolddmCYqSmRs6ukW7Cy\n"
+ONE_HOUR = "start: '2026-11-30T00:00:00Z', end: '2026-11-30T01:00:00Z'"
+LABELS = {"Hostname": "gpu-node-z", "UUID": "GPU-z", "gpu": "0", "modelName": "NVIDIA H200"}
+EVAL_AT = 1795996800 + 3600 - 0.001  # 2026-11-30 00:00 + 1 h - 1 ms
+
+
+def _stats(**values: float) -> str:
+    return matrix([({**LABELS, "ww_stat": k}, [(EVAL_AT, str(v))]) for k, v in values.items()])
+
+
+OK = {
+    "/api/v1/status/buildinfo": [(200, '{"status":"success","data":{"version":"2.42.0"}}', {})],
+    "/api/v1/label/instance/values": [(200, '{"status":"success","data":[]}', {})],
+    "/api/v1/query_range": [
+        (200, _stats(samples=60, util_samples=60, util_sum=3000, util_stddev=0, util_p95=50, util_max=50), {})
+    ],
+}
+
+
+def _ingest(project: Path, source: str) -> tuple[IngestReport, list[dict[str, Any]]]:
+    project.mkdir(exist_ok=True)
+    write_config(project, "sources:\n" + source)
+    config = load_config(project / "wastewatch.yaml")
+    con = connect(config.warehouse_path)
+    try:
+        return ingest(con, config), rows(con, "select * from gpu_hourly_stats order by hour, host, gpu_index")
+    finally:
+        con.close()
+
+
+def test_basic_auth_against_a_real_prometheus(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("WW_TEST_PROM_PASS", PASSWORD)
+    with start_prometheus(tmp_path / "prom", fleet_series(hours=1), web_config=WEB_CONFIG) as url:
+        opts = f"{{{ONE_HOUR}, username: wastewatch, password_env: WW_TEST_PROM_PASS}}"
+        report, got = _ingest(
+            tmp_path / "ok", f"  - {{name: prom, kind: prometheus, uri: '{url}', options: {opts}}}\n"
+        )
+        assert not report.failures and not report.rejected, report.summary()
+        assert [(r["host"], r["samples"]) for r in got] == [
+            ("gpu-node-a", 60),
+            ("gpu-node-a", 60),
+            ("gpu-node-b", 60),
+        ]
+
+        monkeypatch.setenv("WW_TEST_PROM_PASS", "wrong-pass-99")
+        report, got = _ingest(
+            tmp_path / "bad", f"  - {{name: prom, kind: prometheus, uri: '{url}', options: {opts}}}\n"
+        )
+    assert got == [] and report.failures == [
+        f"source 'prom': {url}: HTTP 401 Unauthorized: the server refused the credentials "
+        "(bearer_token_env, username/password_env)"
+    ]
+
+
+def test_the_bearer_token_is_sent_and_a_503_is_retried(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("WW_TEST_BEARER", "tok-8f2b1c")
+    answers = {
+        **OK,
+        "/api/v1/query_range": [(503, "overloaded", {"Retry-After": "0"}), *OK["/api/v1/query_range"]],
+    }
+    with canned_api(answers) as api:
+        opts = f"{{{ONE_HOUR}, bearer_token_env: WW_TEST_BEARER, backoff: 0.01}}"
+        report, got = _ingest(
+            tmp_path / "p", f"  - {{name: prom, kind: prometheus, uri: '{api.url}/', options: {opts}}}\n"
+        )
+    assert not report.failures and not report.rejected, report.summary()
+    assert [p for p, _, _ in api.seen] == [
+        "/api/v1/status/buildinfo", "/api/v1/label/instance/values", "/api/v1/query_range", "/api/v1/query_range",
+    ]  # fmt: skip
+    assert {h.get("Authorization") for _, _, h in api.seen} == {"Bearer tok-8f2b1c"}
+    query = api.seen[-1][1]
+    assert (query["start"], query["end"], query["step"]) == (["1796000399.999"], ["1796000399.999"], ["3600"])
+    assert "[59m59s999ms]" in query["query"][0]  # Prometheus 2.x: the hour's end instant left out
+    assert [
+        (r["hour"], r["host"], r["samples"], r["util_sum"], r["util_p95"], r["observed_s"]) for r in got
+    ] == [(datetime(2026, 11, 30), "gpu-node-z", 60, 3000.0, 50.0, 3600.0)]
+
+
+def test_prometheus_3_ranges_exclude_their_start_so_the_hour_is_a_full_hour(tmp_path: Path) -> None:
+    answers = {
+        **OK,
+        "/api/v1/status/buildinfo": [(200, '{"status":"success","data":{"version":"3.1.0"}}', {})],
+    }
+    with canned_api(answers) as api:
+        report, _ = _ingest(
+            tmp_path / "p",
+            f"  - {{name: prom, kind: prometheus, uri: '{api.url}', options: {{{ONE_HOUR}}}}}\n",
+        )
+    assert not report.failures and not report.rejected, report.summary()
+    assert "[1h])" in api.seen[-1][1]["query"][0]
+
+
+def test_a_server_that_keeps_failing_is_a_source_failure_and_keeps_the_rows(tmp_path: Path) -> None:
+    with canned_api(OK) as api:
+        source = f"  - {{name: prom, kind: prometheus, uri: '{api.url}', options: {{{ONE_HOUR}, retries: 1, backoff: 0}}}}\n"
+        _ingest(tmp_path / "p", source)
+        api.answers["/api/v1/query_range"] = [(503, "overloaded", {})]
+        report, got = _ingest(tmp_path / "p", source)
+    assert report.failures == [
+        f"source 'prom': {api.url}: HTTP 503 Service Unavailable after 2 attempt(s) "
+        "(query_range 2026-11-30 00:00..2026-11-30 01:00 UTC)"
+    ]
+    assert len(got) == 1  # the earlier run's hour stays
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (
+            '{"status":"success","data":{"resultType":"matrix","result":[{"metric":',
+            "the response is not JSON: Expecting value at line 1, column 71",
+        ),
+        (
+            '{"status":"success","data":{"resultType":"matrix","result":[{"metric":{"ww_stat":"samples"}}]}}',
+            "series 0 has no `metric` labels with ww_stat or no `values`",
+        ),
+        (
+            '{"status":"success","data":{"resultType":"vector","result":[]}}',
+            "expected a matrix result, got 'vector'",
+        ),
+        (
+            '{"status":"error","errorType":"execution","error":"query timed out"}',
+            "the query failed (status 'error'): query timed out",
+        ),
+    ],
+    ids=["cut-short", "no-values", "vector", "error-status"],
+)
+def test_a_bad_response_names_the_query_and_the_problem(tmp_path: Path, body: str, problem: str) -> None:
+    with canned_api({**OK, "/api/v1/query_range": [(200, body, {})]}) as api:
+        report, got = _ingest(
+            tmp_path / "p",
+            f"  - {{name: prom, kind: prometheus, uri: '{api.url}', options: {{{ONE_HOUR}}}}}\n",
+        )
+    assert got == [] and [o.error for o in report.rejected] == [
+        f"{api.url}: query_range 2026-11-30 00:00..2026-11-30 01:00 UTC: {problem}"
+    ]
+
+
+@pytest.mark.e2e  # the whole `wastewatch ingest` (its Dagster run and the marts)
+def test_an_unreachable_server_is_one_error_line_exit_1_and_no_secret(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.helpers.prometheus_server import free_port
+
+    monkeypatch.setenv("PROM_BEARER", "tok-never-printed-7731")
+    port = free_port()  # nothing listens there
+    url = f"http://127.0.0.1:{port}"
+    write_config(
+        tmp_path,
+        f"""
+        warehouse: wh/w.duckdb
+        sources:
+          - {{name: prom, kind: prometheus, uri: '{url}', options: {{{ONE_HOUR}, bearer_token_env: PROM_BEARER, retries: 1, backoff: 0}}}}
+        """,
+    )
+    result = CliRunner().invoke(main, ["--config", str(tmp_path / "wastewatch.yaml"), "ingest"])
+    errors = [line for line in result.output.splitlines() if line.startswith("error:")]
+    assert result.exit_code == 1, result.output
+    assert len(errors) == 1 and errors[0].startswith(
+        f"error: source 'prom': {url}: cannot reach the server after 2 attempt(s): "
+    ), result.output
+    assert "tok-never-printed-7731" not in result.output
+    assert base64.b64encode(b"tok-never-printed-7731").decode() not in result.output
