@@ -205,6 +205,8 @@ def test_a_server_that_keeps_failing_is_a_source_failure_and_keeps_the_rows(tmp_
     with canned_api(OK) as api:
         source = f"  - {{name: prom, kind: prometheus, uri: '{api.url}', options: {{{ONE_HOUR}, retries: 1, backoff: 0}}}}\n"
         _ingest(tmp_path / "p", source)
+        report, got = _ingest(tmp_path / "p", source)  # the same hour read again replaces, never adds
+        assert not report.failures and len(got) == 1
         api.answers["/api/v1/query_range"] = [(503, "overloaded", {})]
         report, got = _ingest(tmp_path / "p", source)
     assert report.failures == [
@@ -272,3 +274,48 @@ def test_an_unreachable_server_is_one_error_line_exit_1_and_no_secret(
     ), result.output
     assert "tok-never-printed-7731" not in result.output
     assert base64.b64encode(b"tok-never-printed-7731").decode() not in result.output
+
+
+def test_an_hour_a_job_starts_and_ends_in_is_cut_by_the_job_records(tmp_path: Path) -> None:
+    """step=1h cannot see a job boundary: the hour's row is cut where the scheduler says the job started and
+    ended, each slice getting the hour's statistics and its share of the samples by length."""
+    con = connect(tmp_path / "w.duckdb")
+    try:
+        con.execute(
+            "insert into gpu_hourly_stats (hour, host, gpu_uuid, gpu_index, samples, observed_s, util_samples, "
+            "util_sum, util_sumsq, util_p95, util_max, power_mean_w, source, x_source_file, x_file_id, x_hour_date) "
+            "values ('2026-11-30 00:00', 'gpu-node-z', 'GPU-z', 0, 60, 3600, 59, 2950, 59 * 2600, 80, 90, 300, "
+            "'prom', 'http://p', 'f-prom', '2026-11-30')"
+        )
+        con.execute(
+            "insert into jobs (job_id, scheduler, state, started_at, ended_at, hosts, source, x_source_file, "
+            "x_file_id) values ('j1', 'slurm', 'COMPLETED', '2026-11-30 00:20', '2026-11-30 00:50', "
+            "['gpu-node-z'], 'sacct', 'x', 'f-jobs')"
+        )
+        build_intermediate(con)
+        for mart in GPU_MARTS:
+            build_mart(con, mart)
+        cut = rows(
+            con,
+            "select slice_start::time::varchar as at, job_id, samples, util_samples, observed_seconds, coverage, "
+            "util_mean, util_p95, power_mean_w from gpu_job_hours order by slice_start",
+        )
+        hour = rows(
+            con, "select samples, coverage, util_mean, util_p95, util_stddev, job_id, jobs from gpu_hours"
+        )
+    finally:
+        con.close()
+    assert [(r["at"], r["job_id"], r["samples"], r["util_samples"], r["observed_seconds"]) for r in cut] == [
+        ("00:00:00", None, 20, 19, 1200.0),
+        ("00:20:00", "j1", 30, 30, 1800.0),
+        ("00:50:00", None, 10, 10, 600.0),
+    ]
+    for r in cut:  # the hour's statistics, in every slice
+        assert (r["coverage"], r["util_p95"], r["power_mean_w"]) == (1.0, 80.0, 300.0)
+        assert r["util_mean"] == pytest.approx(2950 / 59)
+    # and the hour adds back up to the row the metrics store gave
+    assert len(hour) == 1
+    h = hour[0]
+    assert (h["samples"], h["coverage"], h["util_p95"], h["job_id"], h["jobs"]) == (60, 1.0, 80.0, "j1", 1)
+    assert h["util_mean"] == pytest.approx(2950 / 59)
+    assert h["util_stddev"] == pytest.approx((2600 - (2950 / 59) ** 2) ** 0.5)
