@@ -379,8 +379,11 @@ class Config(_Strict):
         return self.resolve(self.reports_dir)
 
     def source_location(self, source: Source) -> str:
-        """The source's uri with local paths made absolute."""
-        return source.uri if source.is_s3 or source.is_http else str(self.resolve(source.uri))
+        """The source's uri with local paths made absolute (an http(s) URL without its user:password@,
+        which the ledger and messages must never hold)."""
+        if source.is_http:
+            return re.sub(r"^(https?://)[^/@?#]*@", r"\1", source.uri)
+        return source.uri if source.is_s3 else str(self.resolve(source.uri))
 
     def sources_of(self, kinds: tuple[str, ...]) -> list[Source]:
         return [s for s in self.sources if s.kind in kinds and s.enabled]

@@ -1,38 +1,40 @@
 -- grain: one row per GPU (series) per UTC hour of one run of the `prometheus` reader
--- depends_on: `_prom_points` (labels MAP, hour, stat, value: one row per statistic, series and hour of the
---             query_range results), registered by pipelines/ingest/readers/prometheus.py
+-- depends_on: `_prom_points` (series_id, hour, stat, value: one row per statistic, series and hour of the
+--             query_range results) and `_prom_series` (series_id, labels MAP), written by
+--             pipelines/ingest/readers/prometheus.py
 -- The statistics of a series (its labels without __name__) pivoted into one row per hour. DCGM's
 -- blank/sentinel values (>= 2147483632) make a metric's hour unusable: a maximum at or above it turns that
 -- metric's statistics for the hour into NULL (the raw-sample path drops the sentinel samples alone). NaN
 -- and Inf become NULL. The sum of squares comes from the population standard deviation and the mean.
 with pivoted as (
     select
-        cast(labels as varchar) as series_key,
-        hour,
-        any_value(labels) as m,
-        max(value) filter (where stat = 'samples') as samples,
-        max(value) filter (where stat = 'util_samples') as util_samples,
-        max(value) filter (where stat = 'util_sum') as util_sum,
-        max(value) filter (where stat = 'util_stddev') as util_stddev,
-        max(value) filter (where stat = 'util_p95') as util_p95,
-        max(value) filter (where stat = 'util_max') as util_max,
-        max(value) filter (where stat = 'mem_util_mean') as mem_util_mean,
-        max(value) filter (where stat = 'mem_util_max') as mem_util_max,
-        max(value) filter (where stat = 'mem_used_mean_mib') as mem_used_mean_mib,
-        max(value) filter (where stat = 'mem_used_max_mib') as mem_used_max_mib,
-        max(value) filter (where stat = 'mem_free_mean_mib') as mem_free_mean_mib,
-        max(value) filter (where stat = 'mem_reserved_mean_mib') as mem_reserved_mean_mib,
-        max(value) filter (where stat = 'mem_total_mib') as mem_total_mib,
-        max(value) filter (where stat = 'power_mean_w') as power_mean_w,
-        max(value) filter (where stat = 'power_max_w') as power_max_w,
-        max(value) filter (where stat = 'power_limit_w') as power_limit_w,
-        max(value) filter (where stat = 'sm_active_mean') as sm_active_mean,
-        max(value) filter (where stat = 'sm_active_max') as sm_active_max,
-        max(value) filter (where stat = 'tensor_active_mean') as tensor_active_mean,
-        max(value) filter (where stat = 'tensor_active_max') as tensor_active_max
-    from _prom_points
-    where isfinite(value)
-    group by 1, 2
+        p.series_id,
+        p.hour,
+        any_value(s.labels) as m,
+        max(p.value) filter (where p.stat = 'samples') as samples,
+        max(p.value) filter (where p.stat = 'util_samples') as util_samples,
+        max(p.value) filter (where p.stat = 'util_sum') as util_sum,
+        max(p.value) filter (where p.stat = 'util_stddev') as util_stddev,
+        max(p.value) filter (where p.stat = 'util_p95') as util_p95,
+        max(p.value) filter (where p.stat = 'util_max') as util_max,
+        max(p.value) filter (where p.stat = 'mem_util_mean') as mem_util_mean,
+        max(p.value) filter (where p.stat = 'mem_util_max') as mem_util_max,
+        max(p.value) filter (where p.stat = 'mem_used_mean_mib') as mem_used_mean_mib,
+        max(p.value) filter (where p.stat = 'mem_used_max_mib') as mem_used_max_mib,
+        max(p.value) filter (where p.stat = 'mem_free_mean_mib') as mem_free_mean_mib,
+        max(p.value) filter (where p.stat = 'mem_reserved_mean_mib') as mem_reserved_mean_mib,
+        max(p.value) filter (where p.stat = 'mem_total_mib') as mem_total_mib,
+        max(p.value) filter (where p.stat = 'power_mean_w') as power_mean_w,
+        max(p.value) filter (where p.stat = 'power_max_w') as power_max_w,
+        max(p.value) filter (where p.stat = 'power_limit_w') as power_limit_w,
+        max(p.value) filter (where p.stat = 'sm_active_mean') as sm_active_mean,
+        max(p.value) filter (where p.stat = 'sm_active_max') as sm_active_max,
+        max(p.value) filter (where p.stat = 'tensor_active_mean') as tensor_active_mean,
+        max(p.value) filter (where p.stat = 'tensor_active_max') as tensor_active_max
+    from _prom_points as p
+    inner join _prom_series as s on s.series_id = p.series_id
+    where isfinite(p.value)
+    group by p.series_id, p.hour
 ),
 
 usable as (

@@ -31,6 +31,7 @@ not a query result rejects the run's read naming the query and the problem.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import re
@@ -85,15 +86,6 @@ STATS: dict[str, tuple[str, tuple[str, ...]]] = {
     "tensor_active_mean": ("avg_over_time({r})", ("tensor_active",)),
     "tensor_active_max": ("max_over_time({r})", ("tensor_active",)),
 }
-
-LANDED = pa.schema(
-    [
-        ("labels", pa.map_(pa.string(), pa.string())),
-        ("hour", pa.timestamp("ms")),
-        ("stat", pa.string()),
-        ("value", pa.float64()),
-    ]
-)
 
 
 def _escape_regex(value: str) -> str:
@@ -290,32 +282,45 @@ class PrometheusReader(SourceReader):
         if first >= end:
             return LoadResult(rows=0, changed=False)
         window, before = _window(client)
-        rows: list[dict[str, Any]] = []
-        for lo, hi in _chunks(first, end, opts.hours_per_query):
-            for extra in self._series_groups(client, opts, lo, hi):
-                query = build_query(opts.match, extra, window)
-                params = [
-                    ("query", query),
-                    ("start", f"{_epoch(lo + HOUR) - before:.3f}"),
-                    ("end", f"{_epoch(hi) - before:.3f}"),
-                    ("step", "3600"),
-                ]
-                what = f"query_range {lo:%Y-%m-%d %H:%M}..{hi:%Y-%m-%d %H:%M} UTC" + (
-                    f" for {extra}" if extra else ""
-                )
-                data = client.get("/api/v1/query_range", params, what)
-                rows.extend(_points(data, what, before, client.base))
+        # each chunk's points go straight into a temporary table, the series' labels once each, so memory
+        # holds one response at a time however long the span or large the fleet
         con.execute(
-            "delete from gpu_hourly_stats where source = $s and hour >= $lo and hour < $hi",
-            {"s": source.name, "lo": first, "hi": end},
+            "create or replace temp table _prom_points (series_id integer, hour timestamp, stat varchar, value double)"
         )
-        if not rows:
-            return LoadResult(
-                rows=0, warnings=[f"no series in {first:%Y-%m-%d %H:%M}..{end:%Y-%m-%d %H:%M} UTC"]
-            )
-        table = pa.Table.from_pylist(rows, schema=LANDED)
-        con.register("_prom_points", table)
+        series: dict[tuple[tuple[str, str], ...], int] = {}
         try:
+            for lo, hi in _chunks(first, end, opts.hours_per_query):
+                for extra in self._series_groups(client, opts, lo, hi):
+                    query = build_query(opts.match, extra, window)
+                    params = [
+                        ("query", query),
+                        ("start", f"{_epoch(lo + HOUR) - before:.3f}"),
+                        ("end", f"{_epoch(hi) - before:.3f}"),
+                        ("step", "3600"),
+                    ]
+                    what = f"query_range {lo:%Y-%m-%d %H:%M}..{hi:%Y-%m-%d %H:%M} UTC" + (
+                        f" for {extra}" if extra else ""
+                    )
+                    data = client.get("/api/v1/query_range", params, what)
+                    chunk = _points(data, what, before, client.base, series)
+                    con.register("_prom_chunk", chunk)
+                    con.execute("insert into _prom_points select * from _prom_chunk")
+                    con.unregister("_prom_chunk")
+            con.execute(
+                "delete from gpu_hourly_stats where source = $s and hour >= $lo and hour < $hi",
+                {"s": source.name, "lo": first, "hi": end},
+            )
+            if not series:
+                return LoadResult(
+                    rows=0, warnings=[f"no series in {first:%Y-%m-%d %H:%M}..{end:%Y-%m-%d %H:%M} UTC"]
+                )
+            labels = pa.table(
+                {
+                    "series_id": pa.array(list(series.values()), pa.int32()),
+                    "labels": pa.array([list(k) for k in series], pa.map_(pa.string(), pa.string())),
+                }
+            )
+            con.register("_prom_series", labels)
             stg = sql_text("staging", "stg_prometheus__gpu_hourly_stats")
             got = one(
                 con,
@@ -337,7 +342,9 @@ class PrometheusReader(SourceReader):
                 )
             raise RejectedFile(client.base, problem) from None
         finally:
-            con.unregister("_prom_points")
+            with contextlib.suppress(duckdb.Error):
+                con.unregister("_prom_series")
+            con.execute("drop table if exists _prom_points")
         return LoadResult(rows=int(got[0]) if got else 0)
 
     @staticmethod
@@ -383,31 +390,47 @@ class PrometheusReader(SourceReader):
             yield f'{label}=~"' + "|".join(_escape_regex(v) for v in group) + '"'
 
 
-def _points(data: Any, what: str, before: float, where: str) -> list[dict[str, Any]]:
-    """The matrix result as (labels, hour, stat, value) rows; a malformed result names what is wrong."""
+def _points(
+    data: Any, what: str, before: float, where: str, series: dict[tuple[tuple[str, str], ...], int]
+) -> pa.Table:
+    """The matrix result as (series id, hour, stat, value) columns, new label sets added to `series`; a
+    malformed result names what is wrong."""
     if not isinstance(data, dict) or data.get("resultType") != "matrix":
         got = data.get("resultType") if isinstance(data, dict) else type(data).__name__
         raise RejectedFile(where, f"{what}: expected a matrix result, got {got!r}")
     result = data.get("result")
     if not isinstance(result, list):
         raise RejectedFile(where, f"{what}: the response has no `result` list")
-    out = []
-    for i, series in enumerate(result):
-        metric = series.get("metric") if isinstance(series, dict) else None
-        values = series.get("values") if isinstance(series, dict) else None
-        if not isinstance(metric, dict) or not isinstance(values, list) or STAT_LABEL not in metric:
+    ids: list[int] = []
+    hours: list[datetime] = []
+    stats: list[str] = []
+    values: list[float] = []
+    for i, one_series in enumerate(result):
+        metric = one_series.get("metric") if isinstance(one_series, dict) else None
+        points = one_series.get("values") if isinstance(one_series, dict) else None
+        if not isinstance(metric, dict) or not isinstance(points, list) or STAT_LABEL not in metric:
             raise RejectedFile(
                 where, f"{what}: series {i} has no `metric` labels with {STAT_LABEL} or no `values`"
             )
         stat = str(metric[STAT_LABEL])
-        labels = [(str(k), str(v)) for k, v in sorted(metric.items()) if k != STAT_LABEL and v != ""]
-        for point in values:
+        key = tuple((str(k), str(v)) for k, v in sorted(metric.items()) if k != STAT_LABEL and v != "")
+        sid = series.setdefault(key, len(series))
+        for point in points:
             try:
-                ts, text = float(point[0]), float(point[1])
+                ts, value = float(point[0]), float(point[1])
             except (TypeError, ValueError, IndexError):
                 raise RejectedFile(
                     where, f'{what}: series {i} ({stat}): point {point!r} is not [<seconds>, "<value>"]'
                 ) from None
-            hour = datetime.fromtimestamp(round(ts + before) - 3600, UTC).replace(tzinfo=None)
-            out.append({"labels": labels, "hour": hour, "stat": stat, "value": text})
-    return out
+            ids.append(sid)
+            hours.append(datetime.fromtimestamp(round(ts + before) - 3600, UTC).replace(tzinfo=None))
+            stats.append(stat)
+            values.append(value)
+    return pa.table(
+        {
+            "series_id": pa.array(ids, pa.int32()),
+            "hour": pa.array(hours, pa.timestamp("us")),
+            "stat": pa.array(stats, pa.string()),
+            "value": pa.array(values, pa.float64()),
+        }
+    )

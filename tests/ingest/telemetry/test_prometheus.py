@@ -319,3 +319,23 @@ def test_an_hour_a_job_starts_and_ends_in_is_cut_by_the_job_records(tmp_path: Pa
     assert (h["samples"], h["coverage"], h["util_p95"], h["job_id"], h["jobs"]) == (60, 1.0, 80.0, "j1", 1)
     assert h["util_mean"] == pytest.approx(2950 / 59)
     assert h["util_stddev"] == pytest.approx((2600 - (2950 / 59) ** 2) ** 0.5)
+
+
+def test_credentials_in_the_url_authenticate_and_are_never_stored(tmp_path: Path) -> None:
+    with canned_api(OK) as api:
+        secret_url = api.url.replace("http://", "http://reader:pw-in-url-5521@")
+        report, got = _ingest(
+            tmp_path / "p",
+            f"  - {{name: prom, kind: prometheus, uri: '{secret_url}', options: {{{ONE_HOUR}}}}}\n",
+        )
+        con = connect(tmp_path / "p" / "warehouse" / "wastewatch.duckdb")
+        try:
+            ledger = rows(con, "select uri, status from ingest_files")
+        finally:
+            con.close()
+    assert not report.failures and not report.rejected, report.summary()
+    assert {h.get("Authorization") for _, _, h in api.seen} == {
+        "Basic " + base64.b64encode(b"reader:pw-in-url-5521").decode()
+    }
+    assert ledger == [{"uri": api.url, "status": "loaded"}]
+    assert [r["x_source_file"] for r in got] == [api.url]
