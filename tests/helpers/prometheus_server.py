@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -144,8 +145,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def start_prometheus(workdir: Path, samples: list[Sample], web_config: str | None = None) -> Iterator[str]:
-    """Backfill `samples`, run Prometheus on 127.0.0.1 and yield its base URL; stopped on exit."""
+def start_prometheus(
+    workdir: Path, samples: list[Sample], web_config: str | None = None, tls: bool = False
+) -> Iterator[str]:
+    """Backfill `samples`, run Prometheus on 127.0.0.1 and yield its base URL; stopped on exit.
+
+    `web_config` is Prometheus' --web.config.file (basic auth users, TLS); with `tls` the URL is https."""
     prometheus, promtool = require_binaries()
     workdir.mkdir(parents=True, exist_ok=True)
     data = workdir / "tsdb"
@@ -173,9 +178,9 @@ def start_prometheus(workdir: Path, samples: list[Sample], web_config: str | Non
         args.append(f"--web.config.file={workdir / 'web.yml'}")
     log = (workdir / "prometheus.log").open("wb")
     proc = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)  # noqa: S603 - our own arguments
-    base = f"http://127.0.0.1:{port}"
+    base = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
     try:
-        _wait_ready(base, proc, workdir, authed=web_config is not None)
+        _wait_ready(base, proc, workdir, authed=web_config is not None and not tls)
         yield base
     finally:
         proc.terminate()
@@ -195,7 +200,10 @@ def _wait_ready(base: str, proc: subprocess.Popen[bytes], workdir: Path, authed:
         if proc.poll() is not None:
             raise RuntimeError(f"prometheus exited: {(workdir / 'prometheus.log').read_text()[-2000:]}")
         try:
-            with urllib.request.urlopen(f"{base}/-/ready" if authed else query, timeout=2) as resp:  # noqa: S310
+            unverified = ssl._create_unverified_context() if base.startswith("https") else None  # noqa: S323 - our own test server
+            with urllib.request.urlopen(
+                f"{base}/-/ready" if authed else query, timeout=2, context=unverified
+            ) as resp:  # noqa: S310
                 if authed:
                     return
                 result = json.loads(resp.read())["data"]["result"]
@@ -263,3 +271,19 @@ def canned_api(answers: dict[str, list[tuple[int, str, dict[str, str]]]]) -> Ite
         server.shutdown()
         server.server_close()
         thread.join(timeout=5)
+
+
+def self_signed_cert(directory: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 that is its own CA, and its key (openssl; skip without it)."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.skip("no `openssl` on PATH to make a test certificate")
+    directory.mkdir(parents=True, exist_ok=True)
+    cert, key = directory / "cert.pem", directory / "key.pem"
+    subprocess.run(  # noqa: S603 - our own arguments
+        [openssl, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-keyout", str(key), "-out", str(cert), "-days", "2", "-subj", "/CN=127.0.0.1",
+         "-addext", "subjectAltName=IP:127.0.0.1"],
+        check=True, capture_output=True, timeout=30,
+    )  # fmt: skip
+    return cert, key

@@ -27,6 +27,7 @@ from tests.helpers.prometheus_server import (
     fleet_series,
     matrix,
     scrape_text,
+    self_signed_cert,
     start_prometheus,
 )
 
@@ -339,3 +340,28 @@ def test_credentials_in_the_url_authenticate_and_are_never_stored(tmp_path: Path
     }
     assert ledger == [{"uri": api.url, "status": "loaded"}]
     assert [r["x_source_file"] for r in got] == [api.url]
+
+
+def test_tls_verified_with_the_ca_file_refused_without_it_and_skipped_when_asked(tmp_path: Path) -> None:
+    cert, key = self_signed_cert(tmp_path / "tls")
+    web = f"tls_server_config:\n  cert_file: {cert}\n  key_file: {key}\n"
+    with start_prometheus(tmp_path / "prom", fleet_series(hours=1), web_config=web, tls=True) as url:
+        assert url.startswith("https://")
+        results = {}
+        for name, extra in (
+            ("ca", f", ca_file: '{cert}'"),
+            ("none", ""),
+            ("skip", ", insecure_skip_verify: true"),
+        ):
+            source = f"  - {{name: prom, kind: prometheus, uri: '{url}', options: {{{ONE_HOUR}, retries: 0{extra}}}}}\n"
+            results[name] = _ingest(tmp_path / name, source)
+    for name in ("ca", "skip"):
+        report, got = results[name]
+        assert not report.failures and not report.rejected, report.summary()
+        assert len(got) == 3
+    report, got = results["none"]
+    assert got == [] and len(report.failures) == 1
+    assert report.failures[0].startswith(
+        f"source 'prom': {url}: cannot reach the server after 1 attempt(s): "
+    )
+    assert "CERTIFICATE_VERIFY_FAILED" in report.failures[0]
