@@ -365,3 +365,32 @@ def test_tls_verified_with_the_ca_file_refused_without_it_and_skipped_when_asked
         f"source 'prom': {url}: cannot reach the server after 1 attempt(s): "
     )
     assert "CERTIFICATE_VERIFY_FAILED" in report.failures[0]
+
+
+def test_a_host_the_metrics_store_stopped_hearing_from_is_stale(tmp_path: Path) -> None:
+    """Host silence reads the hourly rows too: gpu-node-b's last hour is 30 h before the source's newest."""
+    from pipelines.freshness import stale_sources
+
+    write_config(
+        tmp_path,
+        "sources:\n  - {name: prom, kind: prometheus, uri: 'http://127.0.0.1:9'}\n",
+    )
+    config = load_config(tmp_path / "wastewatch.yaml")
+    con = connect(config.warehouse_path)
+    try:
+        con.execute(
+            "insert into gpu_hourly_stats (hour, host, gpu_index, samples, observed_s, source, x_source_file, "
+            "x_file_id, x_hour_date) select h, host, 0, 60, 3600, 'prom', 'http://p', 'f', h::date from ("
+            "select unnest(range('2026-11-23'::timestamp, '2026-12-01'::timestamp, interval 1 hour)) as h, "
+            "'gpu-node-a' as host union all select unnest(range('2026-11-23'::timestamp, "
+            "'2026-11-29 18:00'::timestamp, interval 1 hour)), 'gpu-node-b')"
+        )
+        con.execute(  # the source's ledger row: it delivered an hour ago
+            "insert into ingest_files (file_id, source, kind, uri, status, first_seen_at, checked_at, loaded_at) "
+            "values ('f', 'prom', 'prometheus', 'http://p', 'loaded', '2026-12-01', '2026-12-01', '2026-12-01')"
+        )
+        stale = stale_sources(con, config, datetime(2026, 12, 1, 1))
+    finally:
+        con.close()
+    assert [s.hosts for s in stale] == [("gpu-node-b",)]
+    assert "gpu-node-b silent since 2026-11-29 17:00 UTC" in str(stale[0])
