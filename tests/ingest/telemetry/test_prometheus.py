@@ -394,3 +394,46 @@ def test_a_host_the_metrics_store_stopped_hearing_from_is_stale(tmp_path: Path) 
         con.close()
     assert [s.hosts for s in stale] == [("gpu-node-b",)]
     assert "gpu-node-b silent since 2026-11-29 17:00 UTC" in str(stale[0])
+
+
+def test_later_runs_read_from_the_lookback_before_the_newest_hour(tmp_path: Path) -> None:
+    """The first run reads `history` before `end`; the next one from `lookback` before the newest hour landed,
+    so late samples of recent hours are read again and older hours are not asked for again."""
+    with canned_api(OK) as api:
+        source = (
+            "  - {name: prom, kind: prometheus, uri: '" + api.url + "', "
+            "options: {end: '2026-11-30T06:00:00Z', history: 2d, lookback: 2h}}\n"
+        )
+        _ingest(tmp_path / "p", source)
+        first = [q for p, q, _ in api.seen if p == "/api/v1/query_range"][-1]
+        report, got = _ingest(tmp_path / "p", source)
+        second = [q for p, q, _ in api.seen if p == "/api/v1/query_range"][-1]
+    assert not report.failures and not report.rejected, report.summary()
+    # hours 2026-11-28 06:00 .. 11-30 05:00 the first time (points at each hour's end - 1 ms)
+    assert (first["start"], first["end"]) == (["1795849199.999"], ["1796018399.999"])
+    # newest hour landed 00:00, lookback 2 h: from 2026-11-29 23:00
+    assert (second["start"], second["end"]) == (["1795996799.999"], ["1796018399.999"])
+    assert len(got) == 1  # the hour read twice is one row
+
+
+def test_an_hour_read_again_unchanged_is_not_rolled_up_again(tmp_path: Path) -> None:
+    from pipelines.transform import refresh_rollups
+
+    con = connect(tmp_path / "w.duckdb")
+    insert = (
+        "insert into gpu_hourly_stats (hour, host, gpu_index, samples, observed_s, util_samples, util_sum, source, "
+        "x_source_file, x_file_id, x_hour_date) values ('2026-11-30 05:00', 'n', 0, 60, 3600, 60, $sum, 'prom', "
+        "'http://p', 'f', '2026-11-30')"
+    )
+    try:
+        build_intermediate(con)
+        con.execute(insert, {"sum": 600})
+        assert refresh_rollups(con).days_rebuilt == [datetime(2026, 11, 30).date()]
+        con.execute("delete from gpu_hourly_stats")
+        con.execute(insert, {"sum": 600})  # a run that read the same hour again
+        assert refresh_rollups(con).days_rebuilt == []
+        con.execute("update gpu_hourly_stats set util_sum = 900")  # a late sample changed it
+        assert refresh_rollups(con).days_rebuilt == [datetime(2026, 11, 30).date()]
+        assert rows(con, "select util_sum from int_gpu_slices") == [{"util_sum": 900.0}]
+    finally:
+        con.close()
