@@ -437,3 +437,24 @@ def test_an_hour_read_again_unchanged_is_not_rolled_up_again(tmp_path: Path) -> 
         assert rows(con, "select util_sum from int_gpu_slices") == [{"util_sum": 900.0}]
     finally:
         con.close()
+
+
+def test_a_warehouse_fed_only_by_the_metrics_store_has_data_in_its_weeks(tmp_path: Path) -> None:
+    from pipelines.coverage import data_spans
+    from rules import Window
+
+    con = connect(tmp_path / "w.duckdb")
+    try:
+        con.execute(
+            "insert into gpu_hourly_stats (hour, host, gpu_index, samples, observed_s, source, x_source_file, "
+            "x_file_id, x_hour_date) values ('2026-11-30 05:00', 'n', 0, 60, 3600, 'prom', 'http://p', 'f', "
+            "'2026-11-30'), ('2026-12-01 07:00', 'n', 0, 60, 3600, 'prom', 'http://p', 'f', '2026-12-01')"
+        )
+        spans = data_spans(con, Window.iso_week("2026-W49"))
+        before = data_spans(con, Window.iso_week("2026-W48"))
+    finally:
+        con.close()
+    assert [(s.kind, s.first_at, s.last_at, s.in_window) for s in spans] == [
+        ("GPU telemetry", datetime(2026, 11, 30, 5), datetime(2026, 12, 1, 7, 59, 59, 999999), 2)
+    ]
+    assert [s.in_window for s in before] == [0]
