@@ -130,7 +130,9 @@ class PrometheusOptions(Options):
     series_label: str = Field(
         "instance", description="Label whose values split a query by series (one group of values per query)."
     )
-    series_per_query: StrictInt = Field(100, ge=1, description="Values of `series_label` per query.")
+    series_per_query: StrictInt = Field(
+        20, ge=1, description="Values of `series_label` (hosts, for `instance`) per query."
+    )
     range_end: Literal["auto", "inclusive", "exclusive"] = Field(
         "auto",
         description="Whether the server's range selectors include their start instant (Prometheus 2.x: "

@@ -103,9 +103,8 @@ def build_query(match: str | None, extra: str | None, window: str) -> str:
     """One PromQL expression for every statistic: each a `*_over_time` over `window`, tagged by ww_stat."""
     by_column: dict[str, dict[float, list[str]]] = {}
     for m in metric_catalog():
-        by_column.setdefault(str(m["column_name"]), {}).setdefault(float(m["scale"]), []).append(
-            str(m["metric"])
-        )  # type: ignore[arg-type]
+        scale = float(str(m["scale"]))
+        by_column.setdefault(str(m["column_name"]), {}).setdefault(scale, []).append(str(m["metric"]))
     parts = []
     for stat, (func, columns) in STATS.items():
         alternatives = []
@@ -199,7 +198,7 @@ def _error_text(body: bytes) -> str | None:
     return str(doc.get("error")) if isinstance(doc, dict) and doc.get("error") else None
 
 
-def _client(source: Source, opts: PrometheusOptions) -> _Client:
+def _client(source: Source, opts: PrometheusOptions, ca_file: str | None) -> _Client:
     parts = urllib.parse.urlsplit(source.uri)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise RejectedFile(
@@ -228,9 +227,10 @@ def _client(source: Source, opts: PrometheusOptions) -> _Client:
         headers["Authorization"] = f"Basic {creds}"
     context = None
     if parts.scheme == "https":
-        context = (
-            ssl.create_default_context(cafile=opts.ca_file) if opts.ca_file else ssl.create_default_context()
-        )
+        try:
+            context = ssl.create_default_context(cafile=ca_file)
+        except (OSError, ssl.SSLError) as exc:
+            raise SourceFailed(f"ca_file {ca_file}: {getattr(exc, 'strerror', None) or exc}") from None
         if opts.insecure_skip_verify:
             context.check_hostname = False
             context.verify_mode = ssl.CERT_NONE
@@ -277,7 +277,8 @@ class PrometheusReader(SourceReader):
 
     def load_source(self, con: duckdb.DuckDBPyConnection, source: Source, ctx: LoadContext) -> LoadResult:
         opts = source.options_as(PrometheusOptions)
-        client = _client(source, opts)
+        ca_file = str(ctx.config.resolve(opts.ca_file)) if opts.ca_file else None
+        client = _client(source, opts, ca_file)
         first, end = self._span(con, source, opts, ctx)
         if first >= end:
             return LoadResult(rows=0, changed=False)
@@ -362,8 +363,8 @@ class PrometheusReader(SourceReader):
             return _floor_hour(_naive_utc(opts.start)), end
         newest = one(con, "select max(hour) from gpu_hourly_stats where source = $s", {"s": source.name})
         if newest and newest[0] is not None:
-            return newest[0] + HOUR - parse_duration(opts.lookback), end
-        return end - parse_duration(opts.history), end
+            return _floor_hour(newest[0] + HOUR - parse_duration(opts.lookback)), end
+        return _floor_hour(end - parse_duration(opts.history)), end
 
     @staticmethod
     def _series_groups(

@@ -458,3 +458,29 @@ def test_a_warehouse_fed_only_by_the_metrics_store_has_data_in_its_weeks(tmp_pat
         ("GPU telemetry", datetime(2026, 11, 30, 5), datetime(2026, 12, 1, 7, 59, 59, 999999), 2)
     ]
     assert [s.in_window for s in before] == [0]
+
+
+@pytest.mark.parametrize(
+    ("options", "problem"),
+    [
+        (
+            "{bearer_token_env: T, username: u, password_env: P}",
+            "either bearer_token_env or username/password_env",
+        ),
+        ("{username: u}", "basic auth needs both username and password_env"),
+        ("{lookback: 6 hours}", "expected a duration such as 90m, 36h, 3d or 1w"),
+        ("{hours_per_query: 20000}", "less than or equal to 11000"),
+        ("{scrape_intervall: 30}", "scrape_intervall"),
+    ],
+    ids=["two-auths", "user-without-password", "bad-duration", "too-many-hours", "misspelt"],
+)
+def test_bad_options_stop_the_run_at_config_load(tmp_path: Path, options: str, problem: str) -> None:
+    from pipelines.errors import ConfigError
+
+    write_config(
+        tmp_path,
+        f"sources:\n  - {{name: prom, kind: prometheus, uri: 'http://p:9090', options: {options}}}\n",
+    )
+    with pytest.raises(ConfigError) as err:
+        load_config(tmp_path / "wastewatch.yaml")
+    assert problem in str(err.value) and "wastewatch.yaml" in str(err.value)
