@@ -6,7 +6,7 @@ skip, unless WASTEWATCH_REQUIRE_PROMETHEUS=1."""
 from __future__ import annotations
 
 import base64
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +23,7 @@ from tests.helpers.config import write_config
 from tests.helpers.prometheus_server import (
     FIRST_HOUR,
     HOURS,
+    Sample,
     canned_api,
     fleet_series,
     matrix,
@@ -31,10 +32,14 @@ from tests.helpers.prometheus_server import (
     start_prometheus,
 )
 
+JOBS = (
+    "job_id,user,team,state,started_at,ended_at,hosts,gpus,gpu_indices,tags\n"
+    "j1,ann,nlp,COMPLETED,2026-11-30 01:20:00,2026-11-30 02:20:00,gpu-node-b,1,,\n"
+)
 WINDOW = f"start: '{FIRST_HOUR:%Y-%m-%dT%H:%M:%SZ}', end: '2026-11-30T{HOURS:02d}:00:00Z'"
 GPU_MARTS = ("resources", "cost_hourly", "gpu_job_hours", "gpu_hours")  # what gpu_hours is built from
 COMPARED = (
-    "samples", "util_mean", "util_p95", "util_max", "util_stddev", "mem_used_mean_mib",
+    "samples", "util_mean", "util_max", "util_stddev", "mem_used_mean_mib",
     "mem_used_max_mib", "mem_total_mib", "power_mean_w", "power_max_w",
 )  # fmt: skip
 
@@ -53,21 +58,44 @@ def _gpu_hours(project: Path, sources: str) -> tuple[IngestReport, list[dict[str
         con.close()
 
 
+def _p95(values: list[float]) -> float:
+    """Type-7 quantile (linear between the samples around rank 0.95 x (n - 1)): quantile_cont's method."""
+    xs = sorted(values)
+    rank = 0.95 * (len(xs) - 1)
+    low = int(rank)
+    return xs[low] + (xs[min(low + 1, len(xs) - 1)] - xs[low]) * (rank - low)
+
+
+def _utils(samples: list[Sample], uuid: str, start: datetime, end: datetime) -> list[float]:
+    lo, hi = start.replace(tzinfo=UTC).timestamp() * 1000, end.replace(tzinfo=UTC).timestamp() * 1000
+    return [
+        s.value
+        for s in samples
+        if s.metric == "DCGM_FI_DEV_GPU_UTIL" and ("UUID", uuid) in s.labels and lo <= s.ts_ms < hi
+    ]
+
+
 def test_hourly_statistics_equal_the_raw_sample_roll_up(tmp_path: Path) -> None:
+    """Both paths, with a job on gpu-node-b from 01:20 to 02:20: every statistic of every GPU-hour agrees
+    except the p95 of the two hours the job cuts, where the raw path takes the larger of its slices' p95
+    and the hourly path the hour's (docs/telemetry.md)."""
     samples = fleet_series()
+    sources = "  - {name: slurm, kind: jobs_csv, uri: jobs/}\n"
+    for project in (tmp_path / "raw", tmp_path / "pushed"):
+        (project / "jobs").mkdir(parents=True)
+        (project / "jobs" / "jobs.csv").write_text(JOBS, encoding="utf-8")
     raw_dir = tmp_path / "raw"
     (raw_dir / "dcgm").mkdir(parents=True)
     (raw_dir / "dcgm" / "fleet_20261130.prom").write_text(scrape_text(samples), encoding="utf-8")
-    raw_report, raw = _gpu_hours(raw_dir, "  - {name: scrapes, kind: dcgm, uri: dcgm/}\n")
+    raw_report, raw = _gpu_hours(raw_dir, sources + "  - {name: scrapes, kind: dcgm, uri: dcgm/}\n")
     assert not raw_report.rejected and not raw_report.failures, raw_report.summary()
 
     with start_prometheus(tmp_path / "prom", samples) as url:
-        prom_dir = tmp_path / "pushed"
-        prom_dir.mkdir()
         # two hosts, one per query; three hours per query: the chunks meet inside the window
         options = f"{{{WINDOW}, series_per_query: 1, hours_per_query: 3}}"
         report, pushed = _gpu_hours(
-            prom_dir, f"  - {{name: prom, kind: prometheus, uri: '{url}', options: {options}}}\n"
+            tmp_path / "pushed",
+            sources + f"  - {{name: prom, kind: prometheus, uri: '{url}', options: {options}}}\n",
         )
     assert not report.rejected and not report.failures, report.summary()
     assert report.rows_into("gpu_hourly_stats") == 3 * HOURS
@@ -75,18 +103,35 @@ def test_hourly_statistics_equal_the_raw_sample_roll_up(tmp_path: Path) -> None:
     assert len(raw) == 3 * HOURS + 1  # three GPUs, four hours; the sample at 04:00:00.000 is the fifth hour's
     raw = [r for r in raw if r["hour"] < datetime(2026, 11, 30, HOURS)]
     assert [(r["gpu_id"], r["hour"]) for r in pushed] == [(r["gpu_id"], r["hour"]) for r in raw]
+    cut = {("gpu-node-b", datetime(2026, 11, 30, 1)), ("gpu-node-b", datetime(2026, 11, 30, 2))}
     for got, want in zip(pushed, raw, strict=True):
+        where = (got["gpu_id"], got["hour"])
         for column in COMPARED:
-            assert got[column] == pytest.approx(want[column], rel=1e-9, abs=1e-9), (
-                got["gpu_id"],
-                got["hour"],
-                column,
+            assert got[column] == pytest.approx(want[column], rel=1e-9, abs=1e-9), (*where, column)
+        assert got["job_id"] == want["job_id"], where
+        hour_end = got["hour"] + timedelta(hours=1)
+        assert got["util_p95"] == pytest.approx(_p95(_utils(samples, got["gpu_uuid"], got["hour"], hour_end)))
+        if (got["host"], got["hour"]) in cut:
+            bound = datetime(2026, 11, 30, 1, 20) if got["hour"].hour == 1 else datetime(2026, 11, 30, 2, 20)
+            slices = [(got["hour"], bound), (bound, hour_end)]
+            assert want["util_p95"] == pytest.approx(
+                max(_p95(_utils(samples, got["gpu_uuid"], a, b)) for a, b in slices)
             )
+        else:
+            assert got["util_p95"] == pytest.approx(want["util_p95"], rel=1e-9, abs=1e-9), where
         # coverage: samples x scrape_interval against the raw path's gaps between samples, which also hold
         # the scrapes' jitter (here under 0.3 s an hour); equal without jitter (the GPU scraped on the hour)
-        assert abs(got["coverage"] - want["coverage"]) <= 0.3 / 3600, (got["gpu_id"], got["hour"])
+        assert abs(got["coverage"] - want["coverage"]) <= 0.3 / 3600, where
         if got["gpu_id"].endswith("a000"):
             assert got["coverage"] == want["coverage"] == 1.0
+    assert [r["job_id"] for r in pushed if r["host"] == "gpu-node-b"] == [None, "j1", "j1", None]
+    # at 02:00 the two differ: the hour's p95 against the larger of [02:00, 02:20) and [02:20, 03:00)
+    differ = [
+        (g["host"], g["hour"].hour)
+        for g, w in zip(pushed, raw, strict=True)
+        if g["util_p95"] != w["util_p95"]
+    ]
+    assert differ == [("gpu-node-b", 2)]
     # the GPU scraped on the hour: 60 samples an hour, the one at the hour's end counted in the next hour
     on_the_hour = [r for r in pushed if r["gpu_id"].endswith("a000")]
     assert [r["samples"] for r in on_the_hour] == [60] * HOURS
