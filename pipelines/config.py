@@ -644,6 +644,8 @@ sources:
 # - {name: cur-legacy, kind: aws_cur, uri: landing/billing/cur/}     # legacy CUR, manifests followed
 # - {name: azure-ea, kind: azure, uri: landing/billing/azure/, options: {dataset: amortized}}  # or actual
 # - {name: gcp-billing, kind: gcp, uri: landing/billing/gcp/}        # BigQuery export, CSV or NDJSON
+# Telemetry kept in a metrics store: hourly statistics asked by PromQL, not raw samples (docs/telemetry.md):
+# - {name: prom, kind: prometheus, uri: "https://prometheus:9090", options: {match: 'job="dcgm-exporter"', bearer_token_env: PROM_TOKEN}}
 
 # Canonical tag keys and the billing tag keys they come from (first match wins; matching ignores case,
 # surrounding spaces and the prefixes user:, resourceTags/user:, user_). `host` maps telemetry host
