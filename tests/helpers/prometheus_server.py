@@ -219,7 +219,8 @@ def _wait_ready(base: str, proc: subprocess.Popen[bytes], workdir: Path, authed:
 @dataclass
 class Canned:
     """A stand-in HTTP API on 127.0.0.1: answers each path from a queue of (status, body, headers) and
-    records every request's path, query and headers. The last answer of a path repeats."""
+    records every request's path, parameters (URL query, or a POST's form) and headers (with `method`).
+    The last answer of a path repeats."""
 
     answers: dict[str, list[tuple[int, str, dict[str, str]]]]
     seen: list[tuple[str, dict[str, list[str]], dict[str, str]]]
@@ -241,10 +242,18 @@ def canned_api(answers: dict[str, list[tuple[int, str, dict[str, str]]]]) -> Ite
     lock = threading.Lock()
 
     class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the http.server API
+            length = int(self.headers.get("Content-Length") or 0)
+            self._answer(self.rfile.read(length).decode())
+
         def do_GET(self) -> None:  # noqa: N802 - the http.server API
+            self._answer(None)
+
+        def _answer(self, form: str | None) -> None:
             parts = urllib.parse.urlsplit(self.path)
+            query = urllib.parse.parse_qs(form if form is not None else parts.query)
             with lock:
-                canned.seen.append((parts.path, urllib.parse.parse_qs(parts.query), dict(self.headers)))
+                canned.seen.append((parts.path, query, {**dict(self.headers), "method": self.command}))
                 queue = canned.answers.get(parts.path) or [
                     (404, '{"status":"error","error":"not found"}', {})
                 ]

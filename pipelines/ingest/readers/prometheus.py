@@ -127,13 +127,20 @@ class _Client:
     context: ssl.SSLContext | None
     opts: PrometheusOptions
 
-    def get(self, path: str, params: list[tuple[str, str]], what: str) -> Any:
-        """GET `path` (JSON), retrying what may pass; SourceFailed when the server cannot answer."""
-        url = self.base.rstrip("/") + path + "?" + urllib.parse.urlencode(params)
+    def get(self, path: str, params: list[tuple[str, str]], what: str, post: bool = False) -> Any:
+        """GET `path` (JSON), retrying what may pass; SourceFailed when the server cannot answer. With
+        `post`, the parameters go form-encoded in the body (a long PromQL query would outgrow a URL that
+        proxies accept; Prometheus, Thanos, Mimir and VictoriaMetrics take query_range by POST)."""
+        encoded = urllib.parse.urlencode(params)
+        url = self.base.rstrip("/") + path + ("" if post else "?" + encoded)
+        body_out = encoded.encode() if post else None
+        headers = (
+            {**self.headers, "Content-Type": "application/x-www-form-urlencoded"} if post else self.headers
+        )
         delay = self.opts.backoff
         attempts = self.opts.retries + 1
         for attempt in range(1, attempts + 1):
-            request = urllib.request.Request(url, headers=self.headers)  # noqa: S310 - http(s) only, checked
+            request = urllib.request.Request(url, data=body_out, headers=headers)  # noqa: S310 - http(s) only
             retry_after: float | None = None
             try:
                 with urllib.request.urlopen(  # noqa: S310 - http(s) only, checked
@@ -302,7 +309,7 @@ class PrometheusReader(SourceReader):
                     what = f"query_range {lo:%Y-%m-%d %H:%M}..{hi:%Y-%m-%d %H:%M} UTC" + (
                         f" for {extra}" if extra else ""
                     )
-                    data = client.get("/api/v1/query_range", params, what)
+                    data = client.get("/api/v1/query_range", params, what, post=True)
                     chunk = _points(data, what, before, client.base, series)
                     con.register("_prom_chunk", chunk)
                     con.execute("insert into _prom_points select * from _prom_chunk")

@@ -225,6 +225,7 @@ def test_the_bearer_token_is_sent_and_a_503_is_retried(
         "/api/v1/status/buildinfo", "/api/v1/label/instance/values", "/api/v1/query_range", "/api/v1/query_range",
     ]  # fmt: skip
     assert {h.get("Authorization") for _, _, h in api.seen} == {"Bearer tok-8f2b1c"}
+    assert [h["method"] for p, _, h in api.seen if p == "/api/v1/query_range"] == ["POST", "POST"]
     query = api.seen[-1][1]
     assert (query["start"], query["end"], query["step"]) == (["1796000399.999"], ["1796000399.999"], ["3600"])
     assert "[59m59s999ms]" in query["query"][0]  # Prometheus 2.x: the hour's end instant left out
