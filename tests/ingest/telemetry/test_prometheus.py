@@ -142,6 +142,14 @@ def test_hourly_statistics_equal_the_raw_sample_roll_up(tmp_path: Path) -> None:
     )  # an interpolated quantile is compared
 
 
+def test_a_label_value_is_matched_literally_in_the_series_chunks() -> None:
+    from pipelines.ingest.readers.prometheus import _escape_regex
+
+    # PromQL string escapes on top of RE2's: a dot is `\\.` in the query text, a quote `\"`
+    assert _escape_regex("10.0.0.1:9400") == r"10\\.0\\.0\\.1:9400"
+    assert _escape_regex('a"b') == r"a\"b"
+
+
 def test_promql_reads_each_hour_without_its_end_instant() -> None:
     query = build_query('job="dcgm-exporter"', 'instance=~"a:9400"', "59m59s999ms")
     assert (
