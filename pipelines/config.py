@@ -46,7 +46,7 @@ class Source(_Strict):
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Unique name, used in the ledger.")
     kind: str = Field(description="One of the registered kinds (pipelines/sources/registry.py).")
-    uri: str = Field(description="File, folder, glob, or s3://bucket/prefix/.")
+    uri: str = Field(description="File, folder, glob, s3://bucket/prefix/, or an API's http(s):// URL.")
     endpoint_url: str | None = Field(None, description="S3-compatible endpoint (MinIO, Ceph, ...).")
     region: str | None = None
     enabled: bool = True
@@ -63,6 +63,11 @@ class Source(_Strict):
     @property
     def is_s3(self) -> bool:
         return self.uri.startswith("s3://")
+
+    @property
+    def is_http(self) -> bool:
+        """An HTTP API (the `prometheus` kind's server), not files."""
+        return self.uri.startswith(("http://", "https://"))
 
     @field_validator("kind")
     @classmethod
@@ -374,7 +379,10 @@ class Config(_Strict):
         return self.resolve(self.reports_dir)
 
     def source_location(self, source: Source) -> str:
-        """The source's uri with local paths made absolute."""
+        """The source's uri with local paths made absolute (an http(s) URL without its user:password@,
+        which the ledger and messages must never hold)."""
+        if source.is_http:
+            return re.sub(r"^(https?://)[^/@?#]*@", r"\1", source.uri)
         return source.uri if source.is_s3 else str(self.resolve(source.uri))
 
     def sources_of(self, kinds: tuple[str, ...]) -> list[Source]:
@@ -636,6 +644,8 @@ sources:
 # - {name: cur-legacy, kind: aws_cur, uri: landing/billing/cur/}     # legacy CUR, manifests followed
 # - {name: azure-ea, kind: azure, uri: landing/billing/azure/, options: {dataset: amortized}}  # or actual
 # - {name: gcp-billing, kind: gcp, uri: landing/billing/gcp/}        # BigQuery export, CSV or NDJSON
+# Telemetry kept in a metrics store: hourly statistics asked by PromQL, not raw samples (docs/telemetry.md):
+# - {name: prom, kind: prometheus, uri: "https://prometheus:9090", options: {match: 'job="dcgm-exporter"', bearer_token_env: PROM_TOKEN}}
 
 # Canonical tag keys and the billing tag keys they come from (first match wins; matching ignores case,
 # surrounding spaces and the prefixes user:, resourceTags/user:, user_). `host` maps telemetry host

@@ -49,6 +49,11 @@ class RejectedFile(_Redacted):
         super().__init__(f"{where}: {problem}")
 
 
+class SourceFailed(_Redacted):
+    """A source that cannot be read at all (an API that cannot be reached or refuses the credentials): the run
+    reports it as a failure of the source and keeps the source's rows."""
+
+
 class FileFailed(Exception):
     """Raised by a batch load when it knows which file of the batch cannot be loaded."""
 

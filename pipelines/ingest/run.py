@@ -13,7 +13,7 @@ import duckdb
 from pipelines import progress
 from pipelines import s3 as s3mod
 from pipelines.config import Config, Source
-from pipelines.errors import S3Error
+from pipelines.errors import S3Error, SourceFailed
 from pipelines.failpoints import failpoint
 from pipelines.ingest import ledger
 from pipelines.ingest.files import SourceFile, clean_cache, fetch, list_files, list_local, source_cache
@@ -87,7 +87,11 @@ def ingest(
         failures = len(report.failures)
         with progress.ticking(f"  {source.name} ({source.kind}): loading"):
             if isinstance(reader, SourceReader):
-                outcomes = [ingest_source(con, config, source, reader, target)]
+                try:
+                    outcomes = [ingest_source(con, config, source, reader, target)]
+                except SourceFailed as exc:  # an API that cannot be reached: a failure, its rows kept
+                    report.failures.append(f"source {source.name!r}: {exc}")
+                    outcomes = []
             else:
                 assert isinstance(reader, FileReader)
                 outcomes = _ingest_files(con, config, source, reader, target, report)

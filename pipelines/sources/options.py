@@ -7,9 +7,12 @@ Defaults here are the documented defaults (docs/ingestion.md and docs/billing.md
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
+
+from pipelines.units import parse_duration
 
 
 class Options(BaseModel):
@@ -95,6 +98,76 @@ class DcgmOptions(PrometheusJsonOptions):
     file_time: Literal["name_or_mtime", "name", "mtime"] = Field(
         "name_or_mtime", description="Where a scrape's time comes from: its file name, or the file's mtime."
     )
+
+
+class PrometheusOptions(Options):
+    """`options:` of a `prometheus` source: hourly statistics asked of a Prometheus-compatible HTTP API."""
+
+    match: str | None = Field(
+        None,
+        description='Label matchers added to every selector, e.g. `job="dcgm-exporter", cluster="a"`.',
+    )
+    host: str | None = Field(None, description="Host name for every series of the source.")
+    host_label: str | None = Field(None, description="Series label that holds the host name.")
+    scrape_interval: float = Field(
+        60.0,
+        gt=0,
+        le=3600,
+        description="The exporter's scrape interval in seconds: an hour's coverage is its samples x this, "
+        "at most 1 h.",
+    )
+    start: datetime | None = Field(
+        None, description="First hour to read (UTC); default: `history` before the newest complete hour."
+    )
+    end: datetime | None = Field(None, description="Read the hours before this time (UTC); default: now.")
+    history: str = Field("7d", description="How far back the first run reads.")
+    lookback: str = Field(
+        "6h", description="Later runs read again from this long before the newest hour landed (late samples)."
+    )
+    hours_per_query: StrictInt = Field(
+        168, ge=1, le=11000, description="Hours (points per series) per query."
+    )
+    series_label: str = Field(
+        "instance", description="Label whose values split a query by series (one group of values per query)."
+    )
+    series_per_query: StrictInt = Field(
+        20, ge=1, description="Values of `series_label` (hosts, for `instance`) per query."
+    )
+    range_end: Literal["auto", "inclusive", "exclusive"] = Field(
+        "auto",
+        description="Whether the server's range selectors include their start instant (Prometheus 2.x: "
+        "inclusive; 3.x: exclusive); auto asks /api/v1/status/buildinfo.",
+    )
+    bearer_token_env: str | None = Field(
+        None, description="Environment variable holding a bearer token (sent as `Authorization: Bearer`)."
+    )
+    username: str | None = Field(None, description="Basic auth user name.")
+    password_env: str | None = Field(
+        None, description="Environment variable holding the basic auth password."
+    )
+    ca_file: str | None = Field(None, description="PEM file of the CA that signed the server's certificate.")
+    insecure_skip_verify: StrictBool = Field(False, description="Do not verify the server's TLS certificate.")
+    timeout: float = Field(60.0, gt=0, description="Seconds to wait for one response.")
+    retries: StrictInt = Field(
+        4, ge=0, description="Attempts after the first on a connection error, a timeout, 429 or 5xx."
+    )
+    backoff: float = Field(
+        1.0, ge=0, description="Seconds before the first retry; doubled each time (<= 30 s)."
+    )
+
+    @field_validator("history", "lookback")
+    @classmethod
+    def _duration(cls, value: str) -> str:
+        parse_duration(value)  # ValueError names the value
+        return value
+
+    @model_validator(mode="after")
+    def _one_auth(self) -> PrometheusOptions:
+        if self.bearer_token_env and (self.username or self.password_env):
+            raise ValueError("give either bearer_token_env or username/password_env, not both")
+        if bool(self.username) != bool(self.password_env):
+            raise ValueError("basic auth needs both username and password_env")
+        return self
 
 
 class MetricsCsvOptions(Options):

@@ -30,6 +30,7 @@ from pipelines.sources.options import (
     NvidiaSmiOptions,
     Options,
     PrometheusJsonOptions,
+    PrometheusOptions,
     S3InventoryOptions,
     S3ListingOptions,
     SlurmSacctOptions,
@@ -84,6 +85,7 @@ KINDS: tuple[SourceKind, ...] = (
     SourceKind("nvidia_smi_dmon", "telemetry", "gpu_samples", (".txt", ".txt.gz", ".log", ".log.gz"), NvidiaSmiDmonOptions, _R + "nvidia_smi_dmon:NvidiaSmiDmonReader", "nvidia-smi dmon logs"),
     SourceKind("dcgm", "telemetry", "gpu_samples", (".prom", ".prom.gz", ".txt", ".txt.gz", ".metrics"), DcgmOptions, _R + "dcgm:DcgmReader", "DCGM exporter scrapes (Prometheus text)"),
     SourceKind("prometheus_json", "telemetry", "gpu_samples", (".json", ".json.gz"), PrometheusJsonOptions, _R + "prometheus_json:PrometheusJsonReader", "Prometheus query_range JSON"),
+    SourceKind("prometheus", "telemetry", "gpu_hourly_stats", (), PrometheusOptions, _R + "prometheus:PrometheusReader", "a Prometheus-compatible HTTP API (Thanos, Mimir, VictoriaMetrics): hourly statistics by PromQL"),
     SourceKind("metrics_csv", "telemetry", "gpu_samples", (".csv", ".csv.gz"), MetricsCsvOptions, _R + "metrics_csv:MetricsCsvReader", "long-format metrics CSV with a column mapping"),
     SourceKind("train_log", "telemetry", "train_steps", (".csv", ".csv.gz", ".jsonl", ".jsonl.gz", ".ndjson", ".json", ".log"), TrainLogOptions, _R + "train_log:TrainLogReader", "training throughput logs (tokens, step time, parameters), JSON lines or CSV"),
     # jobs

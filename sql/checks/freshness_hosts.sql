@@ -1,21 +1,26 @@
 -- Telemetry hosts of one source that stopped reporting or report far less than they did: a host whose newest
 -- sample is more than $silence behind the source's newest (and that no inventory says was terminated), or
 -- whose samples in the source's last 24 hours are under half its daily average over the week before.
--- Hosts silent for more than eight days are gone, not stale, and drop out.
-with newest as (
-    select max(ts) as at from gpu_samples where source = $source
+-- Hosts silent for more than eight days are gone, not stale, and drop out. Hours a metrics store
+-- pre-aggregated (gpu_hourly_stats) count as their samples, at the hour's start.
+with samples as (
+    select ts, host, x_sample_date as day, 1 as n from gpu_samples where source = $source
+    union all
+    select hour, host, x_hour_date, samples from gpu_hourly_stats where source = $source
+),
+newest as (
+    select max(ts) as at from samples
 ),
 per_host as (
     select
         s.host,
         max(s.ts) as last_sample,
         min(s.ts) as first_sample,
-        count(*) filter (where s.ts > n.at - interval 1 day) as last_day,
-        count(*) filter (where s.ts <= n.at - interval 1 day) as week_before,
+        coalesce(sum(s.n) filter (where s.ts > n.at - interval 1 day), 0) as last_day,
+        coalesce(sum(s.n) filter (where s.ts <= n.at - interval 1 day), 0) as week_before,
         any_value(n.at) as source_newest
-    from gpu_samples s, newest n
-    where s.source = $source
-      and s.x_sample_date >= cast(n.at - interval 8 day as date)
+    from samples s, newest n
+    where s.day >= cast(n.at - interval 8 day as date)
       and s.ts > n.at - interval 8 day
     group by s.host
 ),

@@ -1,6 +1,6 @@
 -- grain: one row per GPU x hour x slice with telemetry samples (the slice: the part of the hour between job
 --   starts/ends on its host); an hour a GPU did not report has no row
--- depends_on: gpu_samples, int_job_boundaries, int_job_hosts
+-- depends_on: gpu_samples, gpu_hourly_stats, int_job_boundaries, int_job_hosts
 -- params: $day_from, $day_to (inclusive x_sample_date range; pipelines.transform rolls up changed days only)
 -- An incremental table, not a view: pipelines.transform deletes and re-inserts the days whose samples
 -- (files in the ingest ledger) or jobs changed. Statistics are kept in a form that adds up exactly
@@ -11,6 +11,10 @@
 -- observed_s: each sample stands for the time until the next sample of the same GPU in the slice, at
 -- most 300 s (a longer gap is missing data); the last sample for the slice's median interval; a lone
 -- sample for its slice, at most 300 s. A GPU sampled twice at the same instant counts once.
+-- Hours pre-aggregated by a metrics store (gpu_hourly_stats) come in whole: an hour a job started or ended
+-- in is cut at the same instants, each slice getting the hour's statistics and its share of the hour's
+-- samples by its length (counts by cumulative floors, so they add up to the hour's exactly); sums,
+-- counts and observed time add back to the hour's, means and maxima are the hour's.
 with samples_in as (
     select
         ts,
@@ -67,6 +71,58 @@ day_bounds as (
     where bound_at < $day_to::date + interval 1 day and next_at > $day_from::date
 ),
 
+hourly_in as (
+    select
+        *,
+        lower(split_part(trim(host), '.', 1)) as host_key,
+        coalesce('/mig' || mig_instance_id, '') as mig_suffix
+    from gpu_hourly_stats
+    where x_hour_date >= $day_from and x_hour_date <= $day_to
+),
+
+hourly as (
+    select
+        *,
+        coalesce(gpu_uuid, host || ':' || gpu_index::varchar) || mig_suffix as gpu_id
+    from hourly_in
+    where gpu_uuid is not null or gpu_index is not null
+    union all by name
+    select
+        *,
+        host || ':#' || (dense_rank() over (
+            partition by host, hour
+            order by concat_ws('|', instance_id, namespace, pod, container, job_id, labels::varchar)
+        ) - 1)::varchar || mig_suffix as gpu_id
+    from hourly_in
+    where gpu_uuid is null and gpu_index is null
+),
+
+hourly_cut as (
+    select
+        h.*,
+        coalesce(greatest(h.hour, b.bound_at), h.hour) as slice_start,
+        coalesce(least(h.hour + interval 1 hour, b.next_at), h.hour + interval 1 hour) as slice_end
+    from hourly as h
+    left join day_bounds as b
+        on b.host_key = h.host_key and b.bound_at < h.hour + interval 1 hour and b.next_at > h.hour
+),
+
+hourly_shares as (
+    select
+        *,
+        (epoch(slice_start) - epoch(hour)) / 3600 as share_from,
+        (epoch(slice_end) - epoch(hour)) / 3600 as share_to
+    from hourly_cut
+),
+
+hourly_sliced as (
+    select
+        *,
+        (floor(samples * share_to) - floor(samples * share_from))::bigint as part_samples,
+        (floor(util_samples * share_to) - floor(util_samples * share_from))::bigint as part_util_samples
+    from hourly_shares
+),
+
 sliced as (
     select
         s.*,
@@ -110,9 +166,48 @@ grouped as (
         avg(tensor_active) as tensor_active_mean,
         any_value(job_id) as telemetry_job_id,
         any_value(pod) as pod,
-        any_value(namespace) as namespace
+        any_value(namespace) as namespace,
+        null::bigint as pre_samples,
+        null::double as pre_observed_s
     from sliced
     group by x_sample_date, host, host_key, gpu_id, hour, coalesce(bound_start, hour)
+    union all by name
+    select
+        x_hour_date as day,
+        host,
+        host_key,
+        gpu_id,
+        hour,
+        slice_start,
+        slice_end,
+        null::timestamp[] as stamps,
+        gpu_uuid,
+        gpu_index,
+        gpu_model,
+        mig_profile,
+        instance_id,
+        part_util_samples as util_samples,
+        util_sum / nullif(util_samples, 0) * part_util_samples as util_sum,
+        util_sumsq / nullif(util_samples, 0) * part_util_samples as util_sumsq,
+        util_p95,
+        util_max,
+        null::bigint as idle_samples,
+        mem_util_mean,
+        mem_used_mean_mib,
+        mem_used_max_mib,
+        mem_total_mib,
+        power_mean_w,
+        power_max_w,
+        power_limit_w,
+        sm_active_mean,
+        tensor_active_mean,
+        job_id as telemetry_job_id,
+        pod,
+        namespace,
+        part_samples as pre_samples,
+        observed_s / samples * part_samples as pre_observed_s
+    from hourly_sliced
+    where part_samples > 0
 ),
 
 day_jobs as (
@@ -168,8 +263,9 @@ select
     hour,
     slice_start,
     slice_end,
-    distinct_samples as samples,
+    coalesce(pre_samples, distinct_samples) as samples,
     case
+        when pre_observed_s is not null then pre_observed_s
         when distinct_samples = 1 then least(epoch(slice_end) - epoch(slice_start), 300)
         else list_sum(list_transform(gaps, lambda g: least(g, 300)))
             + least(list_aggregate(list_filter(gaps, lambda g: g > 0), 'median'), 300)

@@ -1,5 +1,5 @@
 -- grain: one row per kind of data the warehouse holds (billing, GPU telemetry, jobs, storage inventories)
--- depends_on: billing_line_items, gpu_samples, jobs, storage_snapshots
+-- depends_on: billing_line_items, gpu_samples, gpu_hourly_stats, jobs, storage_snapshots
 -- params: $window_start, $window_end
 -- What the warehouse holds and when: the earliest and latest time each kind's rows cover (UTC), and how
 -- many of its rows fall in [$window_start, $window_end). The default `history_start` (the first week
@@ -14,10 +14,23 @@ from billing_line_items
 union all
 select
     'GPU telemetry',
-    min(ts),
-    max(ts),
-    count(*) filter (where ts >= $window_start and ts < $window_end)
-from gpu_samples
+    min(first_at),
+    max(last_at),
+    sum(in_window)::bigint
+from (
+    select
+        min(ts) as first_at,
+        max(ts) as last_at,
+        count(*) filter (where ts >= $window_start and ts < $window_end) as in_window
+    from gpu_samples
+    union all
+    -- hours a metrics store pre-aggregated (the `prometheus` source)
+    select
+        min(hour),
+        max(hour) + interval 1 hour - interval 1 microsecond,
+        count(*) filter (where hour >= $window_start and hour < $window_end)
+    from gpu_hourly_stats
+)
 union all
 select
     'jobs',

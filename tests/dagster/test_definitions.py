@@ -205,6 +205,8 @@ def test_asset_checks_guard_ingestion_and_reconciliation(definitions: dg.Definit
         ("billing_line_items", "tag_coverage"): False,
         ("gpu_samples", "no_rejected_files"): False,
         ("gpu_samples", "sources_fresh"): False,
+        ("gpu_hourly_stats", "no_rejected_files"): False,
+        ("gpu_hourly_stats", "sources_fresh"): False,
         ("jobs", "no_rejected_files"): False,
         ("jobs", "sources_fresh"): False,
         ("inventory_hosts", "no_rejected_files"): False,

@@ -332,6 +332,8 @@ def test_ingest_job_again_loads_nothing_and_its_checks_pass(materialised: Materi
         ("billing_line_items", "tag_coverage"): (True, {"USD": f"100.0% of {effective:,.2f} has a team"}),
         ("gpu_samples", "no_rejected_files"): (True, {"files_rejected": 0}),
         ("gpu_samples", "sources_fresh"): (True, {"stale": "none"}),
+        ("gpu_hourly_stats", "no_rejected_files"): (True, {"files_rejected": 0}),
+        ("gpu_hourly_stats", "sources_fresh"): (True, {"stale": "none"}),
         ("jobs", "no_rejected_files"): (True, {"files_rejected": 0}),
         ("jobs", "sources_fresh"): (True, {"stale": "none"}),
         ("inventory_hosts", "no_rejected_files"): (True, {"files_rejected": 0}),

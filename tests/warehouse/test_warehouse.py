@@ -871,3 +871,33 @@ def test_an_ack_and_its_revocation_update_the_stored_counted_flag(tmp_path: Path
         assert flags() == [(w47, True, False, None, None), (w48, True, False, None, None)]
     finally:
         con.close()
+
+
+def test_a_version_10_warehouse_upgrades_to_hourly_stats_keeping_its_samples(tmp_path: Path) -> None:
+    """Migration 0011 adds gpu_hourly_stats (the `prometheus` source's hours); the samples already landed stay
+    and the new table takes rows at once."""
+    import json
+
+    snap = json.loads((SNAPSHOTS / "v10.json").read_text())
+    path = tmp_path / "v10.duckdb"
+    old = duckdb.connect(str(path))
+    for table, cols in snap["tables"].items():
+        old.execute(f"create table {table} ({', '.join(cols)})")
+    old.execute("insert into schema_version values (10, 'snapshot', now()::timestamp)")
+    old.execute(
+        "insert into gpu_samples (ts, host, gpu_uuid, util_pct, source, x_source_file, x_file_id, x_sample_date) "
+        "values ('2026-11-30 00:00:01', 'gpu-node-a', 'GPU-a', 97, 'scrapes', '/a.prom', 'f1', '2026-11-30')"
+    )
+    old.close()
+    con = connect(path)
+    try:
+        assert [v for v, _ in _versions(con)][0] == 10 and current_version(con) == SCHEMA_VERSION >= 13
+        assert "0011_gpu_hourly_stats" in [d for _, d in _versions(con)]
+        assert con.execute("select host, util_pct from gpu_samples").fetchall() == [("gpu-node-a", 97.0)]
+        con.execute(
+            "insert into gpu_hourly_stats (hour, host, samples, observed_s, source, x_source_file, x_file_id, "
+            "x_hour_date) values ('2026-11-30', 'gpu-node-a', 60, 3600, 'prom', 'http://p:9090', 'f2', '2026-11-30')"
+        )
+        assert con.execute("select samples, observed_s from gpu_hourly_stats").fetchall() == [(60, 3600.0)]
+    finally:
+        con.close()

@@ -14,6 +14,7 @@ from pipelines.warehouse import rows, scalar, utcnow
 INGEST_TABLES = (
     "billing_line_items",
     "gpu_samples",
+    "gpu_hourly_stats",
     "jobs",
     "inventory_hosts",
     "storage_objects",
@@ -23,6 +24,8 @@ INGEST_TABLES = (
 DESCRIPTIONS = {
     "billing_line_items": "FOCUS-shaped billing line items from every billing source (new and changed files only).",
     "gpu_samples": "GPU telemetry samples (UTC, one row per GPU per sample) from every telemetry source.",
+    "gpu_hourly_stats": "Hourly GPU statistics (mean, p95, max, coverage per GPU) a metrics store computed "
+    "from its own samples (PromQL *_over_time at step=1h), rolled up with gpu_samples.",
     "jobs": "Scheduler jobs (Slurm, Kubernetes, CSV): who held which GPUs on which hosts, when, and how it ended.",
     "inventory_hosts": "Hosts known to an inventory (EC2 DescribeInstances, hosts CSV): host <-> instance id.",
     "train_steps": "Training throughput log lines (tokens, step time, parameter count) from every train_log "

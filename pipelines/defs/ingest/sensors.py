@@ -31,7 +31,7 @@ def new_files_sensor(
     count = 0
     unreachable: list[str] = []
     for source in config.sources:
-        if not source.enabled:
+        if not source.enabled or source.is_http:  # an API is read by every run, not watched for files
             continue
         if source.is_s3:
             try:

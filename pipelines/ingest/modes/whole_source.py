@@ -19,7 +19,9 @@ from pipelines.warehouse import stored_in, transaction, utcnow
 def ingest_source(
     con: duckdb.DuckDBPyConnection, config: Config, source: Source, reader: SourceReader, target: str
 ) -> FileOutcome:
-    """Replace the source's previous rows with what `load_source` reads, in one transaction; the ledger
+    """Replace the source's previous rows with what `load_source` reads, in one transaction (a reader with
+    `replaces_all` False replaces only what it read); SourceFailed (the source cannot be read at all) leaves
+    everything as it was and reaches the caller. The ledger
     holds one row for the source (uri = its location). A source whose reader found nothing new (every
     inventory report already loaded) is `unchanged`: its ledger row keeps its rows and load time."""
     location = config.source_location(source)
@@ -29,7 +31,8 @@ def ingest_source(
     ctx = LoadContext(source=source, config=config, file_id=fid, loaded_at=now)
     try:
         with transaction(con):
-            con.execute(f"delete from {stored_in(target)} where x_file_id = $id", {"id": fid})  # noqa: S608 - our constant
+            if reader.replaces_all:
+                con.execute(f"delete from {stored_in(target)} where x_file_id = $id", {"id": fid})  # noqa: S608 - our constant
             result = reader.load_source(con, source, ctx)
             if not result.changed and ledger.held(con, fid):
                 con.execute(

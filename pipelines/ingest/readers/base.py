@@ -149,7 +149,10 @@ class DeliveryReader(FileReader):
 
 class SourceReader(Reader):
     """Reads a whole source at once (an API listing, a file-system walk); each run's rows replace the
-    source's previous ones, and the ledger holds one row for the source."""
+    source's previous ones (unless `replaces_all` is False: the reader replaces what it read itself), and the
+    ledger holds one row for the source."""
+
+    replaces_all = True
 
     @abstractmethod
     def load_source(self, con: duckdb.DuckDBPyConnection, source: Source, ctx: LoadContext) -> LoadResult:

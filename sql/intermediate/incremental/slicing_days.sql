@@ -1,10 +1,11 @@
 -- grain: one row per day a job ran on some host
--- depends_on: int_job_hosts, gpu_samples
+-- depends_on: int_job_hosts, gpu_samples, gpu_hourly_stats
 -- The jobs running on some host that day, with the starts and ends that fall on it: what cuts the day
 -- into slices, and which job each slice belongs to. A job still running counts up to the last sample day.
 with last_sample as (
-    select max(x_sample_date) + interval 1 day as upto
-    from gpu_samples
+    select greatest(
+        (select max(x_sample_date) from gpu_samples), (select max(x_hour_date) from gpu_hourly_stats)
+    ) + interval 1 day as upto
 ),
 
 spans as (
