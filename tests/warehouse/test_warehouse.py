@@ -891,7 +891,7 @@ def test_a_version_10_warehouse_upgrades_to_hourly_stats_keeping_its_samples(tmp
     old.close()
     con = connect(path)
     try:
-        assert [v for v, _ in _versions(con)][0] == 10 and current_version(con) == SCHEMA_VERSION >= 13
+        assert [v for v, _ in _versions(con)][0] == 10 and current_version(con) == SCHEMA_VERSION >= 11
         assert "0011_gpu_hourly_stats" in [d for _, d in _versions(con)]
         assert con.execute("select host, util_pct from gpu_samples").fetchall() == [("gpu-node-a", 97.0)]
         con.execute(
