@@ -144,8 +144,11 @@ select
     case when c.sp_arn is not null then 'Spend' when c.ri_arn is not null then 'Usage' end
         as commitment_discount_category,
     coalesce(c.sp_arn, c.ri_arn) as commitment_discount_id,
-    case when c.line_type in ('SavingsPlanCoveredUsage', 'DiscountedUsage') then 'Used' end
-        as commitment_discount_status,
+    -- FOCUS: no status without a commitment id (a CUR without the ARN columns names no commitment)
+    case
+        when c.line_type in ('SavingsPlanCoveredUsage', 'DiscountedUsage') and coalesce(c.sp_arn, c.ri_arn) is not null
+            then 'Used'
+    end as commitment_discount_status,
     case when c.sp_arn is not null then 'Savings Plan' when c.ri_arn is not null then 'Reserved Instance' end
         as commitment_discount_type,
     case when c.line_type in ('Usage', 'DiscountedUsage', 'SavingsPlanCoveredUsage') then c.usage_amount end
