@@ -12,8 +12,8 @@
 -- RI-covered usage at the RI effective cost, RI fees at their unused part). Split cost allocation rows
 -- (EKS/ECS pods) keep their split cost in x_extra and carry 0 billed/effective cost: the parent instance's
 -- line already has it, so the two are never added together.
--- FOCUS 1.2 conformance: ContractedUnitPrice is the unblended rate (AWS's price after negotiated discounts,
--- before commitment discounts) and ContractedCost = ContractedUnitPrice x PricingQuantity; where there is no
+-- FOCUS 1.2 conformance: ContractedUnitPrice is the net unblended rate, else the unblended rate (AWS's price
+-- after negotiated discounts, before commitment discounts) and ContractedCost = ContractedUnitPrice x PricingQuantity; where there is no
 -- rate (credits, refunds, tax) ContractedCost and ListCost are the billed cost, as the spec says for charges
 -- priced from no unit price. Tax lines have no PricingQuantity, PricingUnit or unit prices. Units are spelled in
 -- FOCUS's unit format and services get a category and subcategory through the catalogue (pipelines/catalog).
@@ -31,6 +31,7 @@ with typed as (
         cast(pricing_public_on_demand_cost as decimal(38, 12)) as public_on_demand_cost,
         cast(pricing_public_on_demand_rate as decimal(28, 12)) as public_on_demand_rate,
         cast(line_item_unblended_rate as decimal(28, 12)) as unblended_rate,
+        cast(line_item_net_unblended_rate as decimal(28, 12)) as net_unblended_rate,
         cast(line_item_usage_amount as double) as usage_amount,
         cast(savings_plan_savings_plan_effective_cost as decimal(38, 12)) as sp_effective_cost,
         cast(savings_plan_total_commitment_to_date as decimal(38, 12)) as sp_total_commitment,
@@ -106,7 +107,10 @@ priced as (
         c.line_type = 'Tax' as is_tax,
         case when c.line_type <> 'Tax' then coalesce(u.focus_unit, c.pricing_unit) end as focus_unit,
         case when c.line_type <> 'Tax' then c.usage_amount end as quantity,
-        case when c.line_type <> 'Tax' and c.unblended_rate >= 0 then c.unblended_rate end as contracted_price
+        case
+            when c.line_type <> 'Tax' and coalesce(c.net_unblended_rate, c.unblended_rate) >= 0
+                then coalesce(c.net_unblended_rate, c.unblended_rate)
+        end as contracted_price
     from costed as c
     left join units as u on u.unit = c.pricing_unit
 ),

@@ -37,7 +37,7 @@ CUR_COLUMNS = (
     "identity_line_item_id", "line_item_line_item_type", "line_item_usage_start_date",
     "line_item_usage_end_date", "line_item_usage_account_id", "line_item_usage_account_name",
     "line_item_product_code", "line_item_usage_type", "line_item_availability_zone", "line_item_resource_id",
-    "line_item_usage_amount", "line_item_currency_code", "line_item_unblended_rate",
+    "line_item_usage_amount", "line_item_currency_code", "line_item_unblended_rate", "line_item_net_unblended_rate",
     "line_item_unblended_cost", "line_item_net_unblended_cost", "line_item_line_item_description",
     "line_item_legal_entity", "pricing_public_on_demand_cost", "pricing_public_on_demand_rate", "pricing_unit",
     "pricing_purchase_option", "pricing_rate_code", "pricing_rate_id", "product_sku", "product_region_code",
@@ -65,7 +65,7 @@ MONEY = (
     "reservation_unused_recurring_fee", "savings_plan_savings_plan_effective_cost",
     "savings_plan_total_commitment_to_date", "savings_plan_used_commitment",
 )  # fmt: skip
-PRICES = ("line_item_unblended_rate", "pricing_public_on_demand_rate")
+PRICES = ("line_item_unblended_rate", "line_item_net_unblended_rate", "pricing_public_on_demand_rate")
 TIMES = (
     "line_item_usage_start_date", "line_item_usage_end_date", "bill_billing_period_start_date",
     "bill_billing_period_end_date",

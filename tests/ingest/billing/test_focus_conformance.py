@@ -304,3 +304,46 @@ def test_conformance_check_counts_the_lines_and_spend_of_each_broken_rule(tmp_pa
     assert not outcome.passed and outcome.metadata["rules_broken"] == 9
     assert "list_contracted: 1 of 10 lines, 3.00 of 55.00 spend (5.5%)" in str(outcome.metadata["s (USD)"])
     con.close()
+
+
+def test_cur2_contracted_price_is_the_net_rate_when_there_is_one(tmp_path: Path) -> None:
+    """A CUR 2.0 export (its Data Exports CSV.gz) with an EDP-discounted line, a Savings Plan covered line
+    and a tax line: ContractedUnitPrice x PricingQuantity = ContractedCost, the tax line has neither."""
+    from datetime import datetime
+
+    from tests.helpers.billing_exports import CUR2_HEADER, csv_bytes, line
+
+    hour = datetime(2026, 11, 24, 10)
+    header = [*CUR2_HEADER, "line_item_net_unblended_rate", "line_item_net_unblended_cost"]
+    plain = line("i-1", hour, "2.0")
+    edp = {
+        **line("i-2", hour, "2.0"),
+        "line_item_net_unblended_rate": "1.8",
+        "line_item_net_unblended_cost": "1.8",
+    }
+    covered = {**line("i-3", hour, "3.0", kind="SavingsPlanCoveredUsage", sp_effective="2.0")}
+    tax = {
+        **line("", hour, "0.5", kind="Tax"),
+        "line_item_unblended_rate": "",
+        "pricing_unit": "",
+        "pricing_public_on_demand_cost": "",
+        "line_item_product_code": "AmazonEC2",
+    }
+    folder = tmp_path / "export" / "data" / "BILLING_PERIOD=2026-11"
+    folder.mkdir(parents=True)
+    (folder / "export-00001.csv.gz").write_bytes(csv_bytes([plain, edp, covered, tax], header=header))
+    con = _load(tmp_path, "aws_cur2", list(folder.glob("*.gz")))
+    got = con.execute(
+        "select resource_id, charge_category, contracted_unit_price, pricing_quantity, pricing_unit, "
+        "contracted_cost, list_cost, billed_cost, commitment_discount_status "
+        "from billing_line_items order by resource_id nulls first"
+    ).fetchall()
+    D = Decimal
+    assert got == [
+        (None, "Tax", None, None, None, D("0.5"), D("0.5"), D("0.5"), None),
+        ("i-1", "Usage", D("2.0"), 1.0, "Hours", D("2.0"), D("2.0"), D("2.0"), None),
+        ("i-2", "Usage", D("1.8"), 1.0, "Hours", D("1.8"), D("2.0"), D("1.8"), None),
+        ("i-3", "Usage", D("3.0"), 1.0, "Hours", D("3.0"), D("3.0"), D("3.0"), "Used"),
+    ]
+    assert _rules(con) == {}
+    con.close()
