@@ -17,7 +17,7 @@ from pipelines.freshness import stale_sources
 from pipelines.redact import redact
 from pipelines.report.model import TREND_WEEKS, WeeklyReport, check_totals, team_pages
 from pipelines.units import DAYS_PER_MONTH
-from pipelines.warehouse import rows, scalar, sql_root, sql_text, utcnow
+from pipelines.warehouse import CATALOG_DIR, rows, scalar, sql_root, sql_text, utcnow
 from rules import ALL_RULES, Window
 from rules._contract import ATTENTION_CATEGORIES
 from rules.cost002_budget_overrun.evaluate import budget_status
@@ -111,6 +111,7 @@ def collect_report(
         ],
         training=_query(con, "rpt_weekly_training", p),
         unmatched_train_lines=_query(con, "rpt_weekly_train_log_unmatched", p)[0],
+        focus_conformance=_focus_conformance(con, window),
         previous_evaluated=bool(
             scalar(con, "select count(*) from findings where week_start = $w", {"w": p["prev_start"]})
         ),
@@ -210,6 +211,20 @@ def _tag_coverage(con: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> dic
     if not (sql_root() / "reports" / "rpt_tag_coverage.sql").is_file():
         return {}
     return {r["currency"]: r for r in _query(con, "rpt_tag_coverage", params)}
+
+
+def _focus_conformance(con: duckdb.DuckDBPyConnection, window: Window) -> list[dict[str, Any]]:
+    """The FOCUS conformance check's figures for the week's lines (those whose charge period overlaps it),
+    from the same query as the check on billing_line_items, so the two never disagree on a rule."""
+    params = {
+        "subcategories_csv": str(CATALOG_DIR / "focus_service_subcategories.csv"),
+        "window_start": window.start,
+        "window_end": window.end,
+    }
+    found = rows(con, sql_text("checks", "billing_focus_conformance"), params)
+    for r in found:
+        r["spend_pct"] = round(100 * r["spend"] / r["source_spend"], 1) if r["source_spend"] else None
+    return found
 
 
 def _data_quality(

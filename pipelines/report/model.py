@@ -88,6 +88,9 @@ class WeeklyReport:
     training: list[dict[str, Any]] = field(default_factory=list)
     # the week's training-log lines that matched no job: {lines, files, hosts}
     unmatched_train_lines: dict[str, Any] = field(default_factory=dict)
+    # per billing source, currency and broken FOCUS 1.2 rule: the week's lines and spend it touches
+    # (sql/checks/billing_focus_conformance.sql)
+    focus_conformance: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def training_summary(self) -> list[dict[str, Any]]:

@@ -12,6 +12,11 @@
 -- RI-covered usage at the RI effective cost, RI fees at their unused part). Split cost allocation rows
 -- (EKS/ECS pods) keep their split cost in x_extra and carry 0 billed/effective cost: the parent instance's
 -- line already has it, so the two are never added together.
+-- FOCUS 1.2 conformance: ContractedUnitPrice is the net unblended rate, else the unblended rate (AWS's price
+-- after negotiated discounts, before commitment discounts) and ContractedCost = ContractedUnitPrice x PricingQuantity; where there is no
+-- rate (credits, refunds, tax) ContractedCost and ListCost are the billed cost, as the spec says for charges
+-- priced from no unit price. Tax lines have no PricingQuantity, PricingUnit or unit prices. Units are spelled in
+-- FOCUS's unit format and services get a category and subcategory through the catalogue (pipelines/catalog).
 with typed as (
     select
         _row,
@@ -26,6 +31,7 @@ with typed as (
         cast(pricing_public_on_demand_cost as decimal(38, 12)) as public_on_demand_cost,
         cast(pricing_public_on_demand_rate as decimal(28, 12)) as public_on_demand_rate,
         cast(line_item_unblended_rate as decimal(28, 12)) as unblended_rate,
+        cast(line_item_net_unblended_rate as decimal(28, 12)) as net_unblended_rate,
         cast(line_item_usage_amount as double) as usage_amount,
         cast(savings_plan_savings_plan_effective_cost as decimal(38, 12)) as sp_effective_cost,
         cast(savings_plan_total_commitment_to_date as decimal(38, 12)) as sp_total_commitment,
@@ -39,7 +45,7 @@ with typed as (
         nullif(bill_payer_account_id::varchar, '') as billing_account_id,
         nullif(bill_payer_account_name::varchar, '') as billing_account_name,
         nullif(bill_invoice_id::varchar, '') as invoice_id,
-        nullif(bill_invoicing_entity::varchar, '') as invoice_issuer_name,
+        coalesce(nullif(bill_invoicing_entity::varchar, ''), 'Amazon Web Services, Inc.') as invoice_issuer_name,
         bill_bill_type::varchar as bill_type,
         nullif(line_item_legal_entity::varchar, '') as legal_entity,
         nullif(line_item_line_item_description::varchar, '') as charge_description,
@@ -85,7 +91,28 @@ costed as (
 categories as (
     select
         unnest($category_services) as service,
-        unnest($category_names) as service_category
+        unnest($category_names) as service_category,
+        unnest($category_subcategories) as service_subcategory
+),
+
+units as (
+    select
+        unnest($unit_from) as unit,
+        unnest($unit_to) as focus_unit
+),
+
+priced as (
+    select
+        c.*,
+        c.line_type = 'Tax' as is_tax,
+        case when c.line_type <> 'Tax' then coalesce(u.focus_unit, c.pricing_unit) end as focus_unit,
+        case when c.line_type <> 'Tax' then c.usage_amount end as quantity,
+        case
+            when c.line_type <> 'Tax' and coalesce(c.net_unblended_rate, c.unblended_rate) >= 0
+                then coalesce(c.net_unblended_rate, c.unblended_rate)
+        end as contracted_price
+    from costed as c
+    left join units as u on u.unit = c.pricing_unit
 ),
 
 -- the provider's other fields, written as JSON once per distinct combination (line item type, usage type, ...)
@@ -121,20 +148,28 @@ select
     case when c.sp_arn is not null then 'Spend' when c.ri_arn is not null then 'Usage' end
         as commitment_discount_category,
     coalesce(c.sp_arn, c.ri_arn) as commitment_discount_id,
-    case when c.line_type in ('SavingsPlanCoveredUsage', 'DiscountedUsage') then 'Used' end
-        as commitment_discount_status,
+    -- FOCUS: no status without a commitment id (a CUR without the ARN columns names no commitment)
+    case
+        when c.line_type in ('SavingsPlanCoveredUsage', 'DiscountedUsage') and coalesce(c.sp_arn, c.ri_arn) is not null
+            then 'Used'
+    end as commitment_discount_status,
     case when c.sp_arn is not null then 'Savings Plan' when c.ri_arn is not null then 'Reserved Instance' end
         as commitment_discount_type,
     case when c.line_type in ('Usage', 'DiscountedUsage', 'SavingsPlanCoveredUsage') then c.usage_amount end
         as consumed_quantity,
-    case when c.line_type in ('Usage', 'DiscountedUsage', 'SavingsPlanCoveredUsage') then c.pricing_unit end
+    case when c.line_type in ('Usage', 'DiscountedUsage', 'SavingsPlanCoveredUsage') then c.focus_unit end
         as consumed_unit,
     c.effective_cost::decimal(38, 12) as effective_cost,
     c.invoice_id,
     c.invoice_issuer_name,
-    c.public_on_demand_cost as list_cost,
-    c.public_on_demand_rate as list_unit_price,
-    c.unblended_rate as contracted_unit_price,
+    coalesce(c.public_on_demand_cost, c.billed_cost)::decimal(38, 12) as list_cost,
+    case when not c.is_tax then c.public_on_demand_rate end as list_unit_price,
+    c.contracted_price as contracted_unit_price,
+    case
+        when c.is_split then 0
+        when c.contracted_price is not null and c.quantity is not null then c.contracted_price * c.quantity
+        else c.billed_cost
+    end::decimal(38, 12) as contracted_cost,
     case
         when c.line_type = 'Tax' then null
         when c.line_type in ('DiscountedUsage', 'SavingsPlanCoveredUsage') then 'Committed'
@@ -142,8 +177,8 @@ select
         when c.line_type = 'Usage' then 'Standard'
         else 'Other'
     end as pricing_category,
-    c.usage_amount as pricing_quantity,
-    c.pricing_unit,
+    c.quantity as pricing_quantity,
+    c.focus_unit as pricing_unit,
     'AWS' as provider_name,
     coalesce(c.legal_entity, 'Amazon Web Services, Inc.') as publisher_name,
     c.region_id,
@@ -151,6 +186,7 @@ select
     c.resource_id,
     coalesce(cat.service_category, 'Other') as service_category,
     coalesce(c.product_name, c.product_code) as service_name,
+    coalesce(cat.service_subcategory, 'Other (Other)') as service_subcategory,
     c.sku_id,
     c.sku_price_id,
     c.sub_account_id,
@@ -167,6 +203,6 @@ select
     c._row as x_source_row,
     strftime(coalesce(c.billing_period_start, c.charge_period_start), '%Y-%m') as x_billing_period,
     c.x_line_item_id
-from costed as c
+from priced as c
 left join categories as cat on cat.service = c.product_code
 left join extra_sets as e on e.h = c._x_extra_key

@@ -7,6 +7,10 @@
 -- plan purchase bill 0 (the purchase, which only the actual export shows, billed them); in an actual
 -- export the cost is what was billed, and effective = billed. Each line keeps the id (tag_set_id) of its raw tags
 -- (x_tag_set); the sets go to billing_tag_sets (stg_azure__tag_sets.sql).
+-- FOCUS 1.2 conformance: ServiceName is MeterCategory (ConsumedService when there is none), and its category
+-- and subcategory come from the catalogue by that same name, so one service name has one category. Units are
+-- UnitOfMeasure in FOCUS's unit format ("10K" -> "10000 Units": Quantity counts blocks of the unit). Tax lines
+-- have no PricingQuantity, PricingUnit or unit prices; a line without a price lists and contracts at its cost.
 with typed as (
     select
         _row,
@@ -66,7 +70,24 @@ costed as (
 categories as (
     select
         unnest($category_services) as service,
-        unnest($category_names) as service_category
+        unnest($category_names) as service_category,
+        unnest($category_subcategories) as service_subcategory
+),
+
+units as (
+    select
+        unnest($unit_from) as unit,
+        unnest($unit_to) as focus_unit
+),
+
+priced as (
+    select
+        c.*,
+        coalesce(c.charge_type = 'tax', false) as is_tax,
+        coalesce(c.meter_category, c.consumed_service) as service_name,
+        coalesce(u.focus_unit, c.unit_of_measure) as focus_unit
+    from costed as c
+    left join units as u on u.unit = c.unit_of_measure
 )
 
 select
@@ -108,14 +129,20 @@ select
         when c.pricing_model = 'reservation' or c.charge_type = 'unusedreservation' then 'Reservation'
     end as commitment_discount_type,
     c.quantity as consumed_quantity,
-    c.unit_of_measure as consumed_unit,
+    c.focus_unit as consumed_unit,
     c.effective_cost::decimal(38, 12) as effective_cost,
     c.invoice_id,
     'Microsoft' as invoice_issuer_name,
-    (c.payg_price * c.quantity)::decimal(38, 12) as list_cost,
-    c.payg_price as list_unit_price,
-    c.unit_price as contracted_unit_price,
-    (c.unit_price * c.quantity)::decimal(38, 12) as contracted_cost,
+    case
+        when not c.is_tax and c.payg_price is not null then (c.payg_price * c.quantity)::decimal(38, 12)
+        else c.billed_cost
+    end::decimal(38, 12) as list_cost,
+    case when not c.is_tax then c.payg_price end as list_unit_price,
+    case when not c.is_tax then c.unit_price end as contracted_unit_price,
+    case
+        when not c.is_tax and c.unit_price is not null then (c.unit_price * c.quantity)::decimal(38, 12)
+        else c.billed_cost
+    end::decimal(38, 12) as contracted_cost,
     case
         when c.charge_type = 'tax' then null
         when c.pricing_model = 'spot' then 'Dynamic'
@@ -123,8 +150,8 @@ select
         when c.pricing_model = 'ondemand' or c.charge_type = 'usage' then 'Standard'
         else 'Other'
     end as pricing_category,
-    c.quantity as pricing_quantity,
-    c.unit_of_measure as pricing_unit,
+    case when not c.is_tax then c.quantity end as pricing_quantity,
+    case when not c.is_tax then c.focus_unit end as pricing_unit,
     'Microsoft' as provider_name,
     coalesce(c.publisher_name, 'Microsoft') as publisher_name,
     c.region_id,
@@ -133,8 +160,8 @@ select
     c.resource_name,
     c.resource_type,
     coalesce(cat.service_category, 'Other') as service_category,
-    coalesce(c.meter_category, c.consumed_service) as service_name,
-    c.meter_subcategory as service_subcategory,
+    c.service_name,
+    coalesce(cat.service_subcategory, 'Other (Other)') as service_subcategory,
     c.meter_id as sku_id,
     c.meter_name as sku_meter,
     c.sub_account_id,
@@ -149,5 +176,5 @@ select
     c._row as x_source_row,
     strftime(coalesce(c.bp_start, c.day), '%Y-%m') as x_billing_period,
     null::varchar as x_line_item_id
-from costed as c
-left join categories as cat on cat.service = c.consumed_service
+from priced as c
+left join categories as cat on cat.service = c.service_name

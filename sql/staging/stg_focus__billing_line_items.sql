@@ -6,6 +6,9 @@
 -- Types (strict: a bad value fails the load, and the reader names its row and column), UTC timestamps,
 -- canonical spellings of FOCUS enumerations. Each line keeps the id of its raw tags (x_tag_set, tag_set_id); the
 -- sets, normalised once each, go to billing_tag_sets (stg_billing__tag_sets).
+-- Values are the provider's own (a non-conformant one is reported by the FOCUS conformance check, not
+-- changed), except that a file without ServiceSubcategory (FOCUS 1.0) gets `Other (<ServiceCategory>)`, the
+-- one subcategory every category allows ($derive_subcategory).
 with typed as (
     select
         _row,
@@ -110,7 +113,11 @@ enriched as (
 )
 
 select
-    * exclude (_row, _x_instance_type, _x_usage_type, _x_gpu_count),
+    * exclude (_row, _x_instance_type, _x_usage_type, _x_gpu_count, service_subcategory),
+    case
+        when $derive_subcategory and service_category is not null then 'Other (' || service_category || ')'
+        else service_subcategory
+    end as service_subcategory,
     $focus_version as x_focus_version,
     $file_id as x_file_id,
     _row as x_source_row,

@@ -7,6 +7,11 @@
 -- midnight, converted to UTC. Labels become tags (project labels added where the resource has no such
 -- key once both are normalised): each line keeps the id of its two raw label sets (x_tag_set, tag_set_id), the
 -- merged sets go to billing_tag_sets (stg_gcp__tag_sets.sql).
+-- FOCUS 1.2 conformance: `cost` is at Google's contracted prices before credits (committed use discounts and
+-- other credits are separate), so it is the ContractedCost; the export has no unit prices, so ContractedCost and
+-- ListCost stand alone. Google Cloud is provider, publisher and invoice issuer. Units in FOCUS's unit format
+-- (`gibibyte month` -> `GiB-Months`), services categorised through the catalogue (pipelines/catalog); tax
+-- lines have no PricingQuantity or PricingUnit.
 with typed as (
     select
         _row,
@@ -53,7 +58,14 @@ periods as (
 categories as (
     select
         unnest($category_services) as service,
-        unnest($category_names) as service_category
+        unnest($category_names) as service_category,
+        unnest($category_subcategories) as service_subcategory
+),
+
+units as (
+    select
+        unnest($unit_from) as unit,
+        unnest($unit_to) as focus_unit
 )
 
 select
@@ -74,13 +86,14 @@ select
     p.charge_period_end,
     p.charge_period_start,
     p.usage_amount as consumed_quantity,
-    p.usage_unit as consumed_unit,
+    coalesce(cu.focus_unit, p.usage_unit) as consumed_unit,
+    p.cost::decimal(38, 12) as contracted_cost,
     (p.cost + p.credits)::decimal(38, 12) as effective_cost,
-    'Google' as invoice_issuer_name,
+    'Google Cloud' as invoice_issuer_name,
     coalesce(p.cost_at_list, p.cost) as list_cost,
     case when p.cost_type = 'tax' then null else 'Standard' end as pricing_category,
-    p.pricing_amount as pricing_quantity,
-    p.pricing_unit,
+    case when coalesce(p.cost_type, '') <> 'tax' then p.pricing_amount end as pricing_quantity,
+    case when coalesce(p.cost_type, '') <> 'tax' then coalesce(pu.focus_unit, p.pricing_unit) end as pricing_unit,
     'Google Cloud' as provider_name,
     'Google Cloud' as publisher_name,
     coalesce(p.region, p.location) as region_id,
@@ -89,6 +102,7 @@ select
     p.resource_name,
     coalesce(cat.service_category, 'Other') as service_category,
     p.service_name,
+    coalesce(cat.service_subcategory, 'Other (Other)') as service_subcategory,
     p.sku_id,
     p.sku_description as sku_meter,
     p.sub_account_id,
@@ -108,3 +122,5 @@ select
     null::varchar as x_line_item_id
 from periods as p
 left join categories as cat on cat.service = p.service_name
+left join units as pu on pu.unit = p.pricing_unit
+left join units as cu on cu.unit = p.usage_unit

@@ -330,6 +330,16 @@ def test_ingest_job_again_loads_nothing_and_its_checks_pass(materialised: Materi
             {"files_checked": 1, "periods_checked": 1, "mismatches": 0},
         ),
         ("billing_line_items", "tag_coverage"): (True, {"USD": f"100.0% of {effective:,.2f} has a team"}),
+        # the test bill is FOCUS without ListCost, ContractedCost and PricingCategory: the check warns,
+        # naming the lines and spend each rule touches
+        ("billing_line_items", "focus_conformance"): (
+            False,
+            {
+                "focus (USD)": f"list_contracted: 10 of 10 lines, {effective:,.2f} of {effective:,.2f} spend "
+                f"(100.0%); pricing_category: 10 of 10 lines, {effective:,.2f} of {effective:,.2f} spend (100.0%)",
+                "rules_broken": 2,
+            },
+        ),
         ("gpu_samples", "no_rejected_files"): (True, {"files_rejected": 0}),
         ("gpu_samples", "sources_fresh"): (True, {"stale": "none"}),
         ("gpu_hourly_stats", "no_rejected_files"): (True, {"files_rejected": 0}),

@@ -5,7 +5,7 @@ import dagster as dg
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
 from pipelines.freshness import stale_sources
 from pipelines.ingest import ingest
-from pipelines.ingest.billing.checks import reconciliation, tag_coverage
+from pipelines.ingest.billing.checks import focus_conformance, reconciliation, tag_coverage
 from pipelines.redact import redact
 from pipelines.sources.registry import kinds_writing
 from pipelines.warehouse import rows, scalar, utcnow
@@ -104,9 +104,10 @@ def _ingest_table(
 
 
 def billing_check_results(wastewatch: WastewatchResource) -> list[dg.AssetCheckResult]:
-    """Reconciliation (ledger vs file vs table; blocking) and tag coverage (warns) on billing_line_items."""
+    """Reconciliation (ledger vs file vs table; blocking), tag coverage and FOCUS conformance (both warn)
+    on billing_line_items."""
     with wastewatch.warehouse() as con:
-        rec, cov = reconciliation(con), tag_coverage(con)
+        rec, cov, focus = reconciliation(con), tag_coverage(con), focus_conformance(con)
     rec_meta: dict[str, object] = dict(rec.metadata)
     if rec.problems:
         rec_meta["problems"] = dg.MetadataValue.md("\n".join(f"- {redact(p)}" for p in rec.problems[:50]))
@@ -123,6 +124,12 @@ def billing_check_results(wastewatch: WastewatchResource) -> list[dg.AssetCheckR
             severity=dg.AssetCheckSeverity.WARN,
             metadata=cov.metadata,
         ),
+        dg.AssetCheckResult(
+            check_name="focus_conformance",
+            passed=focus.passed,
+            severity=dg.AssetCheckSeverity.WARN,
+            metadata=focus.metadata,
+        ),
     ]
 
 
@@ -137,6 +144,14 @@ BILLING_CHECKS = (
     (
         "tag_coverage",
         "Share of effective cost (positive lines) with a canonical `team` tag, per currency; warns below 80%.",
+        False,
+    ),
+    (
+        "focus_conformance",
+        "FOCUS 1.2 rules that matter for money (ChargeCategory, ChargeClass, ServiceCategory/Subcategory, "
+        "PricingCategory, CommitmentDiscount columns, charge period inside the billing period, cost columns "
+        "set, ListCost/ContractedCost present and of BilledCost's sign): lines and spend breaking each, per "
+        "source; warns (providers' own exports often break some).",
         False,
     ),
 )

@@ -23,13 +23,12 @@ from pipelines.errors import RejectedFile
 from pipelines.ingest.billing.decompress import open_text
 from pipelines.ingest.billing.focus import reject_oci_native
 from pipelines.ingest.billing.lines import Check, Spec
+from pipelines.ingest.billing.mappings import catalog_bind
 from pipelines.ingest.billing.reader import BillingReader
 from pipelines.ingest.billing.relation import Relation, open_relation, read_header
 from pipelines.ingest.billing.sql_expr import json_nonnull
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, quote_ident
-
-CATALOG = Path(__file__).with_name("billing_service_categories.csv")
 
 # the CUR 2.0 snake_case names the staging SQL reads (legacy names map onto them)
 CUR_COLUMNS = (
@@ -38,7 +37,7 @@ CUR_COLUMNS = (
     "identity_line_item_id", "line_item_line_item_type", "line_item_usage_start_date",
     "line_item_usage_end_date", "line_item_usage_account_id", "line_item_usage_account_name",
     "line_item_product_code", "line_item_usage_type", "line_item_availability_zone", "line_item_resource_id",
-    "line_item_usage_amount", "line_item_currency_code", "line_item_unblended_rate",
+    "line_item_usage_amount", "line_item_currency_code", "line_item_unblended_rate", "line_item_net_unblended_rate",
     "line_item_unblended_cost", "line_item_net_unblended_cost", "line_item_line_item_description",
     "line_item_legal_entity", "pricing_public_on_demand_cost", "pricing_public_on_demand_rate", "pricing_unit",
     "pricing_purchase_option", "pricing_rate_code", "pricing_rate_id", "product_sku", "product_region_code",
@@ -66,7 +65,7 @@ MONEY = (
     "reservation_unused_recurring_fee", "savings_plan_savings_plan_effective_cost",
     "savings_plan_total_commitment_to_date", "savings_plan_used_commitment",
 )  # fmt: skip
-PRICES = ("line_item_unblended_rate", "pricing_public_on_demand_rate")
+PRICES = ("line_item_unblended_rate", "line_item_net_unblended_rate", "pricing_public_on_demand_rate")
 TIMES = (
     "line_item_usage_start_date", "line_item_usage_end_date", "bill_billing_period_start_date",
     "bill_billing_period_end_date",
@@ -81,14 +80,6 @@ _GLUED = re.compile(rf"^({_CATEGORIES}/[A-Za-z0-9:]+?)({_CATEGORIES}/[A-Za-z0-9:
 
 def squash(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
-
-
-def service_catalog(provider: str) -> tuple[list[str], list[str]]:
-    import csv
-
-    with CATALOG.open(newline="", encoding="utf-8") as f:
-        rows = [r for r in csv.DictReader(f) if r["provider"] == provider]
-    return [r["service"] for r in rows], [r["service_category"] for r in rows]
 
 
 def split_glued_header(header: list[str], first_row: list[str]) -> tuple[list[str], str] | None:
@@ -211,7 +202,6 @@ class AwsCurReader(BillingReader):
         checks += [Check(c, spelled[c], "number") for c in ("line_item_usage_amount",)]
         checks += [Check(c, spelled[c], "timestamp") for c in TIMES]
         checks = [c for c in checks if columns[c.column] != "null::varchar" or c.kind == "required"]
-        services, categories = service_catalog("aws")
         split = "split_line_item_parent_resource_id"
         net, unblended = "line_item_net_unblended_cost", "line_item_unblended_cost"
         billed = f"case when {split} is not null then 0 else coalesce({net}::decimal(38, 12), {unblended}::decimal(38, 12), 0) end"
@@ -235,7 +225,7 @@ class AwsCurReader(BillingReader):
             checks=checks,
             file_billed=billed,
             file_effective=effective,
-            bind={"category_services": services, "category_names": categories},
+            bind=catalog_bind("aws"),
             line_item_key="x_line_item_id, charge_period_start, resource_id",
         )
 

@@ -28,11 +28,12 @@ from pathlib import Path, PurePosixPath
 import duckdb
 
 from pipelines.errors import RejectedFile
-from pipelines.ingest.billing.aws_cur import service_catalog, squash
+from pipelines.ingest.billing.aws_cur import squash
 from pipelines.ingest.billing.decompress import open_text
 from pipelines.ingest.billing.deliveries import Delivery, is_manifest, plan_deliveries
 from pipelines.ingest.billing.focus import reject_oci_native
 from pipelines.ingest.billing.lines import Check, Spec
+from pipelines.ingest.billing.mappings import catalog_bind
 from pipelines.ingest.billing.reader import BillingReader
 from pipelines.ingest.billing.relation import Relation, open_relation
 from pipelines.ingest.billing.sql_expr import json_nonnull, src_cte
@@ -269,7 +270,6 @@ class AzureReader(BillingReader):
         checks += [Check(c, shown[c], "price") for c in ("unit_price", "payg_price")]
         checks += [Check("_tags_raw", shown.get("tags", "Tags") if tags is None else tags, "json")]
         checks = [c for c in checks if c.kind == "required" or columns[c.column] != "null::varchar"]
-        services, categories = service_catalog("azure")
         cost = "cost::decimal(38, 12)"
         commitment = (
             "(coalesce(lower(replace(pricing_model, ' ', '')) in ('reservation', 'savingsplan'), false) "
@@ -281,7 +281,7 @@ class AzureReader(BillingReader):
             checks=checks,
             file_billed=billed,
             file_effective=cost,
-            bind={"category_services": services, "category_names": categories, "dataset": dataset},
+            bind={**catalog_bind("azure"), "dataset": dataset},
         )
 
 

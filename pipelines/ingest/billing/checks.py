@@ -8,18 +8,23 @@ queries are sql/checks/billing_*.sql.
   is a failure (the load already refuses a file that does not reconcile, so a failure here means the
   table was changed behind the ledger's back).
 - tag coverage: the share of effective cost (positive lines) that carries a `team`, per currency.
+- FOCUS conformance: per source, the lines (and the spend they carry) that break a FOCUS 1.2 rule that
+  matters for money (sql/checks/billing_focus_conformance.sql lists them). Providers' own exports often
+  break some: the check warns and says where, it never blocks.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
+from typing import Any
 
 import duckdb
 
 from pipelines.ingest.billing.reconcile import quantized
 from pipelines.sources.registry import kinds_of
-from pipelines.warehouse import rows, sql_text
+from pipelines.warehouse import CATALOG_DIR, rows, sql_text
 
 TAG_COVERAGE_TARGET = Decimal("0.80")  # the check warns below this share of spend with a team
 
@@ -80,3 +85,35 @@ def tag_coverage(con: duckdb.DuckDBPyConnection, target: Decimal = TAG_COVERAGE_
         metadata[r["currency"]] = f"{share * 100:.1f}% of {spend:,.2f} has a team"
         passed = passed and share >= target
     return CheckOutcome(passed=passed, metadata=metadata)
+
+
+def focus_conformance_rows(
+    con: duckdb.DuckDBPyConnection, window_start: datetime | None = None, window_end: datetime | None = None
+) -> list[dict[str, Any]]:
+    """Per source, currency and broken FOCUS rule: the lines and spend touched, and the source's totals
+    (every line, or those whose charge period overlaps [window_start, window_end))."""
+    params = {
+        "subcategories_csv": str(CATALOG_DIR / "focus_service_subcategories.csv"),
+        "window_start": window_start,
+        "window_end": window_end,
+    }
+    return rows(con, sql_text("checks", "billing_focus_conformance"), params)
+
+
+def focus_conformance(con: duckdb.DuckDBPyConnection) -> CheckOutcome:
+    """The FOCUS 1.2 conformance of every line: one metadata entry per source and currency, listing each
+    broken rule with its lines and spend (a share of the source's). Fails (a warning) when any rule is broken."""
+    found = focus_conformance_rows(con)
+    metadata: dict[str, object] = {}
+    problems: list[str] = []
+    for r in found:
+        key = f"{r['source']} ({r['currency']})"
+        share = r["spend"] / r["source_spend"] * 100 if r["source_spend"] else Decimal(0)
+        text = (
+            f"{r['rule']}: {r['lines']:,} of {r['source_lines']:,} lines, "
+            f"{r['spend']:,.2f} of {r['source_spend']:,.2f} spend ({share:.1f}%)"
+        )
+        metadata[key] = f"{metadata[key]}; {text}" if key in metadata else text
+        problems.append(f"{key} {text}")
+    metadata["rules_broken"] = len(found)
+    return CheckOutcome(passed=not found, metadata=metadata, problems=problems)

@@ -168,6 +168,8 @@ class FocusReader(BillingReader):
         checks += [Check(snake(c), shown[snake(c)], "timestamp") for c in TIMESTAMPS]
         checks += [Check(snake(c), shown[snake(c)], "json") for c in JSON_COLUMNS]
         checks = [c for c in checks if c.kind == "required" or columns[c.column] != "null::varchar"]
+        # FOCUS 1.0 has no ServiceSubcategory: derived from ServiceCategory (the staging SQL says how)
+        derive_subcategory = "ServiceSubcategory" not in present and "ServiceCategory" in present
         for c in checks:  # the FOCUS spelling in messages, as the spec writes it
             c.shown = next(col for col in FOCUS_COLUMNS if snake(col) == c.column)
         return Spec(
@@ -175,10 +177,17 @@ class FocusReader(BillingReader):
             checks=checks,
             file_billed="billed_cost::decimal(38, 12)",
             file_effective="effective_cost::decimal(38, 12)",
-            bind={"focus_version": focus_version(present)},
-            # a FOCUS column the file lacks is NULL on every line (billing_currency gets the default), and
-            # so is a GPU field none of its sources feeds: such columns are left out of the insert
-            absent=[snake(c) for c in FOCUS_COLUMNS if c not in present and snake(c) != "billing_currency"]
+            bind={"focus_version": focus_version(present), "derive_subcategory": derive_subcategory},
+            # a FOCUS column the file lacks is NULL on every line (billing_currency gets the default; a
+            # derived ServiceSubcategory is not), and so is a GPU field none of its sources feeds: such
+            # columns are left out of the insert
+            absent=[
+                snake(c)
+                for c in FOCUS_COLUMNS
+                if c not in present
+                and snake(c) != "billing_currency"
+                and not (c == "ServiceSubcategory" and derive_subcategory)
+            ]
             + [x for x, fed_by in derived.items() if all(v == "null::varchar" for v in fed_by)],
         )
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import duckdb
 
 from pipelines.errors import RejectedFile
-from pipelines.ingest.billing.aws_cur import service_catalog
 from pipelines.ingest.billing.focus import reject_oci_native
 from pipelines.ingest.billing.lines import Check, Spec
+from pipelines.ingest.billing.mappings import catalog_bind
 from pipelines.ingest.billing.reader import BillingReader
 from pipelines.ingest.billing.relation import Relation
 from pipelines.ingest.billing.sql_expr import json_nonnull
@@ -142,18 +142,13 @@ class GcpReader(BillingReader):
         checks += [Check(c, shown[c], "money") for c in ("cost", "cost_at_list")]
         checks += [Check(c, shown[c], "number") for c in ("usage_amount", "usage_amount_in_pricing_units")]
         checks = [c for c in checks if c.kind == "required" or columns[c.column] != "null::varchar"]
-        services, categories = service_catalog("gcp")
         total = "(cost::decimal(38, 12) + coalesce(_credits::decimal(38, 12), 0))"
         return Spec(
             columns=columns,
             checks=checks,
             file_billed=total,
             file_effective=total,
-            bind={
-                "category_services": services,
-                "category_names": categories,
-                "invoice_timezone": options.invoice_timezone,
-            },
+            bind={**catalog_bind("gcp"), "invoice_timezone": options.invoice_timezone},
         )
 
     def _labels(self, con: duckdb.DuckDBPyConnection, rel: Relation, dotted: str) -> str:

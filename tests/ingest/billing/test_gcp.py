@@ -108,7 +108,8 @@ def test_ndjson_older_export_without_newer_nested_fields_loads(name: str, tmp_pa
         "us-central1-a",
     )
     assert first[12] == "//compute.googleapis.com/projects/ml-prod/zones/us-central1-a/instances/123"
-    assert first[13:19] == ("trainer-1", 3600.0, "seconds", 1.0, "hour", "a2-highgpu-1g")
+    # units in FOCUS's unit format (`seconds` -> `Seconds`, `hour` -> `Hours`: pipelines/catalog/pricing_units.csv)
+    assert first[13:19] == ("trainer-1", 3600.0, "Seconds", 1.0, "Hours", "a2-highgpu-1g")
     # invoice month 202411 in Pacific time: 2024-11-01 00:00 PDT = 07:00 UTC; 2024-12-01 00:00 PST = 08:00 UTC
     assert (str(first[19]), str(first[20]), first[21]) == (
         "2024-11-01 07:00:00",
