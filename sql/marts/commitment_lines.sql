@@ -3,9 +3,9 @@
 -- Reserved Instances, Savings Plans, Azure reservations and savings plans, FOCUS commitment discounts: the
 -- lines of each commitment, used or unused, at their amortised (effective) cost. A FOCUS line says so in
 -- CommitmentDiscountStatus. AWS CUR has no unused line: a Savings Plan's or Reserved Instance's recurring
--- fee line carries, amortised, the share of the commitment no usage took (its effective cost is the unused
--- commitment: SavingsPlanRecurringFee total minus used, RIFee unused upfront plus unused recurring), so that
--- line is the unused one. Other lines of a commitment (upfront purchases, fees already amortised into
+-- fee line carries, amortised, the share of the commitment no usage took (its effective cost is what was
+-- left unused of the commitment, SavingsPlanRecurringFee total minus used, RIFee unused upfront plus unused
+-- recurring), so that line is the unused one. Other lines of a commitment (upfront purchases, fees already amortised into
 -- usage) carry nothing unused and are left out.
 -- usage_status: Used | Unused (the commitment's share no usage took)
 -- provider: provider_name of the line
