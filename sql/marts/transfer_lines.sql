@@ -15,12 +15,13 @@
 with lines as (
     select
         b.*,
-        coalesce(
-            b.x_extra ->> 'lineItem/UsageType',
-            b.x_extra ->> 'line_item_usage_type',
-            b.x_extra ->> 'x_UsageType',
-            b.x_extra ->> 'lineitem/usagetype'
-        ) as usage_type,
+        nullif(trim(coalesce(
+            json_extract_string(b.x_extra, '$."lineItem/UsageType"'),
+            json_extract_string(b.x_extra, '$.line_item_usage_type'),
+            json_extract_string(b.x_extra, '$.x_UsageType'),
+            json_extract_string(b.x_extra, '$.x_usagetype'),
+            json_extract_string(b.x_extra, '$.x_usage_type')
+        )), '') as usage_type,
         concat_ws(' ', b.service_subcategory, b.sku_meter) as meter
     from billing_line_items as b
 ),
