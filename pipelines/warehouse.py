@@ -292,6 +292,7 @@ def connect(
         if not read_only:
             migrate(con)
             _load_catalogs(con)
+        _load_temp_catalogs(con)  # after the schema check, which must not see them
     except WarehouseError as exc:
         con.close()  # a refused file must not stay locked by this process
         raise WarehouseError(f"{p}: {exc}") from None
@@ -481,6 +482,19 @@ def _load_catalogs(con: duckdb.DuckDBPyConnection) -> None:
             "'source': 'varchar', 'source_url': 'varchar'})",
             {"p": str(CATALOG_DIR / "gpu_peak_flops.csv")},
         )
+
+
+def _load_temp_catalogs(con: duckdb.DuckDBPyConnection) -> None:
+    """The data-transfer catalogues as temporary tables of this connection (the `transfer_lines` mart reads
+    them): they are read from pipelines/catalog/ on every connect, so a read-only connection has them too
+    and an edit reaches old warehouses without a migration."""
+    con.execute(
+        sql_text("intermediate/catalog", "aws_region_codes"), {"p": str(CATALOG_DIR / "aws_region_codes.csv")}
+    )
+    con.execute(
+        sql_text("intermediate/catalog", "transfer_usage_types"),
+        {"p": str(CATALOG_DIR / "transfer_usage_types.csv")},
+    )
 
 
 def stored_in(table: str) -> str:

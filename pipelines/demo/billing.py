@@ -32,6 +32,11 @@ SP_ARN = "arn:aws:savingsplans::902341578806:savingsplan/6f1a9c3e-2b7d-4d1e-9a55
 # a one-year p4de Reserved Instance bought for a training programme that moved to H100s: nothing runs on it
 RI_ARN = "arn:aws:ec2:us-west-2:417263541977:reserved-instances/3c6a9b1e-7d42-4f0e-b8a1-52e9d0c4f7a3"
 RI_HOURLY = Decimal("24.965")
+# the jobs in us-east-1 read laion from the Ireland copy every day, although acme-datasets in us-east-1
+# holds the same bytes: NET001's planted inter-region transfer (GB a day at the inter-region rate)
+EU_READS_GB = Decimal(800)
+INTER_REGION_PER_GB = Decimal("0.02")
+EU_READS_USAGE_TYPE = "EU-USE1-AWS-Out-Bytes"
 
 
 def _ts(d: datetime) -> str:
@@ -155,6 +160,19 @@ def billing_lines(
                 ChargeDescription="$0.09 per GB - first 10 TB / month data transfer out beyond the global free tier",
                 x_UsageType="USE1-DataTransfer-Out-Bytes",
             ))  # fmt: skip
+        eu = storage.get("acme-datasets-eu")
+        if eu is not None:
+            cost = EU_READS_GB * INTER_REGION_PER_GB
+            lines.append(_line(
+                start=s, end=s + timedelta(days=1), ResourceId="acme-datasets-eu", ResourceType="Bucket",
+                ServiceCategory="Networking", ServiceSubcategory="Network Traffic", ServiceName="Amazon Simple Storage Service",
+                SkuId="S3DTEUUSE1", RegionId=eu["region"], RegionName=eu["region_name"], BilledCost=quantize(cost, "0.000001"),
+                EffectiveCost=quantize(cost, "0.000001"), ListCost=quantize(cost, "0.000001"), ConsumedQuantity=EU_READS_GB,
+                ConsumedUnit="GB", PricingQuantity=EU_READS_GB, PricingUnit="GB", ListUnitPrice=INTER_REGION_PER_GB,
+                Tags=_tags(team=eu["team"], project=eu.get("project")),
+                ChargeDescription="$0.02 per GB - Europe (Ireland) data transfer to US East (N. Virginia)",
+                x_UsageType=EU_READS_USAGE_TYPE,
+            ))  # fmt: skip
     lines += _unused_reservation(start, hours)
     # monthly recurring lines for every billing period the span touches
     months = sorted({_month_bounds(start + timedelta(hours=t))[0] for t in range(0, hours, 24)})
@@ -189,10 +207,17 @@ def _unused_reservation(start: datetime, hours: int) -> list[dict[str, Any]]:
     )  # fmt: skip
     lines = [
         _line(
-            **ri, start=start + timedelta(hours=t), end=start + timedelta(hours=t + 1), BilledCost="0",
-            EffectiveCost=RI_HOURLY, ListCost="0", ContractedCost="0", PricingCategory="Committed",
+            **ri,
+            start=start + timedelta(hours=t),
+            end=start + timedelta(hours=t + 1),
+            BilledCost="0",
+            EffectiveCost=RI_HOURLY,
+            ListCost="0",
+            ContractedCost="0",
+            PricingCategory="Committed",
             CommitmentDiscountStatus="Unused",
-            ChargeDescription="Unused Reservation hours of p4de.24xlarge Linux", x_UsageType="USW2-HeavyUsage:p4de.24xlarge",
+            ChargeDescription="Unused Reservation hours of p4de.24xlarge Linux",
+            x_UsageType="USW2-HeavyUsage:p4de.24xlarge",
         )  # fmt: skip
         for t in range(hours)
     ]

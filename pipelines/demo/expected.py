@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
 
-from pipelines.demo.billing import RI_ARN, RI_HOURLY
+from pipelines.demo.billing import EU_READS_USAGE_TYPE, INTER_REGION_PER_GB, RI_ARN, RI_HOURLY
 from pipelines.demo.modelled import STRAY_LINES
 from pipelines.demo.scenario import GLACIER_IR, S3_STANDARD, Host, Job, Planner, job_times, quantize
 from pipelines.units import DAYS_PER_MONTH, GIB, HOURS_PER_WEEK
@@ -163,6 +163,7 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
 
     spend = Decimal(0)
     unused_commitment = Decimal(0)
+    eu_reads, eu_reads_gb = Decimal(0), Decimal(0)
     untagged = Decimal(0)
     untagged_gpu = Decimal(0)
     team_mtd: dict[str, Decimal] = {}
@@ -173,6 +174,9 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
         spend += part
         if line["CommitmentDiscountStatus"] == "Unused":
             unused_commitment += part
+        if line["x_UsageType"] == EU_READS_USAGE_TYPE:
+            eu_reads += part
+            eu_reads_gb += Decimal(line["ConsumedQuantity"]) * share_in(line, rw_start, rw_end)
         tags = json.loads(line["Tags"]) if line["Tags"] else {}
         if "team" not in tags:
             untagged += part
@@ -227,6 +231,15 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
 
     def money(x: Decimal) -> float:
         return float(quantize(x))
+
+    # NET001: the cloud jobs (all in us-east-1) that ran in the report week are the EU copy's readers
+    readers = sorted(
+        {
+            j.team
+            for j in planner.jobs
+            if job_times(j, start)[0] < rw_end and job_times(j, start)[1] > rw_start
+        }
+    )
 
     gpu001_rw = gpu001[rw]
     low = modelled["low_mfu"]
@@ -374,6 +387,24 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
                     "waste": money(sto002),
                     "monthly_cost": money(facts["dup_bytes_per_copy"] * 2 * month_cost),
                     "basis": "2 extra copies x bytes x $0.023 per GiB-month x 7 / 30.44",
+                },
+                "NET001": {
+                    "name": "cross-region-transfer",
+                    "resource_id": "acme-datasets-eu -> us-east-1",
+                    "source_region": "eu-west-1",
+                    "destination_region": "us-east-1",
+                    "usage_type": EU_READS_USAGE_TYPE,
+                    "gb": float(eu_reads_gb),
+                    "local_copies": [
+                        "s3://acme-datasets/datasets/laion-400m-subset/",
+                        "s3://acme-scratch/datasets/laion-copy/",
+                    ],
+                    "reader_teams": readers,
+                    "waste": money(eu_reads),
+                    "basis": f"the jobs in us-east-1 read the Ireland copy of laion although the us-east-1 copy holds "
+                    f"the same bytes: every GB of the week's {EU_READS_USAGE_TYPE} lines (at "
+                    f"${INTER_REGION_PER_GB} a GB) was avoidable; STO002 prices the Ireland copy's storage, NET001 "
+                    "its transfer",
                 },
                 "COST001": {
                     "name": "unattributed-spend",

@@ -6,7 +6,9 @@
 -- by a sampled fingerprint; a pair that reaches the threshold only with ambiguous matches (same path and
 -- size, ETags of different part counts, no checksum) is `suspect`, never `waste`. The datasets are ranked
 -- (in a region where GPU instances run first, then oldest, then by name); each copy is judged against the
--- best-ranked dataset it duplicates (its canonical copy); the best-ranked of a group gets no finding.
+-- best-ranked dataset it duplicates (its canonical copy); the best-ranked of a group gets no finding. A copy
+-- in a region where GPU jobs run whose canonical copy is elsewhere saves those jobs' transfer: `suspect` at 0,
+-- its storage weighed against transfer by NET001, so no dollar is on both rules.
 with pairs as (
     select
         dataset,
@@ -80,7 +82,11 @@ combined as (
         k.region_id as canonical_region,
         k.in_job_region as canonical_in_job_region,
         k.first_modified as canonical_first_modified,
+        -- a copy in a region where GPU jobs run, of a dataset whose canonical copy is in another region, saves
+        -- those jobs' cross-region transfer: not a duplicate to delete (NET001 weighs transfer against storage)
+        coalesce(d.in_job_region and coalesce(d.region_id, '') <> coalesce(k.region_id, ''), false) as saves_transfer,
         case
+            when coalesce(d.in_job_region and coalesce(d.region_id, '') <> coalesce(k.region_id, ''), false) then 'suspect'
             when c.shared_pct_exact >= $min_shared_pct and c.monthly_exact > 0 then 'waste'
             when c.shared_pct_exact >= $min_shared_pct then 'insufficient_data'
             else 'suspect'
@@ -142,12 +148,18 @@ select
             end,
             currency, weekly_cost, currency, monthly_cost, coalesce(' ' || cross_region, '')
         )
-        when 'suspect' then printf(
+        when 'suspect' then case when saves_transfer then printf(
+            '%s (%.1f GiB, %s) is a copy of %s (%s), but GPU jobs run in %s: deleting it would make them read '
+            || 'the copy in %s across regions. Not priced here: NET001 weighs the transfer a copy saves against '
+            || 'its storage (%s %.2f a week) and prices the transfer when reading across regions costs more.',
+            dataset, gib, region_id, other, why_canonical, region_id, coalesce(canonical_region, 'another region'),
+            coalesce(currency, ''), coalesce(weekly_cost, 0)
+        ) else printf(
             '%s (%.1f GiB) may be a copy of %s: %.1f%% of its bytes match by path and size, but only %.1f%% are '
             || 'proven (ETags of different part counts, no checksum); confirm with checksums before deleting '
             || '(it would save %s %.2f a week).',
             dataset, gib, other, shared_pct, shared_pct_exact, coalesce(currency, ''), coalesce(weekly_cost, 0)
-        )
+        ) end
         else printf(
             '%s (%.1f GiB) is a copy of %s, but neither the bill nor prices.storage_gb_month prices its storage.',
             dataset, gib, other
@@ -180,7 +192,8 @@ select
         'price_source', price_source,
         'weekly_cost', round(weekly_cost, 2),
         'monthly_cost', round(monthly_cost, 2),
-        'cross_region', cross_region
+        'cross_region', cross_region,
+        'saves_transfer', saves_transfer
     ) as evidence,
     (case when status = 'waste' then round(weekly_cost, 6) else 0 end)::decimal(18, 6) as estimated_waste,
     currency,

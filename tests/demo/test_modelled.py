@@ -52,9 +52,10 @@ def test_the_cloud_hosts_planted_amounts_are_unchanged_by_the_research_cluster(
     week = expected["report_week"]
     rules = week["rules"]
     # billed spend only (the modelled spend is apart): the cloud hosts' 109,906.48 and the unused Reserved
-    # Instance's 168 hours at 24.965, whose lines draw nothing from the random stream either
-    assert rules["COM001"]["waste"] == 4194.12
-    assert week["spend"] == 114100.60
+    # Instance's 168 hours at 24.965, and NET001's 7 days of 800 GB at 0.02 from the Ireland bucket, whose
+    # lines draw nothing from the random stream either
+    assert rules["COM001"]["waste"] == 4194.12 and rules["NET001"]["waste"] == 112.0
+    assert week["spend"] == 114212.60
     assert rules["GPU001"]["by_basis"]["bill"] == 10519.91
     assert rules["GPU002"]["waste"] == 2080.41 and rules["GPU003"]["waste"] == 1016.26
     billed_failures = {
@@ -68,7 +69,7 @@ def test_the_cloud_hosts_planted_amounts_are_unchanged_by_the_research_cluster(
     assert rules["COST002"]["month_to_date_by_team"] == {
         "nlp": 52742.64,
         "speech": 17289.38,
-        "vision": 35702.1,
+        "vision": 35814.1,
     }
 
 
