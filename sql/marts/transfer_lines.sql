@@ -22,7 +22,9 @@ with lines as (
             json_extract_string(b.x_extra, '$.x_usagetype'),
             json_extract_string(b.x_extra, '$.x_usage_type')
         )), '') as usage_type,
-        concat_ws(' ', b.service_subcategory, b.sku_meter) as meter
+        -- Azure's charge description is its meter category, subcategory and name (the subcategory says
+        -- Inter-Region); Google Cloud's is the SKU description
+        concat_ws(' ', b.charge_description, b.sku_meter) as meter
     from billing_line_items as b
 ),
 
