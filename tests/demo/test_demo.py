@@ -145,9 +145,9 @@ def test_the_cli_rule_lines_add_up_to_the_headline_or_say_why(demo_dir: tuple[Pa
     ],
 )
 def test_rounding_note(lines: list[str], total: str, note: str | None) -> None:
-    from pipelines.cli import _rounding_note
+    from pipelines.cli.money import rounding_note
 
-    assert _rounding_note([Decimal(x) for x in lines], Decimal(total), "USD") == note
+    assert rounding_note([Decimal(x) for x in lines], Decimal(total), "USD") == note
 
 
 def test_the_readme_demo_excerpt_is_what_the_demo_prints(demo_dir: tuple[Path, str]) -> None:

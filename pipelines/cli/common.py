@@ -1,0 +1,102 @@
+"""What every `wastewatch` command shares: exit codes, the one-line failure, the config it reads, the
+warehouse lock a writing command holds, and the ISO week it is given."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+import click
+
+from pipelines.config import Config, ConfigError, load_config
+from pipelines.lock import DEFAULT_WAIT_S
+from pipelines.redact import redact
+
+EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_BUSY = 0, 1, 2, 3
+
+
+class Failure(click.ClickException):
+    """An error that ends the command with a given exit code: one `error:` line per failure, redacted."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.exit_code = code
+
+    def show(self, file: Any = None) -> None:
+        for line in self.format_message().splitlines() or [""]:
+            click.echo(f"error: {redact(line)}", err=True)
+
+
+def say(text: str, err: bool = False) -> None:
+    """Echo a status line, redacted (it may quote a source's location or an error)."""
+    click.echo(redact(text), err=err)
+
+
+def wait_option(f: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option(
+        "--wait",
+        "wait_s",
+        type=click.FloatRange(0),
+        default=DEFAULT_WAIT_S,
+        show_default=True,
+        envvar="WASTEWATCH_WAIT",
+        help="Seconds to wait while another process writes the warehouse; then exit 3 naming it.",
+    )(f)
+
+
+@contextmanager
+def writing(config: Config, wait_s: float, role: str = "writer") -> Iterator[None]:
+    """Hold the warehouse's run-level lock (waiting up to `wait_s`); WarehouseBusy ends in exit 3."""
+    from pipelines.lock import writer_lock
+
+    with writer_lock(config.warehouse_path, wait=wait_s, notice=lambda m: say(m, err=True), role=role):
+        yield
+
+
+def ctx_config(ctx: click.Context) -> Config:
+    """The configuration found by `find_config`; the first load says on stderr which file it is."""
+    path = ctx.obj["config_path"]
+    try:
+        config = load_config(path, origin=ctx.obj.get("config_origin"))
+    except ConfigError as exc:
+        raise Failure(str(exc)) from None
+    if not ctx.obj.get("config_said") and not ctx.obj.get("quiet"):
+        ctx.obj["config_said"] = True
+        click.echo(redact(f"config: {path} (from {ctx.obj['config_origin']})"), err=True)
+    return config
+
+
+def pick_week(value: str | None) -> str:
+    """The ISO week asked for (default the last complete one); a week yet to start is a usage error.
+
+    Weeks before the data are not refused here: a week without data is answered after any ingest, by
+    `_no_data` (exit 0, naming the weeks that have data)."""
+    from pipelines.defs.partitions import last_complete_week
+    from rules import Window
+
+    today = datetime.now(UTC).date()
+    if value is None:
+        return last_complete_week(today)
+    try:
+        window = Window.iso_week(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--week") from None
+    current = Window.containing(today)
+    if window.start > current.start:
+        raise click.BadParameter(
+            f"{window.label} has not started yet (the current week is {current.label})", param_hint="--week"
+        )
+    return window.label
+
+
+def no_data(config: Config, week: str) -> bool:
+    """Say so, plainly and naming the weeks that have data, when the warehouse holds nothing for `week`."""
+    from pipelines.coverage import no_data_message
+    from rules import Window
+
+    message = no_data_message(config, Window.iso_week(week))
+    if message is not None:
+        say(message)
+    return message is not None

@@ -1,0 +1,203 @@
+"""The commands that run the asset graph: init, ingest, evaluate, report and run, and what they print."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from pipelines.cli.common import (
+    EXIT_BUSY,
+    EXIT_OK,
+    EXIT_REJECTED,
+    EXIT_USAGE,
+    Failure,
+    ctx_config,
+    no_data,
+    pick_week,
+    say,
+    wait_option,
+    writing,
+)
+from pipelines.cli.money import cents, fmt_money, rounding_note
+from pipelines.config import STARTER_CONFIG, Config
+
+if TYPE_CHECKING:
+    from pipelines.runner import RunOutcome
+
+
+@click.command()
+@click.argument("path", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--force", is_flag=True, help="Overwrite an existing file.")
+@click.pass_context
+def init(ctx: click.Context, path: Path | None, force: bool) -> None:
+    """Write a commented starter wastewatch.yaml."""
+    target = path or ctx.obj["config_path"]
+    if target.exists() and not force:
+        raise Failure(f"{target}: already exists (use --force to overwrite)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(STARTER_CONFIG, encoding="utf-8")
+    click.echo(f"wrote {target}; edit its sources, then run `wastewatch ingest`")
+
+
+def do_ingest(ctx: click.Context, config: Config) -> int:
+    from pipelines.freshness import stale_sources
+    from pipelines.ingest import NEW_VERSION_REJECTED
+    from pipelines.runner import run_ingest
+    from pipelines.warehouse import open_warehouse, rows, utcnow
+
+    started = utcnow()
+    say(f"ingesting {len(config.sources)} source(s) into {config.warehouse_path}", err=True)
+    outcome = run_ingest(config.path or ctx.obj["config_path"], verbose=ctx.obj["verbose"])
+    if not outcome.success:
+        raise Failure(
+            "\n".join(f"ingest: {f}" for f in outcome.failures),
+            code=EXIT_BUSY if outcome.busy else EXIT_REJECTED,
+        )
+    from pipelines.defs.ingest.assets import INGEST_TABLES
+
+    failures: list[str] = []
+    for table in INGEST_TABLES:
+        md = outcome.metadata.get(table, {})
+        failures += [f for f in md.get("source_failures") or [] if f not in failures]
+        if md:
+            click.echo(
+                f"{table}: {md.get('files_loaded', 0)} file(s) loaded ({md.get('rows_loaded', 0):,} rows), "
+                f"{md.get('files_unchanged', 0)} unchanged, {md.get('files_rejected', 0)} rejected"
+                + (f", {md['files_duplicate']} duplicate" if md.get("files_duplicate") else "")
+                + "; "
+                f"{md.get('dagster/row_count', 0):,} rows in the table"
+            )
+        for line in str(md.get("skipped") or "").splitlines():  # files no reader claims: not a failure
+            say(f"skipped: {line.removeprefix('- ')}", err=True)
+    with open_warehouse(config) as con:
+        rejected = rows(
+            con,
+            "select error from ingest_files where checked_at >= $t "
+            "and (status = 'rejected' or starts_with(error, $held)) order by uri",
+            {"t": started, "held": NEW_VERSION_REJECTED},
+        )
+        stale = stale_sources(con, config, utcnow())
+        duplicates = rows(
+            con,
+            "select error from ingest_files where checked_at >= $t and status = 'duplicate' order by uri",
+            {"t": started},
+        )
+    for r in duplicates:  # copies of billing content the warehouse holds: never loaded, not an error
+        say(f"duplicate: {r['error']}", err=True)
+    for r in rejected:
+        say(f"rejected: {r['error']}", err=True)
+    # a source that could not be read at all (a missing folder, an unreachable bucket) is a failure
+    for f in failures:
+        say(f"error: {f}", err=True)
+    unreadable = {f.split(":", 1)[0] for f in failures}  # `source 'name'`: already reported as an error
+    stale = [s for s in stale if f"source {s.source!r}" not in unreadable]
+    for s in stale:
+        say(f"stale: {s.problem}", err=True)
+    return EXIT_REJECTED if rejected or failures or stale else EXIT_OK
+
+
+@click.command()
+@wait_option
+@click.pass_context
+def ingest(ctx: click.Context, wait_s: float) -> None:
+    """Load new and changed source files, rebuild the marts, publish the read-only warehouse."""
+    config = ctx_config(ctx)
+    with writing(config, wait_s):
+        code = do_ingest(ctx, config)
+    ctx.exit(code)
+
+
+def do_weekly(ctx: click.Context, config: Config, week: str, evaluate: bool, report: bool) -> RunOutcome:
+    from pipelines.runner import run_weekly
+
+    outcome = run_weekly(
+        config.path or ctx.obj["config_path"],
+        week,
+        verbose=ctx.obj["verbose"],
+        evaluate=evaluate,
+        report=report,
+    )
+    if not outcome.success:
+        raise Failure(
+            "\n".join(f"{week}: {f}" for f in outcome.failures),
+            code=EXIT_BUSY if outcome.busy else EXIT_USAGE if outcome.outside else EXIT_REJECTED,
+        )
+    from rules import ALL_RULES
+
+    # attention rules (unattributed spend, budgets, anomalies) report an amount at stake, never waste
+    attention = {f"findings/{r.folder}": r.attention for r in ALL_RULES}
+    lines: dict[str, list[Decimal]] = {}  # the waste lines printed, by currency, as printed
+    for key, md in sorted(outcome.metadata.items()):
+        if key.startswith("findings/"):
+            if not attention.get(key):
+                for k, v in md.items():
+                    if k.startswith("estimated_waste_"):
+                        lines.setdefault(k.removeprefix("estimated_waste_"), []).append(cents(v))
+            amount = ", ".join(
+                fmt_money(v, k.removeprefix("estimated_waste_"))
+                for k, v in md.items()
+                if k.startswith("estimated_waste_")
+            )
+            label = "at stake" if attention.get(key) else "waste"
+            click.echo(f"{key}: {md.get('findings', 0)} finding(s){f'; {label} ' + amount if amount else ''}")
+    md = outcome.metadata.get("reports/weekly_report")
+    if md:
+        click.echo(f"report: {md['report_html']}")
+        for k, v in md.items():
+            if k.startswith("spend_"):
+                cur = k.removeprefix("spend_")
+                waste = md.get("waste_" + cur, 0)
+                click.echo(f"  spend {fmt_money(v, cur)}, waste {fmt_money(waste, cur)}")
+                note = rounding_note(lines.get(cur, []), cents(waste), cur)
+                if note:
+                    click.echo(f"  {note}")
+        if md.get("unpriced"):  # telemetry without a bill or a price: no rule could put a figure on it
+            click.echo(f"  unpriced: {md['unpriced']} (docs/gpu.md); no finding can price their waste")
+    return outcome
+
+
+@click.command()
+@click.option("--week", help="ISO week, e.g. 2026-W48 (default: the last complete week).")
+@wait_option
+@click.pass_context
+def evaluate(ctx: click.Context, week: str | None, wait_s: float) -> None:
+    """Run every rule for an ISO week and store its findings."""
+    config = ctx_config(ctx)
+    w = pick_week(week)
+    with writing(config, wait_s):
+        if not no_data(config, w):
+            do_weekly(ctx, config, w, evaluate=True, report=False)
+
+
+@click.command()
+@click.option("--week", help="ISO week, e.g. 2026-W48 (default: the last complete week).")
+@wait_option
+@click.pass_context
+def report(ctx: click.Context, week: str | None, wait_s: float) -> None:
+    """Write report.md, report.html and findings.csv/.parquet for an ISO week."""
+    config = ctx_config(ctx)
+    w = pick_week(week)
+    with writing(config, wait_s):
+        if not no_data(config, w):
+            do_weekly(ctx, config, w, evaluate=False, report=True)
+
+
+@click.command()
+@click.option("--week", help="ISO week, e.g. 2026-W48 (default: the last complete week).")
+@wait_option
+@click.pass_context
+def run(ctx: click.Context, week: str | None, wait_s: float) -> None:
+    """ingest, then evaluate and report one ISO week (default the last complete one).
+
+    What the weekly cron entry runs (Mondays, after the week ends); the nightly entry runs `ingest` alone.
+    """
+    config = ctx_config(ctx)
+    w = pick_week(week)
+    with writing(config, wait_s):
+        code = do_ingest(ctx, config)
+        if not no_data(config, w):
+            do_weekly(ctx, config, w, evaluate=True, report=True)
+    ctx.exit(code)
