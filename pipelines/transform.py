@@ -13,6 +13,7 @@ dropped. The fingerprints of what each table was built from live in `int_increme
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from pipelines import progress
 from pipelines.config import Config
 from pipelines.failpoints import failpoint
 from pipelines.warehouse import (
+    SCHEMA_VERSION,
     apply_comments,
     header,
     one,
@@ -66,6 +68,8 @@ STATE = "int_incremental_days"
 # linearly, so identical values in an even number of rows would cancel out of the xor (a bill restated
 # from 20 to 30 an hour for 24 hours would go unseen).
 INCREMENTAL = "intermediate/incremental"
+# the digest of the SQL the intermediate objects were created from (`build_intermediate`)
+LAYER = "int_layer_digest"
 
 
 @dataclass
@@ -89,9 +93,17 @@ RollupStats = DayStats  # the name the roll-up's callers know
 def build_intermediate(con: duckdb.DuckDBPyConnection) -> None:
     """(Re)create the intermediate views; make sure the roll-up tables exist with the current columns.
 
-    Each object gets the COMMENTs its SQL file's header documents (a replaced view loses them).
+    Each object gets the COMMENTs its SQL file's header documents (a replaced view loses them). Every mart
+    calls this first; when the objects were created from the same SQL (`int_layer_digest`) and all exist,
+    it leaves them be, so a run pays for it once.
     """
     con.execute(sql_text(INCREMENTAL, STATE))
+    con.execute(sql_text(INCREMENTAL, LAYER))
+    digest = _intermediate_digest()
+    key = {"layer": "intermediate", "digest": digest, "names": list(INTERMEDIATE)}
+    current = one(con, sql_text(INCREMENTAL, "layer_current"), key)
+    if current and current[0]:
+        return
     for name in INTERMEDIATE:
         if name in ROLLUPS:
             _ensure_day_table(con, "intermediate", name)
@@ -99,7 +111,20 @@ def build_intermediate(con: duckdb.DuckDBPyConnection) -> None:
             # name comes from our own constant list; the body is our own SQL file
             con.execute(f"create or replace view {name} as\n{sql_text('intermediate', name)}")
     notes = {name: sql_notes("intermediate", name) for name in INTERMEDIATE}
-    apply_comments(con, {**notes, STATE: sql_notes(INCREMENTAL, STATE)})
+    apply_comments(con, {**notes, STATE: sql_notes(INCREMENTAL, STATE), LAYER: sql_notes(INCREMENTAL, LAYER)})
+    con.execute(
+        f"insert or replace into {LAYER} values ($layer, $digest, $now)",  # noqa: S608 - our constant
+        {"layer": "intermediate", "digest": digest, "now": utcnow()},
+    )
+
+
+@cache
+def _intermediate_digest() -> str:
+    """sha256 of the schema version and every SQL file the intermediate objects are created from."""
+    h = hashlib.sha256(f"schema {SCHEMA_VERSION}\n".encode())
+    for layer, name in [(INCREMENTAL, STATE)] + [("intermediate", n) for n in INTERMEDIATE]:
+        h.update(f"{layer}/{name}\n{sql_text(layer, name)}\n".encode())
+    return h.hexdigest()
 
 
 def _ensure_day_table(con: duckdb.DuckDBPyConnection, layer: str, name: str) -> None:

@@ -281,9 +281,30 @@ def test_a_changed_rollup_shape_rebuilds_from_scratch(
     smi_file(project / "landing" / "telemetry" / "gpu-a_1.csv", T0, 60, gpus=1)
     ingest(con, config)
     build_marts(con)
-    con.execute("alter table int_gpu_slices drop column pod")  # an older wastewatch's roll-up
+    # an older wastewatch's roll-up, created from other SQL than today's
+    con.execute("alter table int_gpu_slices drop column pod")
+    con.execute("update int_layer_digest set digest = 'older'")
     assert _rolled(con) == [date(2026, 11, 23)]
     assert "pod" in {r["column_name"] for r in rows(con, "describe int_gpu_slices")}
+
+
+def test_the_intermediate_objects_are_created_once_while_their_sql_is_unchanged(
+    project: Path, config: Config, con: duckdb.DuckDBPyConnection
+) -> None:
+    smi_file(project / "landing" / "telemetry" / "gpu-a_1.csv", T0, 60, gpus=1)
+    ingest(con, config)
+    build_marts(con)
+    [(built, digest)] = con.execute("select built_at, digest from int_layer_digest").fetchall()
+    assert len(digest) == 64
+    con.execute("create or replace view int_jobs as select 1 as marker")  # not recreated while current
+    build_intermediate(con)
+    assert con.execute("select built_at from int_layer_digest").fetchall() == [(built,)]
+    assert con.execute("select * from int_jobs").fetchall() == [(1,)]
+    con.execute("drop view int_job_hosts")  # a missing object makes the layer be created again
+    build_intermediate(con)
+    assert con.execute("select built_at from int_layer_digest").fetchall()[0][0] > built
+    assert "marker" not in {r["column_name"] for r in rows(con, "describe int_jobs")}
+    assert con.execute("select count(*) from int_job_hosts").fetchall()[0][0] >= 0
 
 
 def test_only_the_telemetry_marts_wait_for_the_rollup() -> None:
