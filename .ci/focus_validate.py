@@ -18,11 +18,13 @@ from __future__ import annotations
 import argparse
 import csv
 import fnmatch
+import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -188,17 +190,21 @@ def main() -> int:
     allow = load_allowlist(args.allowlist)
     outcomes: list[Outcome] = []
     with tempfile.TemporaryDirectory(prefix="focus-validate-") as tmp:
+        # export every fixture first (in this process), then run the validator over the files side by side:
+        # each run is its own process, most of it the validator's start-up
+        jobs: list[tuple[str, Path]] = []
         for i, fx in enumerate(f for f in fixtures() if not args.only or args.only in f.name):
             files, problem = export_fixture(fx, Path(tmp) / str(i))
             if problem:
                 outcomes.append(Outcome(fx.name, "-", problem=problem))
                 print(f"{fx.name}: {problem}", flush=True)
-                continue
-            for data in files:
-                summary, failures, problem = validate(validator, data)
-                o = Outcome(fx.name, data.parent.name, summary, failures, problem)
+            jobs += [(fx.name, data) for data in files]
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            results = pool.map(lambda job: validate(validator, job[1]), jobs)
+            for (name, data), (summary, failures, problem) in zip(jobs, results, strict=True):
+                o = Outcome(name, data.parent.name, summary, failures, problem)
                 outcomes.append(o)
-                print(f"{fx.name} [{o.file}]: {summary or problem}", flush=True)
+                print(f"{name} [{o.file}]: {summary or problem}", flush=True)
     unexpected = 0
     used: set[tuple[str, str]] = set()
     for o in outcomes:
