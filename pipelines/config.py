@@ -108,6 +108,19 @@ class Source(_Strict):
         return options_of(self.kind, self.options, model)
 
 
+class Retention(_Strict):
+    """How long raw data is kept once it is rolled up (unset = kept for good)."""
+
+    gpu_samples_days: int | None = Field(
+        None,
+        ge=8,
+        le=3660,
+        description="Days of raw GPU samples to keep; older days that are rolled up to the hour are dropped, "
+        "their hourly roll-up and marts kept. At least 8 (the freshness check reads the last 8 days); keep "
+        "more than your latest job records arrive (a job can only cut hours whose samples are kept).",
+    )
+
+
 class DuckDBSettings(_Strict):
     """Resource limits of the warehouse connection (DuckDB's own settings; unset = DuckDB's default)."""
 
@@ -288,6 +301,7 @@ class Config(_Strict):
     )
     prices: Prices = Field(default_factory=Prices)
     duckdb: DuckDBSettings = Field(default_factory=DuckDBSettings)
+    retention: Retention = Field(default_factory=Retention)
     notify: NotifyConfig | None = None
     pricing: list[PricingEntry] = Field(
         default_factory=list, description="Cost models for GPU hosts without a bill; first match wins."
@@ -622,6 +636,10 @@ currency: USD
 # Beyond memory_limit DuckDB spills to temp_directory (default: <warehouse>.tmp beside the warehouse).
 duckdb: {}
 # e.g. duckdb: {memory_limit: 1GB, threads: 2, temp_directory: warehouse/spill}
+
+# Raw GPU samples older than this many days are dropped once rolled up to the hour; the hourly roll-up and
+# the marts keep them (unset: every sample is kept). A large fleet grows gpu_samples by millions a day.
+# retention: {gpu_samples_days: 35}
 
 # Where to read from. Each source: name (unique), kind (one reader each), uri (a file, a folder, a glob,
 # or s3://bucket/prefix/), optional endpoint_url/region for S3-compatible stores, and reader options.

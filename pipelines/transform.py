@@ -134,11 +134,33 @@ def _ensure_day_table(con: duckdb.DuckDBPyConnection, layer: str, name: str) -> 
     con.execute(f"create or replace temp table _day_probe as\n{sql}\nlimit 0", empty)
     wanted = _columns(con, "_day_probe")
     con.execute("drop table _day_probe")
-    if table_exists(con, name) and _columns(con, name) == wanted:
+    exists = table_exists(con, name)
+    if exists and _columns(con, name) == wanted:
         return
+    # the roll-up of days whose raw samples the retention dropped cannot be made again: carry it over
+    frozen = (
+        [r["day"] for r in rows(con, sql_text("intermediate/retention", "pruned_days"))]
+        if exists and name in ROLLUPS
+        else []
+    )
+    if frozen:
+        con.execute(f"alter table {name} rename to _day_table_old")
     con.execute(f"drop table if exists {name}")
     con.execute(f"create table {name} as\n{sql}\nlimit 0", empty)
-    con.execute(f"delete from {STATE} where object = $o", {"o": name})  # noqa: S608 - our constant
+    # identifiers from our own constants; the days are bound
+    con.execute(
+        f"delete from {STATE} where object = $o and not list_contains($keep, day)",  # noqa: S608
+        {"o": name, "keep": frozen},
+    )
+    if frozen:
+        kept = [c for c, _ in _columns(con, "_day_table_old") if c in {c for c, _ in wanted}]
+        columns = ", ".join(f'"{c}"' for c in kept)
+        con.execute(
+            f"insert into {name} ({columns}) select {columns} from _day_table_old "  # noqa: S608
+            "where list_contains($days, hour::date)",
+            {"days": frozen},
+        )
+        con.execute("drop table _day_table_old")
 
 
 def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
@@ -191,12 +213,14 @@ def _refresh_days(
     current: dict[date, int],
     full: bool,
     days_per_statement: int,
+    frozen: set[date] | None = None,
 ) -> DayStats:
-    """Delete and rebuild the days of `name` whose fingerprint changed; drop the days no longer current."""
+    """Delete and rebuild the days of `name` whose fingerprint changed; drop the days no longer current,
+    except the `frozen` ones (kept as they are)."""
     stats = DayStats(name, full=full)
     stored = _stored(con, name)
     stats.days_rebuilt = sorted(d for d, fp in current.items() if full or stored.get(d) != fp)
-    stats.days_removed = sorted(d for d in stored if d not in current)
+    stats.days_removed = sorted(d for d in stored if d not in current and d not in (frozen or set()))
     redo = stats.days_rebuilt + stats.days_removed
     if not redo:
         return stats
@@ -236,8 +260,12 @@ def refresh_rollups(con: duckdb.DuckDBPyConnection, full: bool = False) -> DaySt
     """
     samples = _fingerprints(con, "sample_days")
     slicing = _fingerprints(con, "slicing_days")
-    current = {day: _combine(fp, slicing.get(day)) for day, fp in samples.items()}
-    return _refresh_days(con, "intermediate", "int_gpu_slices", current, full, days_per_statement=1)
+    # days whose raw samples the retention dropped (pipelines/retention.py) stay as they were rolled up
+    frozen = {r["day"] for r in rows(con, sql_text("intermediate/retention", "pruned_days"))}
+    current = {day: _combine(fp, slicing.get(day)) for day, fp in samples.items() if day not in frozen}
+    return _refresh_days(
+        con, "intermediate", "int_gpu_slices", current, full, days_per_statement=1, frozen=frozen
+    )
 
 
 def refresh_day_mart(con: duckdb.DuckDBPyConnection, name: str, full: bool = False) -> DayStats:

@@ -45,6 +45,7 @@ def init(ctx: click.Context, path: Path | None, force: bool) -> None:
 def do_ingest(ctx: click.Context, config: Config) -> int:
     from pipelines.freshness import stale_sources
     from pipelines.ingest import NEW_VERSION_REJECTED
+    from pipelines.retention import RETENTION_ASSET
     from pipelines.runner import run_ingest
     from pipelines.warehouse import open_warehouse, rows, utcnow
 
@@ -72,6 +73,12 @@ def do_ingest(ctx: click.Context, config: Config) -> int:
             )
         for line in str(md.get("skipped") or "").splitlines():  # files no reader claims: not a failure
             say(f"skipped: {line.removeprefix('- ')}", err=True)
+    kept = outcome.metadata.get(RETENTION_ASSET, {})
+    if kept.get("samples_dropped"):
+        click.echo(
+            f"gpu_samples: {kept['samples_dropped']:,} sample(s) of {kept['days_dropped']} day(s) before "
+            f"{kept['kept_from']} dropped (retention: {kept['retention_days']} days); their hours are kept"
+        )
     with open_warehouse(config) as con:
         rejected = rows(
             con,

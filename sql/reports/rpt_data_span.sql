@@ -1,5 +1,5 @@
 -- grain: one row per kind of data the warehouse holds (billing, GPU telemetry, jobs, storage inventories)
--- depends_on: billing_line_items, gpu_samples, gpu_hourly_stats, jobs, storage_snapshots
+-- depends_on: billing_line_items, gpu_samples, gpu_hourly_stats, gpu_samples_pruned, jobs, storage_snapshots
 -- params: $window_start, $window_end
 -- What the warehouse holds and when: the earliest and latest time each kind's rows cover (UTC), and how
 -- many of its rows fall in [$window_start, $window_end). The default `history_start` (the first week
@@ -30,6 +30,13 @@ from (
         max(hour) + interval 1 hour - interval 1 microsecond,
         count(*) filter (where hour >= $window_start and hour < $window_end)
     from gpu_hourly_stats
+    union all
+    -- days whose raw samples the retention dropped: their hours live on in the roll-up
+    select
+        min(first_ts),
+        max(last_ts),
+        coalesce(sum(samples) filter (where first_ts < $window_end and last_ts >= $window_start), 0)
+    from gpu_samples_pruned
 )
 union all
 select

@@ -13,6 +13,7 @@ from pipelines.evaluate import active_rules
 from pipelines.redact import redact
 from pipelines.report import write_report
 from pipelines.report.notify import deliver
+from pipelines.retention import RETENTION_ASSET
 from pipelines.transform import MARTS
 from pipelines.warehouse import publish
 
@@ -92,7 +93,7 @@ def _write_weekly_report(
     group_name="reports",
     kinds={"duckdb"},
     pool=WAREHOUSE_POOL,
-    deps=list(MARTS),  # published after every mart is rebuilt
+    deps=[*MARTS, RETENTION_ASSET],  # published after every mart is rebuilt and old samples dropped
     description="An atomic read-only copy of the warehouse for ad-hoc queries (`wastewatch sql`, duckdb -readonly).",
 )
 def published_warehouse(wastewatch: WastewatchResource) -> dg.MaterializeResult:

@@ -13,8 +13,9 @@ import duckdb
 from pipelines.defs.checks import check_results, check_specs
 from pipelines.defs.ingest.assets import INGEST_TABLES
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
-from pipelines.transform import INTERMEDIATE, MARTS, DayStats, build_mart_with_rollup
-from pipelines.warehouse import header, rows, sql_text
+from pipelines.retention import RETENTION_ASSET, prune_samples
+from pipelines.transform import INTERMEDIATE, MARTS, DayStats, build_mart_with_rollup, needs_rollup
+from pipelines.warehouse import header, rows, sql_text, utcnow
 
 DESCRIPTIONS = {
     "resources": "One row per billed resource: instance type, GPU model and count, host, tags.",
@@ -160,6 +161,29 @@ def _mart_asset(name: str) -> dg.AssetsDefinition:
     return _asset
 
 
+@dg.asset(
+    key=RETENTION_ASSET,
+    group_name="transform",
+    kinds={"duckdb"},
+    pool=WAREHOUSE_POOL,
+    deps=[name for name in MARTS if needs_rollup(name)],  # after this run's roll-up
+    description="Drops raw GPU samples older than `retention: gpu_samples_days` once they are rolled up to "
+    "the hour; the roll-up and the marts keep those days (gpu_samples_pruned lists them).",
+)
+def gpu_samples_retention(wastewatch: WastewatchResource) -> dg.MaterializeResult:
+    config = wastewatch.load()
+    with wastewatch.warehouse() as con:
+        stats = prune_samples(con, config, utcnow().date())
+    metadata: dict[str, object] = {
+        "retention_days": config.retention.gpu_samples_days or "keep every sample",
+        "days_dropped": stats.days,
+        "samples_dropped": stats.rows,
+    }
+    if stats.before is not None:
+        metadata["kept_from"] = stats.before.isoformat()
+    return dg.MaterializeResult(metadata=metadata)
+
+
 @dg.definitions
 def transform_assets() -> dg.Definitions:
-    return dg.Definitions(assets=[_mart_asset(name) for name in MARTS])
+    return dg.Definitions(assets=[_mart_asset(name) for name in MARTS] + [gpu_samples_retention])
