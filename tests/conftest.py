@@ -111,6 +111,7 @@ def _tail(path: Path) -> str:
     return "\n".join(path.read_text(errors="replace").splitlines()[-40:]) if path.exists() else ""
 
 
+@pytest.hookimpl(trylast=True)  # after `-k` and `-m` deselect: start the demo only if a kept test needs it
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
