@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, settings
 from pipelines.config import Config, load_config
 from pipelines.transform import build_marts
 from pipelines.warehouse import connect
+from tests.helpers import demo_build
 from tests.helpers.config import write_config
 from tests.helpers.paths import FIXTURES
 from tests.helpers.s3_server import moto_server
@@ -75,27 +76,69 @@ def con(config: Config) -> Iterator[duckdb.DuckDBPyConnection]:
 def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     """`wastewatch demo` for one week (2026-W48), run once per test run: (folder, CLI output).
 
-    One week keeps the suite fast; `make demo` runs four (the README gives its timing). Under xdist the
-    first worker to need it builds it under the run's shared temporary folder while holding a lock; the
-    others wait and read it. Tests only read the demo (its warehouses read-only).
+    One week keeps the suite fast; `make demo` runs four (the README gives its timing). The build starts in
+    a background process when a test process collects a test that needs it (`pytest_collection_modifyitems`
+    below, tests/helpers/demo_build.py), under the run's shared temporary folder; every process waits for
+    it here and reads it. Without a started build (a test asking for it dynamically) this process builds it
+    under the same lock. Tests only read the demo (its warehouses read-only).
     """
-    from click.testing import CliRunner
+    shared = _shared_temp(tmp_path_factory)
+    output = demo_build.wait(shared)
+    if output is None:
+        with open(shared / "demo.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            failed = shared / "demo.failed"
+            assert not failed.exists(), failed.read_text()
+            if (shared / "demo.started").exists() and not (shared / "demo.output").exists():
+                pytest.fail("the background demo build ended without output:\n" + _tail(shared / "demo.log"))
+            output = (
+                (shared / "demo.output").read_text()
+                if (shared / "demo.output").exists()
+                else demo_build.build(shared)
+            )
+    return shared / "demo", output
 
-    from pipelines.cli import main
 
-    shared = tmp_path_factory.getbasetemp()
+def _shared_temp(factory: pytest.TempPathFactory) -> Path:
+    """The run's temporary folder that every xdist worker (and the controller) sees."""
+    shared = factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent  # one folder above every worker's own
-    directory, output = shared / "demo", shared / "demo.output"
-    with open(shared / "demo.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not output.exists():
-            result = CliRunner().invoke(
-                main, ["demo", "--dir", str(directory), "--week", "2026-W48", "--weeks", "1"]
-            )
-            assert result.exit_code == 0, result.output
-            output.write_text(result.output)
-    return directory, output.read_text()
+    return shared
+
+
+def _tail(path: Path) -> str:
+    return "\n".join(path.read_text(errors="replace").splitlines()[-40:]) if path.exists() else ""
+
+
+@pytest.hookimpl(trylast=True)  # after `-k` and `-m` deselect: start the demo only if a kept test needs it
+def pytest_collection_modifyitems(
+    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+) -> None:
+    """Order the run for two workers, and start the demo build if a collected test needs it.
+
+    Files are sent to xdist workers in this order (`--dist loadfile --no-loadscope-reorder`): the
+    end-to-end files first (the longest, so neither worker is left with one at the end), the files that
+    read the demo last (its build runs in the background meanwhile), the rest between, each group in
+    collection order. A plain `pytest` run keeps the same order.
+    """
+
+    def rank(item: pytest.Item) -> int:
+        return 2 if item.path in demo_files else 0 if item.path in e2e_files else 1
+
+    demo_files = {item.path for item in items if "demo_dir" in getattr(item, "fixturenames", ())}
+    e2e_files = {item.path for item in items if item.get_closest_marker("e2e")}
+    items.sort(key=rank)
+    if demo_files and not config.option.collectonly:
+        demo_build.start(_shared_temp(config._tmp_path_factory))  # type: ignore[attr-defined]
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Stop a background demo build still running when the whole run ends (the controller, or plain pytest)."""
+    factory = getattr(session.config, "_tmp_path_factory", None)
+    if hasattr(session.config, "workerinput") or factory is None or factory._basetemp is None:
+        return
+    demo_build.stop(_shared_temp(factory))
 
 
 @pytest.fixture(scope="session")
