@@ -62,11 +62,12 @@ Known false positives
 
 Example finding
     rule_id: STO005
-    resource_id: "arn:aws:logs:us-east-1:111122223333:log-group:/aws/sagemaker/TrainingJobs"
+    resource_id: "arn:aws:logs:us-east-1:417263541977:log-group:/aws/sagemaker/TrainingJobs"
     resource_type: log group
     status: waste
-    reason: "Log group /aws/sagemaker/TrainingJobs keeps its events forever (no retention set) and stores 869.1 GiB; at 9.9 GiB a day (growth of its stored bytes), a 30-day retention would keep 296.3 GiB, so 66% of its storage (USD 3.97 of USD 6.00 this week) is past the retention."
-    estimated_waste: 3.97
+    team: nlp
+    reason: "Log group /aws/sagemaker/TrainingJobs keeps its events forever (no retention set) and stores 1190.0 GiB; at 10.00 GiB a day (growth of its stored bytes), a 30-day retention would keep 300.0 GiB, so 75% of its storage (USD 6.10 of USD 8.16 this week) is past the retention."
+    estimated_waste: 6.10
     currency: USD
     waste_basis: "the week's storage cost of the log group x max(0, stored bytes - retention_days x bytes ingested a day) / stored bytes"
 
