@@ -48,6 +48,7 @@ RAW_TABLES = (
     "pricing_entries",
     "train_steps",
     "gpu_hourly_stats",
+    "log_groups",
     "gpu_samples_pruned",
     "focus",
 )
@@ -486,15 +487,18 @@ def _load_catalogs(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _load_temp_catalogs(con: duckdb.DuckDBPyConnection) -> None:
-    """The data-transfer catalogues as temporary tables of this connection (the `transfer_lines` mart reads
-    them): they are read from pipelines/catalog/ on every connect, so a read-only connection has them too
-    and an edit reaches old warehouses without a migration."""
+    """The data-transfer and log-storage catalogues as temporary tables of this connection (the
+    `transfer_lines` and `log_storage_lines` marts read them): they are read from pipelines/catalog/ on every
+    connect, so a read-only connection has them too and an edit reaches old warehouses without a migration."""
     con.execute(
         sql_text("intermediate/catalog", "aws_region_codes"), {"p": str(CATALOG_DIR / "aws_region_codes.csv")}
     )
     con.execute(
         sql_text("intermediate/catalog", "transfer_usage_types"),
         {"p": str(CATALOG_DIR / "transfer_usage_types.csv")},
+    )
+    con.execute(
+        sql_text("intermediate/catalog", "log_usage_types"), {"p": str(CATALOG_DIR / "log_usage_types.csv")}
     )
 
 

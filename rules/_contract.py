@@ -21,7 +21,8 @@ import polars as pl
 from pydantic import BaseModel, ConfigDict
 
 Category = Literal[
-    "idle", "overprovisioned", "orphaned", "duplicate", "placement", "failed", "unattributed", "anomaly", "budget"
+    "idle", "overprovisioned", "orphaned", "duplicate", "placement", "retention", "failed", "unattributed",
+    "anomaly", "budget",
 ]  # fmt: skip
 # Attention rules (spend with no owner, budgets, anomalies) point at money that needs a person, not at money
 # burnt for nothing: their findings are reported apart and never added to a waste total. For them

@@ -17,12 +17,13 @@ from rules.sto001_orphaned_checkpoint import RULE as STO001
 from rules.sto002_duplicate_dataset import RULE as STO002
 from rules.sto003_cold_checkpoint_tiering import RULE as STO003
 from rules.sto004_incomplete_multipart_upload import RULE as STO004
+from rules.sto005_log_retention import RULE as STO005
 
 ALL_RULES: tuple[Rule, ...] = (
     GPU001, GPU002, GPU003, GPU004, GPU005, COM001,
     COST001, COST002, COST003,
     NET001,
-    STO001, STO002, STO003, STO004,
+    STO001, STO002, STO003, STO004, STO005,
 )  # fmt: skip
 
 

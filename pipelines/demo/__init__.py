@@ -15,7 +15,9 @@ Planted waste (computed in expected.py from the generated data, by each rule fam
 written to `expected.json`): dev boxes idle overnight and at weekends, a failed job whose machine kept billing, a
 weekend-idle host, a parked notebook holding GPU memory, a job using 2 of its 8 GPUs, an input-starved
 job, a telemetry outage (insufficient data), checkpoints of failed runs, a dataset copied into three
-buckets, an untagged host and bucket, a spend spike, a team over budget. Besides the planted crash,
+buckets, an untagged host and bucket, a spend spike, a team over budget, a CloudWatch Logs group kept forever
+(two saved `describe-log-groups` listings a week apart and its storage lines in the bill) and old TensorBoard
+event files and profiler traces in the scratch bucket (STO005). Besides the planted crash,
 about 6 % of the training jobs longer than 8 h fail at random (scenario.Planner.fill); expected.json lists each
 of them under GPU004 with the GPU time it lost since its run's last checkpoint.
 
@@ -63,8 +65,14 @@ from pipelines.demo.modelled import (
     write_hosts_csv,
     write_train_logs,
 )
-from pipelines.demo.scenario import P5, fleet, plan, plan_storage
-from pipelines.demo.writers import config_text, write_inventory, write_sacct, write_telemetry
+from pipelines.demo.scenario import P5, fleet, plan, plan_log_files, plan_storage
+from pipelines.demo.writers import (
+    config_text,
+    write_inventory,
+    write_log_groups,
+    write_sacct,
+    write_telemetry,
+)
 from pipelines.units import HOURS_PER_WEEK
 from rules import Window
 
@@ -86,6 +94,8 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
     planner, notes = plan(rng, hosts, weeks, start)
     by_name = {h.name: h for h in hosts}
     objects, facts = plan_storage(rng, planner.jobs, start, end)
+    # STO005's old event files and traces, planned from no draw of `rng`: every other plant stays as it was
+    objects["acme-scratch"].extend(plan_log_files(end))
     region = {"acme-datasets-eu": ("eu-west-1", "Europe (Ireland)")}
     storage = {
         b: {
@@ -135,6 +145,7 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
         research, research_planner, research_notes, hourly_costs(research, watts), logs, start, weeks
     )
     write_inventory(directory, objects, end - timedelta(hours=23))
+    listings = write_log_groups(directory, end)
     n_objects = sum(len(objs) for objs in objects.values())
     progress.done(
         f"  jobs and storage: {len(planner.jobs)} Slurm jobs, {n_objects:,} objects in {len(objects)} "
@@ -160,6 +171,7 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
         modelled,
         logs,
         len(research_planner.jobs),
+        listings,
     )
     (directory / "expected.json").write_text(
         json.dumps(expected, indent=2, default=str) + "\n", encoding="utf-8"

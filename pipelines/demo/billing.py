@@ -12,7 +12,16 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from pipelines.demo.scenario import EBS_GP3, P5, PROJECTS, S3_STANDARD, Host, quantize
+from pipelines.demo.scenario import (
+    CLOUDWATCH_LOGS_GB_MONTH,
+    EBS_GP3,
+    LOG_GROUPS,
+    P5,
+    PROJECTS,
+    S3_STANDARD,
+    Host,
+    quantize,
+)
 from pipelines.units import GIB
 
 FOCUS_HEADER = [
@@ -115,6 +124,7 @@ def billing_lines(
                     ChargeDescription=f"${it.on_demand} per On Demand Linux {it.name} Instance Hour",
                 ))  # fmt: skip
     days = hours // 24
+    end = start + timedelta(hours=hours)
     for d in range(days):
         s = start + timedelta(days=d)
         month_days = (_month_bounds(s)[1] - _month_bounds(s)[0]).days
@@ -159,6 +169,20 @@ def billing_lines(
                 PricingQuantity=gb, PricingUnit="GB", ListUnitPrice="0.09", Tags=_tags(team=team, project=PROJECTS[team]),
                 ChargeDescription="$0.09 per GB - first 10 TB / month data transfer out beyond the global free tier",
                 x_UsageType="USE1-DataTransfer-Out-Bytes",
+            ))  # fmt: skip
+        for g in LOG_GROUPS:  # CloudWatch Logs storage: the day's stored GB (at noon) for a month's share
+            gib = Decimal(g.stored_bytes(s + timedelta(hours=12), end)) / GIB
+            cost = gib * CLOUDWATCH_LOGS_GB_MONTH / month_days
+            lines.append(_line(
+                start=s, end=s + timedelta(days=1), ResourceId=g.arn, ResourceType="Log Group",
+                ServiceCategory="Management and Governance", ServiceSubcategory="Observability",
+                ServiceName="Amazon CloudWatch", SkuId="CWLOGSTOREUSE1", BilledCost=quantize(cost, "0.000001"),
+                EffectiveCost=quantize(cost, "0.000001"), ListCost=quantize(cost, "0.000001"),
+                ConsumedQuantity=quantize(gib / month_days, "0.000001"), ConsumedUnit="GB-Mo", PricingUnit="GB-Mo",
+                PricingQuantity=quantize(gib / month_days, "0.000001"), ListUnitPrice=CLOUDWATCH_LOGS_GB_MONTH,
+                Tags=_tags(team=g.team, project=PROJECTS[g.team]),
+                ChargeDescription="$0.03 per GB-mo of log storage - US East (N. Virginia)",
+                x_UsageType="USE1-TimedStorage-ByteHrs",
             ))  # fmt: skip
         eu = storage.get("acme-datasets-eu")
         if eu is not None:

@@ -13,7 +13,16 @@ from typing import Any
 
 from pipelines.demo.billing import EU_READS_USAGE_TYPE, INTER_REGION_PER_GB, RI_ARN, RI_HOURLY
 from pipelines.demo.modelled import STRAY_LINES
-from pipelines.demo.scenario import GLACIER_IR, S3_STANDARD, Host, Job, Planner, job_times, quantize
+from pipelines.demo.scenario import (
+    GLACIER_IR,
+    LOG_GROUPS,
+    S3_STANDARD,
+    Host,
+    Job,
+    Planner,
+    job_times,
+    quantize,
+)
 from pipelines.units import DAYS_PER_MONTH, GIB, HOURS_PER_WEEK
 from rules import Window
 
@@ -142,7 +151,7 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
               lines: list[dict[str, Any]], start: datetime, weeks: int, spike: tuple[int, str, Decimal], samples: int,
               starved_samples: dict[tuple[str, int, int], list[tuple[int, int]]], seed: int,
               last_week: str, modelled: dict[str, Any], logs: dict[int, dict[str, Any]],
-              research_jobs: int) -> dict[str, Any]:  # fmt: skip
+              research_jobs: int, listings: list[datetime]) -> dict[str, Any]:  # fmt: skip
     """expected.json: the report week's spend (billed, and modelled apart) and every rule's planted
     amount, GPU001 and GPU004 per week, the training logs and the sizes of what was written. `modelled` is
     the research cluster's (modelled.expected_modelled): its hosts are priced by the config's `pricing:`
@@ -168,10 +177,13 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
     untagged_gpu = Decimal(0)
     team_mtd: dict[str, Decimal] = {}
     month_start = rw_end.replace(day=1) if rw_end.day > 1 else (rw_end - timedelta(days=1)).replace(day=1)
+    log_storage = {g.arn: Decimal(0) for g in LOG_GROUPS}
     for line in lines:
         eff = Decimal(line["EffectiveCost"] or 0)
         part = eff * share_in(line, rw_start, rw_end)
         spend += part
+        if line["ResourceId"] in log_storage:
+            log_storage[line["ResourceId"]] += part
         if line["CommitmentDiscountStatus"] == "Unused":
             unused_commitment += part
         if line["x_UsageType"] == EU_READS_USAGE_TYPE:
@@ -231,6 +243,37 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
 
     def money(x: Decimal) -> float:
         return float(quantize(x))
+
+    # STO005: a log group past a 30-day retention is priced from its storage lines: its daily ingestion is the
+    # growth of its stored bytes between the two listings a week apart, 30 days of which a retention would
+    # keep; the rest of the week's storage cost is waste. Plus the scratch bucket's old event files and traces.
+    prev_at, last_at = listings
+    log_findings = []
+    for g in LOG_GROUPS:
+        if g.retention_days is not None and g.retention_days <= 30:
+            continue
+        stored, before = g.stored_bytes(last_at, rw_end), g.stored_bytes(prev_at, rw_end)
+        daily = Decimal(stored - before) / (Decimal((last_at - prev_at).total_seconds()) / 86400)
+        excess = max(Decimal(stored) - 30 * daily, Decimal(0))
+        log_findings.append(
+            {
+                "resource_id": g.arn,
+                "log_group": g.name,
+                "stored_bytes": stored,
+                "daily_ingested_bytes": int(daily),
+                "excess_bytes": int(excess),
+                "storage_cost": money(log_storage[g.arn]),
+                "waste_exact": log_storage[g.arn] * excess / stored,
+            }
+        )
+    old_logs = [
+        o
+        for o in objects["acme-scratch"]
+        if o[0].startswith("tensorboard/") and o[2] <= rw_end - timedelta(days=30)
+    ]
+    old_log_bytes = sum(o[1] for o in old_logs)
+    sto005_files = Decimal(old_log_bytes) * week_cost
+    sto005 = sum((x["waste_exact"] for x in log_findings), Decimal(0)) + sto005_files
 
     # NET001: the cloud jobs (all in us-east-1) that ran in the report week are the EU copy's readers
     readers = sorted(
@@ -387,6 +430,25 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
                     "waste": money(sto002),
                     "monthly_cost": money(facts["dup_bytes_per_copy"] * 2 * month_cost),
                     "basis": "2 extra copies x bytes x $0.023 per GiB-month x 7 / 30.44",
+                },
+                "STO005": {
+                    "name": "log-retention",
+                    "waste": money(sto005),
+                    "log_groups": [
+                        {k: v for k, v in x.items() if k != "waste_exact"}
+                        | {"waste": money(x["waste_exact"])}
+                        for x in log_findings
+                    ],
+                    "log_files": {
+                        "resource_id": "s3://acme-scratch/",
+                        "objects": len(old_logs),
+                        "bytes": old_log_bytes,
+                        "waste": money(sto005_files),
+                    },
+                    "basis": "the SageMaker training jobs' log group never expires: the week's storage cost of its "
+                    "lines x (stored bytes - 30 days x its growth a day between the two listings) / stored bytes; "
+                    "the EKS group keeps 14 days (no finding); plus three September runs' TensorBoard event files "
+                    "and profiler traces in acme-scratch x $0.023 per GiB-month x 7 / 30.44",
                 },
                 "NET001": {
                     "name": "cross-region-transfer",

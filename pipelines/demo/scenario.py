@@ -351,3 +351,60 @@ def plan_storage(
         "dup_bytes_per_copy": dup_bytes,
     }
     return objects, facts
+
+
+# STO005's plants. Log groups (a cloudwatch_logs listing and the bill's CloudWatch Logs storage lines): the
+# SageMaker training jobs' group was created without a retention 120 days before the report week ends and
+# takes 10 GiB a day; the EKS application group keeps 14 days of 2 GiB a day (within the limit: no finding).
+CLOUDWATCH_LOGS_GB_MONTH = Decimal("0.03")
+LOG_ACCOUNT = "417263541977"
+
+
+@dataclass(frozen=True)
+class LogGroup:
+    name: str
+    retention_days: int | None
+    gib_per_day: int
+    age_days_at_end: int  # days from its creation to the end of the report week
+    team: str
+
+    @property
+    def arn(self) -> str:
+        return f"arn:aws:logs:us-east-1:{LOG_ACCOUNT}:log-group:{self.name}"
+
+    def created(self, end: datetime) -> datetime:
+        return end - timedelta(days=self.age_days_at_end)
+
+    def stored_bytes(self, at: datetime, end: datetime) -> int:
+        """Bytes stored at `at`: every day's events since creation, or the last `retention_days` of them."""
+        days = Decimal((at - self.created(end)).total_seconds()) / 86400
+        if self.retention_days is not None:
+            days = min(days, Decimal(self.retention_days))
+        return int(days * self.gib_per_day * GIB)
+
+
+LOG_GROUPS = (
+    LogGroup("/aws/sagemaker/TrainingJobs", None, 10, 120, "nlp"),
+    LogGroup("/eks/gpu-cluster/application", 14, 2, 400, "vision"),
+)
+
+
+def plan_log_files(end: datetime) -> list[tuple[str, int, datetime, str]]:
+    """September's TensorBoard event files and profiler traces left in the scratch bucket (outside its
+    datasets root and any checkpoint pattern): three runs, each a 40 GiB event file and an 8 GiB trace,
+    written 70-80 days before the report week ends. Planned from no random draw."""
+    out = []
+    for i, run in enumerate(("vit-l-sweep-03", "vit-l-sweep-07", "vit-h-ablation-01")):
+        when = end - timedelta(days=80 - 5 * i, hours=3)
+        for key, gib in (
+            (
+                f"tensorboard/vit-scaling/{run}/events.out.tfevents.{int(when.timestamp())}.gpu-a100-0{i + 1}",
+                40,
+            ),
+            (
+                f"tensorboard/vit-scaling/{run}/plugins/profile/{when:%Y_%m_%d_%H_%M_%S}/gpu-a100-0{i + 1}.xplane.pb",
+                8,
+            ),
+        ):
+            out.append((key, gib * GIB, when, _etag(key, gib * GIB)))
+    return out

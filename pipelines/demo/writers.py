@@ -20,7 +20,7 @@ import duckdb
 
 from pipelines import progress
 from pipelines.demo.modelled import CONTRACT, OWNED
-from pipelines.demo.scenario import P5, Host, Job, job_times
+from pipelines.demo.scenario import LOG_GROUPS, P5, Host, Job, job_times
 from pipelines.units import HOURS_PER_WEEK
 from pipelines.warehouse import sql_text
 from rules import Window
@@ -215,6 +215,32 @@ def write_inventory(
 # configuration
 
 
+def write_log_groups(root: Path, end: datetime) -> list[datetime]:
+    """Two saved `aws logs describe-log-groups` outputs a week apart (the last at 00:00 of the report week's
+    Sunday), named by their date as the cloudwatch_logs reader dates them; returns their times."""
+    folder = root / "landing" / "cloudwatch-logs"
+    folder.mkdir(parents=True, exist_ok=True)
+    times = [end - timedelta(days=8), end - timedelta(days=1)]
+    for at in times:
+        groups = []
+        for g in LOG_GROUPS:
+            entry: dict[str, object] = {
+                "logGroupName": g.name,
+                "creationTime": int(g.created(end).timestamp() * 1000),
+                "metricFilterCount": 0,
+                "arn": g.arn + ":*",
+                "storedBytes": g.stored_bytes(at, end),
+                "logGroupClass": "STANDARD",
+                "logGroupArn": g.arn,
+            }
+            if g.retention_days is not None:
+                entry["retentionInDays"] = g.retention_days
+            groups.append(entry)
+        text = json.dumps({"logGroups": groups}, indent=4) + "\n"
+        (folder / f"describe-log-groups-{at:%Y-%m-%d}.json").write_text(text, encoding="utf-8")
+    return times
+
+
 def config_text() -> str:
     """The demo's wastewatch.yaml: its sources, tag keys, checkpoint and dataset roots, budgets and prices
     (the research cluster's `pricing:` entries from modelled.py's figures)."""
@@ -230,6 +256,7 @@ sources:
   - {name: datasets-inventory, kind: s3_inventory, uri: landing/inventory/acme-datasets/}
   - {name: datasets-eu-inventory, kind: s3_inventory, uri: landing/inventory/acme-datasets-eu/}
   - {name: scratch-inventory, kind: s3_inventory, uri: landing/inventory/acme-scratch/}
+  - {name: cloudwatch-logs, kind: cloudwatch_logs, uri: landing/cloudwatch-logs/}
   # the research team's clusters no bill lists (priced below) and the training logs of some jobs
   - {name: research-hosts, kind: hosts_csv, uri: landing/inventory/hosts/}
   - {name: train-logs, kind: train_log, uri: landing/train_logs/}

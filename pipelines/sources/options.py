@@ -262,6 +262,20 @@ class Ec2InstancesOptions(Options):
     states: list[str] = Field(default_factory=list, description="Instance states to keep (default: all).")
 
 
+class CloudWatchLogsOptions(Options):
+    region: str | None = None
+    endpoint_url: str | None = None
+    prefix: str | None = Field(
+        None, description="Only log groups whose name starts with this (logGroupNamePrefix)."
+    )
+    page_size: int = Field(50, ge=1, le=50, description="Log groups per DescribeLogGroups page (at most 50).")
+    listed_at: datetime | None = Field(
+        None,
+        description="UTC time of a saved listing whose file name holds no date (default: the file's modification "
+        "time).",
+    )
+
+
 class HostsCsvOptions(Options):
     columns: dict[str, str] = Field(default_factory=dict, description="Canonical name -> the file's column.")
     provider: str | None = None

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 from pipelines.sources.options import (
     AzureOptions,
     BillingOptions,
+    CloudWatchLogsOptions,
     DcgmOptions,
     Ec2InstancesOptions,
     FsScanOptions,
@@ -98,6 +99,7 @@ KINDS: tuple[SourceKind, ...] = (
     # storage
     SourceKind("s3_inventory", "storage", "storage_objects", WATCHED, S3InventoryOptions, _R + "s3_inventory:S3InventoryReader", "S3 Inventory reports"),
     SourceKind("s3_listing", "storage", "storage_objects", WATCHED, S3ListingOptions, _R + "s3_listing:S3ListingReader", "S3 ListObjectsV2 (any S3-compatible store)"),
+    SourceKind("cloudwatch_logs", "storage", "log_groups", (".json", ".json.gz"), CloudWatchLogsOptions, _R + "cloudwatch_logs:CloudWatchLogsReader", "CloudWatch Logs DescribeLogGroups (boto3), or its saved JSON output"),
     SourceKind("fs_scan", "storage", "storage_objects", WATCHED, FsScanOptions, _R + "fs_scan:FsScanReader", "a mounted file system"),
 )  # fmt: skip
 

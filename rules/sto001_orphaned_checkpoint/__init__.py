@@ -28,7 +28,8 @@ How it is computed
     price, are `insufficient_data` (never priced). Precedence (a byte is priced by at most one storage
     rule): STO001 first; a checkpoint file is never a dataset file (STO002), and STO003 tiers only what
     STO001 can never claim whatever its thresholds (the final, best and milestone checkpoints of finished
-    runs, the checkpoints of running runs); STO004 prices upload parts, which are not objects.
+    runs, the checkpoints of running runs); STO004 prices upload parts, which are not objects; STO005 prices
+    old log and event files only outside every checkpoint pattern and dataset root.
 
 Thresholds
     keep_last (default 3, checkpoints): the newest steps of a COMPLETED run that are kept.

@@ -24,7 +24,8 @@ How it is computed
     per GB-month (bill, else `prices: storage_gb_month:`) x 7 / 30.44; the monthly run-rate and a note on
     cross-region transfer (when the jobs' region differs from the copy's or the canonical copy's) are in the
     evidence. Precedence: a file under a `checkpoints:` pattern is a checkpoint (STO001/STO003), never a
-    dataset file, so no byte is priced by two storage rules. With NET001 (cross-region transfer), for each
+    dataset file, and STO005 (old log and event files) never looks under a dataset root, so no byte is
+    priced by two storage rules. With NET001 (cross-region transfer), for each
     copy its storage is weighed against the transfer it saves and only the more expensive side is flagged: a
     copy in a region where GPU jobs run, whose canonical copy is in another region, saves those jobs'
     cross-region reads, so it is `suspect` at 0 here (the reason names NET001's comparison and the storage

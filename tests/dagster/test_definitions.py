@@ -212,6 +212,8 @@ def test_asset_checks_guard_ingestion_and_reconciliation(definitions: dg.Definit
         ("jobs", "sources_fresh"): False,
         ("inventory_hosts", "no_rejected_files"): False,
         ("inventory_hosts", "sources_fresh"): False,
+        ("log_groups", "no_rejected_files"): False,
+        ("log_groups", "sources_fresh"): False,
         ("storage_objects", "no_rejected_files"): False,
         ("storage_objects", "sources_fresh"): False,
         ("train_steps", "no_rejected_files"): False,

@@ -348,6 +348,8 @@ def test_ingest_job_again_loads_nothing_and_its_checks_pass(materialised: Materi
         ("jobs", "sources_fresh"): (True, {"stale": "none"}),
         ("inventory_hosts", "no_rejected_files"): (True, {"files_rejected": 0}),
         ("inventory_hosts", "sources_fresh"): (True, {"stale": "none"}),
+        ("log_groups", "no_rejected_files"): (True, {"files_rejected": 0}),
+        ("log_groups", "sources_fresh"): (True, {"stale": "none"}),
         ("storage_objects", "no_rejected_files"): (True, {"files_rejected": 0}),
         ("storage_objects", "sources_fresh"): (True, {"stale": "none"}),
         ("train_steps", "no_rejected_files"): (True, {"files_rejected": 0}),

@@ -21,7 +21,7 @@ from rules import Window, get_rule
 from tests.helpers.storage import GIB, build_storage_marts, project, run_ingest, table, write_report
 
 MIB = 1024 * 1024
-STORAGE_RULES = ("STO001", "STO002", "STO003", "STO004")
+STORAGE_RULES = ("STO001", "STO002", "STO003", "STO004", "STO005")
 DETECTED = datetime(2026, 12, 7, 6, 0)
 
 
@@ -381,7 +381,8 @@ def test_prices_come_from_the_bill_per_bucket_and_class_else_from_the_config(tmp
 
 def test_no_byte_is_priced_by_two_storage_rules_whatever_their_thresholds(tmp_path: Path) -> None:
     """Overlapping situations in one warehouse: a checkpoint under a dataset root, the same bytes copied
-    to another dataset, old hot checkpoints of failed, finished and running runs, an incomplete upload."""
+    to another dataset, old hot checkpoints of failed, finished and running runs, an incomplete upload, and old
+    event and log files beside a run's checkpoints, inside a dataset and outside both (only the last STO005's)."""
     inv = tmp_path / "landing" / "inventory"
     old = datetime(2026, 8, 1)
     ck = []
@@ -391,6 +392,7 @@ def test_no_byte_is_priced_by_two_storage_rules_whatever_their_thresholds(tmp_pa
                 {"key": f"proj/{run}/step_{s}/model.pt", "size": s * GIB, "modified": old + timedelta(days=s)}
             )
     ck.append({"key": "proj/run-done/step_0/best/model.pt", "size": GIB, "modified": old})
+    ck.append({"key": "proj/run-fail/events.out.tfevents.1754006400.gpu-a", "size": GIB, "modified": old})
     write_report(inv, "prec-ckpt", "2026-11-28T01-00Z", ck)
     # the failed run's files, byte for byte, under a dataset root of another bucket
     write_report(
@@ -401,6 +403,10 @@ def test_no_byte_is_priced_by_two_storage_rules_whatever_their_thresholds(tmp_pa
             {**o, "key": o["key"].replace("proj/run-fail", "datasets/fail-copy")}
             for o in ck
             if "run-fail" in o["key"]
+        ]
+        + [
+            {"key": "datasets/fail-copy/prepare.log", "size": GIB, "modified": old},
+            {"key": "tb/run-x/events.out.tfevents.1754006400.gpu-b", "size": 3 * GIB, "modified": old},
         ],
     )
     config = project(
@@ -420,7 +426,7 @@ def test_no_byte_is_priced_by_two_storage_rules_whatever_their_thresholds(tmp_pa
     )
     build_storage_marts(con)
     objects = table(con, "select role, count(*) as n from storage_objects_current group by 1 order by 1")
-    assert objects == [{"role": "checkpoint", "n": 14}, {"role": "dataset", "n": 3}]
+    assert objects == [{"role": "checkpoint", "n": 15}, {"role": "dataset", "n": 5}, {"role": None, "n": 1}]
     run_bytes = {
         r["run_prefix"]: r["b"]
         for r in table(con, "select run_prefix, sum(size_bytes) as b from storage_checkpoints group by 1")
@@ -429,7 +435,18 @@ def test_no_byte_is_priced_by_two_storage_rules_whatever_their_thresholds(tmp_pa
     for keep_last in (1, 2, 3, 5, 10):
         for min_age in (1, 30, 90):
             found = _evaluate(
-                con, window, {"STO001": {"keep_last": keep_last}, "STO003": {"min_age_days": min_age}}
+                con,
+                window,
+                {
+                    "STO001": {"keep_last": keep_last},
+                    "STO003": {"min_age_days": min_age},
+                    "STO005": {"retention_days": min_age, "min_waste": 0},
+                },
+            )
+            # STO005: only the event file under no checkpoint pattern and no dataset root
+            [logs] = found["STO005"].to_dicts()
+            assert (
+                logs["resource_id"] == "s3://prec-data/" and json.loads(logs["evidence"])["bytes"] == 3 * GIB
             )
             # STO002: the copy's partner is a checkpoint folder, not a dataset: no duplicate of a dataset
             assert found["STO002"].height == 0

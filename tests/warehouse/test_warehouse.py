@@ -901,3 +901,36 @@ def test_a_version_10_warehouse_upgrades_to_hourly_stats_keeping_its_samples(tmp
         assert con.execute("select samples, observed_s from gpu_hourly_stats").fetchall() == [(60, 3600.0)]
     finally:
         con.close()
+
+
+def test_a_version_11_warehouse_upgrades_to_log_groups_keeping_its_data(tmp_path: Path) -> None:
+    """Migration 0012 adds log_groups (the `cloudwatch_logs` source's listings); what version 11 landed stays
+    and the new table takes rows at once."""
+    import json
+
+    snap = json.loads((SNAPSHOTS / "v11.json").read_text())
+    path = tmp_path / "v11.duckdb"
+    old = duckdb.connect(str(path))
+    for table, cols in snap["tables"].items():
+        old.execute(f"create table {table} ({', '.join(cols)})")
+    old.execute("insert into schema_version values (11, 'snapshot', now()::timestamp)")
+    old.execute(
+        "insert into gpu_hourly_stats (hour, host, samples, observed_s, source, x_source_file, x_file_id, "
+        "x_hour_date) values ('2026-11-30', 'gpu-node-a', 60, 3600, 'prom', 'http://p:9090', 'f2', '2026-11-30')"
+    )
+    old.close()
+    con = connect(path)
+    try:
+        assert [v for v, _ in _versions(con)][0] == 11 and current_version(con) == SCHEMA_VERSION >= 12
+        assert "0012_log_groups" in [d for _, d in _versions(con)]
+        assert con.execute("select host, samples from gpu_hourly_stats").fetchall() == [("gpu-node-a", 60)]
+        con.execute(
+            "insert into log_groups (provider, log_group, retention_in_days, stored_bytes, listed_at, source, "
+            "x_source_file, x_file_id) values ('AWS', '/aws/batch/job', null, 1024, '2026-11-29', 'cw', "
+            "'logs://us-east-1', 'f3')"
+        )
+        assert con.execute(
+            "select log_group, retention_in_days, stored_bytes from log_groups"
+        ).fetchall() == [("/aws/batch/job", None, 1024)]
+    finally:
+        con.close()

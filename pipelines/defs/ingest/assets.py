@@ -17,6 +17,7 @@ INGEST_TABLES = (
     "gpu_hourly_stats",
     "jobs",
     "inventory_hosts",
+    "log_groups",
     "storage_objects",
     "train_steps",
 )
@@ -28,6 +29,8 @@ DESCRIPTIONS = {
     "from its own samples (PromQL *_over_time at step=1h), rolled up with gpu_samples.",
     "jobs": "Scheduler jobs (Slurm, Kubernetes, CSV): who held which GPUs on which hosts, when, and how it ended.",
     "inventory_hosts": "Hosts known to an inventory (EC2 DescribeInstances, hosts CSV): host <-> instance id.",
+    "log_groups": "Log groups with their retention setting and stored bytes (CloudWatch Logs DescribeLogGroups, "
+    "or its saved output), one listing per source and day: what STO005 prices retention from.",
     "train_steps": "Training throughput log lines (tokens, step time, parameter count) from every train_log "
     "source: what MFU is measured from.",
     "storage_objects": "Object-store and file-system objects per inventory date (S3 Inventory, listings, scans); "

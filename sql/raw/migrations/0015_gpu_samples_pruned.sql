@@ -1,4 +1,4 @@
--- schema version 12: the retention of raw GPU samples (`retention: gpu_samples_days`) records the days it
+-- schema version 15: the retention of raw GPU samples (`retention: gpu_samples_days`) records the days it
 -- dropped in gpu_samples_pruned. A new table: nothing existing changes.
 create table if not exists gpu_samples_pruned (
     day date primary key,                 -- x_sample_date of the dropped samples

@@ -1,0 +1,72 @@
+-- grain: one row per billing line of log storage, log retention or log ingestion
+-- depends_on: billing_line_items
+-- The bill's log-storage lines, classified by the built-in catalogue pipelines/catalog/log_usage_types.csv (the
+-- first matching pattern by priority, the line's service matching too): CloudWatch Logs by the usage type
+-- (`USE1-TimedStorage-ByteHrs` stored bytes, `USE1-DataProcessing-Bytes` ingested bytes, on AmazonCloudWatch:
+-- S3 bills storage under the same usage type), Azure Log Analytics by the meter (Data Retention, Data
+-- Ingestion), Google Cloud Logging by the SKU description (log retention, Log Volume).
+-- kind: storage (every stored byte, GB-months) | retention (only bytes kept past included_days, GB-months) |
+--       ingestion (ingested bytes, GB)
+-- log_group_arn: the CloudWatch log group of an AWS line (its resource id, without a trailing :*), else NULL
+-- included_days: days of retention the provider includes before a retention line bills (Azure 31, Google 30)
+-- quantity: consumed_quantity of the line (GB-months of storage, GB ingested)
+with lines as (
+    select
+        b.*,
+        nullif(trim(coalesce(
+            json_extract_string(b.x_extra, '$."lineItem/UsageType"'),
+            json_extract_string(b.x_extra, '$.line_item_usage_type'),
+            json_extract_string(b.x_extra, '$.x_UsageType'),
+            json_extract_string(b.x_extra, '$.x_usagetype'),
+            json_extract_string(b.x_extra, '$.x_usage_type')
+        )), '') as usage_type,
+        concat_ws(' ', b.charge_description, b.sku_meter) as meter,
+        concat_ws(' ', b.service_name, json_extract_string(b.x_extra, '$."lineItem/ProductCode"'),
+                  json_extract_string(b.x_extra, '$.line_item_product_code')) as service
+    from billing_line_items as b
+),
+
+kinds as (
+    -- each distinct usage type / meter / service is classified once, then joined back to its lines
+    select k.provider_name, k.usage_type, k.meter, k.service, t.kind, t.included_days
+    from (select distinct provider_name, usage_type, meter, service from lines) as k
+    inner join log_usage_types as t
+        on starts_with(lower(coalesce(k.provider_name, '')), lower(t.provider))
+        and regexp_matches(coalesce(k.service, ''), t.service)
+        and case t.field
+            when 'usage_type' then coalesce(regexp_matches(k.usage_type, t.pattern), false)
+            when 'meter' then regexp_matches(k.meter, t.pattern)
+            else false
+        end
+    qualify row_number() over (partition by k.provider_name, k.usage_type, k.meter, k.service order by t.priority) = 1
+)
+
+select
+    l.charge_period_start,
+    l.charge_period_end,
+    l.provider_name as provider,
+    coalesce(l.sub_account_id, l.billing_account_id) as account_id,
+    l.region_id,
+    l.resource_id,
+    case
+        when l.resource_id like 'arn:aws%:logs:%:log-group:%' then regexp_replace(l.resource_id, ':\*$', '')
+    end as log_group_arn,
+    l.service_name,
+    coalesce(l.usage_type, l.meter) as usage_type,
+    k.kind,
+    k.included_days,
+    l.consumed_quantity as quantity,
+    l.consumed_unit as unit,
+    l.effective_cost,
+    l.billing_currency as currency,
+    l.team,
+    l.project,
+    l.owner,
+    l.x_source_format,
+    l.x_source_file
+from lines as l
+inner join kinds as k
+    on k.provider_name is not distinct from l.provider_name
+    and k.usage_type is not distinct from l.usage_type
+    and k.meter = l.meter
+    and k.service = l.service
