@@ -25,7 +25,7 @@ from pipelines.config import Config
 from pipelines.errors import WarehouseBusy, WarehouseError
 from pipelines.failpoints import failpoint
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 13
 RAW_TABLES = (
     "schema_version",
     "ingest_files",
@@ -35,6 +35,7 @@ RAW_TABLES = (
     "billing_line_items",
     "gpu_samples",
     "findings",
+    "advice",
     "gpu_instance_types",
     "gpu_peak_flops",
     "jobs",
@@ -485,15 +486,19 @@ def _load_catalogs(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _load_temp_catalogs(con: duckdb.DuckDBPyConnection) -> None:
-    """The data-transfer catalogues as temporary tables of this connection (the `transfer_lines` mart reads
-    them): they are read from pipelines/catalog/ on every connect, so a read-only connection has them too
-    and an edit reaches old warehouses without a migration."""
+    """The data-transfer catalogues and the GPU purchase discounts as temporary tables of this connection
+    (the `transfer_lines` mart and the advice read them): they are read from pipelines/catalog/ on every
+    connect, so a read-only connection has them too and an edit reaches old warehouses without a migration."""
     con.execute(
         sql_text("intermediate/catalog", "aws_region_codes"), {"p": str(CATALOG_DIR / "aws_region_codes.csv")}
     )
     con.execute(
         sql_text("intermediate/catalog", "transfer_usage_types"),
         {"p": str(CATALOG_DIR / "transfer_usage_types.csv")},
+    )
+    con.execute(
+        sql_text("intermediate/catalog", "gpu_purchase_discounts"),
+        {"p": str(CATALOG_DIR / "gpu_purchase_discounts.csv")},
     )
 
 

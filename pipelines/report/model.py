@@ -91,10 +91,21 @@ class WeeklyReport:
     # per billing source, currency and broken FOCUS 1.2 rule: the week's lines and spend it touches
     # (sql/checks/billing_focus_conformance.sql)
     focus_conformance: list[dict[str, Any]] = field(default_factory=list)
+    # commitment and spot advice of the week (rpt_weekly_advice): never added to waste or spend
+    advice: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def training_summary(self) -> list[dict[str, Any]]:
         return training_summary(self.training)
+
+    def advice_savings(self) -> dict[str, Decimal]:
+        """Per currency, the recommended advice's expected saving a week: shown on its own, never added to
+        waste or spend (two items on the same instances are alternatives, so this is an upper bound)."""
+        out: dict[str, Decimal] = {}
+        for a in self.advice:
+            if a["status"] == "recommended":
+                out[a["currency"]] = out.get(a["currency"], Decimal(0)) + a["estimated_saving"]
+        return out
 
     @property
     def files(self) -> dict[str, Path]:
