@@ -1,4 +1,5 @@
 -- grain: one row per advice item of the week (advice table): commitment and spot advice
+-- depends_on: advice
 -- params: $week_start
 -- The report's "Actions and advice" section. Advice is never waste or spend: no total adds it, and items
 -- about the same instances are alternatives whose savings do not add up.

@@ -932,6 +932,8 @@ def test_a_version_11_warehouse_upgrades_to_the_advice_table_keeping_its_finding
             "estimated_saving, detected_at) values ('a1', 'ADV001', 'commitment-advice', 'commitment', "
             "'2026-11-23', '2026-11-30', 'recommended', 'floor', 100, now()::timestamp)"
         )
-        assert con.execute("select advice_id, estimated_saving from advice").fetchall() == [("a1", Decimal(100))]
+        assert con.execute("select advice_id, estimated_saving from advice").fetchall() == [
+            ("a1", Decimal(100))
+        ]
     finally:
         con.close()
