@@ -678,9 +678,9 @@ rules: {}
 #  GPU001: {max_util_pct: 5, min_idle_hours: 2}
 
 # Settings of the commitment and spot advice (docs/advice.md); advice is never added to waste or spend.
-# advice:
-#   commitment: {lookback_weeks: 4, percentile: 0.1, discounts: {p4d: 0.3}}
-#   spot: {interruption_rate: 0.005, restart_minutes: 15, spot_discounts: {p5: 0.5}}
+advice: {}
+#  commitment: {lookback_weeks: 4, percentile: 0.1, discounts: {p4d: 0.3}}
+#  spot: {interruption_rate: 0.005, restart_minutes: 15, spot_discounts: {p5: 0.5}}
 
 # Monthly budgets in the billing currency.
 budgets: {}
