@@ -70,7 +70,7 @@ def run_advisor(
     )
     amounts = ", ".join(f"{c} {a:,.2f}" for c, a in sorted(by_currency.items()))
     progress.done(
-        f"  {advisor.id} {advisor.name} {window.label}: {len(items)} item(s), {len(recommended)} recommended"
+        f"  {advisor.id} {advisor.name} (advice, {window.label}): {len(items)} item(s), {len(recommended)} recommended"
         + (f", saving {amounts} a week" if amounts else "")
         + f" in {progress.seconds(started)}"
     )
