@@ -43,6 +43,10 @@ def _bill() -> list[dict[str, str]]:
         )  # fmt: skip
         if h >= 168:  # p4d only in the second week: no steady floor
             out.append(line("i-p4d-0", hour, "21.96"))
+        if h < 24:  # a p5 on spot for a day: neither on-demand floor nor commitment
+            spot = line("i-p5-spot", hour, "49.16", instance_type="p5.48xlarge")
+            spot["line_item_usage_type"] = "USE1-SpotUsage:p5.48xlarge"
+            out.append(spot)
     return out
 
 
@@ -61,6 +65,26 @@ def billed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     finally:
         con.close()
     return root
+
+
+def test_gpu_purchase_hours_says_how_each_hour_was_bought(billed: Path) -> None:
+    config = _config(billed)
+    con = connect(config.warehouse_path, read_only=True)
+    try:
+        found = rows(
+            con,
+            "select instance_family, purchase, commitment_type, sum(instance_hours) as instance_hours, "
+            "sum(gpu_hours) as gpu_hours, sum(list_cost) as list_cost, sum(effective_cost) as effective_cost "
+            "from gpu_purchase_hours group by all order by all",
+        )
+    finally:
+        con.close()
+    assert [tuple(r.values()) for r in found] == [
+        ("p4d", "on_demand", None, 168, 1344, Decimal("3689.28"), Decimal("3689.28")),
+        ("p5", "commitment", "Savings Plan", 336, 2688, Decimal("33035.52"), Decimal("23124.864")),
+        ("p5", "on_demand", None, 968, 7744, Decimal("95173.76"), Decimal("95173.76")),
+        ("p5", "spot", None, 24, 192, Decimal("1179.84"), Decimal("1179.84")),
+    ]
 
 
 def _config(root: Path, extra: str = "") -> Config:
