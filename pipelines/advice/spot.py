@@ -163,7 +163,9 @@ def _item(
         "lookback_saving": round(saving, 6) if saving is not None else None,
         "weekly_saving": round(weekly, 6) if weekly is not None else None,
         "span_hours": round(span_h, 6),
+        "commitment_share": round(float(runs[0]["commitment_share"]), 6),
     }
+    committed = evidence["commitment_share"]
     source = (discount.detail + (f", {discount.url}" if discount.url else "")) if discount else "none known"
     return {
         "resource_id": f"{job_type}@{provider}/{region}/{family}",
@@ -191,6 +193,12 @@ def _item(
             f"{interruptions:,.1f} interruption(s) expected at {lam:g} per instance-hour; a longer gap between "
             f"checkpoints (the longest: {evidence['longest_gap_hours']:.1f} h) or a higher interruption rate "
             "raises the loss"
+            + (
+                f"; {100 * committed:.0f}% of {family}'s hours in {region} run under a commitment: moving them "
+                "to spot leaves it paid and unused until it ends (COM001), so the saving starts at its term"
+                if committed > 0
+                else ""
+            )
         ),
     }
 

@@ -81,7 +81,10 @@ list_rates as (
         region_id,
         instance_family,
         currency,
-        sum(list_cost) / nullif(sum(gpu_hours), 0) as list_per_gpu_hour
+        sum(list_cost) / nullif(sum(gpu_hours), 0) as list_per_gpu_hour,
+        -- the share of the family's hours in the region a commitment covered: moving them to spot would
+        -- leave that commitment paid and unused until it ends
+        sum(instance_hours) filter (where purchase = 'commitment') / sum(instance_hours) as commitment_share
     from gpu_purchase_hours
     where list_cost > 0
     group by provider, region_id, instance_family, currency
@@ -92,7 +95,8 @@ select
     coalesce(c.checkpoints, 0) as checkpoints,
     l.expected_loss_h,
     l.longest_gap_h,
-    p.list_per_gpu_hour::double as list_per_gpu_hour
+    p.list_per_gpu_hour::double as list_per_gpu_hour,
+    coalesce(p.commitment_share, 0)::double as commitment_share
 from jobs as j
 left join (select job_key, count(*) as checkpoints from checkpoints group by job_key) as c on c.job_key = j.job_key
 left join loss as l on l.job_key = j.job_key

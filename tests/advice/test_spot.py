@@ -106,6 +106,25 @@ def test_a_checkpointing_job_type_is_recommended_with_its_expected_loss(
     assert safe["estimated_saving"] == Decimal(str(round(saving, 6)))
     assert "digiterialabs.com" in safe["basis"] and "never recommended" in safe["basis"]
     assert safe["team"] == "nlp" and "interruption(s) expected" in safe["risk"]
+    assert e["commitment_share"] == 0 and "under a commitment" not in safe["risk"]
+
+
+def test_spot_for_committed_hours_names_the_commitment_left_unused(tmp_path: Path, empty_marts: Path) -> None:
+    given = _given()
+    given["gpu_purchase_hours"].append(
+        {**given["gpu_purchase_hours"][0], "purchase": "commitment", "instance_hours": 3, "gpu_hours": 24,
+         "list_cost": 294.96, "effective_cost": 206.472}
+    )  # fmt: skip
+    con = open_copy(empty_marts, tmp_path / "w.duckdb")
+    write_config(tmp_path, "")
+    try:
+        load_given(con, given, {})
+        _, items = run_advisor(con, load_config(tmp_path / "wastewatch.yaml"), get_advisor("spot"), WEEK)
+    finally:
+        con.close()
+    [safe] = [i for i in items if i["resource_id"].startswith("pretrain-train@")]
+    assert json.loads(safe["evidence"])["commitment_share"] == 0.75  # 3 of 4 instance-hours
+    assert "75% of p5's hours in us-east-1 run under a commitment" in safe["risk"]
 
 
 def test_a_job_type_without_checkpoints_is_never_recommended_and_says_why(
