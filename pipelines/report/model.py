@@ -41,6 +41,8 @@ class TeamPage:
     resolved: list[dict[str, Any]]
     budgets: list[dict[str, Any]]
     training: list[dict[str, Any]] = field(default_factory=list)
+    # the week's advice about the team's own job types (spot advice names a team; commitments do not)
+    advice: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def counted(self) -> list[dict[str, Any]]:
@@ -480,6 +482,7 @@ def team_pages(report: WeeklyReport) -> list[TeamPage]:
                 attention=attention,
                 resolved=[r for r in report.resolved if r["team"] == name],
                 training=[j for j in report.training if j["team"] == name],
+                advice=[a for a in report.advice if a["team"] == name],
                 budgets=[
                     b
                     for b in report.budgets

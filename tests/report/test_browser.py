@@ -304,3 +304,7 @@ def test_actions_and_advice_lists_the_planted_advice_apart_from_waste(
     assert _money(row.locator("td").nth(3).inner_text()) == Decimal(str(commitment["weekly_saving"]))
     # the headline's waste is the counted findings' and its spend the bill's: no advice in either
     assert _money(page.inner_text("#billed-USD")) == Decimal(str(expected["report_week"]["spend"]))
+    # nlp's page lists its own job types' spot advice
+    team, _ = _open(browser, path.parent / "teams" / f"{slugify('nlp', set())}.html")
+    mine = {r.get_attribute("data-subject") for r in team.locator("#team-advice tbody tr").all()}
+    assert {advice["spot"]["safe"]["resource_id"], advice["spot"]["unsafe"]["resource_id"]} <= mine
