@@ -178,7 +178,7 @@ def _item(r: dict[str, Any], params: CommitmentParams, table: list[dict[str, Any
         else "none known"
     )
     return {
-        "resource_id": f"{r['provider']}/{region}/{family}",
+        "resource_id": f"{r['provider']}/{region or 'no-region'}/{family}",
         "resource_type": "instance family",
         "provider": r["provider"],
         "account_id": None,

@@ -168,7 +168,7 @@ def _item(
     committed = evidence["commitment_share"]
     source = (discount.detail + (f", {discount.url}" if discount.url else "")) if discount else "none known"
     return {
-        "resource_id": f"{job_type}@{provider}/{region}/{family}",
+        "resource_id": f"{job_type}@{provider}/{region or 'no-region'}/{family}",
         "resource_type": "job type",
         "provider": provider,
         "account_id": None,
