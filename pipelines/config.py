@@ -278,6 +278,10 @@ class ExchangeRate(_Strict):
         return self
 
 
+# the advisors `advice:` configures (pipelines/advice/): their settings are checked when they run
+AdvisorKey = Literal["commitment", "spot"]
+
+
 class Config(_Strict):
     """The whole `wastewatch.yaml`."""
 
@@ -296,6 +300,10 @@ class Config(_Strict):
     checkpoints: list[str] = Field(default_factory=list)
     datasets: list[str] = Field(default_factory=list)
     rules: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    advice: dict[AdvisorKey, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Settings of the commitment and spot advice (docs/advice.md), checked when they run.",
+    )
     budgets: dict[BudgetDimension, dict[str, Decimal]] = Field(
         default_factory=dict, description="Monthly budgets per 'team' or 'project'."
     )
@@ -686,6 +694,11 @@ datasets: []
 # Per-rule parameter overrides; `wastewatch rules show GPU001` lists each rule's parameters.
 rules: {}
 #  GPU001: {max_util_pct: 5, min_idle_hours: 2}
+
+# Settings of the commitment and spot advice (docs/advice.md); advice is never added to waste or spend.
+advice: {}
+#  commitment: {lookback_weeks: 4, percentile: 0.1, discounts: {p4d: 0.3}}
+#  spot: {interruption_rate: 0.005, restart_minutes: 15, spot_discounts: {p5: 0.5}}
 
 # Monthly budgets in the billing currency.
 budgets: {}

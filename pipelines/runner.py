@@ -112,7 +112,7 @@ def run_weekly(
     if evaluate and report:
         selection = WEEKLY_SELECTION
     elif evaluate:
-        selection = dg.AssetSelection.groups("rules")
+        selection = dg.AssetSelection.groups("rules", "advice")
     else:
         selection = dg.AssetSelection.assets(["reports", "weekly_report"])
     return _materialize(config_path, selection, partition_key, verbose)

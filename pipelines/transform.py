@@ -56,7 +56,7 @@ SHARED_GPU_MARTS = ("gpu_billed_hours", "gpu_job_spans")
 MARTS = ("resources", "cost_hourly", "gpu_job_hours", "gpu_hours", "jobs_enriched") + SHARED_GPU_MARTS + (
     "storage_objects_current", "storage_prices", "storage_checkpoints", "storage_datasets",
     "storage_dataset_matches", "storage_incomplete_uploads", "job_mfu", "job_mfu_hourly", "commitment_lines",
-    "transfer_lines", "log_storage_lines", "log_groups_current",
+    "transfer_lines", "log_storage_lines", "log_groups_current", "gpu_purchase_hours",
 )  # fmt: skip
 # marts kept up to date by day (their SQL takes $day_from / $day_to), not rebuilt in full
 DAY_MARTS = ("gpu_job_hours", "gpu_hours")

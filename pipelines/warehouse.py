@@ -25,7 +25,7 @@ from pipelines.config import Config
 from pipelines.errors import WarehouseBusy, WarehouseError
 from pipelines.failpoints import failpoint
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 RAW_TABLES = (
     "schema_version",
     "ingest_files",
@@ -35,6 +35,7 @@ RAW_TABLES = (
     "billing_line_items",
     "gpu_samples",
     "findings",
+    "advice",
     "gpu_instance_types",
     "gpu_peak_flops",
     "jobs",
@@ -487,9 +488,9 @@ def _load_catalogs(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _load_temp_catalogs(con: duckdb.DuckDBPyConnection) -> None:
-    """The data-transfer and log-storage catalogues as temporary tables of this connection (the
-    `transfer_lines` and `log_storage_lines` marts read them): they are read from pipelines/catalog/ on every
-    connect, so a read-only connection has them too and an edit reaches old warehouses without a migration."""
+    """The data-transfer and log-storage catalogues and the GPU purchase discounts as temporary tables of
+    this connection (the `transfer_lines` and `log_storage_lines` marts and the advice read them): they are
+    read from pipelines/catalog/ on every connect, so a read-only connection has them too and an edit reaches old warehouses without a migration."""
     con.execute(
         sql_text("intermediate/catalog", "aws_region_codes"), {"p": str(CATALOG_DIR / "aws_region_codes.csv")}
     )
@@ -499,6 +500,10 @@ def _load_temp_catalogs(con: duckdb.DuckDBPyConnection) -> None:
     )
     con.execute(
         sql_text("intermediate/catalog", "log_usage_types"), {"p": str(CATALOG_DIR / "log_usage_types.csv")}
+    )
+    con.execute(
+        sql_text("intermediate/catalog", "gpu_purchase_discounts"),
+        {"p": str(CATALOG_DIR / "gpu_purchase_discounts.csv")},
     )
 
 

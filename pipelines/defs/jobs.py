@@ -14,7 +14,9 @@ from pipelines.defs.partitions import last_complete_week, week_to_partition
 INGEST_SELECTION = dg.AssetSelection.groups("ingest", "transform") | dg.AssetSelection.assets(
     "published_warehouse"
 )
-WEEKLY_SELECTION = dg.AssetSelection.groups("rules") | dg.AssetSelection.assets(["reports", "weekly_report"])
+WEEKLY_SELECTION = dg.AssetSelection.groups("rules", "advice") | dg.AssetSelection.assets(
+    ["reports", "weekly_report"]
+)
 
 nightly_ingest = dg.define_asset_job(
     "nightly_ingest",
@@ -27,7 +29,7 @@ weekly_report_job = dg.define_asset_job(
     "weekly_report",
     selection=WEEKLY_SELECTION,  # weekly-partitioned assets: the job's partitions are inferred from them
     executor_def=dg.in_process_executor,
-    description="Evaluate every rule for an ISO week and write that week's report.",
+    description="Evaluate every rule and advisor for an ISO week and write that week's report.",
 )
 
 nightly_ingest_schedule = dg.ScheduleDefinition(

@@ -21,6 +21,11 @@ event files and profiler traces in the scratch bucket (STO005). Besides the plan
 about 6 % of the training jobs longer than 8 h fail at random (scenario.Planner.fill); expected.json lists each
 of them under GPU004 with the GPU time it lost since its run's last checkpoint.
 
+Advice (never waste or spend; expected.json `advice`, docs/advice.md): the eight on-demand p4d hosts are the
+steady floor a 1-year commitment is sized from (the p5s run under the Savings Plan already), nlp's
+pre-training job type checkpoints every 6 hours (spot-safe) and the nlp dev box's working days never do
+(spot-unsafe). They come from the plan as it is, drawing nothing more from the random stream.
+
 Acme's research team also runs two GPU clusters no bill lists (modelled.py): a self-built one (dgx-01/02,
 priced `owned` by the config's `pricing:` entry: depreciation, measured power, facility) and one rented on a
 per-GPU-hour contract (rent-h100-01/02). Planted on them: dgx-02 idle overnight (GPU001), a failed job on the

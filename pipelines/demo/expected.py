@@ -6,7 +6,9 @@ samples drawn), independently of the rule SQL, and rounded to the cent once, at 
 
 from __future__ import annotations
 
+import csv
 import json
+import re
 from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -16,6 +18,7 @@ from pipelines.demo.modelled import STRAY_LINES
 from pipelines.demo.scenario import (
     GLACIER_IR,
     LOG_GROUPS,
+    P4D,
     S3_STANDARD,
     Host,
     Job,
@@ -24,6 +27,7 @@ from pipelines.demo.scenario import (
     quantize,
 )
 from pipelines.units import DAYS_PER_MONTH, GIB, HOURS_PER_WEEK
+from pipelines.warehouse import CATALOG_DIR
 from rules import Window
 
 
@@ -145,6 +149,107 @@ def _gpu004_failed_jobs(
                 }
             )
     return sorted(out, key=lambda x: (-x["waste"], x["job_id"]))
+
+
+ADVICE_LOOKBACK_WEEKS = 4  # the advisors' default lookback
+FLOOR_PERCENTILE = 0.10  # ADV001's default quantile of hourly on-demand instances
+MIN_CHECKPOINTED_SHARE = 0.8  # ADV002's default share of runs that must checkpoint
+
+
+def _catalogue_discount(family: str, option: str) -> Decimal:
+    """The dated, cited discount of pipelines/catalog/gpu_purchase_discounts.csv for an AWS family."""
+    with (CATALOG_DIR / "gpu_purchase_discounts.csv").open(encoding="utf-8") as f:
+        for r in csv.DictReader(f):
+            if (r["provider"], r["instance_family"], r["region_id"], r["option"]) == (
+                "AWS",
+                family,
+                "*",
+                option,
+            ):
+                return Decimal(r["discount"])
+    raise KeyError(f"no {option} discount for {family} in the catalogue")
+
+
+def _commitment_advice(hosts: list[Host], start: datetime, weeks: int) -> dict[str, Any]:
+    """ADV001 for the on-demand p4d.24xlarge hosts (the p5s run under the Savings Plan): every hour of the
+    lookback counts the p4d hosts billed in it; the floor is the 10 % quantile (DuckDB's quantile_disc: the
+    value at floor((n - 1) x 0.1) of the sorted hours); the saving is what a 1-year commitment for the floor,
+    at the catalogue's discount, would have saved, per week."""
+    lookback = min(weeks, ADVICE_LOOKBACK_WEEKS) * HOURS_PER_WEEK
+    first = weeks * HOURS_PER_WEEK - lookback
+    p4d = [h for h in hosts if h.itype is P4D]
+    counts = [sum(1 for h in p4d if h.states[t] != "off") for t in range(first, weeks * HOURS_PER_WEEK)]
+    floor_n = sorted(counts)[int((len(counts) - 1) * FLOOR_PERCENTILE)]
+    d = _catalogue_discount("p4d", "commitment_1yr")
+    rate = P4D.on_demand
+    covered = sum(min(c, floor_n) for c in counts)
+    saving = covered * rate - floor_n * len(counts) * rate * (1 - d)
+    below = sorted(
+        {
+            Window.containing((start + timedelta(hours=first + i)).date()).label
+            for i, c in enumerate(counts)
+            if c < floor_n
+        }
+    )
+    return {
+        "resource_id": "AWS/us-east-1/p4d",
+        "status": "recommended",
+        "hours": len(counts),
+        "floor_instances": floor_n,
+        "floor_gpus": floor_n * 8,
+        "on_demand_rate": float(rate),
+        "discount": float(d),
+        "discount_source": "catalogue",
+        "commitment_per_hour": float(quantize(floor_n * rate * (1 - d))),
+        "weekly_saving": float(quantize(saving * HOURS_PER_WEEK / len(counts))),
+        "risk_weeks": below,
+        "basis": "the 8 on-demand p4d.24xlarge hosts (one launched in the second week of a longer demo) billed "
+        "every hour: floor = the 10 % quantile of hosts billed per hour over the last 4 weeks; a 1-year "
+        f"commitment at the catalogue's {float(d):.0%} off ${rate} an hour; the p5s are under the Savings Plan "
+        "already and the p4de Reserved Instance has no usage, so neither gets commitment advice",
+    }
+
+
+def _spot_advice(jobs: list[Job], objects: dict[str, Any], start: datetime, weeks: int) -> dict[str, Any]:
+    """ADV002's two planted job types on the p5 hosts: llm-pretrain-train writes a checkpoint every 6 hours
+    (spot-safe), llm-pretrain-dev (the dev box's working days) never does (spot-unsafe). A run counts when it
+    ran in the lookback; it has a usable checkpoint when one of its run's steps was written while it ran."""
+    end = start + timedelta(weeks=weeks)
+    lookback_start = end - timedelta(weeks=ADVICE_LOOKBACK_WEEKS)
+    written: dict[str, list[datetime]] = {}
+    for key, _size, when, _etag in objects["acme-ckpt"]:
+        written.setdefault(key.split("/")[1], []).append(when)
+    out = {}
+    for label, job_type in (("safe", "llm-pretrain-train"), ("unsafe", "llm-pretrain-dev")):
+        runs = [
+            j
+            for j in jobs
+            if re.fullmatch(rf"{job_type}-\d+", j.name)
+            and job_times(j, start)[0] < end
+            and job_times(j, start)[1] > lookback_start
+        ]
+        with_ckpt = [
+            j
+            for j in runs
+            if any(job_times(j, start)[0] < w < job_times(j, start)[1] for w in written.get(j.name, []))
+        ]
+        share = len(with_ckpt) / len(runs)
+        out[label] = {
+            "job_type": job_type,
+            "resource_id": f"{job_type}@AWS/us-east-1/p5",
+            "status": "recommended" if share >= MIN_CHECKPOINTED_SHARE else "not_recommended",
+            "runs": len(runs),
+            "runs_with_checkpoints": len(with_ckpt),
+            "spot_discount": float(_catalogue_discount("p5", "spot")),
+        }
+    out["safe"]["basis"] = (
+        "nlp's pre-training runs on the p5 hosts write a checkpoint every 6 hours: an interruption loses about 3 "
+        "hours plus the restart, far less than the spot discount saves"
+    )
+    out["unsafe"]["basis"] = (
+        "the nlp dev box's 11-hour working days write no checkpoint: never recommended for spot, whatever the discount"
+    )
+    return out
 
 
 def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], facts: dict[str, Any], objects: dict[str, Any],
@@ -488,6 +593,11 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
                     "excess": money(cost003),
                 },
             },
+        },
+        "advice": {
+            "note": "advice, never waste or spend: the report's Actions and advice section (docs/advice.md)",
+            "commitment": [_commitment_advice(hosts, start, weeks)],
+            "spot": _spot_advice(planner.jobs, objects, start, weeks),
         },
         "gpu001_by_week": {week_labels[w]: money(sum(v.values(), Decimal(0))) for w, v in gpu001.items()},
         "gpu004_by_week": {label: money(v) for label, v in gpu004_by_week.items()},

@@ -110,6 +110,7 @@ def collect_report(
             for r in config.exchange_rates
         ],
         training=_query(con, "rpt_weekly_training", p),
+        advice=_advice(_query(con, "rpt_weekly_advice", p)),
         unmatched_train_lines=_query(con, "rpt_weekly_train_log_unmatched", p)[0],
         focus_conformance=_focus_conformance(con, window),
         previous_evaluated=bool(
@@ -119,6 +120,14 @@ def collect_report(
     report.teams = team_pages(report)
     check_totals(report)
     return report
+
+
+def _advice(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The week's advice items with their evidence parsed (the template shows the floor, discount and
+    risk weeks from it)."""
+    for a in items:
+        a["evidence"] = json.loads(a["evidence"]) if a["evidence"] else {}
+    return items
 
 
 def _trend(weeks: list[dict[str, Any]], window: Window) -> dict[str, list[dict[str, Any]]]:

@@ -41,6 +41,8 @@ class TeamPage:
     resolved: list[dict[str, Any]]
     budgets: list[dict[str, Any]]
     training: list[dict[str, Any]] = field(default_factory=list)
+    # the week's advice about the team's own job types (spot advice names a team; commitments do not)
+    advice: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def counted(self) -> list[dict[str, Any]]:
@@ -91,10 +93,21 @@ class WeeklyReport:
     # per billing source, currency and broken FOCUS 1.2 rule: the week's lines and spend it touches
     # (sql/checks/billing_focus_conformance.sql)
     focus_conformance: list[dict[str, Any]] = field(default_factory=list)
+    # commitment and spot advice of the week (rpt_weekly_advice): never added to waste or spend
+    advice: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def training_summary(self) -> list[dict[str, Any]]:
         return training_summary(self.training)
+
+    def advice_savings(self) -> dict[str, Decimal]:
+        """Per currency, the recommended advice's expected saving a week: shown on its own, never added to
+        waste or spend (two items on the same instances are alternatives, so this is an upper bound)."""
+        out: dict[str, Decimal] = {}
+        for a in self.advice:
+            if a["status"] == "recommended":
+                out[a["currency"]] = out.get(a["currency"], Decimal(0)) + a["estimated_saving"]
+        return out
 
     @property
     def files(self) -> dict[str, Path]:
@@ -469,6 +482,7 @@ def team_pages(report: WeeklyReport) -> list[TeamPage]:
                 attention=attention,
                 resolved=[r for r in report.resolved if r["team"] == name],
                 training=[j for j in report.training if j["team"] == name],
+                advice=[a for a in report.advice if a["team"] == name],
                 budgets=[
                     b
                     for b in report.budgets

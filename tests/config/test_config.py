@@ -590,7 +590,7 @@ def test_starter_config_parses(tmp_path: Path) -> None:
 
 def test_starter_config_commented_examples_are_valid_when_uncommented(tmp_path: Path) -> None:
     text = STARTER_CONFIG
-    for key in ("checkpoints: []", "datasets: []", "rules: {}", "budgets: {}", "pricing: []"):
+    for key in ("checkpoints: []", "datasets: []", "rules: {}", "advice: {}", "budgets: {}", "pricing: []"):
         assert key in text
         text = text.replace(key, key.split(":")[0] + ":")
     uncommented = "\n".join(line[1:] if line.startswith("#  ") else line for line in text.splitlines())
@@ -598,6 +598,8 @@ def test_starter_config_commented_examples_are_valid_when_uncommented(tmp_path: 
     assert [s.name for s in config.sources] == ["focus-main", "gpu-nodes", "cur2-prod"]
     assert config.sources[2].endpoint_url == "http://127.0.0.1:9000"
     assert config.rule_overrides("GPU001") == {"max_util_pct": 5, "min_idle_hours": 2}
+    assert config.advice["commitment"]["discounts"] == {"p4d": 0.3}
+    assert config.advice["spot"]["restart_minutes"] == 15
     assert config.budgets == {"team": {"nlp": Decimal(40000), "vision": Decimal(15000)}}
     assert config.checkpoints == ["s3://acme-ckpt/{project}/{run_id}/**"]
     assert config.datasets == ["s3://acme-data/datasets/"]

@@ -282,3 +282,29 @@ def test_evidence_target_shows_without_scripts(browser: Any, report: tuple[Path,
     page.goto(f"{path.as_uri()}#f-{biggest['finding_id']}")
     assert page.locator(f"#f-{biggest['finding_id']} pre").bounding_box()["height"] > 0
     context.close()
+
+
+def test_actions_and_advice_lists_the_planted_advice_apart_from_waste(
+    browser: Any, report: tuple[Path, list, dict]
+) -> None:
+    path, _, expected = report
+    page, _ = _open(browser, path)
+    assert page.inner_text("h2#advice") == "Actions and advice"
+    assert "never added to waste or spend" in page.inner_text("#advice-note")
+    assert page.locator('nav.toc a[href="#advice"]').count() == 1
+    shown = {
+        r.get_attribute("data-subject"): r.get_attribute("data-status")
+        for r in page.locator("#advice-items tbody tr").all()
+    }
+    advice = expected["advice"]
+    for item in [*advice["commitment"], *advice["spot"].values()]:
+        assert shown[item["resource_id"]] == item["status"]
+    [commitment] = advice["commitment"]
+    row = page.locator(f'#advice-items tr[data-subject="{commitment["resource_id"]}"]')
+    assert _money(row.locator("td").nth(3).inner_text()) == Decimal(str(commitment["weekly_saving"]))
+    # the headline's waste is the counted findings' and its spend the bill's: no advice in either
+    assert _money(page.inner_text("#billed-USD")) == Decimal(str(expected["report_week"]["spend"]))
+    # nlp's page lists its own job types' spot advice
+    team, _ = _open(browser, path.parent / "teams" / f"{slugify('nlp', set())}.html")
+    mine = {r.get_attribute("data-subject") for r in team.locator("#team-advice tbody tr").all()}
+    assert {advice["spot"]["safe"]["resource_id"], advice["spot"]["unsafe"]["resource_id"]} <= mine

@@ -934,3 +934,39 @@ def test_a_version_11_warehouse_upgrades_to_log_groups_keeping_its_data(tmp_path
         ).fetchall() == [("/aws/batch/job", None, 1024)]
     finally:
         con.close()
+
+
+def test_a_version_11_warehouse_upgrades_to_the_advice_table_keeping_its_findings(tmp_path: Path) -> None:
+    """Migration 0013 adds `advice` (commitment and spot advice, never waste); the findings already stored
+    stay and the new table takes rows at once."""
+    import json
+
+    snap = json.loads((SNAPSHOTS / "v11.json").read_text())
+    path = tmp_path / "v11.duckdb"
+    old = duckdb.connect(str(path))
+    for table, cols in snap["tables"].items():
+        old.execute(f"create table {table} ({', '.join(cols)})")
+    old.execute("insert into schema_version values (11, 'snapshot', now()::timestamp)")
+    old.execute(
+        "insert into findings (finding_id, rule_id, rule_name, category, severity, week_start, week_end, status, "
+        "reason, estimated_waste, detected_at) values ('f1', 'GPU001', 'idle-gpu-instance', 'idle', 'high', "
+        "'2026-11-23', '2026-11-30', 'waste', 'idle', 12.5, now()::timestamp)"
+    )
+    old.close()
+    con = connect(path)
+    try:
+        assert [v for v, _ in _versions(con)][0] == 11 and current_version(con) == SCHEMA_VERSION >= 13
+        assert "0013_advice" in [d for _, d in _versions(con)]
+        assert con.execute("select finding_id, estimated_waste from findings").fetchall() == [
+            ("f1", Decimal("12.5"))
+        ]
+        con.execute(
+            "insert into advice (advice_id, advisor_id, advisor_name, kind, week_start, week_end, status, reason, "
+            "estimated_saving, detected_at) values ('a1', 'ADV001', 'commitment-advice', 'commitment', "
+            "'2026-11-23', '2026-11-30', 'recommended', 'floor', 100, now()::timestamp)"
+        )
+        assert con.execute("select advice_id, estimated_saving from advice").fetchall() == [
+            ("a1", Decimal(100))
+        ]
+    finally:
+        con.close()

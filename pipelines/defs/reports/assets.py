@@ -5,7 +5,9 @@ import time
 import dagster as dg
 
 from pipelines import progress
+from pipelines.advice import ADVISORS
 from pipelines.coverage import no_data_message
+from pipelines.defs.advice.assets import advice_key
 from pipelines.defs.partitions import partition_to_window, weekly_partitions
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
 from pipelines.defs.rules.assets import findings_key
@@ -25,7 +27,9 @@ def _weekly_report_asset(weeks: dg.PartitionsDefinition) -> dg.AssetsDefinition:
         kinds={"duckdb", "html"},
         pool=WAREHOUSE_POOL,
         partitions_def=weeks,
-        deps=[findings_key(rule) for rule in active_rules()] + ["cost_hourly", "gpu_hours", "resources"],
+        deps=[findings_key(rule) for rule in active_rules()]
+        + [advice_key(advisor) for advisor in ADVISORS]
+        + ["cost_hourly", "gpu_hours", "resources"],
         description="report.html, report.md, findings.csv, findings.parquet and teams/<team>.html under "
         "<reports_dir>/<ISO week>/; then publishes the read-only warehouse copy.",
     )

@@ -1,0 +1,28 @@
+-- schema version 13: commitment and spot advice land in their own table, `advice` (sql/raw/advice.sql),
+-- never in findings, so no waste or spend total can count them. A new table: nothing existing changes.
+create table if not exists advice (
+    advice_id varchar primary key,
+    advisor_id varchar not null,
+    advisor_name varchar not null,
+    kind varchar not null,
+    week_start date not null,
+    week_end date not null,
+    resource_id varchar,
+    resource_type varchar,
+    provider varchar,
+    account_id varchar,
+    region_id varchar,
+    team varchar,
+    project varchar,
+    owner varchar,
+    job_id varchar,
+    status varchar not null,
+    reason varchar not null,
+    evidence json,
+    estimated_saving decimal(18, 6) not null,
+    currency varchar,
+    basis varchar,
+    risk varchar,
+    params json,
+    detected_at timestamp not null
+);
