@@ -25,7 +25,7 @@ from pipelines.config import Config
 from pipelines.errors import WarehouseBusy, WarehouseError
 from pipelines.failpoints import failpoint
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 RAW_TABLES = (
     "schema_version",
     "ingest_files",
@@ -48,6 +48,8 @@ RAW_TABLES = (
     "pricing_entries",
     "train_steps",
     "gpu_hourly_stats",
+    "remediation_actions",
+    "remediation_log",
     "focus",
 )
 # landed tables that are views over the table their rows are stored in: writes (inserts, deletes) go there

@@ -901,3 +901,44 @@ def test_a_version_10_warehouse_upgrades_to_hourly_stats_keeping_its_samples(tmp
         assert con.execute("select samples, observed_s from gpu_hourly_stats").fetchall() == [(60, 3600.0)]
     finally:
         con.close()
+
+
+def test_a_version_11_warehouse_upgrades_to_remediation_keeping_its_findings_and_acks(tmp_path: Path) -> None:
+    """Migration 0012 adds remediation_actions and remediation_log (`wastewatch remediate`); the findings and
+    acks already there stay as they were, and the new tables take rows at once."""
+    import json
+
+    snap = json.loads((SNAPSHOTS / "v11.json").read_text())
+    path = tmp_path / "v11.duckdb"
+    old = duckdb.connect(str(path))
+    for table, cols in snap["tables"].items():
+        old.execute(f"create table {table} ({', '.join(cols)})")
+    old.execute("insert into schema_version values (11, 'snapshot', now()::timestamp)")
+    old.execute(
+        "insert into findings (finding_id, rule_id, rule_name, category, severity, week_start, week_end, "
+        "resource_id, status, reason, estimated_waste, currency, detected_at, finding_key, counted) values "
+        "('f-idle', 'GPU001', 'idle', 'idle', 'high', '2026-11-23', '2026-11-29', 'i-1', 'waste', 'r', 10.5, "
+        "'USD', now(), 'k1', true)"
+    )
+    old.execute(
+        "insert into finding_acks values ('k1', 'GPU001', 'i-1', null, '2027-01-01', 'pool', 'ops', now())"
+    )
+    old.close()
+    con = connect(path)
+    try:
+        assert [v for v, _ in _versions(con)][0] == 11 and current_version(con) == SCHEMA_VERSION >= 12
+        assert "0012_remediation" in [d for _, d in _versions(con)]
+        assert con.execute("select finding_id, estimated_waste, counted from findings").fetchall() == [
+            ("f-idle", Decimal("10.5"), True)
+        ]
+        assert con.execute("select reason from finding_acks").fetchall() == [("pool",)]
+        con.execute(
+            "insert into remediation_log (run_id, action_id, event, actor, logged_at, dry_run, result) "
+            "values ('r1', 'a1', 'approve', 'ops', now()::timestamp, false, 'approved')"
+        )
+        assert con.execute("select event, result from remediation_log").fetchall() == [
+            ("approve", "approved")
+        ]
+        assert con.execute("select count(*) from remediation_actions").fetchall() == [(0,)]
+    finally:
+        con.close()
