@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
 from typing import Any
 
 import duckdb
@@ -412,3 +413,36 @@ def test_unknown_action_and_manual_actions(site: Site) -> None:
     assert manual.exit_code == 1 and "wastewatch does not act on this: not an EC2 instance" in manual.output
     empty_reason = cli(site, "remediate", "apply", action, "--approve", "  ")
     assert empty_reason.exit_code == 2 and "--approve needs a reason" in empty_reason.output
+
+
+def test_realised_saving_counts_the_waste_that_stopped_in_later_weeks(site: Site) -> None:
+    """An applied stop saves its finding's weekly waste in each evaluated week after it in which the finding
+    is gone, and the difference when it persists smaller; dry runs and refusals save nothing."""
+    from pipelines.remediate.realised import realised_savings
+
+    iid, refused_iid = instance(site), instance(site, {"wastewatch:protect": "1"})
+    put(site, "GPU001", [{"resource_id": i, "estimated_waste": 120.5} for i in (iid, refused_iid)])
+    actions = plan(site)  # findings of a rule and week are written together
+    action, refused = actions[iid]["action_id"], actions[refused_iid]["action_id"]
+    assert cli(site, "remediate", "apply", action, "--approve", "idle", "--yes").exit_code == 0
+    assert cli(site, "remediate", "apply", refused, "--approve", "idle", "--yes").exit_code == 1
+    next_week = Window.iso_week((THIS_WEEK.start + timedelta(days=7)).strftime("%G-W%V"))
+    after = Window.iso_week((THIS_WEEK.start + timedelta(days=14)).strftime("%G-W%V"))
+    put(site, "GPU001", [{"resource_id": refused_iid, "estimated_waste": 120.5}], next_week)
+    put(site, "GPU001", [{"resource_id": iid, "estimated_waste": 20.5}, {"resource_id": refused_iid,
+                          "estimated_waste": 120.5}], after)  # fmt: skip
+    con = connect(load_config(site.config_path).warehouse_path)
+    try:
+        now = realised_savings(con, THIS_WEEK.start.date())  # the week it was applied in: not yet
+        gone = realised_savings(con, next_week.start.date())
+        back = realised_savings(con, after.start.date())
+        unevaluated = realised_savings(con, (after.start + timedelta(days=7)).date())
+    finally:
+        con.close()
+    assert now == [] and unevaluated == []
+    assert [(r["action_id"], r["baseline_waste"], r["week_waste"], r["realised_saving"]) for r in gone] == [
+        (action, Decimal("120.5"), 0, Decimal("120.5"))
+    ]
+    assert [(r["target"], r["realised_saving"], r["applied_by"]) for r in back] == [
+        (iid, Decimal("100.0"), None)
+    ]
