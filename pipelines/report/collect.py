@@ -112,6 +112,8 @@ def collect_report(
         training=_query(con, "rpt_weekly_training", p),
         unmatched_train_lines=_query(con, "rpt_weekly_train_log_unmatched", p)[0],
         focus_conformance=_focus_conformance(con, window),
+        actions=_query(con, "rpt_weekly_actions", p),
+        realised=_query(con, "rpt_remediation_realised", p),
         previous_evaluated=bool(
             scalar(con, "select count(*) from findings where week_start = $w", {"w": p["prev_start"]})
         ),

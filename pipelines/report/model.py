@@ -91,6 +91,10 @@ class WeeklyReport:
     # per billing source, currency and broken FOCUS 1.2 rule: the week's lines and spend it touches
     # (sql/checks/billing_focus_conformance.sql)
     focus_conformance: list[dict[str, Any]] = field(default_factory=list)
+    # the week's remediation actions, biggest first (rpt_weekly_actions), and the waste that actions applied
+    # before the week stopped in it (rpt_remediation_realised); docs/remediation.md
+    actions: list[dict[str, Any]] = field(default_factory=list)
+    realised: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def training_summary(self) -> list[dict[str, Any]]:

@@ -9,19 +9,14 @@
 with actionable as (
     select
         f.*,
-        case f.rule_id
-            when 'GPU001' then 'stop_instance'
-            when 'STO004' then 'abort_multipart_uploads'
-            when 'STO003' then 'lifecycle_transition'
-            when 'STO001' then 'delete_prefix'
-        end as kind,
+        remediation_kind(f.rule_id) as kind,  -- sql/macros/macro_remediation.sql
         coalesce(f.resource_id, '') as target
     from findings as f
     where
         f.week_start = $week_start::date
         and f.status = 'waste'
         and not coalesce(f.acknowledged, false)
-        and f.rule_id in ('GPU001', 'STO004', 'STO003', 'STO001')
+        and remediation_kind(f.rule_id) is not null
 ),
 
 shaped as (
@@ -67,7 +62,7 @@ shaped as (
 )
 
 select
-    substr(sha1(rule_id || '|' || coalesce(resource_id, '') || '|' || kind || '|' || target), 1, 16) as action_id,
+    remediation_action_id(rule_id, resource_id) as action_id,
     coalesce(finding_key, substr(sha1(rule_id || '|' || coalesce(resource_id, '')), 1, 16)) as finding_key,
     finding_id,
     rule_id,
