@@ -446,3 +446,20 @@ def test_realised_saving_counts_the_waste_that_stopped_in_later_weeks(site: Site
     assert [(r["target"], r["realised_saving"], r["applied_by"]) for r in back] == [
         (iid, Decimal("100.0"), None)
     ]
+
+
+def test_an_s3_compatible_endpoint_is_taken_from_the_source_in_the_same_bucket(site: Site) -> None:
+    """Without `remediation: s3_endpoint_url`, a bucket read by a source with an endpoint_url (MinIO, Ceph,
+    ...) is acted on at that endpoint."""
+    site.config_path.write_text(
+        f"sources:\n  - {{name: ckpt, kind: s3_listing, uri: 's3://{site.bucket}/', endpoint_url: '{site.endpoint}'}}\n"
+    )
+    checkpoints(site, "llm/run-30/")
+    target = f"s3://{site.bucket}/llm/run-30/"
+    put(site, "STO003", [{"resource_id": target, "estimated_waste": 0.5,
+                          "params": json.dumps({"min_age_days": 40}), "evidence": {"target_class": "STANDARD_IA"}}])  # fmt: skip
+    action = plan(site)[target]["action_id"]
+    result = cli(site, "remediate", "apply", action, "--approve", "cold", "--yes")
+    assert result.exit_code == 0, result.output
+    rules = site.client("s3").get_bucket_lifecycle_configuration(Bucket=site.bucket)["Rules"]
+    assert [r["Transitions"] for r in rules] == [[{"Days": 40, "StorageClass": "STANDARD_IA"}]]
