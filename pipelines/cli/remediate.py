@@ -6,7 +6,16 @@ from typing import Any
 
 import click
 
-from pipelines.cli.common import EXIT_REJECTED, Failure, ctx_config, pick_week, say, wait_option, writing
+from pipelines.cli.common import (
+    EXIT_REJECTED,
+    Failure,
+    ctx_config,
+    no_data,
+    pick_week,
+    say,
+    wait_option,
+    writing,
+)
 from pipelines.cli.money import fmt_money
 
 
@@ -50,6 +59,8 @@ def plan_command(ctx: click.Context, week: str | None, wait_s: float) -> None:
             actions = build_plan(con, Window.iso_week(label).start.date())
         finally:
             con.close()
+    if not actions:
+        no_data(config, label)  # says so, naming the weeks that have data, when the week has none
     path = write_plan(config, label, plan_document(label, actions))
     automatic = sum(1 for a in actions if a["executable"])
     click.echo(

@@ -463,3 +463,43 @@ def test_an_s3_compatible_endpoint_is_taken_from_the_source_in_the_same_bucket(s
     assert result.exit_code == 0, result.output
     rules = site.client("s3").get_bucket_lifecycle_configuration(Bucket=site.bucket)["Rules"]
     assert [r["Transitions"] for r in rules] == [[{"Days": 40, "StorageClass": "STANDARD_IA"}]]
+
+
+def test_plan_prints_each_action_and_what_to_run_next(site: Site) -> None:
+    put(site, "GPU001", [
+        {"resource_id": "i-0123456789abcdef0", "estimated_waste": 1234.5, "team": "nlp", "owner": "alice"},
+        {"resource_id": "slurm-node-3", "estimated_waste": 10},
+    ])  # fmt: skip
+    result = cli(site, "remediate", "plan", "--week", THIS_WEEK.label)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert (
+        lines[0]
+        == f"remediation plan for {THIS_WEEK.label}: 2 action(s), 1 wastewatch can apply, 1 for other tooling"
+    )
+    # the action id is sha1("GPU001|i-0123456789abcdef0|stop_instance|i-0123456789abcdef0")[:16]: the
+    # same in every week and release, so an approval and the report name the same action
+    assert lines[1] == (
+        "4374f7e65c0731a9  stop_instance            i-0123456789abcdef0  (GPU001, nlp/alice, USD 1,234.50/week; planned)"
+    )
+    assert (
+        lines[3]
+        == "    not applied by wastewatch: not an EC2 instance: stop it through its scheduler or cloud (Slurm, Kubernetes, ...)"
+    )
+    assert any(line.startswith("plan written: ") and line.endswith("remediation-plan.json") for line in lines)
+
+
+def test_plan_without_a_warehouse_or_findings(site: Site) -> None:
+    """No warehouse yet is a usage error (exit 2, nothing written); a week without findings plans nothing
+    and still writes its (empty) JSON plan, so other tooling sees an answer."""
+    missing = cli(site, "remediate", "plan", "--week", PAST_WEEK.label)
+    assert missing.exit_code == 2 and "no warehouse here yet" in missing.output
+    assert not (load_config(site.config_path).reports_path / PAST_WEEK.label).exists()
+    put(site, "GPU001", [{"resource_id": "i-0123456789abcdef0", "estimated_waste": 5}])
+    result = cli(site, "remediate", "plan", "--week", PAST_WEEK.label)
+    assert result.exit_code == 0, result.output
+    assert "0 action(s)" in result.stdout
+    empty = json.loads(
+        (load_config(site.config_path).reports_path / PAST_WEEK.label / "remediation-plan.json").read_text()
+    )
+    assert empty["actions"] == 0 and empty["owners"] == []
