@@ -503,3 +503,23 @@ def test_plan_without_a_warehouse_or_findings(site: Site) -> None:
         (load_config(site.config_path).reports_path / PAST_WEEK.label / "remediation-plan.json").read_text()
     )
     assert empty["actions"] == 0 and empty["owners"] == []
+
+
+def test_apply_waits_for_the_warehouse_lock_then_exits_3_touching_nothing(site: Site) -> None:
+    import subprocess
+    import sys
+
+    from pipelines.lock import writer_lock
+
+    iid = instance(site)
+    action = idle(site, iid)
+    with writer_lock(load_config(site.config_path).warehouse_path):
+        # the lock is per process: another process must hold it for this one to wait
+        held = subprocess.run(
+            [sys.executable, "-m", "pipelines.cli", "--config", str(site.config_path), "remediate", "apply",
+             action, "--approve", "idle", "--yes", "--wait", "0"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+    assert held.returncode == 3, held.stderr
+    assert "held by another writer" in held.stderr
+    assert state_of(site, iid) == "running" and log(site, action) == []
