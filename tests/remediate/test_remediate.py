@@ -4,6 +4,7 @@ changed between plan and apply, the approval rules, the audit trail and idempote
 from __future__ import annotations
 
 import json
+import socket
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from typing import Any
@@ -523,3 +524,30 @@ def test_apply_waits_for_the_warehouse_lock_then_exits_3_touching_nothing(site: 
     assert held.returncode == 3, held.stderr
     assert "held by another writer" in held.stderr
     assert state_of(site, iid) == "running" and log(site, action) == []
+
+
+def test_an_unreachable_endpoint_fails_the_action_with_a_redacted_error(site: Site) -> None:
+    """A provider call that fails is `failed` (exit 1), recorded with its error; an endpoint's password never
+    reaches the output or the audit trail."""
+    with socket.socket() as s:  # a local port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    site.config_path.write_text(
+        f"remediation: {{ec2_endpoint_url: 'http://admin:s3cr3t-pass@127.0.0.1:{port}/'}}\n"
+    )
+    put(
+        site,
+        "GPU001",
+        [{"resource_id": "i-0123456789abcdef0", "estimated_waste": 5, "region_id": "us-east-1"}],
+    )
+    action = plan(site)["i-0123456789abcdef0"]["action_id"]
+    result = cli(site, "remediate", "apply", action, "--approve", "idle", "--yes")
+    assert result.exit_code == 1
+    assert (
+        f"{action}  stop_instance i-0123456789abcdef0: failed: stop_instance on i-0123456789abcdef0 failed"
+        in result.output
+    )
+    assert "s3cr3t-pass" not in result.output
+    (trail,) = query(site, "select result, error from remediation_log where event = 'apply'")
+    assert trail[0] == "failed" and trail[1] and "s3cr3t-pass" not in trail[1]
+    assert query(site, "select state from remediation_actions") == [("failed",)]
