@@ -51,6 +51,8 @@ def load_actions(con: duckdb.DuckDBPyConnection, action_ids: list[str]) -> list[
             unknown.append(action_id)
             continue
         action = hit[0]
+        # the stored text (what approvals are compared with) and the parsed parameters the kinds read
+        action["params_text"] = action["params"] if isinstance(action["params"], str) else None
         action["params"] = (
             json.loads(action["params"]) if isinstance(action["params"], str) else action["params"]
         )
@@ -75,6 +77,7 @@ def _log(
             "actor": actor,
             "at": at,
             "dry_run": dry_run,
+            "params": action["params_text"] or json.dumps(action["params"]),
             "result": outcome.result,
             "reason": reason,
             "detail": redact(outcome.detail),
@@ -118,7 +121,10 @@ def _gate(
         {"action_id": action["action_id"], "run_id": run_id, "now": at},
     ) or (0, 0)
     if not approvals:
-        return Outcome("refused", 'not approved: approve it with --approve "REASON"'), False
+        return (
+            Outcome("refused", 'not approved (or planned again with other parameters): --approve "REASON"'),
+            False,
+        )
     ack = one(con, sql_text("remediate", "acked"), {"finding_key": action["finding_key"], "on": at.date()})
     if ack:
         return (
@@ -175,8 +181,8 @@ def apply_actions(
         at = utcnow()
         outcome, waiting = _gate(con, action, run, at, yes)
         if outcome is None:
-            target = Target(action, client_for(config, action), config.remediation.protect_tag, not yes)
             try:
+                target = Target(action, client_for(config, action), config.remediation.protect_tag, not yes)
                 outcome = KINDS[action["kind"]][1](target)
             except Exception as exc:  # botocore errors (and a store's odd answers): recorded, the rest go on
                 outcome = Outcome("failed", f"{action['kind']} on {action['target']} failed", problem(exc))

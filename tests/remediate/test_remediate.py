@@ -551,3 +551,28 @@ def test_an_unreachable_endpoint_fails_the_action_with_a_redacted_error(site: Si
     (trail,) = query(site, "select result, error from remediation_log where event = 'apply'")
     assert trail[0] == "failed" and trail[1] and "s3cr3t-pass" not in trail[1]
     assert query(site, "select state from remediation_actions") == [("failed",)]
+
+
+def test_an_approval_covers_the_planned_parameters_it_was_given_for(site: Site) -> None:
+    """A delete approved, then planned again with another last write (the run wrote more), is no longer
+    approved: the new parameters need a new approval, again from an earlier run."""
+    checkpoints(site, "llm/run-40/")
+    action = orphaned(site, "llm/run-40/", last_write=datetime.now(UTC) + timedelta(minutes=5))
+    cli(site, "remediate", "apply", action, "--approve", "failed run")
+    assert orphaned(site, "llm/run-40/", last_write=datetime.now(UTC) + timedelta(minutes=9)) == action
+    stale = cli(site, "remediate", "apply", action, "--yes")
+    assert (
+        stale.exit_code == 1
+        and "refused: not approved (or planned again with other parameters)" in stale.output
+    )
+    assert len(keys_under(site, "llm/run-40/")) == 3
+    cli(site, "remediate", "apply", action, "--approve", "still failed")
+    done = cli(site, "remediate", "apply", action, "--yes")
+    assert done.exit_code == 0 and "applied: deleted 3 object(s)" in done.output
+    (applied, approved) = query(
+        site,
+        "select params ->> 'last_write' from remediation_log where action_id = $a and result in ('approved', 'applied') "
+        "order by logged_at desc limit 2",
+        {"a": action},
+    )
+    assert applied == approved  # the delete used the parameters the latest approval covered

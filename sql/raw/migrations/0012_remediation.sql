@@ -33,6 +33,7 @@ create table if not exists remediation_log (
     actor varchar,
     logged_at timestamp not null,
     dry_run boolean not null,
+    params json,
     result varchar not null,
     reason varchar,
     detail varchar,
