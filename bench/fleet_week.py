@@ -320,7 +320,10 @@ def main() -> int:
         flush=True,
     )
     reference = subprocess.run(
-        [sys.executable, "-c", REFERENCE, str(root), args.memory_limit], capture_output=True, text=True, check=True
+        [sys.executable, "-c", REFERENCE, str(root), args.memory_limit],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     ref = json.loads(reference.stdout.strip().splitlines()[-1])
     (root / "reference.duckdb").unlink(missing_ok=True)

@@ -261,6 +261,25 @@ class NotifyConfig(_Strict):
     timeout_s: float = Field(10.0, gt=0, le=120, description="Webhook timeout in seconds.")
 
 
+class RemediationConfig(_Strict):
+    """The optional `remediation:` section: how `wastewatch remediate apply` reaches targets and what it never touches."""
+
+    protect_tag: str = Field(
+        "wastewatch:protect",
+        min_length=1,
+        description="A target (instance, bucket or object) carrying this tag key is never touched "
+        "(unless its value is false, no or 0).",
+    )
+    s3_endpoint_url: str | None = Field(
+        None,
+        description="S3-compatible endpoint for the buckets acted on (default: the endpoint of a source "
+        "in the same bucket, else AWS).",
+    )
+    s3_region: str | None = None
+    ec2_endpoint_url: str | None = Field(None, description="EC2 endpoint (default: AWS).")
+    ec2_region: str | None = Field(None, description="Region of instances whose finding names none.")
+
+
 class ExchangeRate(_Strict):
     """One dated exchange rate from the config (never fetched): 1 `from` = `rate` `to`, from `valid_from` on."""
 
@@ -311,6 +330,7 @@ class Config(_Strict):
     duckdb: DuckDBSettings = Field(default_factory=DuckDBSettings)
     retention: Retention = Field(default_factory=Retention)
     notify: NotifyConfig | None = None
+    remediation: RemediationConfig = Field(default_factory=RemediationConfig)
     pricing: list[PricingEntry] = Field(
         default_factory=list, description="Cost models for GPU hosts without a bill; first match wins."
     )
@@ -721,4 +741,7 @@ pricing: []
 #            pue: 1.3, kwh_price: 0.11, facility_per_month: 900}
 #  - match: {host: "*"}
 #    contract: {per_gpu_hour: 2.10, currency: USD}
+
+# `wastewatch remediate apply` (docs/remediation.md): targets tagged protect_tag are never touched.
+# remediation: {protect_tag: "wastewatch:protect", s3_endpoint_url: http://127.0.0.1:9000}
 """

@@ -54,14 +54,20 @@ def split_uri(uri: str) -> tuple[str, str]:
 def client(source: Source, retries: int = 5) -> Any:
     """A boto3 S3 client for the source: default credential chain, its endpoint and region, standard retries,
     and timeouts so that an unreachable endpoint fails in seconds rather than hanging a nightly run."""
+    return client_at(source.endpoint_url, source.region, retries)
+
+
+def client_at(endpoint_url: str | None, region: str | None, retries: int = 5, service: str = "s3") -> Any:
+    """A boto3 client for `service` (s3, ec2) at an endpoint (None: AWS) and region, as `client` makes it;
+    the password of an endpoint's user info is redacted from every message from then on."""
     import boto3
     from botocore.config import Config as BotoConfig
 
-    remember(*_userinfo_secrets(source.endpoint_url))
+    remember(*_userinfo_secrets(endpoint_url))
     return boto3.session.Session().client(
-        "s3",
-        endpoint_url=source.endpoint_url,
-        region_name=source.region,
+        service,
+        endpoint_url=endpoint_url,
+        region_name=region,
         config=BotoConfig(
             retries={"max_attempts": max(1, retries), "mode": "standard"},
             connect_timeout=10,

@@ -25,7 +25,7 @@ from pipelines.config import Config
 from pipelines.errors import WarehouseBusy, WarehouseError
 from pipelines.failpoints import failpoint
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 15
 RAW_TABLES = (
     "schema_version",
     "ingest_files",
@@ -50,6 +50,8 @@ RAW_TABLES = (
     "train_steps",
     "gpu_hourly_stats",
     "log_groups",
+    "remediation_actions",
+    "remediation_log",
     "gpu_samples_pruned",
     "focus",
 )

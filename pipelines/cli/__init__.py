@@ -18,8 +18,9 @@ from pipelines.cli.estimate import estimate
 from pipelines.cli.export import export
 from pipelines.cli.pipeline import evaluate, ingest, init, report, run
 from pipelines.cli.query import sql
+from pipelines.cli.remediate import remediate
 
-for _command in (init, ingest, evaluate, report, run, sql, export, rules, ack, estimate, demo):
+for _command in (init, ingest, evaluate, report, run, sql, export, rules, ack, estimate, demo, remediate):
     main.add_command(_command)
 
 __all__ = ["main"]

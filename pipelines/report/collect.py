@@ -113,6 +113,8 @@ def collect_report(
         advice=_advice(_query(con, "rpt_weekly_advice", p)),
         unmatched_train_lines=_query(con, "rpt_weekly_train_log_unmatched", p)[0],
         focus_conformance=_focus_conformance(con, window),
+        actions=_query(con, "rpt_weekly_actions", p),
+        realised=_query(con, "rpt_remediation_realised", p),
         previous_evaluated=bool(
             scalar(con, "select count(*) from findings where week_start = $w", {"w": p["prev_start"]})
         ),

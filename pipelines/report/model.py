@@ -95,6 +95,10 @@ class WeeklyReport:
     focus_conformance: list[dict[str, Any]] = field(default_factory=list)
     # commitment and spot advice of the week (rpt_weekly_advice): never added to waste or spend
     advice: list[dict[str, Any]] = field(default_factory=list)
+    # the week's remediation actions, biggest first (rpt_weekly_actions), and the waste that actions applied
+    # before the week stopped in it (rpt_remediation_realised); docs/remediation.md
+    actions: list[dict[str, Any]] = field(default_factory=list)
+    realised: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def training_summary(self) -> list[dict[str, Any]]:

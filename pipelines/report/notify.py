@@ -87,6 +87,27 @@ def team_lines(report: WeeklyReport) -> list[str]:
     return lines
 
 
+def action_lines(report: WeeklyReport, top: int = 5) -> list[str]:
+    """The week's biggest remediation actions (id, kind, target, owner, weekly waste, state) and, per
+    currency, the waste that actions applied before the week stopped in it; in mrkdwn, escaped."""
+    lines = [
+        f"`{_code(a['action_id'])}` {mrkdwn(a['kind'])} `{_code(a['target'])}` "
+        f"({mrkdwn(a['owner'] or a['team'] or 'unassigned')}): "
+        f"{mrkdwn(_money(a['estimated_waste'], a['currency'] or ''))} a week, {mrkdwn(a['state'])}"
+        for a in report.actions[:top]
+    ]
+    saved: dict[str, tuple[Decimal, int]] = {}
+    for r in report.realised:
+        if r["realised_saving"]:
+            amount, count = saved.get(r["currency"] or "", (Decimal(0), 0))
+            saved[r["currency"] or ""] = (amount + r["realised_saving"], count + 1)
+    lines.extend(
+        f"saved this week by {count} applied action(s): {mrkdwn(_money(amount, cur))}"
+        for cur, (amount, count) in sorted(saved.items())
+    )
+    return lines
+
+
 def _link(config: NotifyConfig, report: WeeklyReport, page: str = "report.html") -> str | None:
     """The link to a report page; credentials in `report_url` (user info, tokens) are never sent on."""
     if not config.report_url:
@@ -95,7 +116,7 @@ def _link(config: NotifyConfig, report: WeeklyReport, page: str = "report.html")
 
 
 def slack_payload(report: WeeklyReport, config: NotifyConfig) -> dict[str, Any]:
-    """A Slack-compatible message: headline, top findings, attention count, per-team lines."""
+    """A Slack-compatible message: headline, top findings, top actions, attention count, per-team lines."""
     title = f"*wastewatch {report.week}*"
     link = _link(config, report)
     if link:
@@ -110,6 +131,11 @@ def slack_payload(report: WeeklyReport, config: NotifyConfig) -> dict[str, Any]:
                 f"{mrkdwn(_money(f['estimated_waste'], f['currency'] or ''))}"
                 for f in top
             )
+        )
+    actions = action_lines(report)
+    if actions:
+        sections.append(
+            "*Top actions* (`wastewatch remediate`)\n" + "\n".join(f"• {line}" for line in actions)
         )
     attention = [a for a in report.attention_by_rule() if a["findings"]]
     if attention:

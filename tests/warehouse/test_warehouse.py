@@ -6,6 +6,7 @@ import csv
 import stat
 import subprocess
 import sys
+from datetime import date
 from decimal import Decimal
 from pathlib import Path
 
@@ -967,6 +968,78 @@ def test_a_version_11_warehouse_upgrades_to_the_advice_table_keeping_its_finding
         )
         assert con.execute("select advice_id, estimated_saving from advice").fetchall() == [
             ("a1", Decimal(100))
+        ]
+    finally:
+        con.close()
+
+
+def test_a_version_11_warehouse_upgrades_to_remediation_keeping_its_findings_and_acks(tmp_path: Path) -> None:
+    """Migration 0014 adds remediation_actions and remediation_log (`wastewatch remediate`); the findings and
+    acks already there stay as they were, and the new tables take rows at once."""
+    import json
+
+    snap = json.loads((SNAPSHOTS / "v11.json").read_text())
+    path = tmp_path / "v11.duckdb"
+    old = duckdb.connect(str(path))
+    for table, cols in snap["tables"].items():
+        old.execute(f"create table {table} ({', '.join(cols)})")
+    old.execute("insert into schema_version values (11, 'snapshot', now()::timestamp)")
+    old.execute(
+        "insert into findings (finding_id, rule_id, rule_name, category, severity, week_start, week_end, "
+        "resource_id, status, reason, estimated_waste, currency, detected_at, finding_key, counted) values "
+        "('f-idle', 'GPU001', 'idle', 'idle', 'high', '2026-11-23', '2026-11-29', 'i-1', 'waste', 'r', 10.5, "
+        "'USD', now(), 'k1', true)"
+    )
+    old.execute(
+        "insert into finding_acks values ('k1', 'GPU001', 'i-1', null, '2027-01-01', 'pool', 'ops', now())"
+    )
+    old.close()
+    con = connect(path)
+    try:
+        assert [v for v, _ in _versions(con)][0] == 11 and current_version(con) == SCHEMA_VERSION >= 14
+        assert "0014_remediation" in [d for _, d in _versions(con)]
+        assert con.execute("select finding_id, estimated_waste, counted from findings").fetchall() == [
+            ("f-idle", Decimal("10.5"), True)
+        ]
+        assert con.execute("select reason from finding_acks").fetchall() == [("pool",)]
+        con.execute(
+            "insert into remediation_log (run_id, action_id, event, actor, logged_at, dry_run, result) "
+            "values ('r1', 'a1', 'approve', 'ops', now()::timestamp, false, 'approved')"
+        )
+        assert con.execute("select event, result from remediation_log").fetchall() == [
+            ("approve", "approved")
+        ]
+        assert con.execute("select count(*) from remediation_actions").fetchall() == [(0,)]
+    finally:
+        con.close()
+
+
+def test_a_version_11_warehouse_upgrades_to_the_samples_retention_keeping_its_samples(tmp_path: Path) -> None:
+    """Migration 0015 adds gpu_samples_pruned (the days `retention:` dropped); the samples already landed
+    stay, and the new table takes rows at once."""
+    import json
+
+    snap = json.loads((SNAPSHOTS / "v11.json").read_text())
+    path = tmp_path / "v11.duckdb"
+    old = duckdb.connect(str(path))
+    for table, cols in snap["tables"].items():
+        old.execute(f"create table {table} ({', '.join(cols)})")
+    old.execute("insert into schema_version values (11, 'snapshot', now()::timestamp)")
+    old.execute(
+        "insert into gpu_samples (ts, host, util_pct, source, x_source_file, x_file_id, x_sample_date) "
+        "values ('2026-11-30 01:00', 'gpu-node-a', 42.5, 'smi', '/a.csv', 'f1', '2026-11-30')"
+    )
+    old.close()
+    con = connect(path)
+    try:
+        assert [v for v, _ in _versions(con)][0] == 11 and current_version(con) == SCHEMA_VERSION >= 15
+        assert "0015_gpu_samples_pruned" in [d for _, d in _versions(con)]
+        assert con.execute("select host, util_pct from gpu_samples").fetchall() == [("gpu-node-a", 42.5)]
+        con.execute(
+            "insert into gpu_samples_pruned values ('2026-10-01', 10, '2026-10-01', '2026-10-01 01:00', now())"
+        )
+        assert con.execute("select day, samples from gpu_samples_pruned").fetchall() == [
+            (date(2026, 10, 1), 10)
         ]
     finally:
         con.close()
