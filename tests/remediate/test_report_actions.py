@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from datetime import timedelta
 from decimal import Decimal
@@ -65,6 +66,20 @@ def test_the_webhook_lists_the_weeks_top_actions_and_what_applied_actions_saved(
     assert [(r["target"], r["baseline_waste"], r["realised_saving"]) for r in after.realised] == [
         ("i-a100", Decimal("80"), Decimal("80"))
     ]
+    # the report's Actions and advice section: one row per action with its state, and what was saved
+    html = (after.directory / "report.html").read_text(encoding="utf-8")
+    rows = re.findall(r'<tr data-action-id="([0-9a-f]+)" data-kind="(\w+)" data-state="(\w+)">', html)
+    assert rows == [
+        (planned["i-h100"], "stop_instance", "planned"),
+        (planned["i-untagged"], "stop_instance", "planned"),
+    ]
+    realised = html.split('<table id="realised">')[1].split("</table>")[0]
+    assert "i-a100" in realised and "USD 80.00" in realised
+    md = (after.directory / "report.md").read_text(encoding="utf-8")
+    assert (
+        f"| `{planned['i-h100']}` | stop instance | GPU001 | `i-h100` | alice | USD 120.00 | planned |" in md
+    )
+    assert "| USD 80.00 | USD 0.00 | USD 80.00 |" in md
     text = slack_payload(after, NotifyConfig(teams=False))["text"]
     top = text.split("*Top actions* (`wastewatch remediate`)\n")[1].split("\n\n")[0].splitlines()
     assert top == [
@@ -79,4 +94,5 @@ def test_no_actions_no_section(warehouse: tuple[Config, duckdb.DuckDBPyConnectio
     put_findings(con, W48, "GPU002", [{"resource_id": "i-h100", "estimated_waste": 10}])
     report = write_report(con, config, W48)
     assert report.actions == [] and report.realised == []
+    assert 'id="no-actions"' in (report.directory / "report.html").read_text(encoding="utf-8")
     assert "Top actions" not in slack_payload(report, NotifyConfig())["text"]
