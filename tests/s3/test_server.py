@@ -12,5 +12,16 @@ def test_boto3_round_trip_through_the_local_server(s3_server: str) -> None:
     listed = s3.list_objects_v2(Bucket="fixture-smoke", Prefix="a/")
     assert [(o["Key"], o["Size"]) for o in listed["Contents"]] == [("a/b.txt", 5)]
     assert listed["Contents"][0]["ETag"] == '"5d41402abc4b2a76b9719d911017c592"'
+    # EC2 answers too; the server is shared by the session's tests, so look only for this test's tag
     ec2 = boto3.client("ec2", endpoint_url=s3_server, region_name="us-east-1")
-    assert ec2.describe_instances()["Reservations"] == []
+    mine = [{"Name": "tag:fixture", "Values": ["server-smoke"]}]
+    assert ec2.describe_instances(Filters=mine)["Reservations"] == []
+    ec2.run_instances(
+        ImageId="ami-12345678",
+        MinCount=1,
+        MaxCount=1,
+        InstanceType="p5.48xlarge",
+        TagSpecifications=[{"ResourceType": "instance", "Tags": [{"Key": "fixture", "Value": "server-smoke"}]}],
+    )
+    [reservation] = ec2.describe_instances(Filters=mine)["Reservations"]
+    assert reservation["Instances"][0]["InstanceType"] == "p5.48xlarge"
