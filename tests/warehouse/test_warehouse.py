@@ -874,22 +874,33 @@ def test_an_ack_and_its_revocation_update_the_stored_counted_flag(tmp_path: Path
         con.close()
 
 
-def test_a_version_10_warehouse_upgrades_to_hourly_stats_keeping_its_samples(tmp_path: Path) -> None:
-    """Migration 0011 adds gpu_hourly_stats (the `prometheus` source's hours); the samples already landed stay
-    and the new table takes rows at once."""
+def _older_warehouse(tmp_path: Path, version: int, *inserts: str) -> Path:
+    """A warehouse laid out as schema `version` from its snapshot, stamped with it, holding `inserts`' rows."""
     import json
 
-    snap = json.loads((SNAPSHOTS / "v10.json").read_text())
-    path = tmp_path / "v10.duckdb"
+    snap = json.loads((SNAPSHOTS / f"v{version}.json").read_text())
+    path = tmp_path / f"v{version}.duckdb"
     old = duckdb.connect(str(path))
     for table, cols in snap["tables"].items():
         old.execute(f"create table {table} ({', '.join(cols)})")
-    old.execute("insert into schema_version values (10, 'snapshot', now()::timestamp)")
-    old.execute(
-        "insert into gpu_samples (ts, host, gpu_uuid, util_pct, source, x_source_file, x_file_id, x_sample_date) "
-        "values ('2026-11-30 00:00:01', 'gpu-node-a', 'GPU-a', 97, 'scrapes', '/a.prom', 'f1', '2026-11-30')"
-    )
+    old.execute("insert into schema_version values ($v, 'snapshot', now()::timestamp)", {"v": version})
+    for sql in inserts:
+        old.execute(sql)
     old.close()
+    return path
+
+
+def test_a_version_10_warehouse_upgrades_to_hourly_stats_keeping_its_samples(tmp_path: Path) -> None:
+    """Migration 0011 adds gpu_hourly_stats (the `prometheus` source's hours); the samples already landed stay
+    and the new table takes rows at once."""
+    path = _older_warehouse(
+        tmp_path,
+        10,
+        (
+            "insert into gpu_samples (ts, host, gpu_uuid, util_pct, source, x_source_file, x_file_id, x_sample_date) "
+            "values ('2026-11-30 00:00:01', 'gpu-node-a', 'GPU-a', 97, 'scrapes', '/a.prom', 'f1', '2026-11-30')"
+        ),
+    )
     con = connect(path)
     try:
         assert [v for v, _ in _versions(con)][0] == 10 and current_version(con) == SCHEMA_VERSION >= 11
@@ -907,19 +918,14 @@ def test_a_version_10_warehouse_upgrades_to_hourly_stats_keeping_its_samples(tmp
 def test_a_version_11_warehouse_upgrades_to_log_groups_keeping_its_data(tmp_path: Path) -> None:
     """Migration 0012 adds log_groups (the `cloudwatch_logs` source's listings); what version 11 landed stays
     and the new table takes rows at once."""
-    import json
-
-    snap = json.loads((SNAPSHOTS / "v11.json").read_text())
-    path = tmp_path / "v11.duckdb"
-    old = duckdb.connect(str(path))
-    for table, cols in snap["tables"].items():
-        old.execute(f"create table {table} ({', '.join(cols)})")
-    old.execute("insert into schema_version values (11, 'snapshot', now()::timestamp)")
-    old.execute(
-        "insert into gpu_hourly_stats (hour, host, samples, observed_s, source, x_source_file, x_file_id, "
-        "x_hour_date) values ('2026-11-30', 'gpu-node-a', 60, 3600, 'prom', 'http://p:9090', 'f2', '2026-11-30')"
+    path = _older_warehouse(
+        tmp_path,
+        11,
+        (
+            "insert into gpu_hourly_stats (hour, host, samples, observed_s, source, x_source_file, x_file_id, "
+            "x_hour_date) values ('2026-11-30', 'gpu-node-a', 60, 3600, 'prom', 'http://p:9090', 'f2', '2026-11-30')"
+        ),
     )
-    old.close()
     con = connect(path)
     try:
         assert [v for v, _ in _versions(con)][0] == 11 and current_version(con) == SCHEMA_VERSION >= 12
@@ -940,20 +946,15 @@ def test_a_version_11_warehouse_upgrades_to_log_groups_keeping_its_data(tmp_path
 def test_a_version_11_warehouse_upgrades_to_the_advice_table_keeping_its_findings(tmp_path: Path) -> None:
     """Migration 0013 adds `advice` (commitment and spot advice, never waste); the findings already stored
     stay and the new table takes rows at once."""
-    import json
-
-    snap = json.loads((SNAPSHOTS / "v11.json").read_text())
-    path = tmp_path / "v11.duckdb"
-    old = duckdb.connect(str(path))
-    for table, cols in snap["tables"].items():
-        old.execute(f"create table {table} ({', '.join(cols)})")
-    old.execute("insert into schema_version values (11, 'snapshot', now()::timestamp)")
-    old.execute(
-        "insert into findings (finding_id, rule_id, rule_name, category, severity, week_start, week_end, status, "
-        "reason, estimated_waste, detected_at) values ('f1', 'GPU001', 'idle-gpu-instance', 'idle', 'high', "
-        "'2026-11-23', '2026-11-30', 'waste', 'idle', 12.5, now()::timestamp)"
+    path = _older_warehouse(
+        tmp_path,
+        11,
+        (
+            "insert into findings (finding_id, rule_id, rule_name, category, severity, week_start, week_end, status, "
+            "reason, estimated_waste, detected_at) values ('f1', 'GPU001', 'idle-gpu-instance', 'idle', 'high', "
+            "'2026-11-23', '2026-11-30', 'waste', 'idle', 12.5, now()::timestamp)"
+        ),
     )
-    old.close()
     con = connect(path)
     try:
         assert [v for v, _ in _versions(con)][0] == 11 and current_version(con) == SCHEMA_VERSION >= 13
@@ -976,24 +977,17 @@ def test_a_version_11_warehouse_upgrades_to_the_advice_table_keeping_its_finding
 def test_a_version_11_warehouse_upgrades_to_remediation_keeping_its_findings_and_acks(tmp_path: Path) -> None:
     """Migration 0014 adds remediation_actions and remediation_log (`wastewatch remediate`); the findings and
     acks already there stay as they were, and the new tables take rows at once."""
-    import json
-
-    snap = json.loads((SNAPSHOTS / "v11.json").read_text())
-    path = tmp_path / "v11.duckdb"
-    old = duckdb.connect(str(path))
-    for table, cols in snap["tables"].items():
-        old.execute(f"create table {table} ({', '.join(cols)})")
-    old.execute("insert into schema_version values (11, 'snapshot', now()::timestamp)")
-    old.execute(
-        "insert into findings (finding_id, rule_id, rule_name, category, severity, week_start, week_end, "
-        "resource_id, status, reason, estimated_waste, currency, detected_at, finding_key, counted) values "
-        "('f-idle', 'GPU001', 'idle', 'idle', 'high', '2026-11-23', '2026-11-29', 'i-1', 'waste', 'r', 10.5, "
-        "'USD', now(), 'k1', true)"
+    path = _older_warehouse(
+        tmp_path,
+        11,
+        (
+            "insert into findings (finding_id, rule_id, rule_name, category, severity, week_start, week_end, "
+            "resource_id, status, reason, estimated_waste, currency, detected_at, finding_key, counted) values "
+            "('f-idle', 'GPU001', 'idle', 'idle', 'high', '2026-11-23', '2026-11-29', 'i-1', 'waste', 'r', 10.5, "
+            "'USD', now(), 'k1', true)"
+        ),
+        "insert into finding_acks values ('k1', 'GPU001', 'i-1', null, '2027-01-01', 'pool', 'ops', now())",
     )
-    old.execute(
-        "insert into finding_acks values ('k1', 'GPU001', 'i-1', null, '2027-01-01', 'pool', 'ops', now())"
-    )
-    old.close()
     con = connect(path)
     try:
         assert [v for v, _ in _versions(con)][0] == 11 and current_version(con) == SCHEMA_VERSION >= 14
@@ -1017,19 +1011,14 @@ def test_a_version_11_warehouse_upgrades_to_remediation_keeping_its_findings_and
 def test_a_version_11_warehouse_upgrades_to_the_samples_retention_keeping_its_samples(tmp_path: Path) -> None:
     """Migration 0015 adds gpu_samples_pruned (the days `retention:` dropped); the samples already landed
     stay, and the new table takes rows at once."""
-    import json
-
-    snap = json.loads((SNAPSHOTS / "v11.json").read_text())
-    path = tmp_path / "v11.duckdb"
-    old = duckdb.connect(str(path))
-    for table, cols in snap["tables"].items():
-        old.execute(f"create table {table} ({', '.join(cols)})")
-    old.execute("insert into schema_version values (11, 'snapshot', now()::timestamp)")
-    old.execute(
-        "insert into gpu_samples (ts, host, util_pct, source, x_source_file, x_file_id, x_sample_date) "
-        "values ('2026-11-30 01:00', 'gpu-node-a', 42.5, 'smi', '/a.csv', 'f1', '2026-11-30')"
+    path = _older_warehouse(
+        tmp_path,
+        11,
+        (
+            "insert into gpu_samples (ts, host, util_pct, source, x_source_file, x_file_id, x_sample_date) "
+            "values ('2026-11-30 01:00', 'gpu-node-a', 42.5, 'smi', '/a.csv', 'f1', '2026-11-30')"
+        ),
     )
-    old.close()
     con = connect(path)
     try:
         assert [v for v, _ in _versions(con)][0] == 11 and current_version(con) == SCHEMA_VERSION >= 15
