@@ -19,6 +19,7 @@ from pipelines.warehouse import utcnow
 from rules import Window
 
 TOP_N = 20
+TOP_ACTIONS = 15  # remediation actions the report lists, biggest first (`remediate plan` lists all)
 TREND_WEEKS = 8  # the trend chart spans at most this many weeks, the report's week last
 # "All findings" rolls up a rule's small findings (each under ROLLUP_SHARE of the week's waste in their
 # currency) into one line when there are at least ROLLUP_MIN of them of one status: 213 orphaned

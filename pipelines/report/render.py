@@ -20,7 +20,7 @@ import polars as pl
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from pipelines.report import charts
-from pipelines.report.model import TREND_WEEKS, TeamPage, WeeklyReport
+from pipelines.report.model import TOP_ACTIONS, TREND_WEEKS, TeamPage, WeeklyReport
 from pipelines.units import DAYS_PER_MONTH
 from rules import FINDING_COLUMNS
 from rules._contract import ATTENTION_CATEGORIES
@@ -128,6 +128,7 @@ def environment() -> Environment:
         charts=charts,
         change_pct=change_pct,
         TREND_WEEKS=TREND_WEEKS,
+        TOP_ACTIONS=TOP_ACTIONS,
         CATEGORY_GROUPS=CATEGORY_GROUPS,
         DAYS=charts.DAYS,
         ATTENTION_CATEGORIES=ATTENTION_CATEGORIES,

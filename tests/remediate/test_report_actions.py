@@ -15,6 +15,7 @@ import pytest
 from pipelines.config import Config, load_config
 from pipelines.remediate.plan import build_plan
 from pipelines.report import write_report
+from pipelines.report.model import TOP_ACTIONS
 from pipelines.report.notify import NotifyConfig, slack_payload
 from rules import Window
 from tests.helpers.config import write_config
@@ -87,6 +88,27 @@ def test_the_webhook_lists_the_weeks_top_actions_and_what_applied_actions_saved(
         f"• `{planned['i-untagged']}` stop_instance `i-untagged` (unassigned): USD 30.00 a week, planned",
         "• saved this week by 1 applied action(s): USD 80.00",
     ]
+
+
+def test_the_report_lists_the_biggest_actions_and_says_how_many_more(
+    warehouse: tuple[Config, duckdb.DuckDBPyConnection],
+) -> None:
+    config, con = warehouse
+    put_findings(con, W48, "GPU001", [
+        {"resource_id": f"i-{n:03d}", "estimated_waste": 1 + n % 7 / 10 + n / 1000} for n in range(TOP_ACTIONS + 5)
+    ])  # fmt: skip
+    report = write_report(con, config, W48)
+    assert len(report.actions) == TOP_ACTIONS + 5
+    html = (report.directory / "report.html").read_text(encoding="utf-8")
+    shown = re.findall(r'<tr data-action-id="[0-9a-f]+" data-kind="stop_instance" data-state="unplanned"><td>'
+                       r'<code>[0-9a-f]+</code><br><small>stop instance</small></td><td>GPU001</td><td><code>(i-\d+)</code>', html)  # fmt: skip
+    assert shown == [a["target"] for a in report.actions[:TOP_ACTIONS]]
+    assert f"The {TOP_ACTIONS} biggest of {TOP_ACTIONS + 5} actions" in html
+    md = (report.directory / "report.md").read_text(encoding="utf-8")
+    assert (
+        f"The {TOP_ACTIONS} biggest of {TOP_ACTIONS + 5} actions; `wastewatch remediate plan --week 2026-W48`"
+        in md
+    )
 
 
 def test_no_actions_no_section(warehouse: tuple[Config, duckdb.DuckDBPyConnection]) -> None:
