@@ -283,7 +283,8 @@ def run_cli(root: Path, *args: str) -> dict:
             else "rules"
             if re.match(r"^[A-Z]{3}\d{3} ", text)
             else "ingest"
-            if re.match(r"^[\w.-]+ \([\w]+\): ", text)
+            # a source's final line only: while it loads, a counter line with the seconds so far repeats
+            if re.match(r"^[\w.-]+ \(\w+\): (\d[\d,]* file\(s\) loaded|could not be read)", text)
             else None
         )
         if kind:
