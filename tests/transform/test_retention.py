@@ -7,6 +7,8 @@ Telemetry goes through the real nvidia_smi reader (tests/transform/test_gpu_mart
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import date, datetime, timedelta
 from pathlib import Path
 
@@ -42,6 +44,19 @@ def _three_days(project: Path) -> None:
         smi_file(project / "landing" / "telemetry" / f"gpu-a_{d}.csv", T0 + timedelta(days=d), 90, gpus=2)
 
 
+@contextmanager
+def _ingested(project: Path, days: int | None) -> Iterator[tuple[Config, duckdb.DuckDBPyConnection]]:
+    """Three days of two GPUs' samples ingested (no marts built yet) under a retention of `days`."""
+    config = _with_retention(project, days)
+    _three_days(project)
+    con = connect(config.warehouse_path)
+    try:
+        ingest(con, config)
+        yield config, con
+    finally:
+        con.close()
+
+
 def _marts(con: duckdb.DuckDBPyConnection) -> dict[str, list[tuple[object, ...]]]:
     return {
         t: con.execute(f"select * from {t} order by all").fetchall()  # noqa: S608 - our table names
@@ -57,11 +72,7 @@ def _sample_days(con: duckdb.DuckDBPyConnection) -> dict[date, int]:
 
 
 def test_rolled_up_days_past_the_retention_are_dropped_and_their_hours_kept(project: Path) -> None:
-    config = _with_retention(project, 8)
-    _three_days(project)
-    con = connect(config.warehouse_path)
-    try:
-        ingest(con, config)
+    with _ingested(project, 8) as (config, con):
         add_job(con, "j1", "gpu-a", T0 + timedelta(minutes=30), T0 + timedelta(minutes=75), gpu_indices=[0])
         build_marts(con)
         before = _marts(con)
@@ -83,16 +94,10 @@ def test_rolled_up_days_past_the_retention_are_dropped_and_their_hours_kept(proj
         con.execute("update jobs set ended_at = $e where job_id = 'j1'", {"e": T0 + timedelta(minutes=60)})
         build_marts(con)
         assert _marts(con)["int_gpu_slices"] == before["int_gpu_slices"]
-    finally:
-        con.close()
 
 
 def test_late_samples_of_a_dropped_day_are_dropped_in_turn_and_counted(project: Path) -> None:
-    config = _with_retention(project, 8)
-    _three_days(project)
-    con = connect(config.warehouse_path)
-    try:
-        ingest(con, config)
+    with _ingested(project, 8) as (config, con):
         build_marts(con)
         prune_samples(con, config, TODAY)
         before = _marts(con)
@@ -105,41 +110,24 @@ def test_late_samples_of_a_dropped_day_are_dropped_in_turn_and_counted(project: 
         assert prune_samples(con, config, TODAY).rows == 30
         assert DAYS[0] not in _sample_days(con)
         assert con.execute("select samples from gpu_samples_pruned").fetchall() == [(210,)]
-    finally:
-        con.close()
 
 
 def test_a_day_not_rolled_up_yet_is_never_dropped(project: Path) -> None:
-    config = _with_retention(project, 8)
-    _three_days(project)
-    con = connect(config.warehouse_path)
-    try:
-        ingest(con, config)  # no marts built: nothing is rolled up
+    with _ingested(project, 8) as (config, con):
+        # no marts built: nothing is rolled up
         assert prune_samples(con, config, TODAY).rows == 0
         assert _sample_days(con) == {d: 180 for d in DAYS}
-    finally:
-        con.close()
 
 
 def test_without_a_retention_every_sample_is_kept(project: Path) -> None:
-    config = _with_retention(project, None)
-    _three_days(project)
-    con = connect(config.warehouse_path)
-    try:
-        ingest(con, config)
+    with _ingested(project, None) as (config, con):
         build_marts(con)
         assert prune_samples(con, config, date(2030, 1, 1)).before is None
         assert sum(_sample_days(con).values()) == 540
-    finally:
-        con.close()
 
 
 def test_a_new_rollup_shape_keeps_the_dropped_days_hours(project: Path) -> None:
-    config = _with_retention(project, 8)
-    _three_days(project)
-    con = connect(config.warehouse_path)
-    try:
-        ingest(con, config)
+    with _ingested(project, 8) as (config, con):
         build_marts(con)
         prune_samples(con, config, TODAY)
         kept = con.execute(
@@ -159,24 +147,16 @@ def test_a_new_rollup_shape_keeps_the_dropped_days_hours(project: Path) -> None:
             == kept
         )
         assert con.execute("select count(distinct hour::date) from int_gpu_slices").fetchall() == [(3,)]
-    finally:
-        con.close()
 
 
 def test_the_report_still_sees_telemetry_in_a_week_whose_samples_were_dropped(project: Path) -> None:
-    config = _with_retention(project, 8)
-    _three_days(project)
-    con = connect(config.warehouse_path)
-    try:
-        ingest(con, config)
+    with _ingested(project, 8) as (config, con):
         build_marts(con)
         con.execute("delete from gpu_samples")  # as if the whole week had been dropped
         con.execute(
             "insert into gpu_samples_pruned values ($d, 540, $a, $b, $a)",
             {"d": DAYS[0], "a": T0, "b": T0 + timedelta(days=2, minutes=89)},
         )
-    finally:
-        con.close()
     assert no_data_message(config, Window.iso_week("2026-W48")) is None
     assert no_data_message(config, Window.iso_week("2026-W47")) is not None
 
