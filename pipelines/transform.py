@@ -25,6 +25,7 @@ import duckdb
 from pipelines import progress
 from pipelines.config import Config
 from pipelines.failpoints import failpoint
+from pipelines.fingerprints import Layers, combine, inputs_fingerprint
 from pipelines.warehouse import (
     SCHEMA_VERSION,
     apply_comments,
@@ -32,6 +33,7 @@ from pipelines.warehouse import (
     one,
     rows,
     sql_notes,
+    sql_root,
     sql_text,
     table_exists,
     transaction,
@@ -62,6 +64,8 @@ MARTS = ("resources", "cost_hourly", "gpu_job_hours", "gpu_hours", "jobs_enriche
 DAY_MARTS = ("gpu_job_hours", "gpu_hours")
 
 STATE = "int_incremental_days"
+# the fingerprint of what each mart built in full was last built from (pipelines/fingerprints.py)
+MART_INPUTS = "int_mart_inputs"
 # `sql/intermediate/incremental/`: the table of fingerprints (STATE) and the queries that fingerprint
 # each day's inputs, one row per day (day, fingerprint). A fingerprint is bit_xor over the day's rows of a
 # hash of each row's values as one string: DuckDB's multi-argument hash() combines its arguments
@@ -97,8 +101,8 @@ def build_intermediate(con: duckdb.DuckDBPyConnection) -> None:
     calls this first; when the objects were created from the same SQL (`int_layer_digest`) and all exist,
     it leaves them be, so a run pays for it once.
     """
-    con.execute(sql_text(INCREMENTAL, STATE))
-    con.execute(sql_text(INCREMENTAL, LAYER))
+    for table in (STATE, LAYER, MART_INPUTS):
+        con.execute(sql_text(INCREMENTAL, table))
     digest = _intermediate_digest()
     key = {"layer": "intermediate", "digest": digest, "names": list(INTERMEDIATE)}
     current = one(con, sql_text(INCREMENTAL, "layer_current"), key)
@@ -111,7 +115,8 @@ def build_intermediate(con: duckdb.DuckDBPyConnection) -> None:
             # name comes from our own constant list; the body is our own SQL file
             con.execute(f"create or replace view {name} as\n{sql_text('intermediate', name)}")
     notes = {name: sql_notes("intermediate", name) for name in INTERMEDIATE}
-    apply_comments(con, {**notes, STATE: sql_notes(INCREMENTAL, STATE), LAYER: sql_notes(INCREMENTAL, LAYER)})
+    notes.update({t: sql_notes(INCREMENTAL, t) for t in (STATE, LAYER, MART_INPUTS)})
+    apply_comments(con, notes)
     con.execute(
         f"insert or replace into {LAYER} values ($layer, $digest, $now)",  # noqa: S608 - our constant
         {"layer": "intermediate", "digest": digest, "now": utcnow()},
@@ -187,14 +192,6 @@ def _stored(con: duckdb.DuckDBPyConnection, name: str) -> dict[date, int]:
     }
 
 
-def _combine(*parts: int | None) -> int:
-    """One fingerprint from several (order matters); stable across runs and processes."""
-    acc = 1469598103934665603
-    for p in parts:
-        acc = ((acc ^ (p if p is not None else 0x9E3779B97F4A7C15)) * 1099511628211) % (1 << 64)
-    return acc
-
-
 def _ranges(days: list[date], longest: int) -> list[tuple[date, date]]:
     """Consecutive days grouped into ranges of at most `longest` days."""
     out: list[tuple[date, date]] = []
@@ -262,7 +259,7 @@ def refresh_rollups(con: duckdb.DuckDBPyConnection, full: bool = False) -> DaySt
     slicing = _fingerprints(con, "slicing_days")
     # days whose raw samples the retention dropped (pipelines/retention.py) stay as they were rolled up
     frozen = {r["day"] for r in rows(con, sql_text("intermediate/retention", "pruned_days"))}
-    current = {day: _combine(fp, slicing.get(day)) for day, fp in samples.items() if day not in frozen}
+    current = {day: combine(fp, slicing.get(day)) for day, fp in samples.items() if day not in frozen}
     return _refresh_days(
         con, "intermediate", "int_gpu_slices", current, full, days_per_statement=1, frozen=frozen
     )
@@ -276,7 +273,7 @@ def refresh_day_mart(con: duckdb.DuckDBPyConnection, name: str, full: bool = Fal
         cost = _fingerprints(con, "cost_days")
         mapping = _fingerprints(con, "mapping_days")
         current = {
-            day: _combine(fp, attributes.get(day), cost.get(day), mapping.get(day))
+            day: combine(fp, attributes.get(day), cost.get(day), mapping.get(day))
             for day, fp in _stored(con, "int_gpu_slices").items()
         }
     elif name == "gpu_hours":
@@ -386,17 +383,59 @@ def build_mart_with_rollup(
         build_intermediate(con)
         if needs_rollup(name):
             stats.append(refresh_rollups(con))
+        kept = False
         if name in DAY_MARTS:
             stats.append(refresh_day_mart(con, name))
         else:
-            con.execute(f"create or replace table {name} as\n{sql_text('marts', name)}")
-        apply_comments(con, {name: sql_notes("marts", name)})  # a replaced table starts without comments
+            kept = _build_full(con, name)
+        if not kept:
+            apply_comments(con, {name: sql_notes("marts", name)})  # a replaced table starts without comments
         failpoint("transform.mart.before_commit")
     failpoint("transform.mart.committed")
     row = one(con, f"select count(*) from {name}")  # noqa: S608 - identifiers only, values are bound
     n = int(row[0]) if row else 0
-    progress.done(f"  mart {name}: {n:,} rows in {progress.seconds(started)}")
+    how = "kept (its inputs did not change)" if kept else "in"
+    progress.done(f"  mart {name}: {n:,} rows {how} {progress.seconds(started)}")
     return n, stats
+
+
+def _build_full(con: duckdb.DuckDBPyConnection, name: str) -> bool:
+    """Build a mart in full unless it exists and its inputs fingerprint as when it was last built.
+
+    Returns whether the table was kept as it was.
+    """
+    fingerprint = inputs_fingerprint(con, name, _layers(), _mart_digest(name))
+    stored = one(con, f"select fingerprint from {MART_INPUTS} where mart = $m", {"m": name})  # noqa: S608
+    if fingerprint is not None and stored and int(stored[0]) == fingerprint and table_exists(con, name):
+        return True
+    con.execute(f"create or replace table {name} as\n{sql_text('marts', name)}")
+    # identifiers from our own constants; the values are bound
+    con.execute(f"delete from {MART_INPUTS} where mart = $m", {"m": name})  # noqa: S608
+    if fingerprint is not None:
+        con.execute(
+            f"insert into {MART_INPUTS} values ($m, $fp, $now)",  # noqa: S608
+            {"m": name, "fp": fingerprint, "now": utcnow()},
+        )
+    return False
+
+
+@cache
+def _layers() -> Layers:
+    return Layers(
+        marts=frozenset(m for m in MARTS if m not in DAY_MARTS),
+        day_tables=frozenset(ROLLUPS + DAY_MARTS),
+        views=frozenset(n for n in INTERMEDIATE if n not in ROLLUPS),
+    )
+
+
+@cache
+def _mart_digest(name: str) -> str:
+    """sha256 of the intermediate layer's digest, the SQL macros and the mart's own SQL."""
+    h = hashlib.sha256(f"{_intermediate_digest()}\n".encode())
+    for path in sorted((sql_root() / "macros").glob("*.sql")):
+        h.update(f"{path.name}\n{path.read_text(encoding='utf-8')}\n".encode())
+    h.update(f"marts/{name}\n{sql_text('marts', name)}\n".encode())
+    return h.hexdigest()
 
 
 def build_marts(con: duckdb.DuckDBPyConnection, config: Config | None = None) -> dict[str, int]:

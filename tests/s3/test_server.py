@@ -21,7 +21,9 @@ def test_boto3_round_trip_through_the_local_server(s3_server: str) -> None:
         MinCount=1,
         MaxCount=1,
         InstanceType="p5.48xlarge",
-        TagSpecifications=[{"ResourceType": "instance", "Tags": [{"Key": "fixture", "Value": "server-smoke"}]}],
+        TagSpecifications=[
+            {"ResourceType": "instance", "Tags": [{"Key": "fixture", "Value": "server-smoke"}]}
+        ],
     )
     [reservation] = ec2.describe_instances(Filters=mine)["Reservations"]
     assert reservation["Instances"][0]["InstanceType"] == "p5.48xlarge"

@@ -411,8 +411,12 @@ def test_gpu_marts_rebuild_only_the_days_whose_inputs_changed(
     }  # noqa: S608
     build_mart_with_rollup(con, "cost_hourly")
     assert _mart_days(con) == {"int_gpu_slices": [], "gpu_job_hours": [], "gpu_hours": []}
-    # the bill of one day is restated: that day's slices are priced again, the roll-up is untouched
-    con.execute("update billing_lines set effective_cost = 30 where charge_period_start::date = '2026-11-25'")
+    # the bill of one day is restated (by a new delivery, as every change to a landed table comes): that
+    # day's slices are priced again, the roll-up is untouched
+    con.execute(
+        "update billing_lines set effective_cost = 30, x_file_id = 'restated' "
+        "where charge_period_start::date = '2026-11-25'"
+    )
     build_mart_with_rollup(con, "cost_hourly")
     assert _mart_days(con) == {"int_gpu_slices": [], "gpu_job_hours": [days[2]], "gpu_hours": [days[2]]}
     assert rows(
