@@ -17,7 +17,8 @@ weekend-idle host, a parked notebook holding GPU memory, a job using 2 of its 8 
 job, a telemetry outage (insufficient data), checkpoints of failed runs, a dataset copied into three
 buckets, an untagged host and bucket, a spend spike, a team over budget, a CloudWatch Logs group kept forever
 (two saved `describe-log-groups` listings a week apart and its storage lines in the bill) and old TensorBoard
-event files and profiler traces in the scratch bucket (STO005). Besides the planted crash,
+event files and profiler traces and Prometheus TSDB blocks a Thanos sidecar uploaded and nobody expired, in the
+scratch bucket (STO005). Besides the planted crash,
 about 6 % of the training jobs longer than 8 h fail at random (scenario.Planner.fill); expected.json lists each
 of them under GPU004 with the GPU time it lost since its run's last checkpoint.
 
@@ -70,7 +71,7 @@ from pipelines.demo.modelled import (
     write_hosts_csv,
     write_train_logs,
 )
-from pipelines.demo.scenario import P5, fleet, plan, plan_log_files, plan_storage
+from pipelines.demo.scenario import P5, fleet, plan, plan_log_files, plan_metric_blocks, plan_storage
 from pipelines.demo.writers import (
     config_text,
     write_inventory,
@@ -101,6 +102,8 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
     objects, facts = plan_storage(rng, planner.jobs, start, end)
     # STO005's old event files and traces, planned from no draw of `rng`: every other plant stays as it was
     objects["acme-scratch"].extend(plan_log_files(end))
+    # and the Thanos blocks nobody expired, planned from no draw either
+    objects["acme-scratch"].extend(plan_metric_blocks(end))
     region = {"acme-datasets-eu": ("eu-west-1", "Europe (Ireland)")}
     storage = {
         b: {

@@ -378,7 +378,18 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
     ]
     old_log_bytes = sum(o[1] for o in old_logs)
     sto005_files = Decimal(old_log_bytes) * week_cost
-    sto005 = sum((x["waste_exact"] for x in log_findings), Decimal(0)) + sto005_files
+    # the Thanos blocks whose files were all written more than 30 days before the week's end (each block's
+    # files are written minutes apart, so a block is old when its last file is)
+    blocks: dict[str, list[tuple[str, int, datetime, str]]] = {}
+    for o in objects["acme-scratch"]:
+        if o[0].startswith("thanos/"):
+            blocks.setdefault(o[0].split("/")[1], []).append(o)
+    old_blocks = {
+        b: files for b, files in blocks.items() if max(f[2] for f in files) <= rw_end - timedelta(days=30)
+    }
+    old_block_bytes = sum(f[1] for files in old_blocks.values() for f in files)
+    sto005_blocks = Decimal(old_block_bytes) * week_cost
+    sto005 = sum((x["waste_exact"] for x in log_findings), Decimal(0)) + sto005_files + sto005_blocks
 
     # NET001: the cloud jobs (all in us-east-1) that ran in the report week are the EU copy's readers
     readers = sorted(
@@ -550,10 +561,20 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
                         "bytes": old_log_bytes,
                         "waste": money(sto005_files),
                     },
+                    "metric_blocks": {
+                        "resource_id": "s3://acme-scratch/thanos/",
+                        "blocks": len(old_blocks),
+                        "newer_blocks": len(blocks) - len(old_blocks),
+                        "objects": sum(len(files) for files in old_blocks.values()),
+                        "bytes": old_block_bytes,
+                        "oldest_block": min(old_blocks),
+                        "waste": money(sto005_blocks),
+                    },
                     "basis": "the SageMaker training jobs' log group never expires: the week's storage cost of its "
                     "lines x (stored bytes - 30 days x its growth a day between the two listings) / stored bytes; "
                     "the EKS group keeps 14 days (no finding); plus three September runs' TensorBoard event files "
-                    "and profiler traces in acme-scratch x $0.023 per GiB-month x 7 / 30.44",
+                    "and profiler traces, and three Thanos blocks last written more than 30 days ago, in acme-scratch x "
+                    "$0.023 per GiB-month x 7 / 30.44",
                 },
                 "NET001": {
                     "name": "cross-region-transfer",

@@ -408,3 +408,35 @@ def plan_log_files(end: datetime) -> list[tuple[str, int, datetime, str]]:
         ):
             out.append((key, gib * GIB, when, _etag(key, gib * GIB)))
     return out
+
+
+CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+
+def _ulid(made: datetime, seed: str) -> str:
+    """A ULID for a block made at `made`: 10 characters of its milliseconds since the epoch, then 16 drawn
+    from a hash of `seed` (not from the random stream)."""
+    ms = int(made.timestamp() * 1000)
+    head = "".join(CROCKFORD[(ms >> (5 * i)) & 31] for i in reversed(range(10)))
+    digest = int(hashlib.sha256(seed.encode()).hexdigest(), 16)
+    return head + "".join(CROCKFORD[(digest >> (5 * i)) & 31] for i in range(16))
+
+
+def plan_metric_blocks(end: datetime) -> list[tuple[str, int, datetime, str]]:
+    """The GPU cluster's Prometheus metrics, uploaded by a Thanos sidecar under `thanos/` in the scratch bucket
+    and never expired (no compactor retention): four blocks made at 02:00 UTC 91, 76, 61 and 4 days before the
+    report week ends, each `chunks/000001` of 12 GiB, an `index` of 1 GiB and a 2 KiB `meta.json`, written a
+    few minutes after the block was made. The three old ones are STO005's; the newest is within 30 days. Planned
+    from no random draw."""
+    out = []
+    for days in (90, 75, 60, 3):
+        made = end - timedelta(days=days, hours=22)
+        block = _ulid(made, f"demo-block-{days}")
+        for name, size, minutes in (
+            ("chunks/000001", 12 * GIB, 4),
+            ("index", GIB, 5),
+            ("meta.json", 2048, 5),
+        ):
+            key = f"thanos/{block}/{name}"
+            out.append((key, size, made + timedelta(minutes=minutes), _etag(key, size)))
+    return out

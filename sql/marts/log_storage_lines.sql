@@ -1,15 +1,17 @@
--- grain: one row per billing line of log storage, log retention or log ingestion
+-- grain: one row per billing line of log storage, log retention, log ingestion or metric storage
 -- depends_on: billing_line_items
--- The bill's log-storage lines, classified by the built-in catalogue pipelines/catalog/log_usage_types.csv (the
--- first matching pattern by priority, the line's service matching too): CloudWatch Logs by the usage type
--- (`USE1-TimedStorage-ByteHrs` stored bytes, `USE1-DataProcessing-Bytes` ingested bytes, on AmazonCloudWatch:
--- S3 bills storage under the same usage type), Azure Log Analytics by the meter (Data Retention, Data
--- Ingestion), Google Cloud Logging by the SKU description (log retention, Log Volume).
--- kind: storage (every stored byte, GB-months) | retention (only bytes kept past included_days, GB-months) |
---       ingestion (ingested bytes, GB)
+-- The bill's log- and metric-storage lines, classified by the built-in catalogue
+-- pipelines/catalog/log_usage_types.csv (the first matching pattern by priority, the line's service matching
+-- too): CloudWatch Logs by the usage type (`USE1-TimedStorage-ByteHrs` stored bytes, `USE1-DataProcessing-Bytes`
+-- ingested bytes, on AmazonCloudWatch: S3 bills storage under the same usage type), Amazon Managed Service for
+-- Prometheus by the usage type (`USE1-AMP:MetricStorageByteHrs`), Azure Log Analytics by the meter
+-- (Pay-as-you-go Data Retention, Data Ingestion), Google Cloud Logging by the SKU description (log retention,
+-- Log Volume).
+-- kind: storage (every stored log byte, GB-months) | retention (only bytes kept past included_days, GB-months) |
+--       ingestion (ingested bytes, GB) | metric_storage (every stored metric byte, GB-months)
 -- log_group_arn: the CloudWatch log group of an AWS line (its resource id, without a trailing :*), else NULL
 -- included_days: days of retention the provider includes before a retention line bills (Azure 31, Google 30)
--- quantity: consumed_quantity of the line (GB-months of storage, GB ingested)
+-- quantity: consumed_quantity of the line (GB-months of storage; GB ingested, bytes for Google's Log Volume)
 with lines as (
     select
         b.*,

@@ -1,7 +1,8 @@
 """`wastewatch demo` end to end for STO005: the SageMaker training jobs' log group, created without a retention
-(the landed `describe-log-groups` listings and the bill's CloudWatch Logs storage lines), and three September
-runs' TensorBoard event files and profiler traces in the scratch bucket are found with the planted dollars; the
-EKS group that keeps 14 days is not, and no byte STO005 prices is priced by another storage rule."""
+(the landed `describe-log-groups` listings and the bill's CloudWatch Logs storage lines), three September
+runs' TensorBoard event files and profiler traces, and three Thanos TSDB blocks nobody expired, in the scratch
+bucket's S3 inventory, are found with the planted dollars; the EKS group that keeps 14 days and the Thanos block
+of last week are not, and no byte STO005 prices is priced by another storage rule."""
 
 from __future__ import annotations
 
@@ -30,10 +31,9 @@ def test_the_log_group_without_retention_and_the_old_event_files_are_found_to_th
     found = {f["resource_id"]: f for f in _findings(directory, "STO005")}
     [group] = expected["log_groups"]
     files = expected["log_files"]
-    assert set(found) == {
-        group["resource_id"],
-        files["resource_id"],
-    }  # the 14-day EKS group is within the limit
+    blocks = expected["metric_blocks"]
+    # the 14-day EKS group is within the limit
+    assert set(found) == {group["resource_id"], files["resource_id"], blocks["resource_id"]}
     g = found[group["resource_id"]]
     assert g["status"] == "waste" and g["team"] == "nlp" and g["resource_type"] == "log group"
     assert abs(Decimal(g["estimated_waste"]) - Decimal(str(group["waste"]))) < Decimal("0.005")
@@ -51,6 +51,23 @@ def test_the_log_group_without_retention_and_the_old_event_files_are_found_to_th
     assert f["status"] == "waste" and f["resource_type"] == "training logs"
     assert (f["evidence"]["objects"], f["evidence"]["bytes"]) == (files["objects"], files["bytes"])
     assert abs(Decimal(f["estimated_waste"]) - Decimal(str(files["waste"]))) < Decimal("0.005")
+    b = found[blocks["resource_id"]]
+    assert b["status"] == "waste" and b["resource_type"] == "metric blocks"
+    ev = b["evidence"]
+    assert (
+        (ev["blocks"], ev["newer_blocks"], ev["objects"], ev["bytes"])
+        == (
+            blocks["blocks"],
+            blocks["newer_blocks"],
+            blocks["objects"],
+            blocks["bytes"],
+        )
+        == (3, 1, 9, 3 * (13 * 1024**3 + 2048))
+    )
+    assert (
+        ev["oldest_block"] == blocks["oldest_block"] and ev["oldest_block_made_at"] == "2026-08-31T02:00:00Z"
+    )
+    assert abs(Decimal(b["estimated_waste"]) - Decimal(str(blocks["waste"]))) < Decimal("0.005")
     total = sum(Decimal(x["estimated_waste"]) for x in found.values())
     assert abs(total - Decimal(str(expected["waste"]))) <= Decimal("0.01")
 
@@ -58,7 +75,12 @@ def test_the_log_group_without_retention_and_the_old_event_files_are_found_to_th
 def test_no_byte_sto005_prices_is_priced_by_another_storage_rule(demo_dir: tuple[Path, str]) -> None:
     directory, _ = demo_dir
     others = [f for rid in ("STO001", "STO002", "STO003", "STO004") for f in _findings(directory, rid)]
-    assert not [f for f in others if "tensorboard" in f["resource_id"] or "log-group" in f["resource_id"]]
+    assert not [
+        f
+        for f in others
+        if any(s in f["resource_id"] for s in ("tensorboard", "log-group", "thanos"))
+        or "thanos/" in json.dumps(f["evidence"])
+    ]
     [files] = [f for f in _findings(directory, "STO005") if f["resource_type"] == "training logs"]
     assert all(x["folder"].startswith("tensorboard/") for x in files["evidence"]["folders"])
 

@@ -169,7 +169,7 @@ def tables_read(sql: str) -> set[str]:
     """Names after FROM/JOIN that are not the query's own CTEs (comments and string literals removed)."""
     sql = re.sub(r"--[^\n]*", "", sql)
     sql = re.sub(r"'(?:[^']|'')*'", "''", sql)
-    ctes = set(re.findall(r"\b([a-z_][a-z0-9_]*)\s+as\s*\(", sql, flags=re.I))
+    ctes = set(re.findall(r"\b([a-z_][a-z0-9_]*)\s+as\s*(?:not\s+)?(?:materialized\s*)?\(", sql, flags=re.I))
     named = set(re.findall(r"\b(?:from|join)\s+([a-z_][a-z0-9_.]*)", sql, flags=re.I))
     return {n.lower() for n in named} - {c.lower() for c in ctes}
 
@@ -177,6 +177,8 @@ def tables_read(sql: str) -> set[str]:
 def test_tables_read_helper() -> None:
     sql = "with a as (select 1 from raw_x) select * from a join marts_y as m on true -- from comment_z"
     assert tables_read(sql) == {"raw_x", "marts_y"}
+    sql = "with a as not materialized (select 1 from raw_x), b as materialized (select 1 from a) select * from b"
+    assert tables_read(sql) == {"raw_x"}
 
 
 @by_rule

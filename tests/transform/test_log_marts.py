@@ -20,6 +20,10 @@ from tests.helpers.paths import FIXTURES
 
 DAY = datetime(2026, 11, 24, 3)
 GROUP = "arn:aws:logs:us-east-1:111122223333:log-group:/aws/sagemaker/TrainingJobs"
+EA_SAMPLE = FIXTURES / "billing" / "azure" / "EA_AmortizedCost_Small.csv"
+GCP_SAMPLE = (
+    FIXTURES / "billing" / "gcp" / "202011_30c31bca571d9b7f3b2c8459dd8bc34a_2020-11-08_2020-11-11.csv"
+)
 
 
 def _line(
@@ -83,5 +87,75 @@ def test_log_lines_are_classified_and_groups_get_their_growth(tmp_path: Path) ->
         assert round(train["age_days"], 6) == (datetime(2026, 11, 29) - datetime(2025, 9, 1)).days
         assert groups["/eks/gpu-cluster/application"]["growth_bytes_per_day"] == 0
         assert groups["/aws/batch/job"]["retention_in_days"] == 365
+    finally:
+        con.close()
+
+
+def test_managed_prometheus_storage_is_metric_storage(tmp_path: Path) -> None:
+    landing = tmp_path / "landing"
+    landing.mkdir()
+    workspace = "arn:aws:aps:eu-west-1:111122223333:workspace/ws-3f2c9a1e-5b7d-4e8f-9a0b-1c2d3e4f5a6b"
+    service = "Amazon Managed Service for Prometheus"
+    rows_ = [
+        _line(workspace, "EU-AMP:MetricStorageByteHrs", "AmazonPrometheus", service, "12.5", "GB-Mo"),
+        # ingested samples and query samples are not storage
+        _line(workspace, "EU-AMP:MetricSampleCount", "AmazonPrometheus", service, "40000000", "Samples"),
+        _line(workspace, "AMP:QuerySamplesProcessed", "AmazonPrometheus", service, "920", "Samples"),
+        # CloudWatch's storage usage type on an AMP line would still not be a log line, nor AMP's on CloudWatch
+        _line(GROUP, "EU-AMP:MetricStorageByteHrs", "AmazonCloudWatch", "AmazonCloudWatch", "1.0", "GB-Mo"),
+    ]
+    (landing / "bill.csv.gz").write_bytes(csv_bytes(rows_))
+    write_config(tmp_path, "sources:\n  - {name: cur2, kind: aws_cur2, uri: landing/}\n")
+    config = load_config(tmp_path / "wastewatch.yaml")
+    con = connect(config.warehouse_path)
+    try:
+        assert not ingest(con, config).rejected
+        assert build_mart(con, "log_storage_lines") == 1
+        (got,) = rows(con, "select * from log_storage_lines")
+        assert (got["kind"], got["usage_type"], got["resource_id"], got["log_group_arn"]) == (
+            "metric_storage",
+            "EU-AMP:MetricStorageByteHrs",
+            workspace,
+            None,
+        )
+        assert got["quantity"] == 12.5 and got["included_days"] is None
+    finally:
+        con.close()
+
+
+def test_the_real_azure_and_google_log_meters_are_classified(tmp_path: Path) -> None:
+    """The Log Analytics retention lines of Microsoft's EA sample (finops-toolkit: MeterCategory Log Analytics,
+    MeterName Pay-as-you-go Data Retention, 1 GB/Month) and the Cloud Logging lines of koku's Google export
+    (service Stackdriver Logging, SKU Log Volume, usage in bytes) land in log_storage_lines as retention and
+    ingestion; no other line of those bills does."""
+    for folder, src in (("az", EA_SAMPLE), ("gcp", GCP_SAMPLE)):
+        (tmp_path / folder).mkdir()
+        shutil.copy(src, tmp_path / folder / src.name)
+    write_config(
+        tmp_path, "sources:\n  - {name: az, kind: azure, uri: az/}\n  - {name: gcp, kind: gcp, uri: gcp/}\n"
+    )
+    config = load_config(tmp_path / "wastewatch.yaml")
+    con = connect(config.warehouse_path)
+    try:
+        assert not ingest(con, config).rejected
+        assert build_mart(con, "log_storage_lines") == 12
+        got = rows(
+            con,
+            "select provider, service_name, kind, included_days, unit, count(*) as n, sum(quantity) as quantity, "
+            "sum(effective_cost) as cost, min(resource_id) as resource_id from log_storage_lines "
+            "group by all order by provider",
+        )
+        kinds = [
+            (r["provider"], r["service_name"], r["kind"], r["included_days"], r["unit"], r["n"]) for r in got
+        ]
+        assert kinds == [
+            ("Google Cloud", "Stackdriver Logging", "ingestion", None, "B", 10),
+            ("Microsoft", "Log Analytics", "retention", 31, "GB/Month", 2),
+        ]
+        google, azure = got
+        assert google["quantity"] == 16387.0  # bytes, as the export gives usage.amount
+        assert round(azure["quantity"], 8) == round(24.80634996 + 24.86951242, 8)
+        assert round(azure["cost"], 6) == Decimal("4.967586")
+        assert azure["resource_id"].endswith("/workspaces/sapmon-log-133913327cb44f")
     finally:
         con.close()
