@@ -88,6 +88,10 @@ class Site:
             given["gpu_job_hours"].append(
                 {"resource_id": IDLE, "gpus": 8, "from": start, "to": end, "util_mean": 0.4}
             )
+        self.given(given)
+
+    def given(self, given: dict[str, list[dict[str, Any]]]) -> None:
+        """The marts hold exactly these rows (tests/helpers/mart_rows.py's syntax)."""
         con = connect(load_config(self.path).warehouse_path)
         try:
             load_given(con, given, {})
@@ -182,6 +186,33 @@ def test_a_finding_that_stopped_and_came_back_is_sent_again(site: Site) -> None:
     assert len(site.posts()) == 2
     assert "running again: it had stopped since it was sent at" in site.posts()[1]
     assert site.query("select sends, stopped_since_sent from alerts_sent") == [(2, False)]
+
+
+def test_a_zombie_instance_is_sent_with_no_automatic_action(site: Site) -> None:
+    # GPU004: job 5 ran 00:00-04:00 on i-zombie, then the instance billed 50.00 an hour for 20 h with no job
+    # and no telemetry up to the end of the data: 20 × 50.00 = 1,000.00 in the last 24 h, still running
+    zombie = "i-0ddddddddddddddd4"
+    site.given(
+        {
+            "resources": [{"resource_id": zombie, "team": "vision"}],
+            "jobs_enriched": [
+                {"job_id": "5", "started_at": D0, "ended_at": D0 + timedelta(hours=4), "resource_ids": [zombie]}
+            ],
+            "cost_hourly": [{"resource_id": zombie, "from": D0, "to": D0 + DAY, "effective_cost": 50.0}],
+            "gpu_job_hours": [
+                {"resource_id": zombie, "job_id": "5", "gpus": 8, "from": D0, "to": D0 + timedelta(hours=4),
+                 "util_mean": 80.0, "power_mean_w": 500.0}
+            ],
+        }
+    )  # fmt: skip
+    result = site.cli()
+    assert result.exit_code == 0, result.output
+    [text] = site.posts()
+    assert f"GPU004 failed-job-and-zombie `{zombie}` (vision): USD 1,000.00 in the last 24 h" in text
+    assert "Action: no automatic action for GPU004: stop or release the node and fix the job" in text
+    assert site.query(
+        "select rule_id, resource_id, daily_waste, action_id, action_kind from alerts_sent"
+    ) == [("GPU004", zombie, Decimal("1000.000000"), None, None)]
 
 
 def test_an_acknowledged_finding_is_not_sent(site: Site) -> None:
