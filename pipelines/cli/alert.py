@@ -15,7 +15,8 @@ from pipelines.cli.common import EXIT_REJECTED, Failure, ctx_config, say, wait_o
     "--as-of",
     "as_of",
     type=click.DateTime(formats=["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%d"]),
-    help="Judge the 24 hours of data up to this UTC time (default: the end of the newest billed GPU hour).",
+    help="Judge the 24 hours of data up to this UTC time (default: the end of the newest hour both the bill "
+    "and the GPU telemetry reach).",
 )
 @wait_option
 @click.pass_context
@@ -51,7 +52,7 @@ def alert(ctx: click.Context, dry_run: bool, as_of: datetime | None, wait_s: flo
     assert run is not None
     result = run.check
     if result.as_of is None:
-        say("no billed GPU hours in the warehouse: nothing to check")
+        say("no GPU hours billed or observed in the warehouse: nothing to check")
         return
     say(headline(result))
     for f in result.live:

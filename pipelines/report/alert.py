@@ -5,8 +5,9 @@ webhook as the weekly summary (pipelines/report/notify.py: its transport, escapi
 and GPU004 waste that is still running and costs at least `alert.min_daily_waste` a day, once per finding
 until it changes, with the remediation action `wastewatch remediate plan` gives it.
 
-The data's "now" (`as_of`) is the end of the newest billed GPU hour (sql/alerts/as_of.sql). Each watched
-rule runs, with the config's params, over two windows that end there:
+The data's "now" (`as_of`) is the end of the newest hour both the bill and the GPU telemetry reach
+(sql/alerts/as_of.sql says why). Each watched rule runs, with the config's params, over two windows that
+end there:
 - the day, [as_of - 24 h, as_of): the finding's daily waste, compared with the threshold;
 - the newest `live_hours` hours: a finding is *still running* when the rule still prices waste on the same
   resource in them (GPU001: an idle stretch of at least min_idle_hours reaches into them; GPU004: a zombie
@@ -125,8 +126,9 @@ def _waste(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def check(con: duckdb.DuckDBPyConnection, config: Config, as_of: datetime | None = None) -> AlertCheck:
-    """Evaluate the watched rules for the day up to `as_of` (default: the newest billed GPU hour's end) and
-    decide, for each finding still running, whether to post it. Reads only."""
+    """Evaluate the watched rules for the day up to `as_of` (default: sql/alerts/as_of.sql, the end of the
+    newest hour both bill and telemetry reach) and decide, for each finding still running, whether to post
+    it. Reads only."""
     settings = config.alert or AlertConfig()
     now = as_of or scalar(con, sql_text("alerts", "as_of"))
     result = AlertCheck(now, settings)

@@ -10,7 +10,7 @@ create table if not exists alerts_sent (
     status varchar not null,              -- the finding's status when sent (waste)
     daily_waste decimal(18, 6) not null,  -- the waste sent: the rule over the 24 hours of data up to as_of
     currency varchar,                     -- the finding's billing currency
-    as_of timestamp not null,             -- end of the newest billed GPU hour the sent alert was computed to (UTC)
+    as_of timestamp not null,             -- the data's now the sent alert was computed to (UTC; sql/alerts/as_of.sql)
     action_id varchar,                    -- the remediation action `wastewatch remediate plan` gives the finding
     action_kind varchar,                  -- stop_instance, or NULL: no automatic action for this rule
     reason varchar,                       -- the finding's reason as sent

@@ -26,6 +26,7 @@ from click.testing import CliRunner, Result
 from pipelines.cli import main
 from pipelines.config import ConfigError, load_config
 from pipelines.defs.resources import WastewatchResource
+from pipelines.transform import build_mart
 from pipelines.warehouse import connect
 from tests.helpers.config import write_config
 from tests.helpers.empty_warehouse import open_copy
@@ -190,18 +191,23 @@ def test_a_finding_that_stopped_and_came_back_is_sent_again(site: Site) -> None:
 
 def test_a_zombie_instance_is_sent_with_no_automatic_action(site: Site) -> None:
     # GPU004: job 5 ran 00:00-04:00 on i-zombie, then the instance billed 50.00 an hour for 20 h with no job
-    # and no telemetry up to the end of the data: 20 × 50.00 = 1,000.00 in the last 24 h, still running
-    zombie = "i-0ddddddddddddddd4"
+    # and no telemetry up to the end of the data (i-busy's telemetry and the bill reach 2026-11-24 00:00):
+    # 20 × 50.00 = 1,000.00 in the last 24 h, still running
+    zombie, busy = "i-0ddddddddddddddd4", "i-0eeeeeeeeeeeeeee5"
     site.given(
         {
-            "resources": [{"resource_id": zombie, "team": "vision"}],
+            "resources": [{"resource_id": zombie, "team": "vision"}, {"resource_id": busy, "team": "vision"}],
             "jobs_enriched": [
                 {"job_id": "5", "started_at": D0, "ended_at": D0 + timedelta(hours=4), "resource_ids": [zombie]}
             ],
-            "cost_hourly": [{"resource_id": zombie, "from": D0, "to": D0 + DAY, "effective_cost": 50.0}],
+            "cost_hourly": [
+                {"resource_id": zombie, "from": D0, "to": D0 + DAY, "effective_cost": 50.0},
+                {"resource_id": busy, "from": D0, "to": D0 + DAY, "effective_cost": 50.0},
+            ],
             "gpu_job_hours": [
                 {"resource_id": zombie, "job_id": "5", "gpus": 8, "from": D0, "to": D0 + timedelta(hours=4),
-                 "util_mean": 80.0, "power_mean_w": 500.0}
+                 "util_mean": 80.0, "power_mean_w": 500.0},
+                {"resource_id": busy, "gpus": 8, "from": D0, "to": D0 + DAY, "util_mean": 80.0, "power_mean_w": 500.0},
             ],
         }
     )  # fmt: skip
@@ -229,6 +235,30 @@ def test_an_acknowledged_finding_is_not_sent(site: Site) -> None:
     assert result.exit_code == 0 and "nothing new to post" in result.output
     assert f"not sent: GPU001 {IDLE}: acknowledged" in result.output
     assert site.posts() == [] and site.query("select count(*) from alerts_sent") == [(0,)]
+
+
+def test_now_is_the_newest_hour_both_the_bill_and_the_telemetry_reach(site: Site) -> None:
+    # the bill runs 6 h past the telemetry (an exporter down): now is the telemetry's newest hour, so the
+    # unobserved hours make no zombie and the idle instances are judged up to 2026-11-24 00:00
+    site.load(until=D0 + DAY)
+    con = connect(load_config(site.path).warehouse_path)
+    try:
+        con.execute(
+            "insert into cost_hourly by name select hour + interval 6 hour as hour, * exclude (hour) "
+            "from cost_hourly where hour >= $h",
+            {"h": D0 + timedelta(hours=18)},
+        )
+        build_mart(con, "gpu_billed_hours")
+        assert con.execute("select max(hour) from gpu_billed_hours").fetchall() == [
+            (D0 + DAY + timedelta(hours=5),)
+        ]
+    finally:
+        con.close()
+    result = site.cli("--dry-run")
+    assert result.exit_code == 0, result.output
+    assert "(the 24 h of data to 2026-11-24 00:00 UTC" in result.output
+    assert f"GPU001 idle-gpu-instance {IDLE} (nlp/ana): USD 2,359.68 in the last 24 h" in result.output
+    assert "GPU004" not in result.output
 
 
 def test_a_failed_post_exits_non_zero_and_records_nothing_as_sent(site: Site) -> None:
