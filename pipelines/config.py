@@ -280,6 +280,50 @@ class RemediationConfig(_Strict):
     ec2_region: str | None = Field(None, description="Region of instances whose finding names none.")
 
 
+# the rules whose waste `wastewatch alert` watches: the ones that burn by the hour while nobody looks
+AlertRule = Literal["GPU001", "GPU004"]
+
+
+class AlertConfig(_Strict):
+    """The optional `alert:` section: the daily alert for live, expensive waste (`wastewatch alert`,
+    docs/alerts.md). It posts to `webhook_url`, else to `notify.webhook_url`; one of them is required."""
+
+    min_daily_waste: Decimal = Field(
+        Decimal(100),
+        ge=0,
+        description="Alert on a finding whose waste over the last 24 hours of data is at least this much, "
+        "in the finding's billing currency.",
+    )
+    rules: list[AlertRule] = Field(
+        default_factory=lambda: ["GPU001", "GPU004"],
+        min_length=1,
+        description="The rules watched: GPU001 (idle GPU instance), GPU004 (failed job and zombie).",
+    )
+    live_hours: int = Field(
+        3,
+        ge=1,
+        le=24,
+        description="A finding is still running when its rule, evaluated over only the newest live_hours "
+        "hours of billed GPU data, still prices waste on the same resource.",
+    )
+    change_pct: Decimal = Field(
+        Decimal(25),
+        gt=0,
+        description="Re-send a finding already sent when its 24-hour waste moved by at least this percent "
+        "of the amount last sent (up or down), or its currency changed.",
+    )
+    webhook_url: str | None = Field(
+        None, description="Slack-compatible webhook (default: notify.webhook_url)."
+    )
+    timeout_s: float = Field(10.0, gt=0, le=120, description="Webhook timeout in seconds, per attempt.")
+    retries: int = Field(
+        2, ge=0, le=10, description="Further attempts after a post failed on a connection error, 429 or 5xx."
+    )
+    retry_backoff_s: float = Field(
+        2.0, ge=0, le=300, description="Seconds before the first retry; doubled before each next one."
+    )
+
+
 class ExchangeRate(_Strict):
     """One dated exchange rate from the config (never fetched): 1 `from` = `rate` `to`, from `valid_from` on."""
 
@@ -330,6 +374,7 @@ class Config(_Strict):
     duckdb: DuckDBSettings = Field(default_factory=DuckDBSettings)
     retention: Retention = Field(default_factory=Retention)
     notify: NotifyConfig | None = None
+    alert: AlertConfig | None = None
     remediation: RemediationConfig = Field(default_factory=RemediationConfig)
     pricing: list[PricingEntry] = Field(
         default_factory=list, description="Cost models for GPU hosts without a bill; first match wins."
@@ -379,6 +424,13 @@ class Config(_Strict):
                 raise ValueError(f"exchange_rates[{i}]: a second {r.from_} rate valid from {r.valid_from}")
             seen.add((r.from_, r.valid_from))
         return self
+
+    @property
+    def alert_webhook_url(self) -> str | None:
+        """Where `wastewatch alert` posts: `alert.webhook_url`, else `notify.webhook_url`."""
+        if self.alert is not None and self.alert.webhook_url:
+            return self.alert.webhook_url
+        return self.notify.webhook_url if self.notify is not None else None
 
     @property
     def base_dir(self) -> Path:
@@ -506,7 +558,18 @@ def parse_config(text: str, path: Path) -> Config:
         raise ConfigError("\n".join(lines)) from None
     config = config.model_copy(update={"path": path.resolve()})
     _check_source_options(config, root, path)
+    _check_alert(config, root, path)
     return _check_rule_overrides(config, root, path)
+
+
+def _check_alert(config: Config, root: yaml.Node | None, path: Path) -> None:
+    """An `alert:` section needs somewhere to post: its own webhook_url or notify's."""
+    if config.alert is not None and config.alert_webhook_url is None:
+        line = _line_of(root, ("alert",))
+        raise ConfigError(
+            f"{path}:{line}: alert.webhook_url: required key is missing (the alert posts to "
+            "alert.webhook_url, else to notify.webhook_url; neither is set)"
+        )
 
 
 def _bad_timestamp(root: yaml.Node | None, path: Path) -> str:
@@ -741,6 +804,11 @@ pricing: []
 #            pue: 1.3, kwh_price: 0.11, facility_per_month: 900}
 #  - match: {host: "*"}
 #    contract: {per_gpu_hour: 2.10, currency: USD}
+
+# The daily alert for live, expensive waste (`wastewatch alert`, docs/alerts.md): idle GPU instances
+# (GPU001) and failed jobs and zombies (GPU004) still running and costing at least min_daily_waste over the
+# last 24 hours of data, posted once per finding until it changes (to notify.webhook_url unless it names its own).
+# alert: {min_daily_waste: 100, live_hours: 3, change_pct: 25}
 
 # `wastewatch remediate apply` (docs/remediation.md): targets tagged protect_tag are never touched.
 # remediation: {protect_tag: "wastewatch:protect", s3_endpoint_url: http://127.0.0.1:9000}

@@ -11,6 +11,7 @@ One module per command group; `app` holds the group and its global options, `com
 """
 
 from pipelines.cli.ack import ack
+from pipelines.cli.alert import alert
 from pipelines.cli.app import main
 from pipelines.cli.catalogue import rules
 from pipelines.cli.demo import demo
@@ -20,7 +21,21 @@ from pipelines.cli.pipeline import evaluate, ingest, init, report, run
 from pipelines.cli.query import sql
 from pipelines.cli.remediate import remediate
 
-for _command in (init, ingest, evaluate, report, run, sql, export, rules, ack, estimate, demo, remediate):
+for _command in (
+    init,
+    ingest,
+    evaluate,
+    report,
+    run,
+    sql,
+    export,
+    rules,
+    ack,
+    estimate,
+    demo,
+    remediate,
+    alert,
+):
     main.add_command(_command)
 
 __all__ = ["main"]

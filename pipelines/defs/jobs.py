@@ -1,4 +1,5 @@
-"""Jobs and schedules: nightly ingestion at 02:00 UTC, the weekly evaluate + report on Monday 06:00 UTC.
+"""Jobs and schedules: nightly ingestion at 02:00 UTC, the weekly evaluate + report on Monday 06:00 UTC
+(the daily alert's job and schedule are in pipelines/defs/alerts.py).
 
 Both run in-process (one Python process, one DuckDB writer at a time); the CLI runs the same jobs.
 """

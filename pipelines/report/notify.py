@@ -22,8 +22,10 @@ links pass through `redact()`.
 from __future__ import annotations
 
 import json
+import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +40,12 @@ EMAIL_FILE = "email.html"
 
 
 class NotifyError(Exception):
-    """A delivery failed; the message names the target and the problem."""
+    """A delivery failed; the message names the target and the problem. `retryable`: the receiver may take
+    the same post later (a connection error, a timeout, HTTP 429 or 5xx), not a post it refused (4xx)."""
+
+    def __init__(self, message: str, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
 
 
 def _money(value: Any, currency: str) -> str:
@@ -50,7 +57,7 @@ def mrkdwn(value: Any) -> str:
     return str(value).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _code(value: Any) -> str:
+def code_span(value: Any) -> str:
     """A string shown in a mrkdwn code span: escaped, and without backticks (which would end the span)."""
     return mrkdwn(value).replace("`", "'").replace("\n", " ")
 
@@ -91,7 +98,7 @@ def action_lines(report: WeeklyReport, top: int = 5) -> list[str]:
     """The week's biggest remediation actions (id, kind, target, owner, weekly waste, state) and, per
     currency, the waste that actions applied before the week stopped in it; in mrkdwn, escaped."""
     lines = [
-        f"`{_code(a['action_id'])}` {mrkdwn(a['kind'])} `{_code(a['target'])}` "
+        f"`{code_span(a['action_id'])}` {mrkdwn(a['kind'])} `{code_span(a['target'])}` "
         f"({mrkdwn(a['owner'] or a['team'] or 'unassigned')}): "
         f"{mrkdwn(_money(a['estimated_waste'], a['currency'] or ''))} a week, {mrkdwn(a['state'])}"
         for a in report.actions[:top]
@@ -127,7 +134,7 @@ def slack_payload(report: WeeklyReport, config: NotifyConfig) -> dict[str, Any]:
         sections.append(
             "*Top findings*\n"
             + "\n".join(
-                f"• {mrkdwn(f['rule_id'])} `{_code(f['resource_id'])}` ({mrkdwn(f['team'])}): "
+                f"• {mrkdwn(f['rule_id'])} `{code_span(f['resource_id'])}` ({mrkdwn(f['team'])}): "
                 f"{mrkdwn(_money(f['estimated_waste'], f['currency'] or ''))}"
                 for f in top
             )
@@ -170,12 +177,42 @@ def post_webhook(url: str, payload: dict[str, Any], timeout: float) -> None:
     except urllib.error.HTTPError as exc:
         body = exc.read(200).decode("utf-8", "replace")
         text = " ".join(body.split())
-        raise NotifyError(redact(f"webhook {where}: HTTP {exc.code} {exc.reason}: {text}")) from None
+        raise NotifyError(
+            redact(f"webhook {where}: HTTP {exc.code} {exc.reason}: {text}"),
+            retryable=exc.code == 429 or exc.code >= 500,
+        ) from None
     except (urllib.error.URLError, OSError, ValueError) as exc:
         reason = getattr(exc, "reason", exc)
-        raise NotifyError(redact(f"webhook {where}: cannot post: {reason}")) from None
+        raise NotifyError(
+            redact(f"webhook {where}: cannot post: {reason}"), retryable=not isinstance(exc, ValueError)
+        ) from None
     if not 200 <= status < 300:
         raise NotifyError(f"webhook {where}: HTTP {status}")
+
+
+def post_with_retry(
+    url: str,
+    payload: dict[str, Any],
+    timeout: float,
+    retries: int,
+    backoff_s: float,
+    sleep: Callable[[float], None] = time.sleep,
+) -> int:
+    """post_webhook, tried again up to `retries` times while the failure is retryable, waiting `backoff_s`
+    seconds and twice as long before each next attempt; returns the attempts made. The last failure is
+    raised (its message redacted, naming the webhook by scheme and host and the attempts)."""
+    remember(url)
+    attempt, wait = 1, backoff_s
+    while True:
+        try:
+            post_webhook(url, payload, timeout)
+            return attempt
+        except NotifyError as exc:
+            if not exc.retryable or attempt > retries:
+                suffix = f" (after {attempt} attempts)" if attempt > 1 else ""
+                raise NotifyError(f"{exc}{suffix}", retryable=exc.retryable) from None
+        sleep(wait)
+        attempt, wait = attempt + 1, wait * 2
 
 
 def email_html(report: WeeklyReport, config: NotifyConfig) -> str:

@@ -200,6 +200,7 @@ def test_run_help_and_the_readme_cron_agree() -> None:
     assert [(e[:5], e[-1]) for e in entries] == [
         (["0", "2", "*", "*", "*"], "ingest"),
         (["0", "6", "*", "*", "1"], "run"),
+        (["0", "5", "*", "*", "*"], "alert"),
     ]
     assert "duckdb -readonly" not in readme  # a shell the install does not provide
 

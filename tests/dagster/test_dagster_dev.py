@@ -118,6 +118,7 @@ def test_dagster_dev_serves_the_code_location(tmp_path: Path, sensor_config: Pat
             assert sorted(
                 (s["name"], s["cronSchedule"], s["executionTimezone"]) for s in repo["schedules"]
             ) == [
+                ("daily_alert_schedule", "0 5 * * *", "UTC"),
                 ("nightly_ingest_schedule", "0 2 * * *", "UTC"),
                 ("weekly_report_schedule", "0 6 * * 1", "UTC"),
             ]

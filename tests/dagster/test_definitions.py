@@ -25,6 +25,7 @@ from tests.helpers.asset_graph import (
     UPDATE_COMMAND,
     UPDATE_ENV,
     asset_graph,
+    job_steps,
     read_snapshot,
     snapshot_assets,
     snapshot_job,
@@ -98,7 +99,7 @@ def test_definitions_load_with_deprecation_beta_and_preview_warnings_as_errors()
         env={k: v for k, v in os.environ.items() if k != "PYTHONWARNINGS"},
     )
     assert proc.returncode == 0, proc.stderr
-    expected = f"loaded {len(snapshot_assets())} assets ['__ASSET_JOB', 'nightly_ingest', 'weekly_report']"
+    expected = f"loaded {len(snapshot_assets())} assets ['__ASSET_JOB', 'daily_alert', 'nightly_ingest', 'weekly_report']"
     assert proc.stdout.strip() == expected, proc.stdout + proc.stderr
 
 
@@ -234,12 +235,9 @@ def test_every_sql_check_file_is_attached_to_the_asset_it_names(definitions: dg.
 
 def test_jobs_run_in_process_over_the_right_assets(definitions: dg.Definitions) -> None:
     all_assets = _asset_defs(definitions)
-    selections = {
-        job.name: sorted(k.to_user_string() for k in job.selection.resolve(all_assets))
-        for job in definitions.jobs or []
-    }
+    selections = {job.name: job_steps(job, all_assets) for job in definitions.jobs or []}
     assert selections == read_snapshot()["jobs"]
-    for name in ("nightly_ingest", "weekly_report"):
+    for name in ("nightly_ingest", "weekly_report", "daily_alert"):
         job = definitions.resolve_job_def(name)
         assert job.executor_def.name == dg.in_process_executor.name == "in_process"
     assert definitions.resolve_job_def("nightly_ingest").partitions_def is None

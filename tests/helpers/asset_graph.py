@@ -30,6 +30,13 @@ def _partitions(p: dg.PartitionsDefinition | None) -> str | None:
     return type(p).__name__
 
 
+def job_steps(job: Any, assets: list[dg.AssetsDefinition]) -> list[str]:
+    """An asset job's assets; an op job's ops, as `op:<name>` (the daily alert's job runs an op)."""
+    if hasattr(job, "selection"):
+        return sorted(k.to_user_string() for k in job.selection.resolve(assets))
+    return sorted(f"op:{node.name}" for node in job.graph.nodes)
+
+
 def asset_graph(d: dg.Definitions) -> dict[str, Any]:
     """What the code location defines, as sorted plain data (the snapshot's content)."""
     assets = [a for a in d.assets or [] if isinstance(a, dg.AssetsDefinition)]
@@ -48,10 +55,7 @@ def asset_graph(d: dg.Definitions) -> dict[str, Any]:
             for s in specs
         },
         "asset_checks": {key: dict(sorted(by_name.items())) for key, by_name in sorted(checks.items())},
-        "jobs": {
-            job.name: sorted(k.to_user_string() for k in job.selection.resolve(assets))
-            for job in sorted(d.jobs or [], key=lambda j: j.name)
-        },
+        "jobs": {job.name: job_steps(job, assets) for job in sorted(d.jobs or [], key=lambda j: j.name)},
         "schedules": {
             s.name: {"cron": s.cron_schedule, "timezone": s.execution_timezone, "job": s.job_name}
             for s in sorted(d.schedules or [], key=lambda s: s.name)

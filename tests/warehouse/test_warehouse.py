@@ -6,7 +6,7 @@ import csv
 import stat
 import subprocess
 import sys
-from datetime import date
+from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 
@@ -29,6 +29,7 @@ from pipelines.warehouse import (
     parse_notes,
     publish,
     raw_notes,
+    sql_text,
 )
 from tests.helpers.paths import FIXTURES, FOCUS_SAMPLE, REPO, copy_into
 
@@ -1030,5 +1031,49 @@ def test_a_version_11_warehouse_upgrades_to_the_samples_retention_keeping_its_sa
         assert con.execute("select day, samples from gpu_samples_pruned").fetchall() == [
             (date(2026, 10, 1), 10)
         ]
+    finally:
+        con.close()
+
+
+def test_a_version_15_warehouse_upgrades_to_the_daily_alert_keeping_its_findings_and_acks(
+    tmp_path: Path,
+) -> None:
+    """Migration 0016 adds alerts_sent (what `wastewatch alert` posted, per finding); a warehouse built by the
+    schema before it keeps its findings, acks and remediation plan, and the new table takes a sent alert
+    at once, one row per finding (a second send of the same finding replaces it and counts it)."""
+    path = _older_warehouse(
+        tmp_path,
+        15,
+        (
+            "insert into findings (finding_id, rule_id, rule_name, category, severity, week_start, week_end, "
+            "resource_id, status, reason, estimated_waste, currency, detected_at, finding_key, counted) values "
+            "('f-idle', 'GPU001', 'idle', 'idle', 'high', '2026-11-23', '2026-11-29', 'i-1', 'waste', 'r', 10.5, "
+            "'USD', now(), 'k1', true)"
+        ),
+        "insert into finding_acks values ('k1', 'GPU001', 'i-1', null, '2027-01-01', 'pool', 'ops', now())",
+        (
+            "insert into remediation_log (run_id, action_id, event, actor, logged_at, dry_run, result) "
+            "values ('r1', 'a1', 'approve', 'ops', now()::timestamp, false, 'approved')"
+        ),
+    )
+    con = connect(path)
+    try:
+        assert [v for v, _ in _versions(con)][0] == 15 and current_version(con) == SCHEMA_VERSION >= 16
+        assert "0016_alerts_sent" in [d for _, d in _versions(con)]
+        assert con.execute("select finding_id, estimated_waste, counted from findings").fetchall() == [
+            ("f-idle", Decimal("10.5"), True)
+        ]
+        assert con.execute("select reason from finding_acks").fetchall() == [("pool",)]
+        assert con.execute("select result from remediation_log").fetchall() == [("approved",)]
+        sent = {
+            "finding_key": "k1", "rule_id": "GPU001", "resource_id": "i-1", "status": "waste",
+            "daily_waste": Decimal("2359.68"), "currency": "USD", "as_of": datetime(2026, 11, 24),
+            "action_id": "a1", "action_kind": "stop_instance", "reason": "idle", "sent_at": datetime(2026, 11, 24, 5),
+        }  # fmt: skip
+        con.execute(sql_text("alerts", "save_sent"), sent)
+        con.execute(sql_text("alerts", "save_sent"), {**sent, "daily_waste": Decimal("3600")})
+        assert con.execute(
+            "select finding_key, daily_waste, sends, stopped_since_sent from alerts_sent"
+        ).fetchall() == [("k1", Decimal("3600.000000"), 2, False)]
     finally:
         con.close()
