@@ -48,6 +48,7 @@ INTERMEDIATE = (
     "int_host_resources",
     "int_modelled_hours",
     "int_train_intervals",
+    "int_cost_modelled",
 )
 # intermediate objects that are incremental tables (refreshed by day), not views
 ROLLUPS = ("int_gpu_slices",)
@@ -380,23 +381,47 @@ def build_mart_with_rollup(
         raise KeyError(f"unknown mart {name!r}")
     started = time.monotonic()
     stats: list[DayStats] = []
+    # `engine: spark` builds the marts its settings name (pipelines/engines/spark/); the others stay here
+    on_spark = (
+        config is not None
+        and config.engine == "spark"
+        and config.spark is not None
+        and name in config.spark.marts
+    )
+    if on_spark:
+        assert config is not None
+        # imported only here: the default install has no pyspark, and nothing else needs the engine
+        from pipelines.engines.spark import marts as spark_marts
+
+        built = spark_marts.build(con, name, config)  # before the transaction: Spark takes the time
     with transaction(con):
         if config is not None:
             write_pricing(con, config)
         build_intermediate(con)
         if needs_rollup(name):
             stats.append(refresh_rollups(con))
-        if name in DAY_MARTS:
+        if on_spark:
+            spark_marts.attach(con, name, built)
+        elif name in DAY_MARTS:
             stats.append(refresh_day_mart(con, name))
         else:
+            _drop_view(con, name)  # the mart was a view over Spark's Parquet (engine: spark before)
             con.execute(f"create or replace table {name} as\n{sql_text('marts', name)}")
         apply_comments(con, {name: sql_notes("marts", name)})  # a replaced table starts without comments
         failpoint("transform.mart.before_commit")
     failpoint("transform.mart.committed")
+    if on_spark:
+        spark_marts.cleanup(name, built)
     row = one(con, f"select count(*) from {name}")  # noqa: S608 - identifiers only, values are bound
     n = int(row[0]) if row else 0
     progress.done(f"  mart {name}: {n:,} rows in {progress.seconds(started)}")
     return n, stats
+
+
+def _drop_view(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """Drop the view `name` if there is one (a table of that name is left be)."""
+    if one(con, "select 1 from duckdb_views() where view_name = $n and not internal", {"n": name}):
+        con.execute(f"drop view {name}")
 
 
 def build_marts(con: duckdb.DuckDBPyConnection, config: Config | None = None) -> dict[str, int]:
