@@ -15,17 +15,17 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from pipelines.config import Config
 from pipelines.engines.spark.session import get_session
-from pipelines.errors import ConfigError
+from pipelines.errors import ConfigError, WarehouseError
 from pipelines.warehouse import rows, sql_text
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, SparkSession
 
 # the billing formats Spark reads so far, by the source kind that loaded them
 READS = ("focus",)
@@ -53,6 +53,8 @@ FOCUS_COLUMNS = {
     "x_usagetype": "_x_usage_type",
     "x_usage_type": "_x_usage_type",
 }
+# what a FOCUS CSV writes for NULL (the FOCUS sample writes NULL), as the billing reader reads it
+NULL_STRINGS = ("NULL", "null", "")
 KEEP_BUILDS = 2
 
 
@@ -90,11 +92,15 @@ def _read_focus_csv(spark: SparkSession, uri: str) -> DataFrame:
         if target and target not in picked:
             picked[target] = name
     wanted = dict.fromkeys(FOCUS_COLUMNS.values())
+
+    def text(column: str) -> Column:
+        # the texts the DuckDB reader takes for NULL (relation.NULL_STRINGS), quoted or not
+        value = F.col(f"`{column}`")
+        return F.when(value.isin(*NULL_STRINGS), None).otherwise(value)
+
     return df.select(
-        *[
-            F.col(f"`{picked[c]}`").alias(c) if c in picked else F.lit(None).cast("string").alias(c)
-            for c in wanted
-        ]
+        *[text(picked[c]).alias(c) if c in picked else F.lit(None).cast("string").alias(c) for c in wanted],
+        F.lit(uri).alias("_file"),
     )
 
 
@@ -133,10 +139,27 @@ def build_billed(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
     # materialised once: line_key (monotonically_increasing_id) must name the same line in every place
     # the mart's SQL reads `lines`, which a recomputed scan does not promise
     staged.localCheckpoint(eager=True).createOrReplaceTempView("lines")
+    _check_file_totals(spark, files)
     billed = spark.sql(sql_text("spark/marts", "cost_hourly_billed"))
     billed.write.mode("errorifexists").partitionBy("month").parquet(spark_path(folder))
     n = spark.read.parquet(spark_path(folder)).count()
     return Built(folder, n)
+
+
+def _check_file_totals(spark: SparkSession, files: list[dict[str, Any]]) -> None:
+    """Fail naming the first file whose lines or costs as Spark read them differ from what the ledger
+    landed from it (the file changed where it lies since it was ingested)."""
+    read = {r["source_file"]: r for r in spark.sql(sql_text("spark/checks", "file_totals")).collect()}
+    for f in files:
+        got = read.get(f["uri"])
+        seen = (got["lines"], got["billed_cost"], got["effective_cost"]) if got else (0, None, None)
+        landed = (f["rows"], f["billed_cost_sum"], f["effective_cost_sum"])
+        if seen != landed:
+            raise WarehouseError(
+                f"{f['uri']}: Spark read {seen[0]:,} lines (billed {seen[1]}, effective {seen[2]}) but the "
+                f"warehouse landed {landed[0]:,} (billed {landed[1]}, effective {landed[2]}) from it: the file "
+                "changed since it was ingested; run `wastewatch ingest` and build the marts again"
+            )
 
 
 def attach(con: duckdb.DuckDBPyConnection, built: Built) -> None:

@@ -1,6 +1,7 @@
 -- grain: one row per FOCUS line item of the billing files the warehouse's ledger holds as loaded
 -- depends_on: the temporary view `focus_raw` (every column of the files as text, named in snake_case as
---             stg_focus__billing_line_items.sql names them, plus _x_instance_type and _x_usage_type),
+--             stg_focus__billing_line_items.sql names them, plus _x_instance_type, _x_usage_type and
+--             _file, the ledger's uri of the file),
 --             `tag_sets` (raw, team, project, owner: billing_tag_sets, handed over by the warehouse)
 -- The columns cost_hourly reads, typed as stg_focus__billing_line_items.sql types them: ANSI casts, so a
 -- bad value fails the job; timestamps as UTC wall time (TIMESTAMP_NTZ); canonical spellings of the FOCUS
@@ -8,6 +9,7 @@
 with typed as (
     select
         monotonically_increasing_id() as line_key,
+        _file as source_file,
         cast(billed_cost as decimal(38, 12)) as billed_cost,
         cast(effective_cost as decimal(38, 12)) as effective_cost,
         cast(list_cost as decimal(38, 12)) as list_cost,
@@ -69,6 +71,7 @@ with typed as (
 
 select
     l.line_key,
+    l.source_file,
     l.billed_cost,
     l.effective_cost,
     l.list_cost,

@@ -4,6 +4,7 @@ Hive-partitioned Parquet, and a switch back to DuckDB makes it a table again."""
 
 from __future__ import annotations
 
+import gzip
 import shutil
 from pathlib import Path
 from typing import Any
@@ -12,10 +13,12 @@ import duckdb
 import pytest
 
 from pipelines.config import Config, load_config
-from pipelines.errors import ConfigError
+from pipelines.errors import ConfigError, WarehouseError
 from pipelines.transform import build_mart
 from pipelines.warehouse import connect
 from tests.helpers import spark as spark_helper
+from tests.helpers.ingest_run import ingest_project
+from tests.helpers.paths import FOCUS_SAMPLE
 
 
 def _copy(demo: Path, tmp_path: Path, engine: str) -> Config:
@@ -37,7 +40,7 @@ def _kind(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
     return row[0] if row else None
 
 
-def test_spark_cost_hourly_equals_duckdb(demo_dir: tuple[Path, str], tmp_path: Path, spark: Any) -> None:
+def test_spark_cost_hourly_equals_duckdb(spark: Any, demo_dir: tuple[Path, str], tmp_path: Path) -> None:
     config = _copy(demo_dir[0], tmp_path, "spark")
     con = connect(config.warehouse_path)
     try:
@@ -92,6 +95,60 @@ def test_spark_cost_hourly_equals_duckdb(demo_dir: tuple[Path, str], tmp_path: P
             "select count(*) from (from cost_hourly where pricing_basis = 'bill' except all from expected)"
         ).fetchone()[0]
         assert again == 0
+    finally:
+        con.close()
+
+
+def test_spark_cost_hourly_equals_duckdb_on_the_focus_sample(spark: Any, tmp_path: Path) -> None:
+    """The FinOps Foundation's FOCUS 1.0 sample (AWS, Azure and OCI lines, literal NULLs, zoneless
+    timestamps, several currencies of charge): the same bill rows on both engines."""
+    sources = "  - {name: focus-sample, kind: focus, uri: bill/}\n"
+    report, landed = ingest_project(
+        tmp_path, sources, {"bill/focus_sample.csv": FOCUS_SAMPLE}, "select count(*) as n from billing_lines"
+    )
+    assert landed == [{"n": 1000}], report
+    config = load_config(tmp_path / "wastewatch.yaml")
+    on_spark = config.model_copy(
+        update={"engine": "spark", "spark": spark_helper.settings(tmp_path / "marts")}
+    )
+    con = connect(config.warehouse_path)
+    try:
+        n = build_mart(con, "cost_hourly", config)
+        con.execute("create table expected as select * from cost_hourly")
+        assert build_mart(con, "cost_hourly", on_spark) == n > 0
+        assert _kind(con, "cost_hourly") == "view"
+        for a, b in (("cost_hourly", "expected"), ("expected", "cost_hourly")):
+            differ = con.execute(f"from {a} except all from {b} order by all limit 5").fetchall()
+            assert differ == [], f"rows of {a} that are not in {b}: {differ}"
+        providers = {r[0] for r in con.execute("select distinct provider from cost_hourly").fetchall()}
+        assert len(providers) >= 2, providers
+    finally:
+        con.close()
+
+
+def test_spark_refuses_a_bill_changed_since_it_was_ingested(
+    spark: Any, demo_dir: tuple[Path, str], tmp_path: Path
+) -> None:
+    """Spark reads the bill where it lies: a file rewritten there after the ingest (one line fewer) fails the
+    mart naming it, and the warehouse keeps the mart it had."""
+    config = _copy(demo_dir[0], tmp_path, "spark")
+    con = connect(config.warehouse_path)
+    try:
+        (uri,) = con.execute(
+            "select uri from ingest_files where kind = 'focus' and status = 'loaded'"
+        ).fetchone()
+        changed = tmp_path / "landing" / Path(uri).name
+        changed.parent.mkdir()
+        lines = gzip.decompress(Path(uri).read_bytes()).decode().splitlines(keepends=True)
+        changed.write_bytes(gzip.compress("".join(lines[:-1]).encode()))
+        con.execute("update ingest_files set uri = $u where uri = $old", {"u": str(changed), "old": uri})
+        landed = len(lines) - 1  # the header
+        with pytest.raises(WarehouseError) as failed:
+            build_mart(con, "cost_hourly", config)
+        message = str(failed.value)
+        assert message.startswith(f"{changed}: Spark read {landed - 1:,} lines"), message
+        assert f"landed {landed:,} (billed" in message and "run `wastewatch ingest`" in message
+        assert _kind(con, "cost_hourly") == "table"
     finally:
         con.close()
 
