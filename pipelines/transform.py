@@ -394,21 +394,26 @@ def build_mart_with_rollup(
         from pipelines.engines.spark import marts as spark_marts
 
         built = spark_marts.build(con, name, config)  # before the transaction: Spark takes the time
-    with transaction(con):
-        if config is not None:
-            write_pricing(con, config)
-        build_intermediate(con)
-        if needs_rollup(name):
-            stats.append(refresh_rollups(con))
+    try:
+        with transaction(con):
+            if config is not None:
+                write_pricing(con, config)
+            build_intermediate(con)
+            if needs_rollup(name):
+                stats.append(refresh_rollups(con))
+            if on_spark:
+                spark_marts.attach(con, name, built)
+            elif name in DAY_MARTS:
+                stats.append(refresh_day_mart(con, name))
+            else:
+                _drop_view(con, name)  # the mart was a view over Spark's Parquet (engine: spark before)
+                con.execute(f"create or replace table {name} as\n{sql_text('marts', name)}")
+            apply_comments(con, {name: sql_notes("marts", name)})  # a replaced table starts without comments
+            failpoint("transform.mart.before_commit")
+    except BaseException:
         if on_spark:
-            spark_marts.attach(con, name, built)
-        elif name in DAY_MARTS:
-            stats.append(refresh_day_mart(con, name))
-        else:
-            _drop_view(con, name)  # the mart was a view over Spark's Parquet (engine: spark before)
-            con.execute(f"create or replace table {name} as\n{sql_text('marts', name)}")
-        apply_comments(con, {name: sql_notes("marts", name)})  # a replaced table starts without comments
-        failpoint("transform.mart.before_commit")
+            spark_marts.discard(name, built)  # the warehouse still reads the previous build
+        raise
     failpoint("transform.mart.committed")
     if on_spark:
         spark_marts.cleanup(name, built)

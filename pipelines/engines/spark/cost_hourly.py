@@ -185,3 +185,9 @@ def remove_old_builds(built: Built) -> list[str]:
     for p in old:
         shutil.rmtree(p)
     return [str(p) for p in old]
+
+
+def remove_build(built: Built) -> None:
+    """Remove one build's folder (local only; an s3:// one is left to the prefix's lifecycle rule)."""
+    if not built.folder.startswith("s3://"):
+        shutil.rmtree(built.folder, ignore_errors=True)

@@ -28,3 +28,8 @@ def attach(con: duckdb.DuckDBPyConnection, name: str, built: cost_hourly.Built) 
 def cleanup(name: str, built: cost_hourly.Built) -> list[str]:
     """Remove the mart's older builds once the warehouse points at this one."""
     return cost_hourly.remove_old_builds(built)
+
+
+def discard(name: str, built: cost_hourly.Built) -> None:
+    """Remove a build the warehouse did not switch to (its transaction failed)."""
+    cost_hourly.remove_build(built)

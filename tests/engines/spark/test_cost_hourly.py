@@ -170,3 +170,15 @@ def test_engine_spark_needs_its_settings(tmp_path: Path) -> None:
     (tmp_path / "wastewatch.yaml").write_text("engine: spark\n")
     with pytest.raises(ConfigError, match=r"engine: spark needs a `spark:` section"):
         load_config(tmp_path / "wastewatch.yaml")
+
+
+def test_marts_spark_does_not_build_yet_are_a_config_error(tmp_path: Path) -> None:
+    (tmp_path / "wastewatch.yaml").write_text(
+        'engine: spark\nspark: {url: "local[2]", marts: [cost_hourly, gpu_hours]}\n'
+    )
+    with pytest.raises(ConfigError, match=r"gpu_hours does not run on Spark yet \(only cost_hourly\)"):
+        load_config(tmp_path / "wastewatch.yaml")
+    (tmp_path / "wastewatch.yaml").write_text('engine: spark\nspark: {url: "local[2]"}\n')
+    config = load_config(tmp_path / "wastewatch.yaml")
+    assert config.spark is not None and config.spark.marts == ["cost_hourly"]
+    assert config.spark_marts_dir == str(tmp_path / "marts")
