@@ -341,6 +341,49 @@ class ExchangeRate(_Strict):
         return self
 
 
+# the marts `engine: spark` can build (pipelines/engines/spark/), and those it cannot build yet
+SPARK_MARTS = ("cost_hourly",)
+SPARK_MARTS_LATER = (
+    "gpu_hours", "gpu_job_hours", "storage_objects_current", "storage_prices", "storage_checkpoints",
+    "storage_datasets", "storage_dataset_matches", "storage_incomplete_uploads",
+)  # fmt: skip
+
+
+class SparkSettings(_Strict):
+    """Where the heavy marts run when `engine: spark` (docs/scaling.md, "Spark engine")."""
+
+    url: str = Field(
+        min_length=1,
+        description="A Spark Connect URL (sc://host:15002) or a master URL (local[4], spark://host:7077, yarn).",
+    )
+    marts_dir: str = Field(
+        "marts",
+        min_length=1,
+        description="Where Spark writes the marts as Hive-partitioned Parquet: a folder (relative to the "
+        "config) or s3://bucket/prefix/; the warehouse reads them there.",
+    )
+    conf: dict[str, str] = Field(
+        default_factory=dict, description="Spark settings for the session, e.g. {spark.executor.memory: 8g}."
+    )
+    marts: list[str] = Field(
+        default_factory=lambda: list(SPARK_MARTS),
+        description="The marts Spark builds (default: all it can: cost_hourly); the others stay in DuckDB.",
+    )
+
+    @field_validator("marts")
+    @classmethod
+    def _marts_on_spark(cls, value: list[str]) -> list[str]:
+        for name in value:
+            if name in SPARK_MARTS_LATER:
+                raise ValueError(
+                    f"{name} does not run on Spark yet (only {', '.join(SPARK_MARTS)}): remove it from "
+                    "spark.marts and DuckDB builds it"
+                )
+            if name not in SPARK_MARTS:
+                raise ValueError(f"{name!r} is not a mart Spark builds (it builds {', '.join(SPARK_MARTS)})")
+        return value
+
+
 # the advisors `advice:` configures (pipelines/advice/): their settings are checked when they run
 AdvisorKey = Literal["commitment", "spot"]
 
@@ -372,6 +415,10 @@ class Config(_Strict):
     )
     prices: Prices = Field(default_factory=Prices)
     duckdb: DuckDBSettings = Field(default_factory=DuckDBSettings)
+    engine: Literal["duckdb", "spark"] = Field(
+        "duckdb", description="Where the heavy marts run: embedded DuckDB, or Spark (the `spark:` settings)."
+    )
+    spark: SparkSettings | None = None
     retention: Retention = Field(default_factory=Retention)
     notify: NotifyConfig | None = None
     alert: AlertConfig | None = None
@@ -408,6 +455,12 @@ class Config(_Strict):
             if source.name in seen:
                 raise ValueError(f"two sources are named {source.name!r}; names must be unique")
             seen.add(source.name)
+        return self
+
+    @model_validator(mode="after")
+    def _spark_settings(self) -> Config:
+        if self.engine == "spark" and self.spark is None:
+            raise ValueError("engine: spark needs a `spark:` section with its url (sc://... or local[2])")
         return self
 
     @model_validator(mode="after")
@@ -455,6 +508,12 @@ class Config(_Strict):
         """Local cache for objects downloaded from s3:// sources (emptied after each source's run)."""
         w = self.warehouse_path
         return w.with_name(w.stem + ".cache")
+
+    @property
+    def spark_marts_dir(self) -> str:
+        """Where Spark writes the marts: an s3:// prefix as given, a folder made absolute."""
+        where = self.spark.marts_dir if self.spark else "marts"
+        return where.rstrip("/") if where.startswith("s3://") else str(self.resolve(where))
 
     @property
     def duckdb_settings(self) -> dict[str, object]:

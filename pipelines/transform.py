@@ -50,6 +50,7 @@ INTERMEDIATE = (
     "int_host_resources",
     "int_modelled_hours",
     "int_train_intervals",
+    "int_cost_modelled",
 )
 # intermediate objects that are incremental tables (refreshed by day), not views
 ROLLUPS = ("int_gpu_slices",)
@@ -377,21 +378,46 @@ def build_mart_with_rollup(
         raise KeyError(f"unknown mart {name!r}")
     started = time.monotonic()
     stats: list[DayStats] = []
-    with transaction(con):
-        if config is not None:
-            write_pricing(con, config)
-        build_intermediate(con)
-        if needs_rollup(name):
-            stats.append(refresh_rollups(con))
-        kept = False
-        if name in DAY_MARTS:
-            stats.append(refresh_day_mart(con, name))
-        else:
-            kept = _build_full(con, name)
-        if not kept:
-            apply_comments(con, {name: sql_notes("marts", name)})  # a replaced table starts without comments
-        failpoint("transform.mart.before_commit")
+    # `engine: spark` builds the marts its settings name (pipelines/engines/spark/); the others stay here
+    on_spark = (
+        config is not None
+        and config.engine == "spark"
+        and config.spark is not None
+        and name in config.spark.marts
+    )
+    if on_spark:
+        assert config is not None
+        # imported only here: the default install has no pyspark, and nothing else needs the engine
+        from pipelines.engines.spark import marts as spark_marts
+
+        built = spark_marts.build(con, name, config)  # before the transaction: Spark takes the time
+    kept = False
+    try:
+        with transaction(con):
+            if config is not None:
+                write_pricing(con, config)
+            build_intermediate(con)
+            if needs_rollup(name):
+                stats.append(refresh_rollups(con))
+            if on_spark:
+                spark_marts.attach(con, name, built)
+                _forget_inputs(con, name)  # built anew each time: what reads it is built again too
+            elif name in DAY_MARTS:
+                stats.append(refresh_day_mart(con, name))
+            else:
+                kept = _build_full(con, name)
+            if not kept:
+                apply_comments(
+                    con, {name: sql_notes("marts", name)}
+                )  # a replaced table starts without comments
+            failpoint("transform.mart.before_commit")
+    except BaseException:
+        if on_spark:
+            spark_marts.discard(name, built)  # the warehouse still reads the previous build
+        raise
     failpoint("transform.mart.committed")
+    if on_spark:
+        spark_marts.cleanup(name, built)
     row = one(con, f"select count(*) from {name}")  # noqa: S608 - identifiers only, values are bound
     n = int(row[0]) if row else 0
     how = "kept (its inputs did not change)" if kept else "in"
@@ -408,9 +434,9 @@ def _build_full(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     stored = one(con, f"select fingerprint from {MART_INPUTS} where mart = $m", {"m": name})  # noqa: S608
     if fingerprint is not None and stored and int(stored[0]) == fingerprint and table_exists(con, name):
         return True
+    _drop_view(con, name)  # the mart was a view over Spark's Parquet (engine: spark before)
     con.execute(f"create or replace table {name} as\n{sql_text('marts', name)}")
-    # identifiers from our own constants; the values are bound
-    con.execute(f"delete from {MART_INPUTS} where mart = $m", {"m": name})  # noqa: S608
+    _forget_inputs(con, name)
     if fingerprint is not None:
         con.execute(
             f"insert into {MART_INPUTS} values ($m, $fp, $now)",  # noqa: S608
@@ -436,6 +462,16 @@ def _mart_digest(name: str) -> str:
         h.update(f"{path.name}\n{path.read_text(encoding='utf-8')}\n".encode())
     h.update(f"marts/{name}\n{sql_text('marts', name)}\n".encode())
     return h.hexdigest()
+
+
+def _drop_view(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """Drop the view `name` if there is one (a table of that name is left be)."""
+    if one(con, "select 1 from duckdb_views() where view_name = $n and not internal", {"n": name}):
+        con.execute(f"drop view {name}")
+
+
+def _forget_inputs(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    con.execute(f"delete from {MART_INPUTS} where mart = $m", {"m": name})  # noqa: S608 - our constant
 
 
 def build_marts(con: duckdb.DuckDBPyConnection, config: Config | None = None) -> dict[str, int]:

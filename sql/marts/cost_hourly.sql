@@ -1,13 +1,15 @@
 -- grain: one row per hour x resource_id x (currency, service, charge category, account, tags) that a billing
 --   line or a `pricing:` entry puts a share of cost in (an hour nothing is billed or modelled for has no row);
 --   the basis rules price from
--- depends_on: billing_line_items, int_modelled_hours, int_host_pricing, inventory_hosts
+-- depends_on: billing_line_items, int_cost_modelled
 -- Lines of an hour or less land in the hours they overlap (by overlap, so partial hours get their share).
 -- A line's hourly parts add up to the line exactly (the macro `allocated`): cost_hourly holds the bill to
 -- the last of its 12 decimals.
 -- Longer lines (daily, monthly) are spread evenly over the hours their resource existed within the line's
 -- charge period — from the first to the last hour the resource appears on the bill in shorter lines
 -- (e.g. a monthly EBS or RI fee over the hours the instance ran) — else over the whole charge period.
+-- With `engine: spark` the billed rows (the CTEs below) are computed by Spark
+-- (sql/spark/marts/cost_hourly_billed.sql) and this mart is a view over its Parquet and the modelled rows.
 -- hour: UTC start of the hour
 -- provider: billing_line_items.provider_name
 -- account_id: billing_line_items.sub_account_id (AWS member account, Azure subscription, GCP project)
@@ -19,7 +21,7 @@
 -- billed_cost: the hour's share of the lines' billed cost, in billing_currency
 -- effective_cost: the hour's share of the lines' effective (amortised) cost: what the rules price from
 -- list_cost: the hour's share of the lines' list cost
--- GPU hosts no bill lists are priced by the `pricing:` entry they match (int_modelled_hours, docs/gpu.md
+-- GPU hosts no bill lists are priced by the `pricing:` entry they match (int_cost_modelled, docs/gpu.md
 -- "Cost models"): resource_id 'host:<host>', allocation 'model', effective_cost the modelled cost, no
 -- billed_cost or list_cost (nothing was billed), team/project/owner from the host's inventory tags.
 -- pricing_basis: how the hour was priced: 'bill' (billing lines), 'owned' or 'contract' (a cost model)
@@ -140,39 +142,8 @@ billed as (
         null::varchar as pricing_inputs
     from shares
     group by all
-),
-
-host_tags as (
-    select
-        lower(split_part(trim(host), '.', 1)) as host_key,
-        arg_max(tags, coalesce(launched_at, '-infinity'::timestamp)) filter (where tags is not null) as tags
-    from inventory_hosts
-    group by 1
 )
 
 select * from billed
 union all
-select
-    m.hour,
-    m.resource_id,
-    m.currency as billing_currency,
-    null as provider,
-    null as account_id,
-    null as region_id,
-    'Compute' as service_category,
-    m.basis || ' GPU host' as service_name,
-    'Usage' as charge_category,
-    p.instance_type,
-    nullif(trim(t.tags['team']), '') as team,
-    nullif(trim(t.tags['project']), '') as project,
-    nullif(trim(t.tags['owner']), '') as owner,
-    'model' as allocation,
-    0 as line_items,
-    null::decimal(38, 12) as billed_cost,
-    m.cost as effective_cost,
-    null::decimal(38, 12) as list_cost,
-    m.basis as pricing_basis,
-    m.pricing_inputs
-from int_modelled_hours as m
-left join int_host_pricing as p on p.host_key = m.host_key
-left join host_tags as t on t.host_key = m.host_key
+select * from int_cost_modelled

@@ -1,0 +1,193 @@
+"""cost_hourly's billed rows on Spark: the raw bill files the ledger holds, spread over their hours.
+
+The warehouse says which files count (their lines are in billing_lines) and hands over the tag sets;
+Spark reads the files where they lie, types them as the staging SQL does, spreads each line over its
+hours with the mart's arithmetic and writes the rows as Parquet partitioned by month. Each build goes to
+a folder of its own; the warehouse's view is switched to it in the mart's transaction, then older
+builds are removed (the last two are kept, so a reader of the previous view is not cut off).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import duckdb
+
+from pipelines.config import Config
+from pipelines.engines.spark.session import get_session
+from pipelines.errors import ConfigError, WarehouseError
+from pipelines.warehouse import rows, sql_text
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+# the billing formats Spark reads so far, by the source kind that loaded them
+READS = ("focus",)
+# the columns the staging SQL reads, by the lower-case spellings FOCUS files use (1.3's renames too)
+FOCUS_COLUMNS = {
+    "billedcost": "billed_cost",
+    "effectivecost": "effective_cost",
+    "listcost": "list_cost",
+    "billingcurrency": "billing_currency",
+    "chargeperiodstart": "charge_period_start",
+    "chargeperiodend": "charge_period_end",
+    "chargecategory": "charge_category",
+    "servicecategory": "service_category",
+    "providername": "provider_name",
+    "serviceprovidername": "provider_name",
+    "subaccountid": "sub_account_id",
+    "regionid": "region_id",
+    "servicename": "service_name",
+    "resourceid": "resource_id",
+    "skupricedetails": "sku_price_details",
+    "tags": "tags",
+    "x_instancetype": "_x_instance_type",
+    "x_instance_type": "_x_instance_type",
+    "x_skuinstancetype": "_x_instance_type",
+    "x_usagetype": "_x_usage_type",
+    "x_usage_type": "_x_usage_type",
+}
+# what a FOCUS CSV writes for NULL (the FOCUS sample writes NULL), as the billing reader reads it
+NULL_STRINGS = ("NULL", "null", "")
+KEEP_BUILDS = 2
+
+
+@dataclass
+class Built:
+    """One build of the billed rows: the folder its Parquet went to and its row count."""
+
+    folder: str
+    rows: int
+
+
+def spark_path(uri: str) -> str:
+    """A ledger URI as Spark's Hadoop file systems name it (s3:// is read by hadoop-aws as s3a://)."""
+    return "s3a://" + uri[len("s3://") :] if uri.startswith("s3://") else uri
+
+
+def _read_focus_csv(spark: SparkSession, uri: str) -> DataFrame:
+    """One FOCUS CSV(.gz) as text columns named as the staging SQL reads them (missing ones NULL)."""
+    from pyspark.sql import functions as F
+
+    # one file at a time: Spark takes the first file's header for every file it reads together, and
+    # FOCUS exports differ in their columns' order
+    df = (
+        spark.read.option("header", True)
+        .option("quote", '"')
+        .option("escape", '"')
+        .option("multiLine", True)
+        .option("mode", "FAILFAST")
+        .option("inferSchema", False)
+        .csv(spark_path(uri))
+    )
+    picked: dict[str, str] = {}
+    for name in df.columns:
+        target = FOCUS_COLUMNS.get(name.strip().lower())
+        if target and target not in picked:
+            picked[target] = name
+    wanted = dict.fromkeys(FOCUS_COLUMNS.values())
+
+    def text(column: str) -> Column:
+        # the texts the DuckDB reader takes for NULL (relation.NULL_STRINGS), quoted or not
+        value = F.col(f"`{column}`")
+        return F.when(value.isin(*NULL_STRINGS), None).otherwise(value)
+
+    return df.select(
+        *[text(picked[c]).alias(c) if c in picked else F.lit(None).cast("string").alias(c) for c in wanted],
+        F.lit(uri).alias("_file"),
+    )
+
+
+def build_billed(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
+    """Compute cost_hourly's billed rows on Spark into a new folder under the marts folder."""
+    assert config.spark is not None  # the config's validator requires it with engine: spark
+    files = rows(con, sql_text("spark/warehouse", "billing_files"))
+    other = [f for f in files if f["kind"] not in READS]
+    if other:
+        kinds = ", ".join(sorted({f"{f['source']} (kind {f['kind']})" for f in other}))
+        raise ConfigError(
+            f"engine: spark reads bills of kind {', '.join(READS)} only; the warehouse holds lines from {kinds}: "
+            "set engine: duckdb for these"
+        )
+    not_csv = [f["uri"] for f in files if not re.search(r"\.csv(\.gz)?$", f["uri"], re.IGNORECASE)]
+    if not_csv:
+        raise ConfigError(f"engine: spark reads FOCUS CSV and CSV.gz files only so far, not {not_csv[0]}")
+    spark = get_session(config.spark)
+    from pyspark.sql.types import StringType, StructField, StructType
+
+    tag_schema = StructType([StructField(c, StringType()) for c in ("raw", "team", "project", "owner")])
+    tags = [tuple(r.values()) for r in rows(con, sql_text("spark/warehouse", "tag_sets"))]
+    spark.createDataFrame(tags, tag_schema).createOrReplaceTempView("tag_sets")
+    folder = f"{config.spark_marts_dir}/cost_hourly/{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
+    if not files:
+        return Built(folder, 0)
+    raw = None
+    for f in files:
+        df = _read_focus_csv(spark, f["uri"])
+        raw = df if raw is None else raw.unionByName(df)
+    assert raw is not None
+    raw.createOrReplaceTempView("focus_raw")
+    staged = spark.sql(
+        sql_text("spark/staging", "focus_line_items"), args={"default_currency": config.currency}
+    )
+    # materialised once: line_key (monotonically_increasing_id) must name the same line in every place
+    # the mart's SQL reads `lines`, which a recomputed scan does not promise
+    staged.localCheckpoint(eager=True).createOrReplaceTempView("lines")
+    _check_file_totals(spark, files)
+    billed = spark.sql(sql_text("spark/marts", "cost_hourly_billed"))
+    billed.write.mode("errorifexists").partitionBy("month").parquet(spark_path(folder))
+    n = spark.read.parquet(spark_path(folder)).count()
+    return Built(folder, n)
+
+
+def _check_file_totals(spark: SparkSession, files: list[dict[str, Any]]) -> None:
+    """Fail naming the first file whose lines or costs as Spark read them differ from what the ledger
+    landed from it (the file changed where it lies since it was ingested)."""
+    read = {r["source_file"]: r for r in spark.sql(sql_text("spark/checks", "file_totals")).collect()}
+    for f in files:
+        got = read.get(f["uri"])
+        seen = (got["lines"], got["billed_cost"], got["effective_cost"]) if got else (0, None, None)
+        landed = (f["rows"], f["billed_cost_sum"], f["effective_cost_sum"])
+        if seen != landed:
+            raise WarehouseError(
+                f"{f['uri']}: Spark read {seen[0]:,} lines (billed {seen[1]}, effective {seen[2]}) but the "
+                f"warehouse landed {landed[0]:,} (billed {landed[1]}, effective {landed[2]}) from it: the file "
+                "changed since it was ingested; run `wastewatch ingest` and build the marts again"
+            )
+
+
+def attach(con: duckdb.DuckDBPyConnection, built: Built) -> None:
+    """Point the warehouse's cost_hourly view at the build (inside the mart's transaction)."""
+    con.execute("drop table if exists cost_hourly")
+    if built.rows == 0:
+        con.execute(sql_text("spark/warehouse", "cost_hourly_empty"))
+        return
+    glob = built.folder + "/*/*.parquet"
+    # DuckDB takes no parameters in a view's body: the folder (our own, from the config) as a SQL string
+    literal = "'" + glob.replace("'", "''") + "'"
+    con.execute(sql_text("spark/warehouse", "cost_hourly").replace("$parquet", literal))
+
+
+def remove_old_builds(built: Built) -> list[str]:
+    """Remove the local build folders older than the last KEEP_BUILDS (s3:// ones are left to a lifecycle
+    rule); the folders removed."""
+    if built.folder.startswith("s3://"):
+        return []
+    parent = Path(built.folder).parent
+    builds = sorted(p for p in parent.iterdir() if p.is_dir())
+    old = [p for p in builds[:-KEEP_BUILDS] if p.name != Path(built.folder).name]
+    for p in old:
+        shutil.rmtree(p)
+    return [str(p) for p in old]
+
+
+def remove_build(built: Built) -> None:
+    """Remove one build's folder (local only; an s3:// one is left to the prefix's lifecycle rule)."""
+    if not built.folder.startswith("s3://"):
+        shutil.rmtree(built.folder, ignore_errors=True)

@@ -1,0 +1,93 @@
+-- grain: one row per FOCUS line item of the billing files the warehouse's ledger holds as loaded
+-- depends_on: the temporary view `focus_raw` (every column of the files as text, named in snake_case as
+--             stg_focus__billing_line_items.sql names them, plus _x_instance_type, _x_usage_type and
+--             _file, the ledger's uri of the file),
+--             `tag_sets` (raw, team, project, owner: billing_tag_sets, handed over by the warehouse)
+-- The columns cost_hourly reads, typed as stg_focus__billing_line_items.sql types them: ANSI casts, so a
+-- bad value fails the job; timestamps as UTC wall time (TIMESTAMP_NTZ); canonical spellings of the FOCUS
+-- enumerations the mart groups by. Spark SQL's parameters are `:name`.
+with typed as (
+    select
+        monotonically_increasing_id() as line_key,
+        _file as source_file,
+        cast(billed_cost as decimal(38, 12)) as billed_cost,
+        cast(effective_cost as decimal(38, 12)) as effective_cost,
+        cast(list_cost as decimal(38, 12)) as list_cost,
+        upper(coalesce(nullif(trim(billing_currency), ''), :default_currency)) as billing_currency,
+        cast(to_timestamp_ltz(charge_period_start) as timestamp_ntz) as charge_period_start,
+        cast(to_timestamp_ltz(charge_period_end) as timestamp_ntz) as charge_period_end,
+        coalesce(
+            element_at(
+                array('Usage', 'Purchase', 'Tax', 'Credit', 'Adjustment'),
+                cast(
+                    nullif(
+                        array_position(
+                            array('usage', 'purchase', 'tax', 'credit', 'adjustment'), lower(trim(charge_category))
+                        ),
+                        0
+                    ) as int
+                )
+            ),
+            nullif(trim(charge_category), '')
+        ) as charge_category,
+        coalesce(
+            element_at(
+                array(
+                    'AI and Machine Learning', 'Analytics', 'Business Applications', 'Compute', 'Databases',
+                    'Developer Tools', 'Multicloud', 'Identity', 'Integration', 'Internet of Things',
+                    'Management and Governance', 'Media', 'Migration', 'Mobile', 'Networking', 'Security',
+                    'Storage', 'Web', 'Other'
+                ),
+                cast(
+                    nullif(
+                        array_position(
+                            array(
+                                'ai and machine learning', 'analytics', 'business applications', 'compute',
+                                'databases', 'developer tools', 'multicloud', 'identity', 'integration',
+                                'internet of things', 'management and governance', 'media', 'migration',
+                                'mobile', 'networking', 'security', 'storage', 'web', 'other'
+                            ),
+                            lower(trim(service_category))
+                        ),
+                        0
+                    ) as int
+                )
+            ),
+            nullif(trim(service_category), '')
+        ) as service_category,
+        provider_name,
+        sub_account_id,
+        region_id,
+        service_name,
+        nullif(trim(resource_id), '') as resource_id,
+        coalesce(
+            nullif(trim(_x_instance_type), ''),
+            get_json_object(sku_price_details, '$.InstanceType'),
+            nullif(regexp_extract(coalesce(_x_usage_type, ''), 'Usage:([a-z0-9][a-z0-9-]*\\.[a-z0-9]+)$', 1), '')
+        ) as x_instance_type,
+        tags as tags_raw
+    from focus_raw
+)
+
+select
+    l.line_key,
+    l.source_file,
+    l.billed_cost,
+    l.effective_cost,
+    l.list_cost,
+    l.billing_currency,
+    l.charge_period_start,
+    l.charge_period_end,
+    l.charge_category,
+    l.service_category,
+    l.provider_name,
+    l.sub_account_id,
+    l.region_id,
+    l.service_name,
+    l.resource_id,
+    l.x_instance_type,
+    t.team,
+    t.project,
+    t.owner
+from typed as l
+left join tag_sets as t on t.raw = l.tags_raw
