@@ -20,23 +20,28 @@ from pipelines.transform import build_marts
 from pipelines.warehouse import connect
 from tests.helpers import demo_build
 from tests.helpers.config import write_config
+from tests.helpers.full import FULL, full_run
 from tests.helpers.paths import FIXTURES
 from tests.helpers.s3_server import moto_server
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """The `fuzz` marker, and Hypothesis' profiles: derandomised always (the same examples on every run),
-    a short run by default (`make test`: one example per property and format) and a longer one in CI
-    (`.ci/run` sets HYPOTHESIS_PROFILE=ci)."""
+    """The `fuzz` and `full` markers, and Hypothesis' profiles: derandomised always (the same examples on
+    every run), a short run by default (`make test`: one example per property and format) and a longer one
+    in CI (`HYPOTHESIS_PROFILE=ci`, which `WASTEWATCH_FULL_TESTS=1` implies)."""
     config.addinivalue_line(
         "markers", "fuzz: property-based ingest tests (Hypothesis; longer with HYPOTHESIS_PROFILE=ci)"
+    )
+    config.addinivalue_line(
+        "markers",
+        f"full: a repeated variant of a promise another test in `make test` proves; runs only with {FULL}=1 (CI)",
     )
     slow = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large]
     settings.register_profile(
         "default", derandomize=True, database=None, deadline=None, max_examples=1, suppress_health_check=slow
     )
     settings.register_profile("ci", settings.get_profile("default"), max_examples=15)
-    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if full_run() else "default"))
 
 
 @pytest.fixture
@@ -115,7 +120,8 @@ def _tail(path: Path) -> str:
 def pytest_collection_modifyitems(
     session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
 ) -> None:
-    """Order the run for two workers, and start the demo build if a collected test needs it.
+    """Leave out the `full` tests unless this is CI's long form, order the run for two workers, and start
+    the demo build if a collected test needs it.
 
     Files are sent to xdist workers in this order (`--dist loadfile --no-loadscope-reorder`): the
     end-to-end files first (the longest, so neither worker is left with one at the end), the files that
@@ -126,6 +132,11 @@ def pytest_collection_modifyitems(
     def rank(item: pytest.Item) -> int:
         return 2 if item.path in demo_files else 0 if item.path in e2e_files else 1
 
+    if not full_run():
+        ci_only = [item for item in items if item.get_closest_marker("full")]
+        if ci_only:
+            config.hook.pytest_deselected(items=ci_only)
+            items[:] = [item for item in items if not item.get_closest_marker("full")]
     demo_files = {item.path for item in items if "demo_dir" in getattr(item, "fixturenames", ())}
     e2e_files = {item.path for item in items if item.get_closest_marker("e2e")}
     items.sort(key=rank)

@@ -143,6 +143,7 @@ def test_a_missing_source_folder_exits_1_naming_the_source_and_the_rest_loads(tm
         con.close()
 
 
+@pytest.mark.full  # make test: the S3 failure via `run` in the secrets test, one line per failure above
 def test_an_unreachable_bucket_exits_1_with_one_line(tmp_path: Path) -> None:
     copy_into(FOCUS_SAMPLE, tmp_path / "landing" / "billing")
     config = write_config(
@@ -213,6 +214,7 @@ def test_a_lock_left_by_a_killed_writer_is_cleared(ingested: Path) -> None:
     assert not lock_path(_warehouse(ingested)).exists()
 
 
+@pytest.mark.full  # make test: a stale lock is cleared in test_a_lock_left_by_a_killed_writer_is_cleared
 def test_a_lock_file_naming_a_dead_pid_is_cleared(ingested: Path) -> None:
     done = subprocess.run([sys.executable, "-c", "pass"], check=True)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])

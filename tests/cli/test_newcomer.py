@@ -5,9 +5,11 @@ one Dagster instance that CLI runs and `make dev` share, freed of runs a killed 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import dagster as dg
@@ -84,13 +86,35 @@ def _focus_project(tmp_path: Path) -> Path:
     return write_config(tmp_path, FOCUS_ONLY)
 
 
-def test_progress_lines_only_when_asked_or_on_a_terminal(tmp_path: Path) -> None:
-    config = _focus_project(tmp_path)
-    plain = cli("--config", str(config), "ingest")  # stderr is not a terminal here: no progress
+@dataclass
+class Ingested:
+    """A FOCUS-sample project after one plain `wastewatch ingest` in this process, and that ingest's result."""
+
+    config: Path
+    plain: Result
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory: pytest.TempPathFactory) -> Ingested:
+    """One plain CLI ingest shared by the module's tests; a test that writes works on a copy (`_copy`)."""
+    config = _focus_project(tmp_path_factory.mktemp("ingested"))
+    return Ingested(config, cli("--config", str(config), "ingest"))
+
+
+def _copy(ingested: Ingested, tmp_path: Path) -> Path:
+    """This test's own copy of the ingested project (warehouse and Dagster instance); its config."""
+    shutil.copytree(ingested.config.parent, tmp_path / "project")
+    return tmp_path / "project" / ingested.config.name
+
+
+def test_progress_lines_only_when_asked_or_on_a_terminal(ingested: Ingested, tmp_path: Path) -> None:
+    plain = ingested.plain  # stderr is not a terminal here: no progress
     assert plain.exit_code == 0, plain.output
     assert not [line for line in plain.stderr.splitlines() if line.startswith("  ")], plain.stderr
 
-    (tmp_path / "warehouse").rename(tmp_path / "old")  # load again from scratch
+    config = _copy(ingested, tmp_path)
+    project = config.parent
+    (project / "warehouse").rename(project / "old")  # load again from scratch
     shown = cli("--progress", "--config", str(config), "ingest")
     assert shown.exit_code == 0, shown.output
     lines = shown.stderr.splitlines()
@@ -100,7 +124,7 @@ def test_progress_lines_only_when_asked_or_on_a_terminal(tmp_path: Path) -> None
     assert any(line.startswith("  mart cost_hourly: ") for line in lines), lines
     assert shown.stdout == plain.stdout  # progress never reaches stdout
 
-    (tmp_path / "warehouse").rename(tmp_path / "older")
+    (project / "warehouse").rename(project / "older")
     quiet = cli("--quiet", "--progress", "--config", str(config), "ingest")
     assert quiet.exit_code == 0
     assert not [line for line in quiet.stderr.splitlines() if line.startswith(("  ", "config:"))]
@@ -120,13 +144,14 @@ def test_weekly_progress_names_each_rule_as_it_finishes(tmp_path: Path) -> None:
     assert "warehouse published" in report
 
 
-def test_a_cli_run_is_in_the_instance_the_ui_opens(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    config = _focus_project(tmp_path)
-    result = cli("--config", str(config), "ingest")
+def test_a_cli_run_is_in_the_instance_the_ui_opens(
+    ingested: Ingested, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config, result = ingested.config, ingested.plain
     assert result.exit_code == 0, result.output
     loaded = int(result.stdout.split("file(s) loaded (")[1].split(" rows")[0].replace(",", ""))
 
-    home = tmp_path / ".dagster"
+    home = config.parent / ".dagster"
     assert dagster_home(config) == home and (home / "dagster.yaml").is_file()
     monkeypatch.setenv("DAGSTER_HOME", str(home))  # what `make dev` gives the UI for this config
     with dg.DagsterInstance.get() as instance:

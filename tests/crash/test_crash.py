@@ -6,7 +6,7 @@ CSV, a Slurm sacct log and S3 Inventory reports (whole-source snapshots). The wa
 version 1 of the landing zone; version 2 is then ingested cleanly once, and, for each failpoint, from the
 same version-1 state with the process killed at that point and run again. Every table's row count and the
 sum of each of its numeric columns, and the ledger, must equal the clean run's; no lock or temp copy may
-be left. `make test` runs one point; CI (`WASTEWATCH_CRASH_POINTS=all`) runs every one.
+be left. `make test` runs one point; CI (`WASTEWATCH_FULL_TESTS=1`, or `WASTEWATCH_CRASH_POINTS=all`) runs every one.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ import pytest
 from pipelines.failpoints import ENV, POINTS
 from tests.helpers.billing_exports import Cur2Export, hours
 from tests.helpers.config import write_config
+from tests.helpers.full import full_run
 from tests.helpers.paths import FIXTURES, REPO
 from tests.helpers.storage import write_report
 
@@ -45,7 +46,7 @@ SMI_HEADER = "timestamp, name, pci.bus_id, uuid, index, utilization.gpu [%], mem
 
 
 def _points() -> tuple[str, ...]:
-    return POINTS if os.environ.get("WASTEWATCH_CRASH_POINTS") == "all" else SHORT
+    return POINTS if full_run() or os.environ.get("WASTEWATCH_CRASH_POINTS") == "all" else SHORT
 
 
 def _smi(path: Path, start: datetime, n: int, util: int) -> None:
