@@ -50,7 +50,8 @@ def main(host: str, port: int) -> None:
             click.echo(f"error: {line}", err=True)
         sys.exit(2)
     home = dagster_home(path)
-    with open_instance(path):  # prepares the home and releases runs of dead processes
+    # prepares the home and releases runs of dead processes; the UI keeps history whatever the CLI does
+    with open_instance(path, history="sqlite"):
         pass
     click.echo(f"config: {path} (from {origin})", err=True)
     click.echo(f"dagster instance: {home} (the CLI's runs land here too)", err=True)

@@ -9,6 +9,10 @@ A run killed mid-way (SIGKILL, a lost machine) stays STARTED in the storage and 
 step claimed, which would block the next run for good. Every run records its process (pid and host tags);
 `release_dead_runs`, called before each CLI run and when `make dev` starts, marks the runs left STARTED by
 a process that is gone from this host as failed and frees their pool slots.
+
+`WASTEWATCH_RUN_HISTORY=off` runs CLI jobs on an in-memory instance instead: nothing is recorded for the
+UI, which saves Dagster's SQLite writes (about 3 s of a small run's 7 s, bench/README.md). For cron-only
+installs and the test suite; the warehouse's own lock still keeps to one writer.
 """
 
 from __future__ import annotations
@@ -20,11 +24,14 @@ from pathlib import Path
 
 import dagster as dg
 
+from pipelines.errors import ConfigError
 from pipelines.lock import pid_alive
 
 PID_TAG = "wastewatch/pid"
 HOST_TAG = "wastewatch/host"
 HOME_DIR = ".dagster"
+HISTORY_ENV = "WASTEWATCH_RUN_HISTORY"
+HISTORY_MODES = ("sqlite", "off")
 
 # one writer at a time in the pool every warehouse-writing asset uses (DuckDB allows one writer)
 INSTANCE_YAML = """\
@@ -56,8 +63,22 @@ def prepare(home: Path) -> Path:
     return home
 
 
-def open_instance(config_path: Path) -> dg.DagsterInstance:
-    """The shared instance of this config (prepared, runs of dead processes released); close it after use."""
+def run_history() -> str:
+    """What $WASTEWATCH_RUN_HISTORY asks for: `sqlite` (the default, runs recorded for the UI) or `off`."""
+    mode = os.environ.get(HISTORY_ENV, "").strip().lower() or "sqlite"
+    if mode not in HISTORY_MODES:
+        raise ConfigError(
+            f"{HISTORY_ENV}={os.environ[HISTORY_ENV]!r} is not one of {', '.join(HISTORY_MODES)} "
+            "(sqlite: record runs for the Dagster UI; off: record nothing)"
+        )
+    return mode
+
+
+def open_instance(config_path: Path, history: str | None = None) -> dg.DagsterInstance:
+    """The shared instance of this config (prepared, runs of dead processes released), or an in-memory one
+    when run history (`history`, else $WASTEWATCH_RUN_HISTORY) is off; close it after use."""
+    if (history or run_history()) == "off":
+        return dg.DagsterInstance.ephemeral()
     home = prepare(dagster_home(config_path))
     instance = dg.DagsterInstance.from_config(str(home))
     release_dead_runs(instance)

@@ -16,6 +16,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from pipelines.config import Config, load_config
+from pipelines.instance import HISTORY_ENV
 from pipelines.transform import build_marts
 from pipelines.warehouse import connect
 from tests.helpers import demo_build
@@ -36,6 +37,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers",
         f"full: a repeated variant of a promise another test in `make test` proves; runs only with {FULL}=1 (CI)",
     )
+    # CLI runs record no Dagster history (pipelines/instance.py) unless a test asks for it: the tests of
+    # that history set WASTEWATCH_RUN_HISTORY=sqlite themselves; `WASTEWATCH_RUN_HISTORY=sqlite make test`
+    # runs every test with it
+    os.environ.setdefault(HISTORY_ENV, "off")
     slow = [HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large]
     settings.register_profile(
         "default", derandomize=True, database=None, deadline=None, max_examples=1, suppress_health_check=slow

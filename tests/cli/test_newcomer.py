@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from pipelines.cli import main
-from pipelines.instance import HOST_TAG, PID_TAG, dagster_home
+from pipelines.instance import HISTORY_ENV, HOST_TAG, PID_TAG, dagster_home
 from pipelines.lock import pid_alive
 from tests.helpers.config import write_config
 from tests.helpers.paths import FOCUS_SAMPLE, REPO, copy_into
@@ -29,7 +29,10 @@ sources:
 
 
 def cli(*args: str, env: dict[str, str | None] | None = None) -> Result:
-    runner = CliRunner(env={"WASTEWATCH_CONFIG": None, "DAGSTER_HOME": None, **(env or {})})
+    """The CLI as a newcomer runs it: no config or Dagster home in the environment, run history kept."""
+    runner = CliRunner(
+        env={"WASTEWATCH_CONFIG": None, "DAGSTER_HOME": None, HISTORY_ENV: "sqlite", **(env or {})}
+    )
     return runner.invoke(main, list(args), catch_exceptions=False)
 
 
@@ -169,6 +172,17 @@ def test_a_cli_run_is_in_the_instance_the_ui_opens(
         assert execution.run_id == run.run_id and execution.status.value == "SUCCEEDED"
 
 
+def test_with_run_history_off_a_run_records_nothing_and_a_bad_value_exits_2(tmp_path: Path) -> None:
+    config = _focus_project(tmp_path)
+    bad = cli("--config", str(config), "ingest", env={HISTORY_ENV: "postgres"})
+    assert bad.exit_code == 2
+    assert "WASTEWATCH_RUN_HISTORY='postgres' is not one of sqlite, off" in bad.stderr
+    off = cli("--config", str(config), "ingest", env={HISTORY_ENV: "off"})
+    assert off.exit_code == 0, off.output
+    assert "file(s) loaded (" in off.stdout
+    assert not dagster_home(config).exists()  # no instance folder, no SQLite run storage
+
+
 def _wastewatch() -> list[str]:
     script = Path(sys.executable).with_name("wastewatch")
     return [str(script)] if script.exists() else [sys.executable, "-m", "pipelines.cli"]
@@ -177,6 +191,7 @@ def _wastewatch() -> list[str]:
 def test_a_killed_run_leaves_no_run_or_pool_slot_claimed(tmp_path: Path) -> None:
     config = _focus_project(tmp_path)
     env = {k: v for k, v in os.environ.items() if k not in ("WASTEWATCH_CONFIG", "DAGSTER_HOME")}
+    env[HISTORY_ENV] = "sqlite"
     killed = subprocess.run(
         [*_wastewatch(), "--config", str(config), "ingest"],
         env={**env, "WASTEWATCH_FAILPOINT": "ingest.listed"},  # SIGKILL inside the ingest step
