@@ -29,10 +29,7 @@ sources:
 
 
 def cli(*args: str, env: dict[str, str | None] | None = None) -> Result:
-    """The CLI as a newcomer runs it: no config or Dagster home in the environment, run history kept."""
-    runner = CliRunner(
-        env={"WASTEWATCH_CONFIG": None, "DAGSTER_HOME": None, HISTORY_ENV: "sqlite", **(env or {})}
-    )
+    runner = CliRunner(env={"WASTEWATCH_CONFIG": None, "DAGSTER_HOME": None, **(env or {})})
     return runner.invoke(main, list(args), catch_exceptions=False)
 
 
@@ -101,7 +98,8 @@ class Ingested:
 def ingested(tmp_path_factory: pytest.TempPathFactory) -> Ingested:
     """One plain CLI ingest shared by the module's tests; a test that writes works on a copy (`_copy`)."""
     config = _focus_project(tmp_path_factory.mktemp("ingested"))
-    return Ingested(config, cli("--config", str(config), "ingest"))
+    # as a newcomer runs it: the run recorded in the instance the UI opens
+    return Ingested(config, cli("--config", str(config), "ingest", env={HISTORY_ENV: "sqlite"}))
 
 
 def _copy(ingested: Ingested, tmp_path: Path) -> Path:
