@@ -73,6 +73,8 @@ the frame inserts into the warehouse's `findings` table (pipelines.evaluate.writ
 
 from __future__ import annotations
 
+import copy
+import functools
 import json
 import shutil
 from collections.abc import Iterator
@@ -107,10 +109,17 @@ def _case_files() -> list[Path]:
     return sorted(CASES_DIR.glob("*.yml"))
 
 
-def _load(path: Path) -> dict[str, Any]:
+@functools.cache
+def _parse(path: Path) -> dict[str, Any]:
     doc = yaml.safe_load(path.read_text(encoding="utf-8"))
     assert isinstance(doc, dict), f"{path.name}: expected a mapping at the top"
     return doc
+
+
+def _load(path: Path) -> dict[str, Any]:
+    """The case file as a mapping: parsed once per process (a file of cases takes about 0.1 s to parse,
+    and every case reads its file), a copy each time so a case cannot change another's."""
+    return copy.deepcopy(_parse(path))
 
 
 def _collect() -> Iterator[Any]:
