@@ -11,8 +11,8 @@ step claimed, which would block the next run for good. Every run records its pro
 a process that is gone from this host as failed and frees their pool slots.
 
 `WASTEWATCH_RUN_HISTORY=off` runs CLI jobs on an in-memory instance instead: nothing is recorded for the
-UI, which saves Dagster's SQLite writes (about 3 s of a small run's 7 s, bench/README.md). For cron-only
-installs and the test suite; the warehouse's own lock still keeps to one writer.
+UI, which saves Dagster's SQLite writes (a connection per write; bench/README.md has the figures). For
+cron-only installs and the test suite; the warehouse's own lock still keeps to one writer.
 """
 
 from __future__ import annotations

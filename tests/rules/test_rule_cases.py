@@ -117,8 +117,8 @@ def _parse(path: Path) -> dict[str, Any]:
 
 
 def _load(path: Path) -> dict[str, Any]:
-    """The case file as a mapping: parsed once per process (a file of cases takes about 0.1 s to parse,
-    and every case reads its file), a copy each time so a case cannot change another's."""
+    """The case file as a mapping: parsed once per process (every case reads its file), a copy each time
+    so a case cannot change another's."""
     return copy.deepcopy(_parse(path))
 
 
