@@ -25,7 +25,7 @@ from pipelines.config import Config
 from pipelines.errors import WarehouseBusy, WarehouseError
 from pipelines.failpoints import failpoint
 
-SCHEMA_VERSION = 16
+SCHEMA_VERSION = 17
 RAW_TABLES = (
     "schema_version",
     "ingest_files",
@@ -54,6 +54,7 @@ RAW_TABLES = (
     "remediation_log",
     "gpu_samples_pruned",
     "alerts_sent",
+    "ingest_state",
     "focus",
 )
 # landed tables that are views over the table their rows are stored in: writes (inserts, deletes) go there

@@ -25,6 +25,7 @@ from pipelines.cli.money import cents, fmt_money, rounding_note
 from pipelines.config import STARTER_CONFIG, Config
 
 if TYPE_CHECKING:
+    from pipelines import nothing_new
     from pipelines.runner import RunOutcome
 
 
@@ -42,7 +43,8 @@ def init(ctx: click.Context, path: Path | None, force: bool) -> None:
     click.echo(f"wrote {target}; edit its sources, then run `wastewatch ingest`")
 
 
-def do_ingest(ctx: click.Context, config: Config) -> int:
+def do_ingest(ctx: click.Context, config: Config, full: bool = False) -> int:
+    from pipelines import nothing_new
     from pipelines.freshness import stale_sources
     from pipelines.ingest import NEW_VERSION_REJECTED
     from pipelines.retention import RETENTION_ASSET
@@ -51,6 +53,12 @@ def do_ingest(ctx: click.Context, config: Config) -> int:
 
     started = utcnow()
     say(f"ingesting {len(config.sources)} source(s) into {config.warehouse_path}", err=True)
+    if not full:
+        found = nothing_new.check(config)
+        if found.nothing_new:
+            return _nothing_new(config, found)
+        if ctx.obj["verbose"]:
+            say(f"a full run: {found.why}", err=True)
     outcome = run_ingest(config.path or ctx.obj["config_path"], verbose=ctx.obj["verbose"])
     if not outcome.success:
         raise Failure(
@@ -106,14 +114,47 @@ def do_ingest(ctx: click.Context, config: Config) -> int:
     return EXIT_REJECTED if rejected or failures or stale else EXIT_OK
 
 
+def _nothing_new(config: Config, found: nothing_new.Check) -> int:
+    """What a run with nothing new prints, without running it: each table's files, the stale sources."""
+    from pipelines.freshness import stale_sources
+    from pipelines.warehouse import open_warehouse, scalar, stored_in, utcnow
+
+    assert found.recorded_at is not None
+    say(
+        f"nothing new since the run of {found.recorded_at:%Y-%m-%d %H:%M} UTC: every source lists the files "
+        "it loaded, so the marts and the published warehouse stay as they are (--full runs it all)",
+        err=True,
+    )
+    with open_warehouse(config, read_only=True) as con:
+        for table in dict.fromkeys(c.target for c in found.sources):
+            unchanged = sum(c.unchanged for c in found.sources if c.target == table)
+            held = scalar(con, f"select count(*) from {stored_in(table)}")  # noqa: S608 - a landed table's name
+            click.echo(
+                f"{table}: 0 file(s) loaded (0 rows), {unchanged} unchanged, 0 rejected; {held:,} rows in the table"
+            )
+        stale = stale_sources(con, config, utcnow())
+    for c in found.sources:
+        for uri, why in c.skipped:
+            say(f"skipped: {uri}: {why}", err=True)
+    for s in stale:
+        say(f"stale: {s.problem}", err=True)
+    return EXIT_REJECTED if stale else EXIT_OK
+
+
+full_option = click.option(
+    "--full", is_flag=True, help="Run every step even when no source lists anything new."
+)
+
+
 @click.command()
 @wait_option
+@full_option
 @click.pass_context
-def ingest(ctx: click.Context, wait_s: float) -> None:
+def ingest(ctx: click.Context, wait_s: float, full: bool) -> None:
     """Load new and changed source files, rebuild the marts, publish the read-only warehouse."""
     config = ctx_config(ctx)
     with writing(config, wait_s):
-        code = do_ingest(ctx, config)
+        code = do_ingest(ctx, config, full)
     ctx.exit(code)
 
 
@@ -195,8 +236,9 @@ def report(ctx: click.Context, week: str | None, wait_s: float) -> None:
 @click.command()
 @click.option("--week", help="ISO week, e.g. 2026-W48 (default: the last complete week).")
 @wait_option
+@full_option
 @click.pass_context
-def run(ctx: click.Context, week: str | None, wait_s: float) -> None:
+def run(ctx: click.Context, week: str | None, wait_s: float, full: bool) -> None:
     """ingest, then evaluate and report one ISO week (default the last complete one).
 
     What the weekly cron entry runs (Mondays, after the week ends); the nightly entry runs `ingest` alone.
@@ -204,7 +246,7 @@ def run(ctx: click.Context, week: str | None, wait_s: float) -> None:
     config = ctx_config(ctx)
     w = pick_week(week)
     with writing(config, wait_s):
-        code = do_ingest(ctx, config)
+        code = do_ingest(ctx, config, full)
         if not no_data(config, w):
             do_weekly(ctx, config, w, evaluate=True, report=True)
     ctx.exit(code)

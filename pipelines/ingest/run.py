@@ -133,7 +133,7 @@ def _ingest_files(
             report.failures.append(f"source {source.name!r}: {exc}")
             return [FileOutcome(source.name, source.uri, "rejected", error=str(exc), target=target)]
     else:
-        missing = _missing_location(config, source)
+        missing = missing_location(config, source)
         if missing:
             report.failures.append(f"source {source.name!r}: {missing}")
             return []
@@ -160,7 +160,7 @@ def _ingest_files(
             clean_cache(source_cache(config, source))
 
 
-def _missing_location(config: Config, source: Source) -> str | None:
+def missing_location(config: Config, source: Source) -> str | None:
     """Why a local source's location cannot be read (it does not exist), or None when it can.
 
     A folder that exists but holds no files is not a failure; a glob is checked by the folder it starts in.

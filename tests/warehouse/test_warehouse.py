@@ -1077,3 +1077,38 @@ def test_a_version_15_warehouse_upgrades_to_the_daily_alert_keeping_its_findings
         ).fetchall() == [("k1", Decimal("3600.000000"), 2, False)]
     finally:
         con.close()
+
+
+def test_a_version_16_warehouse_upgrades_to_the_nightly_state_keeping_its_ledger(tmp_path: Path) -> None:
+    """Migration 0017 adds ingest_state (what the last full nightly run built from); a warehouse built by the
+    schema before it keeps its ledger and findings, and has no state, so its first ingest runs in full."""
+    path = _older_warehouse(
+        tmp_path,
+        16,
+        (
+            "insert into ingest_files (file_id, source, kind, uri, size_bytes, status, first_seen_at, checked_at) "
+            "values ('f1', 'smi', 'nvidia_smi', '/d/a.csv', 10, 'loaded', now(), now())"
+        ),
+    )
+    con = connect(path)
+    try:
+        assert [v for v, _ in _versions(con)][0] == 16 and current_version(con) == SCHEMA_VERSION >= 17
+        assert "0017_ingest_state" in [d for _, d in _versions(con)]
+        assert con.execute("select file_id, uri, status from ingest_files").fetchall() == [
+            ("f1", "/d/a.csv", "loaded")
+        ]
+        assert con.execute("select count(*) from ingest_state").fetchone() == (0,)
+        params = {
+            "job": "nightly_ingest",
+            "now": datetime(2026, 12, 3, 2),
+            "config": "c",
+            "code": "k",
+            "ledger": "l",
+        }
+        con.execute(sql_text("raw/state", "record"), params)
+        con.execute(sql_text("raw/state", "record"), {**params, "ledger": "l2"})
+        assert con.execute(sql_text("raw/state", "recorded"), {"job": "nightly_ingest"}).fetchall() == [
+            (datetime(2026, 12, 3, 2), "c", "k", "l2")
+        ]
+    finally:
+        con.close()

@@ -8,16 +8,18 @@ from pipelines import progress
 from pipelines.advice import ADVISORS
 from pipelines.coverage import no_data_message
 from pipelines.defs.advice.assets import advice_key
+from pipelines.defs.ingest.assets import INGEST_TABLES
 from pipelines.defs.partitions import partition_to_window, weekly_partitions
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
 from pipelines.defs.rules.assets import findings_key
 from pipelines.evaluate import active_rules
+from pipelines.nothing_new import forget_state, record_state
 from pipelines.redact import redact
 from pipelines.report import write_report
 from pipelines.report.notify import deliver
 from pipelines.retention import RETENTION_ASSET
 from pipelines.transform import MARTS
-from pipelines.warehouse import publish
+from pipelines.warehouse import open_warehouse, publish
 
 
 def _weekly_report_asset(weeks: dg.PartitionsDefinition) -> dg.AssetsDefinition:
@@ -100,11 +102,27 @@ def _write_weekly_report(
     deps=[*MARTS, RETENTION_ASSET],  # published after every mart is rebuilt and old samples dropped
     description="An atomic read-only copy of the warehouse for ad-hoc queries (`wastewatch sql`, duckdb -readonly).",
 )
-def published_warehouse(wastewatch: WastewatchResource) -> dg.MaterializeResult:
-    path = publish(wastewatch.load())
+def published_warehouse(
+    context: dg.AssetExecutionContext, wastewatch: WastewatchResource
+) -> dg.MaterializeResult:
+    config = wastewatch.load()
+    with open_warehouse(config) as con:
+        # a run that built every ingest and transform asset records what it built from, so that the next
+        # ingest with nothing new can stop before Dagster (pipelines/nothing_new.py); any other run forgets it
+        if _ran_whole_ingest(context):
+            record_state(con, config)
+        else:
+            forget_state(con)
+    path = publish(config)
     return dg.MaterializeResult(
         metadata={"path": dg.MetadataValue.path(str(path)), "size_bytes": path.stat().st_size}
     )
+
+
+def _ran_whole_ingest(context: dg.AssetExecutionContext) -> bool:
+    """This run materialised every landed table, mart and the retention (the nightly_ingest job)."""
+    wanted = {dg.AssetKey(name) for name in (*INGEST_TABLES, *MARTS, RETENTION_ASSET)}
+    return wanted <= context.job_def.asset_layer.selected_asset_keys
 
 
 @dg.definitions

@@ -158,6 +158,11 @@ class SourceReader(Reader):
     def load_source(self, con: duckdb.DuckDBPyConnection, source: Source, ctx: LoadContext) -> LoadResult:
         """Insert the source's rows, inside the caller's transaction."""
 
+    def pending(self, con: duckdb.DuckDBPyConnection, config: Config, source: Source) -> str | None:
+        """Why a run would read the source again, or None when it holds nothing the warehouse lacks (found
+        without writing; pipelines/nothing_new.py). An API or a walk is read again on every run."""
+        return f"source {source.name!r} ({source.kind}) is read whole on every run"
+
 
 def quote_ident(name: str) -> str:
     """A column name read from a file header, quoted for SQL (never a value)."""

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import duckdb
 
-from pipelines.config import Source
+from pipelines.config import Config, Source
 from pipelines.errors import RejectedFile
-from pipelines.ingest.ledger import file_id, record_snapshot
+from pipelines.ingest.ledger import file_id, held, record_snapshot
 from pipelines.ingest.readers.base import LoadContext, LoadResult, SourceReader
 from pipelines.ingest.readers.s3_inventory.load import load, prune
 from pipelines.ingest.readers.s3_inventory.manifest import Manifest, ManifestRef, parse_manifest, verify
@@ -25,21 +25,8 @@ class S3InventoryReader(SourceReader):
         keep, check_md5 = opts.keep_inventories, opts.verify_md5
         location = ctx.config.source_location(source)
         sync_config(con, ctx.config, ctx.loaded_at, location)
-        store: Store = (
-            S3Store(source, location) if source.is_s3 else LocalStore(Path(location))  # type: ignore[assignment]
-        )
-        refs = store.manifests()
-        if not refs:
-            raise RejectedFile(location, "no inventory manifest.json found here")
-        newest: dict[str, ManifestRef] = {}
-        for ref in sorted(refs, key=lambda r: (r.folder, r.uri)):
-            newest[ref.group] = ref  # the latest dated folder of each inventory configuration
-        by_bucket: dict[str, Manifest] = {}
-        for ref in newest.values():
-            m = parse_manifest(ref, store.read(ref))
-            other = by_bucket.get(m.source_bucket)
-            if other is None or (m.created_at, m.ref.uri) > (other.created_at, other.ref.uri):
-                by_bucket[m.source_bucket] = m
+        store = _store(source, location)
+        by_bucket = _newest_by_bucket(store, location)
         rows = 0
         warnings = []
         loaded = 0
@@ -83,3 +70,36 @@ class S3InventoryReader(SourceReader):
             prune(con, source.name, bucket, keep)
             rows += n
         return LoadResult(rows=rows, warnings=warnings, changed=loaded > 0)
+
+    def pending(self, con: duckdb.DuckDBPyConnection, config: Config, source: Source) -> str | None:
+        """The newest report of a bucket that is not the one loaded (by its manifest's MD5), if any."""
+        location = config.source_location(source)
+        if not held(con, file_id(source.name, f"source:{location}")):
+            return f"{location}: not loaded yet"
+        for m in _newest_by_bucket(_store(source, location), location).values():
+            done = loaded_snapshot(con, file_id(source.name, m.ref.uri))
+            if not done or done[0] != m.md5:
+                return f"{m.ref.uri}: a report not loaded yet"
+        return None
+
+
+def _store(source: Source, location: str) -> Store:
+    return S3Store(source, location) if source.is_s3 else LocalStore(Path(location))  # type: ignore[return-value]
+
+
+def _newest_by_bucket(store: Store, location: str) -> dict[str, Manifest]:
+    """The newest report of each source bucket: the latest dated folder of each inventory configuration,
+    then, of configurations reporting the same bucket, the one created last."""
+    refs = store.manifests()
+    if not refs:
+        raise RejectedFile(location, "no inventory manifest.json found here")
+    newest: dict[str, ManifestRef] = {}
+    for ref in sorted(refs, key=lambda r: (r.folder, r.uri)):
+        newest[ref.group] = ref
+    by_bucket: dict[str, Manifest] = {}
+    for ref in newest.values():
+        m = parse_manifest(ref, store.read(ref))
+        other = by_bucket.get(m.source_bucket)
+        if other is None or (m.created_at, m.ref.uri) > (other.created_at, other.ref.uri):
+            by_bucket[m.source_bucket] = m
+    return by_bucket
