@@ -41,6 +41,7 @@ from pipelines.warehouse import (
 )
 
 INTERMEDIATE = (
+    "int_billing_extras",
     "int_billed_resources",
     "int_jobs",
     "int_job_hosts",

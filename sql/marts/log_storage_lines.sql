@@ -1,5 +1,5 @@
 -- grain: one row per billing line of log storage, log retention, log ingestion or metric storage
--- depends_on: billing_line_items
+-- depends_on: billing_line_items, int_billing_extras
 -- The bill's log- and metric-storage lines, classified by the built-in catalogue
 -- pipelines/catalog/log_usage_types.csv (the first matching pattern by priority, the line's service matching
 -- too): CloudWatch Logs by the usage type (`USE1-TimedStorage-ByteHrs` stored bytes, `USE1-DataProcessing-Bytes`
@@ -15,17 +15,11 @@
 with lines as (
     select
         b.*,
-        nullif(trim(coalesce(
-            json_extract_string(b.x_extra, '$."lineItem/UsageType"'),
-            json_extract_string(b.x_extra, '$.line_item_usage_type'),
-            json_extract_string(b.x_extra, '$.x_UsageType'),
-            json_extract_string(b.x_extra, '$.x_usagetype'),
-            json_extract_string(b.x_extra, '$.x_usage_type')
-        )), '') as usage_type,
+        e.usage_type,
         concat_ws(' ', b.charge_description, b.sku_meter) as meter,
-        concat_ws(' ', b.service_name, json_extract_string(b.x_extra, '$."lineItem/ProductCode"'),
-                  json_extract_string(b.x_extra, '$.line_item_product_code')) as service
+        concat_ws(' ', b.service_name, e.cur_product_code, e.cur2_product_code) as service
     from billing_line_items as b
+    left join int_billing_extras as e on e.x_extra is not distinct from b.x_extra
 ),
 
 kinds as (

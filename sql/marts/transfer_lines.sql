@@ -1,5 +1,5 @@
 -- grain: one row per billing line of data transfer between regions, between zones or out to the internet
--- depends_on: billing_line_items
+-- depends_on: billing_line_items, int_billing_extras
 -- The bill's data-transfer lines, classified by the built-in catalogue pipelines/catalog/transfer_usage_types.csv
 -- (the first matching pattern by priority): AWS by the usage type (CUR lineItem/UsageType or
 -- line_item_usage_type, FOCUS x_UsageType, kept in x_extra), whose region codes
@@ -15,17 +15,12 @@
 with lines as (
     select
         b.*,
-        nullif(trim(coalesce(
-            json_extract_string(b.x_extra, '$."lineItem/UsageType"'),
-            json_extract_string(b.x_extra, '$.line_item_usage_type'),
-            json_extract_string(b.x_extra, '$.x_UsageType'),
-            json_extract_string(b.x_extra, '$.x_usagetype'),
-            json_extract_string(b.x_extra, '$.x_usage_type')
-        )), '') as usage_type,
+        e.usage_type,
         -- Azure's charge description is its meter category, subcategory and name (the subcategory says
         -- Inter-Region); Google Cloud's is the SKU description
         concat_ws(' ', b.charge_description, b.sku_meter) as meter
     from billing_line_items as b
+    left join int_billing_extras as e on e.x_extra is not distinct from b.x_extra
 ),
 
 kinds as (
