@@ -191,3 +191,17 @@ def test_a_telemetry_file_gone_keeps_its_rows_so_there_is_still_nothing_to_do(pr
     finally:
         con.close()
     assert {o.status for o in report.outcomes} == {"unchanged"}
+
+
+def test_the_config_digest_holds_no_credential_so_a_new_one_changes_nothing(
+    project: Config, tmp_path: Path
+) -> None:
+    """The state lands in the published copy analysts read: a credential in the config is masked before
+    hashing (a weak password could be guessed from a digest of a config otherwise known)."""
+    base = SOURCES + "notify:\n  webhook_url: https://hooks.slack.com/services/T000/B000/SECRET\n"
+    write_config(tmp_path, base.replace("SECRET", "first-secret"))
+    before = nothing_new.config_digest(load_config(tmp_path / "wastewatch.yaml"))
+    write_config(tmp_path, base.replace("SECRET", "other-secret"))
+    assert nothing_new.config_digest(load_config(tmp_path / "wastewatch.yaml")) == before
+    write_config(tmp_path, SOURCES + "notify:\n  webhook_url: https://chat.example.com/incoming\n")
+    assert nothing_new.config_digest(load_config(tmp_path / "wastewatch.yaml")) != before
