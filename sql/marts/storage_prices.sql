@@ -1,5 +1,5 @@
 -- grain: one row per (store, bucket, storage class) that the objects, the uploads, the bill or the config name
--- depends_on: storage_objects_current, storage_uploads, storage_price_list, billing_line_items, resources
+-- depends_on: storage_objects_current, storage_uploads, storage_price_list, billing_line_items, resources, int_billing_extras
 -- The price of a GB-month (GB = 2^30 bytes, the unit storage is billed in) of each bucket and storage class:
 -- from the bill where it has one (the bucket's storage lines, effective cost / GB-months over its latest
 -- 31 days of charges; storage class from SkuPriceDetails or the usage type), the bucket's average when its
@@ -54,17 +54,12 @@ storage_lines as (
         charge_period_end
     from (
         select
-            *,
-            lower(regexp_replace(coalesce(consumed_unit, pricing_unit, ''), '[\s/_]', '', 'g')) as unit,
-            coalesce(
-                json_extract_string(x_extra, '$.x_UsageType'),
-                json_extract_string(x_extra, '$.x_usagetype'),
-                json_extract_string(x_extra, '$.x_usage_type'),
-                json_extract_string(x_extra, '$."lineItem/UsageType"'),
-                ''
-            ) as usage_type
-        from billing_line_items
-        where resource_id is not null and consumed_quantity > 0
+            b.*,
+            lower(regexp_replace(coalesce(b.consumed_unit, b.pricing_unit, ''), '[\s/_]', '', 'g')) as unit,
+            coalesce(e.usage_type, '') as usage_type
+        from billing_line_items as b
+        left join int_billing_extras as e on e.x_extra is not distinct from b.x_extra
+        where b.resource_id is not null and b.consumed_quantity > 0
     )
     where regexp_matches(unit, '^(gb|gib|gigabyte|gibibyte|tb|tib|terabyte|tebibyte)s?-?(mo|month|months)$')
 ),

@@ -18,6 +18,7 @@ import pytest
 
 from pipelines.warehouse import connect
 from rules import Window, get_rule
+from tests.helpers.billing_exports import Cur2Export, line
 from tests.helpers.storage import GIB, build_storage_marts, project, run_ingest, table, write_report
 
 MIB = 1024 * 1024
@@ -374,6 +375,44 @@ def test_prices_come_from_the_bill_per_bucket_and_class_else_from_the_config(tmp
     team = {r["resource_id"]: r["team"] for r in frame.to_dicts()}
     assert team["s3://by-class/runs/run-x/"] == "nlp"  # the run's job's team before the bucket's tag
     con.close()
+
+
+def test_a_cur2_bill_prices_a_bucket_by_the_class_its_usage_type_names(tmp_path: Path) -> None:
+    """CUR 2.0 keeps the usage type as line_item_usage_type and leaves SkuPriceDetails empty: the storage
+    class of an S3 storage line comes from that usage type (USE1-TimedStorage-SIA-ByteHrs: STANDARD_IA)."""
+    write_report(
+        tmp_path / "landing" / "inventory",
+        "cur2-bucket",
+        "2026-11-28T01-00Z",
+        [{"key": "runs/run-x/step_1/m.pt", "size": 10 * GIB, "storage_class": "STANDARD_IA"}],
+    )
+    storage = line("cur2-bucket", datetime(2026, 11, 1), "10.48", instance_type="")
+    storage.update(
+        line_item_product_code="AmazonS3",
+        line_item_usage_type="USE1-TimedStorage-SIA-ByteHrs",
+        line_item_usage_amount="800",
+        pricing_unit="GB-Mo",
+        line_item_usage_end_date="2026-12-01T00:00:00Z",
+        product=json.dumps({"product_name": "Amazon Simple Storage Service", "region_code": "us-east-1"}),
+        product_instance_type="",
+    )
+    Cur2Export(tmp_path / "landing" / "billing").deliver("2026-11", [[storage]], "exec-1")
+    config = project(
+        tmp_path,
+        "  - {name: bill, kind: aws_cur2, uri: landing/billing/}\n"
+        "  - {name: inv, kind: s3_inventory, uri: landing/inventory/}\n",
+        "prices:\n  storage_gb_month: {STANDARD_IA: 0.0125}\n",
+    )
+    con = connect(config.warehouse_path)
+    try:
+        report = run_ingest(con, config)
+        assert not report.rejected, report.summary()
+        build_storage_marts(con)
+        [price] = table(con, "select * from storage_prices where bucket = 'cur2-bucket'")
+    finally:
+        con.close()
+    assert (price["storage_class"], price["price_source"]) == ("STANDARD_IA", "bill")
+    assert float(price["price_per_gb_month"]) == pytest.approx(10.48 / 800, rel=1e-6)
 
 
 # ---------------------------------------------------------------------------- precedence
