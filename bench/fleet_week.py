@@ -30,9 +30,10 @@ that day's sacct file, and the bill as CUR 2.0 delivers it, the month to date in
 month's BILLING_PERIOD export (overwrite mode: the same data file, a new manifest `executionId`), which the
 ingest loads as a restatement replacing the period's earlier lines; a new month starts a new period. The
 hosts CSV lands on the first night; the S3 Inventory reports weekly (S3 Inventory's weekly frequency), on
-each week's last night, as a new dated report (the same objects, hard-linked, so they take no more disk).
-After each week's last night, `wastewatch run --week W` (the weekly evaluation). The reference is the bare
-load of the last night's files (its telemetry day, the month-to-date bill, that week's inventories).
+each week's first night (dated that Monday, 01:00 UTC), as a new report (the same objects, hard-linked, so
+they take no more disk). After each week's last night, `wastewatch run --week W` (the weekly evaluation).
+The reference is the bare load of what the last night's ingest reads (its telemetry day and the
+month-to-date bill; the inventories too when that night is a Monday).
 `--delete-landed` removes each day's telemetry CSV once it is ingested: the ledger keeps the rows of a
 non-billing file that is gone from its source (only a billing file's disappearance deletes its rows), so
 12 weeks fit on a small disk.
@@ -361,7 +362,7 @@ for name, sql in (
     ("bill", "create or replace table bill as select * from read_parquet($f)"),
     ("inventories", "create or replace table inv as select * from read_csv($f, header = false, all_varchar = true)"),
 ):
-    files = sorted(glob.glob(f"{root}/{patterns[name]}", recursive=True))
+    files = sorted(glob.glob(f"{root}/{patterns[name]}", recursive=True)) if patterns.get(name) else []
     if not files:
         continue
     s = time.perf_counter()
@@ -572,7 +573,7 @@ def run_nightly(args: argparse.Namespace, root: Path, hosts: int, idle: int, sta
         lines = bill.deliver(con, a, b, f"fleet-{night:%Y%m%d}")
         if b % 168 == 0 or _next_month(night) == night + timedelta(days=1):
             bill_lines += lines  # a period's last delivery before the bench ends or the month does
-        if day % 7 == 6:
+        if day % 7 == 0:
             land_inventories(inventory_src, land, day // 7, night + timedelta(hours=1))
         gen = time.perf_counter() - t
         generate_s += gen
@@ -584,7 +585,9 @@ def run_nightly(args: argparse.Namespace, root: Path, hosts: int, idle: int, sta
                 {
                     "telemetry": f"landing/telemetry/day={day:02d}/**/*.csv",
                     "bill": f"landing/billing/{EXPORT}/data/BILLING_PERIOD={night:%Y-%m}/*.parquet",
-                    "inventories": f"landing/inventory/*/daily/data/*-w{day // 7:02d}-*.csv.gz",
+                    "inventories": f"landing/inventory/*/daily/data/*-w{day // 7:02d}-*.csv.gz"
+                    if day % 7 == 0
+                    else "",
                 },
             )
         r = run_cli(root, "ingest")
