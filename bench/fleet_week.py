@@ -571,7 +571,7 @@ def run_nightly(args: argparse.Namespace, root: Path, hosts: int, idle: int, sta
         month = night.replace(day=1)
         a, b = max(0, int((month - start).total_seconds()) // 3600), 24 * (day + 1)
         lines = bill.deliver(con, a, b, f"fleet-{night:%Y%m%d}")
-        if b % 168 == 0 or _next_month(night) == night + timedelta(days=1):
+        if day == days - 1 or _next_month(night) == night + timedelta(days=1):
             bill_lines += lines  # a period's last delivery before the bench ends or the month does
         if day % 7 == 0:
             land_inventories(inventory_src, land, day // 7, night + timedelta(hours=1))

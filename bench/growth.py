@@ -136,7 +136,7 @@ def _log_ticks(lo: float, hi: float) -> list[float]:
 
 
 def _nice(v: float) -> str:
-    return f"{v:,.0f}" if v >= 1 else f"{v:g}"
+    return f"{v:,.0f}" if v == int(v) else f"{v:g}"
 
 
 def _lin_ticks(hi: float, n: int = 5) -> list[float]:
@@ -224,7 +224,7 @@ def _legend(x: float, y: float, items: list[tuple[str, str, str]]) -> list[str]:
 
 def chart(whole: list[dict], nightly: list[dict], title: str) -> str:
     """The SVG: seconds per phase against GPUs (log-log), nightly ingest seconds against weeks of history."""
-    width, height = 1100, 470
+    width, height = 1100, 500
     body = [
         f'<text x="{width / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">{escape(title)}</text>'
     ]
@@ -273,7 +273,7 @@ def chart(whole: list[dict], nightly: list[dict], title: str) -> str:
             )
             legend.append((f"{r['weeks']} wk: nightly ingest", colour, ""))
             legend.append((f"{r['weeks']} wk: run --week", colour, "2,3"))
-        body += _legend(780, 420, legend[:4])
+        body += _legend(780, 445, legend[:4])
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
         f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">\n'
