@@ -69,7 +69,7 @@ from telemetry_ingest import SMI_HEADER, SMI_LINES
 
 GPUS_PER_HOST = 8
 RATE = Decimal("98.32")  # p5.48xlarge on demand, an hour
-FILLER_RESOURCES = 50_000
+FILLER_RESOURCES = 50_000  # at most: fewer when a week has fewer than 168 lines for each
 PER_GPU = 2_500  # default bill lines a week and inventory objects per GPU: 10 M each at 4,000 GPUs
 EXPORT = "cur2-fleet"
 
@@ -194,6 +194,9 @@ class Bill:
     def __init__(self, land: Path, start: datetime, weeks: int, hosts: int, lines_per_week: int) -> None:
         self.land, self.start, self.weeks, self.hosts = land, start, weeks, hosts
         self.per_week = max(lines_per_week, hosts * 168) - hosts * 168
+        # each other resource billed every hour of the week when there are fewer than 50,000 x 168 such lines
+        # (so a night's delivery holds its share of them); from about 3,400 GPUs the 50,000 resources as ever
+        self.filler = min(FILLER_RESOURCES, max(1, self.per_week // 168))
 
     def deliver(self, con: duckdb.DuckDBPyConnection, a: int, b: int, execution: str) -> int:
         """Write the period holding hours [a, b) (which must lie in one month) and its manifest; its lines."""
@@ -209,7 +212,7 @@ class Bill:
         items = (
             LINE_ITEMS.replace("@FLEET@", str(self.hosts * 168 * self.weeks))
             .replace("@HOSTS@", str(self.hosts))
-            .replace("@FILLER@", str(FILLER_RESOURCES))
+            .replace("@FILLER@", str(self.filler))
             .replace("@PERWEEK@", str(self.per_week))
             .replace("@START@", f"{self.start:%Y-%m-%d %H:%M:%S}")
             .replace("@RATE@", str(RATE))
