@@ -12,7 +12,9 @@ Two axes of points, each in a fresh `bench/fleet_week.py ... --json RESULTS` pro
 - weeks of history: `--weeks-gpus` GPUs landed night by night (`--landing nightly --delete-landed`) for
   each of `--weeks`: every night's ingest and every week's `run --week` timed.
 A point whose arguments already have a line in `--results` is skipped, so the grid can be resumed in a
-later session (delete its line to measure it again); a point that fails is reported and the grid goes on.
+later session (delete its line to measure it again; `--gpus ''` or `--weeks ''` leaves an axis out); a point
+that fails is reported and the grid goes on. The chart and tables take every line of the results file
+with this sizing (`--bill-lines`, `--objects`, `--memory-limit`), not only the points of this invocation.
 Each point's output is kept in `--dir`/<point>.log. `--bill-lines` and `--objects` are passed through
 (default: fleet_week.py's, 2,500 a GPU, so they grow with the fleet).
 
@@ -63,6 +65,14 @@ def _ints(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x.strip()]
 
 
+def sizing(args: argparse.Namespace, gpus: int) -> tuple[int, int]:
+    """Bill lines a week and inventory objects at `gpus` GPUs."""
+    return (
+        args.bill_lines if args.bill_lines is not None else PER_GPU * gpus,
+        args.objects if args.objects is not None else PER_GPU * gpus,
+    )
+
+
 def points(args: argparse.Namespace) -> list[dict]:
     """The grid: each point's name and fleet_week.py arguments."""
     out = []
@@ -71,8 +81,7 @@ def points(args: argparse.Namespace) -> list[dict]:
     for weeks in args.weeks:
         out.append({"landing": "nightly", "gpus": args.weeks_gpus, "weeks": weeks})
     for p in out:
-        p["bill_lines"] = args.bill_lines if args.bill_lines is not None else PER_GPU * p["gpus"]
-        p["objects"] = args.objects if args.objects is not None else PER_GPU * p["gpus"]
+        p["bill_lines"], p["objects"] = sizing(args, p["gpus"])
         p["name"] = f"{p['landing']}-{p['gpus']}gpus-{p['weeks']}w"
     return out
 
@@ -420,11 +429,13 @@ def main() -> int:
                 failed.append(f"{p['name']} (exit {code})")
                 print(f"== {p['name']} exited {code}; see {args.dir / (p['name'] + '.log')}", flush=True)
 
-    wanted = {
-        _key(p["landing"], p["gpus"], p["weeks"], p["bill_lines"], p["objects"], args.memory_limit): p
-        for p in grid
-    }
-    latest = {record_key(r): r for r in load(args.results) if record_key(r) in wanted}  # the last line wins
+    def charted(r: dict) -> bool:
+        """A result of this sizing (whatever the grid lists: a session may measure one point and chart all)."""
+        size = _key(r["landing"], r["gpus"], r["weeks"], *sizing(args, r["gpus"]), args.memory_limit)
+        axis = r["weeks"] == 1 if r["landing"] == "whole" else r["gpus"] == args.weeks_gpus
+        return axis and record_key(r) == size
+
+    latest = {record_key(r): r for r in load(args.results) if charted(r)}  # the last line of a point wins
     whole = sorted((r for r in latest.values() if r["landing"] == "whole"), key=lambda r: r["gpus"])
     nightly = sorted((r for r in latest.values() if r["landing"] == "nightly"), key=lambda r: r["weeks"])
     if not whole and not nightly:
