@@ -609,7 +609,7 @@ def run_nightly(args: argparse.Namespace, root: Path, hosts: int, idle: int, sta
             week = run_cli(root, "run", "--week", _week_label(monday))
             runs.append({**_measured(week), **check_week(root, monday, idle)})
             print(
-                f"  run --week {runs[-1]['week']}: {week['wall']:.1f} s, peak RSS {week['peak_rss_mb']:,.0f} MB; "
+                f"run --week {runs[-1]['week']}: {week['wall']:.1f} s, peak RSS {week['peak_rss_mb']:,.0f} MB; "
                 + _check_line(runs[-1], idle),
                 flush=True,
             )
