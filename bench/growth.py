@@ -364,28 +364,52 @@ def weeks_table(nightly: list[dict]) -> str:
     )
 
 
+def _affine(xs: list[float], ys: list[float]) -> tuple[float, float] | None:
+    """Least squares t = c + b x: (c, b)."""
+    if len(xs) < 2:
+        return None
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx == 0:
+        return None
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
+    return my - b * mx, b
+
+
+def _limit(text: float) -> str:
+    return "no limit (it does not grow)" if math.isinf(text) else f"about {text:,.0f} GPUs"
+
+
 def window_lines(whole: list[dict], nightly: list[dict], hours: float, machine_gb: float) -> list[str]:
+    """Up to what fleet size a `hours` window holds each measured night's work: a fixed cost plus a cost per
+    GPU fitted over every point, and the power law of the two largest points (which a phase growing faster
+    than linearly makes the smaller); both extrapolated beyond the largest point."""
     out = []
     xs = [r["gpus"] for r in whole]
+    window = hours * 3600
     for label, f in (
         ("a whole week's `run --week`", lambda r: r["runs"][0]["seconds"]),
         ("the no-op nightly ingest", lambda r: r["noop"]["seconds"]),
     ):
-        fit = _fit(xs, [f(r) for r in whole])
-        if fit:
-            a, k = fit
-            limit = (hours * 3600 / a) ** (1 / k) if k > 0 else math.inf
-            out.append(
-                f"- {label}: t = {a:.3g} x GPUs^{k:.2f} s over {len(xs)} point(s); a {hours:g}-hour window "
-                f"holds it up to about {limit:,.0f} GPUs" + (" (extrapolated)" if limit > max(xs) else "")
-            )
-    fit = _fit(xs, [r["runs"][0]["peak_rss_mb"] for r in whole])
-    if fit:
-        a, k = fit
-        limit = (machine_gb * 1024 / a) ** (1 / k) if k > 0 else math.inf
+        ys = [f(r) for r in whole]
+        line, law = _affine(xs, ys), _fit(xs[-2:], ys[-2:])
+        if not line or not law:
+            continue
+        (c, b), (a, k) = line, law
+        by_line = (window - c) / b if b > 0 else math.inf
+        by_law = (window / a) ** (1 / k) if k > 0 else math.inf
         out.append(
-            f"- peak RSS of `run --week`: {a:.3g} x GPUs^{k:.2f} MB; {machine_gb:g} GB is reached at about "
-            f"{limit:,.0f} GPUs (DuckDB spills beyond its memory_limit, so RSS flattens; extrapolated)"
+            f"- {label}: {c:,.1f} s + {1000 * b:,.2f} ms a GPU over {len(xs)} points, or {a:.3g} x GPUs^{k:.2f} s "
+            f"from the two largest; a {hours:g}-hour window holds it up to {_limit(min(by_line, by_law))}"
+            + (" (extrapolated)" if max(xs) < min(by_line, by_law) < math.inf else "")
+        )
+    fit = _affine(xs, [r["runs"][0]["peak_rss_mb"] for r in whole])
+    if fit:
+        c, b = fit
+        limit = (machine_gb * 1024 - c) / b if b > 0 else math.inf
+        out.append(
+            f"- peak RSS of `run --week`: {c:,.0f} MB + {b:,.2f} MB a GPU; {machine_gb:g} GB at "
+            f"{_limit(limit)} (DuckDB spills beyond its memory_limit, so RSS flattens; extrapolated)"
         )
     if nightly:
         r = max(nightly, key=lambda r: r["weeks"])
@@ -393,7 +417,7 @@ def window_lines(whole: list[dict], nightly: list[dict], hours: float, machine_g
         out.append(
             f"- at {r['gpus']:,} GPUs the heaviest Sunday night (ingest, then the week's run) took {worst:,.0f} s "
             f"over {r['weeks']} weeks; scaled linearly it fits {hours:g} h up to about "
-            f"{r['gpus'] * hours * 3600 / worst:,.0f} GPUs"
+            f"{r['gpus'] * window / worst:,.0f} GPUs"
         )
     return out
 
