@@ -1,39 +1,62 @@
 """Benchmark: a whole fleet week as cron runs it: `wastewatch run` over bill, telemetry, jobs and inventories.
 
-    .venv/bin/python bench/fleet_week.py [--gpus 4000] [--week 2026-W48] [--idle-hosts 10]
-                                         [--bill-lines 10000000] [--objects 10000000]
-                                         [--memory-limit 4GB] [--dir bench/out/fleet] [--keep]
+    .venv/bin/python bench/fleet_week.py [--gpus 4000] [--weeks 1] [--week 2026-W48] [--idle-hosts N]
+                                         [--bill-lines 2500 x GPUs] [--objects 2500 x GPUs]
+                                         [--landing whole|nightly] [--delete-landed]
+                                         [--memory-limit 4GB] [--dir bench/out/fleet] [--keep] [--json PATH]
 
-Generates one ISO week of a fleet of `--gpus` GPUs (8 per host: 4,000 GPUs = 500 p5.48xlarge hosts):
+Generates `--weeks` consecutive ISO weeks from `--week` of a fleet of `--gpus` GPUs (8 per host: 4,000 GPUs =
+500 p5.48xlarge hosts):
 - nvidia-smi `--query-gpu --format=csv` telemetry, one sample per GPU per minute, one file per host and
-  day (bench/telemetry_ingest.py's lines); the first `--idle-hosts` hosts idle all week, the rest busy;
-- a CUR 2.0 Parquet bill (one BILLING_PERIOD, with its manifest): every host's hourly instance line, and
-  other resources' hourly lines up to `--bill-lines` in all;
-- a hosts CSV mapping each host to its instance id, and one Slurm `sacct -P` file with a job per busy
-  host and day;
+  day (bench/telemetry_ingest.py's lines); the first `--idle-hosts` hosts idle all along, the rest busy;
+- a CUR 2.0 Parquet bill (one BILLING_PERIOD per month, with its manifest): every host's hourly instance
+  line, and other resources' hourly lines up to `--bill-lines` a week in all;
+- a hosts CSV mapping each host to its instance id, and Slurm `sacct -P` files with a job per busy host
+  and day;
 - S3 Inventory reports of `--objects` objects (bench/storage.py's checkpoint and dataset buckets).
-Then, each in a fresh process, with DuckDB's memory limit set:
+
+`--landing whole` (the default for one week): everything is written first; then, each in a fresh process,
+with DuckDB's memory limit set:
 - `reference`: DuckDB's bare load of the same telemetry CSV, bill Parquet and inventory CSV.gz files into
   tables;
-- `wastewatch run --week W --progress`: ingest, marts, every rule and the report in one process, as cron
-  runs it, with each step's seconds from the progress lines and the process's peak RSS (VmHWM);
+- `wastewatch run --week W --progress` for each week: ingest, marts, every rule and the report in one
+  process, as cron runs it, with each step's seconds from the progress lines and the process's peak RSS
+  (VmHWM);
 - `wastewatch ingest` again with nothing new (the nightly re-run).
-Prints each phase's time, its share, the ratio of the whole run to the bare load, peak RSS, and the planted
-idle waste (the idle hosts' billed week: hosts x 168 h x the hourly rate) against GPU001's finding. Not a
-test: nothing here asserts a time. The input (about 17 GB of telemetry CSV at 4,000 GPUs) is deleted unless
---keep; check `df -h` first.
+
+`--landing nightly` (the default for more than one week): the weeks land as cron sees them. Before each
+night's `wastewatch ingest` (timed, with its peak RSS) the night's files are written: that day's telemetry,
+that day's sacct file, and the bill as CUR 2.0 delivers it, the month to date in a new execution of the
+month's BILLING_PERIOD export (overwrite mode: the same data file, a new manifest `executionId`), which the
+ingest loads as a restatement replacing the period's earlier lines; a new month starts a new period. The
+hosts CSV lands on the first night; the S3 Inventory reports weekly (S3 Inventory's weekly frequency), on
+each week's first night (dated that Monday, 01:00 UTC), as a new report (the same objects, hard-linked, so
+they take no more disk). After each week's last night, `wastewatch run --week W` (the weekly evaluation).
+The reference is the bare load of what the last night's ingest reads (its telemetry day and the
+month-to-date bill; the inventories too when that night is a Monday).
+`--delete-landed` removes each day's telemetry CSV once it is ingested: the ledger keeps the rows of a
+non-billing file that is gone from its source (only a billing file's disappearance deletes its rows), so
+12 weeks fit on a small disk.
+
+Prints each phase's time, its share, the ratio of the whole run to the bare load, peak RSS, and for every
+week the planted idle waste (the idle hosts' billed week: hosts x 168 h x the hourly rate) against GPU001's
+finding. `--json PATH` appends one JSON line with the point's arguments, every phase's seconds and peak RSS,
+the nights, the disk used and the git commit (bench/growth.py reads them). Not a test: nothing here asserts
+a time. The input (about 8 GB of telemetry CSV for 4,000 GPUs and a week) is deleted unless --keep; check
+`df -h` first.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
 import sys
 import time
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 
@@ -46,7 +69,9 @@ from telemetry_ingest import SMI_HEADER, SMI_LINES
 
 GPUS_PER_HOST = 8
 RATE = Decimal("98.32")  # p5.48xlarge on demand, an hour
-FILLER_RESOURCES = 50_000
+FILLER_RESOURCES = 50_000  # at most: fewer when a week has fewer than 168 lines for each
+PER_GPU = 2_500  # default bill lines a week and inventory objects per GPU: 10 M each at 4,000 GPUs
+EXPORT = "cur2-fleet"
 
 # one day of samples: (host, minute, gpu); the first $idle hosts idle, the others busy
 GRID = """
@@ -60,27 +85,47 @@ select
 from range($hosts) t(h), range(1440) mm(m), range(8) gg(g)
 """
 
-# the bill's lines: every host's instance hour (resource r < hosts), then other resources' hours; the
-# columns bench/billing_ingest.py's CUR 2.0 query reads
+# the bill's lines of the bench's hours [@A@, @B@): every host's instance hour (resource r < hosts, line
+# i = hour x hosts + r), then each week's other resources' hours (@PERWEEK@ lines a week over @FILLER@
+# resources); a line's id i is the same in every delivery that holds it. One week, hours [0, 168), gives
+# the lines bench/fleet_week.py always wrote. The columns are those bench/billing_ingest.py's CUR 2.0
+# query reads.
 LINE_ITEMS = """(
     select
         i,
-        case when i < @FLEET@ then i % @HOSTS@ else @HOSTS@ + (i - @FLEET@) % @FILLER@ end as r,
+        r,
         r % 2000 as c,
-        timestamp '@START@' + to_hours(
-            (case when i < @FLEET@ then i // @HOSTS@ else ((i - @FLEET@) // @FILLER@) % 168 end)::int
-        ) as ts,
+        timestamp '@START@' + to_hours(hr::int) as ts,
         case when r < @HOSTS@ then 'p5.48xlarge' else ['m5.large', 'r6i.2xlarge', 'c6i.4xlarge'][1 + r % 3] end
             as itype,
         case when r < @HOSTS@ then @RATE@ else round(0.096 + (r % 3) * 0.4, 6) end as rate,
         rate as cost
-    from range(0, @LINES@) as t(i)
+    from (
+        select i, i % @HOSTS@ as r, i // @HOSTS@ as hr
+        from range(@HOSTS@ * @A@, @HOSTS@ * @B@) as t(i)
+        union all
+        select * from (
+            select @FLEET@ + w * @PERWEEK@ + j as i, @HOSTS@ + j % @FILLER@ as r,
+                168 * w + (j // @FILLER@) % 168 as hr
+            from range(@W0@, @W1@) as ww(w), range(0, @PERWEEK@) as t(j)
+        )
+        where hr >= @A@ and hr < @B@
+    )
 )"""
 
 
 def _week_start(label: str) -> datetime:
     year, week = label.split("-W")
     return datetime.combine(date.fromisocalendar(int(year), int(week), 1), datetime.min.time())
+
+
+def _week_label(monday: datetime) -> str:
+    year, week, _ = monday.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def _next_month(d: datetime) -> datetime:
+    return (d.replace(day=28) + timedelta(days=4)).replace(day=1, hour=0, minute=0, second=0)
 
 
 def host(h: int) -> str:
@@ -91,101 +136,157 @@ def instance(h: int) -> str:
     return "i-" + f"{h:x}".rjust(17, "0")
 
 
-def generate(root: Path, hosts: int, idle: int, start: datetime, bill_lines: int, objects: int) -> dict:
-    """Write the landing zone and wastewatch.yaml under root; what was written."""
-    shutil.rmtree(root / "landing", ignore_errors=True)
-    land = root / "landing"
-    (land / "telemetry").mkdir(parents=True)
+def _du(path: Path) -> int:
+    """Bytes of the files under path."""
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) if path.exists() else 0
+
+
+def _connect() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     con.execute("set TimeZone = 'UTC'; set preserve_insertion_order = true; set enable_progress_bar = false")
-    t = time.perf_counter()
-    for day in range(7):
-        day_start = start + timedelta(days=day)
-        con.execute(GRID, {"day": day, "day_start": day_start, "hosts": hosts, "idle": idle})
-        target = land / "telemetry" / f"day={day:02d}"
-        con.execute(
-            f"copy ({SMI_LINES}) to '{target}' (format csv, header false, quote '', escape '', "  # noqa: S608
-            "delimiter '\t', partition_by (host))"
-        )
-    for f in sorted((land / "telemetry").rglob("*.csv")):  # nvidia-smi writes its header first
+    return con
+
+
+def write_telemetry_day(
+    con: duckdb.DuckDBPyConnection, land: Path, start: datetime, day: int, hosts: int, idle: int
+) -> list[Path]:
+    """Day `day` (from start) of every host's telemetry, one file per host under telemetry/day=NN/."""
+    con.execute(GRID, {"day": day, "day_start": start + timedelta(days=day), "hosts": hosts, "idle": idle})
+    target = land / "telemetry" / f"day={day:02d}"
+    con.execute(
+        f"copy ({SMI_LINES}) to '{target}' (format csv, header false, quote '', escape '', "  # noqa: S608
+        "delimiter '\t', partition_by (host))"
+    )
+    files = sorted(target.rglob("*.csv"))
+    for f in files:  # nvidia-smi writes its header first
         tmp = f.with_suffix(".tmp")
         with tmp.open("wb") as out, f.open("rb") as src:
             out.write((SMI_HEADER + "\n").encode())
             shutil.copyfileobj(src, out, 1 << 20)
         tmp.replace(f)
-    telemetry_s = time.perf_counter() - t
+    return files
 
-    t = time.perf_counter()
-    period = start.strftime("%Y-%m")
-    export = land / "billing" / "cur2-fleet"
-    data = export / "data" / f"BILLING_PERIOD={period}"
-    meta = export / "metadata" / f"BILLING_PERIOD={period}"
-    data.mkdir(parents=True)
-    meta.mkdir(parents=True)
-    fleet = hosts * 168
-    items = (
-        LINE_ITEMS.replace("@FLEET@", str(fleet))
-        .replace("@HOSTS@", str(hosts))
-        .replace("@FILLER@", str(FILLER_RESOURCES))
-        .replace("@START@", f"{start:%Y-%m-%d %H:%M:%S}")
-        .replace("@RATE@", str(RATE))
-        .replace("@LINES@", str(max(bill_lines, fleet)))
-    )
-    first, last = f"{start:%Y-%m-01}", f"{(start.replace(day=28) + timedelta(days=4)):%Y-%m-01}"
-    sql = (
-        GENERATE_SQL.replace("@LINE_ITEMS@", items)
-        .replace("2026-11-01 00:00:00", f"{first} 00:00:00")
-        .replace("2026-12-01 00:00:00", f"{last} 00:00:00")
-    )
-    name = "cur2-fleet-00001.snappy.parquet"
-    con.execute(f"copy ({sql}) to '{data / name}' (format parquet, compression snappy)")  # noqa: S608
-    manifest = {
-        "executionId": "fleet-0001",
-        "exportName": "cur2-fleet",
-        "billingPeriod": {"start": f"{first}T00:00:00.000Z", "end": f"{last}T00:00:00.000Z"},
-        "dataFiles": [f"s3://fleet-bucket/exports/cur2-fleet/data/BILLING_PERIOD={period}/{name}"],
-    }
-    (meta / "cur2-fleet-Manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
-    con.close()
-    bill_s = time.perf_counter() - t
 
-    t = time.perf_counter()
-    (land / "hosts").mkdir(parents=True)
-    (land / "hosts" / "fleet_hosts.csv").write_text(
-        "host,instance_id,instance_type\n"
-        + "".join(f"{host(h)},{instance(h)},p5.48xlarge\n" for h in range(hosts)),
-        encoding="utf-8",
-    )
+def jobs_text(start: datetime, days: range, hosts: int, idle: int) -> str:
+    """A `sacct -P` file: one job a busy host and day of `days` (job ids unique across days)."""
     fields = "JobID|JobIDRaw|JobName|User|Account|Partition|State|ExitCode|Submit|Start|End|Elapsed|ElapsedRaw|AllocNodes|AllocTRES|NodeList"
-    lines, job = [fields], 100_000
+    lines = [fields]
     tres = "billing=96,cpu=96,gres/gpu:h100=8,gres/gpu=8,mem=1000G,node=1"
-    for day in range(7):
+    for day in days:
         s = start + timedelta(days=day, seconds=4)
         e = start + timedelta(days=day + 1, seconds=-9)
         secs = int((e - s).total_seconds())
         elapsed = f"{secs // 3600:02d}:{secs % 3600 // 60:02d}:{secs % 60:02d}"
         for h in range(idle, hosts):
-            job += 1
+            job = 100_001 + day * (hosts - idle) + (h - idle)
             lines.append(
                 f"{job}|{job}|train-{h}|user{h % 50}|team-{h % 20}|h100|COMPLETED|0:0|"
                 f"{s - timedelta(minutes=3):%Y-%m-%dT%H:%M:%S}|{s:%Y-%m-%dT%H:%M:%S}|{e:%Y-%m-%dT%H:%M:%S}|"
                 f"{elapsed}|{secs}|1|{tres}|{host(h)}"
             )
-    (land / "jobs").mkdir(parents=True)
-    (land / "jobs" / f"sacct_{start:%Y%m%d}.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return "\n".join(lines) + "\n"
 
-    inventories = root / "inventories"
+
+class Bill:
+    """The CUR 2.0 export of the bench's weeks: per week, every host's hours and filler lines up to
+    `lines_per_week`; written period by period (overwrite mode), each delivery with a new executionId."""
+
+    def __init__(self, land: Path, start: datetime, weeks: int, hosts: int, lines_per_week: int) -> None:
+        self.land, self.start, self.weeks, self.hosts = land, start, weeks, hosts
+        self.per_week = max(lines_per_week, hosts * 168) - hosts * 168
+        # each other resource billed every hour of the week when there are fewer than 50,000 x 168 such lines
+        # (so a night's delivery holds its share of them); from about 3,400 GPUs the 50,000 resources as ever
+        self.filler = min(FILLER_RESOURCES, max(1, self.per_week // 168))
+
+    def deliver(self, con: duckdb.DuckDBPyConnection, a: int, b: int, execution: str) -> int:
+        """Write the period holding hours [a, b) (which must lie in one month) and its manifest; its lines."""
+        first = (self.start + timedelta(hours=a)).replace(day=1, hour=0)
+        last = _next_month(first)
+        assert self.start + timedelta(hours=b) <= last, "a delivery holds one billing period"
+        period = f"{first:%Y-%m}"
+        export = self.land / "billing" / EXPORT
+        data = export / "data" / f"BILLING_PERIOD={period}"
+        meta = export / "metadata" / f"BILLING_PERIOD={period}"
+        data.mkdir(parents=True, exist_ok=True)
+        meta.mkdir(parents=True, exist_ok=True)
+        items = (
+            LINE_ITEMS.replace("@FLEET@", str(self.hosts * 168 * self.weeks))
+            .replace("@HOSTS@", str(self.hosts))
+            .replace("@FILLER@", str(self.filler))
+            .replace("@PERWEEK@", str(self.per_week))
+            .replace("@START@", f"{self.start:%Y-%m-%d %H:%M:%S}")
+            .replace("@RATE@", str(RATE))
+            .replace("@A@", str(a))
+            .replace("@B@", str(b))
+            .replace("@W0@", str(a // 168))
+            .replace("@W1@", str((b - 1) // 168 + 1))
+        )
+        sql = (
+            GENERATE_SQL.replace("@LINE_ITEMS@", items)
+            .replace("2026-11-01 00:00:00", f"{first:%Y-%m-%d} 00:00:00")
+            .replace("2026-12-01 00:00:00", f"{last:%Y-%m-%d} 00:00:00")
+        )
+        name = f"{EXPORT}-00001.snappy.parquet"
+        tmp = data / f".{name}.tmp"
+        con.execute(f"copy ({sql}) to '{tmp}' (format parquet, compression snappy)")  # noqa: S608
+        tmp.replace(data / name)
+        manifest = {
+            "executionId": execution,
+            "exportName": EXPORT,
+            "billingPeriod": {
+                "start": f"{first:%Y-%m-%d}T00:00:00.000Z",
+                "end": f"{last:%Y-%m-%d}T00:00:00.000Z",
+            },
+            "dataFiles": [f"s3://fleet-bucket/exports/{EXPORT}/data/BILLING_PERIOD={period}/{name}"],
+        }
+        (meta / f"{EXPORT}-Manifest.json").write_text(json.dumps(manifest), encoding="utf-8")  # written last
+        return con.execute("select count(*) from read_parquet($f)", {"f": str(data / name)}).fetchone()[0]
+
+    def periods(self, a: int, b: int) -> list[tuple[int, int]]:
+        """[a, b) cut at month boundaries."""
+        out = []
+        while a < b:
+            end = _next_month(self.start + timedelta(hours=a))
+            cut = min(b, int((end - self.start).total_seconds()) // 3600)
+            out.append((a, cut))
+            a = cut
+        return out
+
+
+def make_inventories(root: Path, objects: int) -> Path:
+    """bench/storage.py's S3 Inventory reports of about `objects` objects, under root/inventory/landing/inventory."""
+    inventories = root / "inventory"
     runs = max(1, objects * 2 // 10 // 1000)
     datasets = max(3, objects * 8 // 10 // 16000)
     generate_inventories(inventories, runs, 1000, datasets, 16000, None)
-    shutil.move(str(inventories / "landing" / "inventory"), land / "inventory")
-    shutil.rmtree(inventories)
-    other_s = time.perf_counter() - t
+    return inventories / "landing" / "inventory"
 
+
+def land_inventories(src: Path, land: Path, week: int, taken: datetime) -> None:
+    """A new dated report per bucket (week `week`'s, taken at `taken`): the source reports' data files
+    hard-linked under new names, a manifest naming them, dated `taken`."""
+    for bucket_dir in sorted(p for p in src.iterdir() if p.is_dir()):
+        bucket = bucket_dir.name
+        (manifest_path,) = list((bucket_dir / "daily").glob("*/manifest.json"))
+        doc = json.loads(manifest_path.read_text())
+        out = land / "inventory" / bucket / "daily"
+        (out / "data").mkdir(parents=True, exist_ok=True)
+        for entry in doc["files"]:
+            name = Path(entry["key"]).name
+            new = name.replace(f"{bucket}-", f"{bucket}-w{week:02d}-")
+            os.link(bucket_dir / "daily" / "data" / name, out / "data" / new)
+            entry["key"] = f"{bucket}/daily/data/{new}"
+        doc["creationTimestamp"] = str(int(taken.replace(tzinfo=UTC).timestamp() * 1000))
+        stamp = out / f"{taken:%Y-%m-%dT%H-%MZ}"
+        stamp.mkdir()
+        (stamp / "manifest.json").write_text(json.dumps(doc, indent=2))
+
+
+def write_config(root: Path, start: datetime, memory_limit: str) -> None:
     data_buckets = list(DATA_BUCKETS)
     config = (
         "warehouse: warehouse/wastewatch.duckdb\n"
-        "duckdb: {memory_limit: @MEM@, temp_directory: warehouse/spill}\n"
+        f"duckdb: {{memory_limit: {memory_limit}, temp_directory: warehouse/spill}}\n"
         f"history_start: {start:%Y-%m-%d}\n"
         "sources:\n"
         "  - {name: cur2, kind: aws_cur2, uri: landing/billing/}\n"
@@ -202,22 +303,59 @@ def generate(root: Path, hosts: int, idle: int, start: datetime, bill_lines: int
         + "".join(f'  - "s3://{b}/datasets/"\n' for b in data_buckets)
         + "prices:\n  storage_gb_month: {STANDARD: 0.023, GLACIER_IR: 0.004}\n"
     )
-    (root / "wastewatch.yaml.in").write_text(config, encoding="utf-8")
+    (root / "wastewatch.yaml").write_text(config, encoding="utf-8")
+
+
+def write_hosts(land: Path, hosts: int) -> None:
+    (land / "hosts").mkdir(parents=True, exist_ok=True)
+    (land / "hosts" / "fleet_hosts.csv").write_text(
+        "host,instance_id,instance_type\n"
+        + "".join(f"{host(h)},{instance(h)},p5.48xlarge\n" for h in range(hosts)),
+        encoding="utf-8",
+    )
+
+
+def generate(
+    root: Path, hosts: int, idle: int, start: datetime, weeks: int, bill_lines: int, objects: int
+) -> dict:
+    """Write every week's landing zone under root at once (--landing whole); what was written."""
+    shutil.rmtree(root / "landing", ignore_errors=True)
+    land = root / "landing"
+    (land / "telemetry").mkdir(parents=True)
+    con = _connect()
+    t = time.perf_counter()
+    for day in range(7 * weeks):
+        write_telemetry_day(con, land, start, day, hosts, idle)
+    telemetry_s = time.perf_counter() - t
+
+    t = time.perf_counter()
+    bill = Bill(land, start, weeks, hosts, bill_lines)
+    lines = sum(bill.deliver(con, a, b, f"fleet-{a:05d}") for a, b in bill.periods(0, 168 * weeks))
+    con.close()
+    bill_s = time.perf_counter() - t
+
+    t = time.perf_counter()
+    write_hosts(land, hosts)
+    (land / "jobs").mkdir(parents=True)
+    (land / "jobs" / f"sacct_{start:%Y%m%d}.txt").write_text(
+        jobs_text(start, range(7 * weeks), hosts, idle), encoding="utf-8"
+    )
+    shutil.move(str(make_inventories(root, objects)), land / "inventory")
+    shutil.rmtree(root / "inventory")
+    other_s = time.perf_counter() - t
+
     csvs = list((land / "telemetry").rglob("*.csv"))
     return {
-        "hosts": hosts,
-        "gpus": hosts * GPUS_PER_HOST,
-        "samples": hosts * GPUS_PER_HOST * 1440 * 7,
         "telemetry_files": len(csvs),
         "telemetry_mb": sum(f.stat().st_size for f in csvs) / 1e6,
-        "bill_lines": max(bill_lines, fleet),
+        "bill_lines": lines,
         "generate_s": {"telemetry": telemetry_s, "bill": bill_s, "jobs_hosts_inventories": other_s},
     }
 
 
 REFERENCE = """
 import duckdb, glob, json, re, sys, time
-root, mem = sys.argv[1], sys.argv[2]
+root, mem, patterns = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
 con = duckdb.connect(f"{root}/reference.duckdb")
 con.execute(f"set memory_limit = '{mem}'; set enable_progress_bar = false")
 t = time.perf_counter()
@@ -227,9 +365,9 @@ for name, sql in (
     ("bill", "create or replace table bill as select * from read_parquet($f)"),
     ("inventories", "create or replace table inv as select * from read_csv($f, header = false, all_varchar = true)"),
 ):
-    pattern = {"telemetry": "landing/telemetry/**/*.csv", "bill": "landing/billing/**/*.parquet",
-               "inventories": "landing/inventory/**/*.csv.gz"}[name]
-    files = sorted(glob.glob(f"{root}/{pattern}", recursive=True))
+    files = sorted(glob.glob(f"{root}/{patterns[name]}", recursive=True)) if patterns.get(name) else []
+    if not files:
+        continue
     s = time.perf_counter()
     con.execute(sql, {"f": files})
     out[name] = time.perf_counter() - s
@@ -237,6 +375,24 @@ con.close()
 hwm = re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read())
 print(json.dumps({"seconds": time.perf_counter() - t, "phases": out, "peak_rss_mb": int(hwm.group(1)) / 1024}))
 """
+WHOLE_PATTERNS = {
+    "telemetry": "landing/telemetry/**/*.csv",
+    "bill": "landing/billing/**/*.parquet",
+    "inventories": "landing/inventory/**/*.csv.gz",
+}
+
+
+def reference(root: Path, memory_limit: str, patterns: dict[str, str]) -> dict:
+    """DuckDB's bare load of the files `patterns` match, in a fresh process."""
+    done = subprocess.run(
+        [sys.executable, "-c", REFERENCE, str(root), memory_limit, json.dumps(patterns)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    (root / "reference.duckdb").unlink(missing_ok=True)
+    return {**json.loads(done.stdout.strip().splitlines()[-1]), "files": patterns}
+
 
 # the CLI in this process, printing its peak RSS on stderr when it exits (click ends with SystemExit)
 CLI = """
@@ -292,73 +448,295 @@ def run_cli(root: Path, *args: str) -> dict:
     return {"wall": wall, "steps": steps, "peak_rss_mb": peak, "stdout": out.stdout, "stderr": out.stderr}
 
 
+def _measured(r: dict) -> dict:
+    """What a CLI run's JSON keeps: seconds, steps, the rest, peak RSS."""
+    return {
+        "seconds": round(r["wall"], 3),
+        "steps": {k: round(v, 3) for k, v in r["steps"].items()},
+        "rest": round(r["wall"] - sum(r["steps"].values()), 3),
+        "peak_rss_mb": round(r["peak_rss_mb"], 1),
+    }
+
+
+def check_week(root: Path, monday: datetime, idle: int) -> dict:
+    """GPU001's waste found in the week of `monday` against the planted idle hosts' billed week."""
+    con = duckdb.connect(str(root / "warehouse" / "wastewatch.duckdb"), read_only=True)
+    found, findings = con.execute(
+        "select coalesce(sum(estimated_waste), 0), count(*) from findings "
+        "where rule_id = 'GPU001' and week_start = $w and status = 'waste'",
+        {"w": monday.date()},
+    ).fetchall()[0]
+    con.close()
+    found = Decimal(str(found)).quantize(Decimal("0.01"))
+    planted = idle * 168 * RATE
+    return {
+        "week": _week_label(monday),
+        "planted": float(planted),
+        "found": float(found),
+        "findings": findings,
+        "ok": abs(found - planted) < Decimal("0.005"),
+    }
+
+
+def _check_line(c: dict, idle: int) -> str:
+    return (
+        f"GPU001 in {c['week']}: found USD {c['found']:,.2f} in {c['findings']} finding(s), planted USD "
+        f"{c['planted']:,.2f} ({idle} idle host(s) x 168 h x {RATE})" + ("" if c["ok"] else "  MISMATCH")
+    )
+
+
+def run_whole(args: argparse.Namespace, root: Path, hosts: int, idle: int, start: datetime) -> dict:
+    """Every week landed at once, the bare load, `run --week` for each week, then a no-op ingest."""
+    t = time.perf_counter()
+    made = generate(root, hosts, idle, start, args.weeks, args.bill_lines, args.objects)
+    write_config(root, start, args.memory_limit)
+    generate_s = time.perf_counter() - t
+    samples = hosts * GPUS_PER_HOST * 1440 * 7 * args.weeks
+    print(
+        f"generated in {generate_s:.0f} s: {hosts * GPUS_PER_HOST:,} GPUs on {hosts} hosts ({idle} idle), "
+        f"{args.weeks} week(s), {samples:,} samples in {made['telemetry_files']:,} files "
+        f"({made['telemetry_mb']:,.0f} MB), {made['bill_lines']:,} bill lines, {args.objects:,} inventory objects",
+        flush=True,
+    )
+    landed = _du(root / "landing")
+    ref = reference(root, args.memory_limit, WHOLE_PATTERNS)
+    runs, checks = [], []
+    for w in range(args.weeks):
+        monday = start + timedelta(weeks=w)
+        runs.append(run_cli(root, "run", "--week", _week_label(monday)))
+        checks.append(check_week(root, monday, idle))
+    again = run_cli(root, "ingest")
+
+    rows = [
+        ["DuckDB bare load of the same files (reference)", f"{ref['seconds']:.1f} s", "1.00x", f"{ref['peak_rss_mb']:,.0f} MB"],
+        *[[f"  {k}", f"{v:.1f} s", "", ""] for k, v in ref["phases"].items()],
+    ]  # fmt: skip
+    for w, week in enumerate(runs):
+        steps = week["steps"]
+        overhead = week["wall"] - sum(steps.values())
+        label = "" if args.weeks == 1 else f" {checks[w]['week']}"
+        rows += [
+            [f"wastewatch run --week{label} (one process, as cron)", f"{week['wall']:.1f} s", f"{week['wall'] / ref['seconds']:.2f}x", f"{week['peak_rss_mb']:,.0f} MB"],
+            *[[f"  {k}", f"{v:.1f} s", f"{v / ref['seconds']:.2f}x", ""] for k, v in steps.items()],
+            ["  the rest (start-up, Dagster, checks, publish)", f"{overhead:.1f} s", "", ""],
+        ]  # fmt: skip
+    rows.append(["nightly re-run, nothing new (wastewatch ingest)", f"{again['wall']:.1f} s", "", f"{again['peak_rss_mb']:,.0f} MB"])  # fmt: skip
+    print(markdown(["phase", "time", "vs reference", "peak RSS"], rows))
+    for c in checks:
+        print(_check_line(c, idle))
+    return {
+        "generate_s": round(generate_s, 3),
+        "generate_parts_s": {k: round(v, 3) for k, v in made["generate_s"].items()},
+        "samples": samples,
+        "telemetry_files": made["telemetry_files"],
+        "telemetry_mb": round(made["telemetry_mb"], 1),
+        "bill_lines": made["bill_lines"],
+        "reference": ref,
+        "runs": [{**_measured(r), **c} for r, c in zip(runs, checks, strict=True)],
+        "nights": [],
+        "noop": _measured(again),
+        "landed_mb_peak": round(landed / 1e6, 1),
+        "ok": all(c["ok"] for c in checks),
+    }
+
+
+def run_nightly(args: argparse.Namespace, root: Path, hosts: int, idle: int, start: datetime) -> dict:
+    """Night by night: the night's files, `wastewatch ingest`; after each week's last night, `run --week`."""
+    land = root / "landing"
+    for sub in ("telemetry", "jobs", "billing", *(f"inventory/{b}" for b in ("bench-ckpt", *DATA_BUCKETS))):
+        (land / sub).mkdir(parents=True, exist_ok=True)
+    write_config(root, start, args.memory_limit)
+    t = time.perf_counter()
+    write_hosts(land, hosts)
+    inventory_src = make_inventories(root, args.objects)
+    setup_s = time.perf_counter() - t
+    print(
+        f"nightly landing: {hosts * GPUS_PER_HOST:,} GPUs on {hosts} hosts ({idle} idle), {args.weeks} week(s) "
+        f"from {args.week}; {args.bill_lines:,} bill lines a week, {args.objects:,} inventory objects (weekly); "
+        f"set-up {setup_s:.0f} s",
+        flush=True,
+    )
+    bill = Bill(land, start, args.weeks, hosts, args.bill_lines)
+    con = _connect()
+    nights, runs, ref = [], [], None
+    telemetry_files, telemetry_mb, bill_lines, landed_peak, generate_s = 0, 0.0, 0, 0, setup_s
+    days = 7 * args.weeks
+    for day in range(days):
+        night = start + timedelta(days=day)
+        t = time.perf_counter()
+        files = write_telemetry_day(con, land, start, day, hosts, idle)
+        telemetry_files += len(files)
+        telemetry_mb += sum(f.stat().st_size for f in files) / 1e6
+        (land / "jobs" / f"sacct_{night:%Y%m%d}.txt").write_text(
+            jobs_text(start, range(day, day + 1), hosts, idle), encoding="utf-8"
+        )
+        # the month to date: from the period's first hour (or the bench's) to the end of this day
+        month = night.replace(day=1)
+        a, b = max(0, int((month - start).total_seconds()) // 3600), 24 * (day + 1)
+        lines = bill.deliver(con, a, b, f"fleet-{night:%Y%m%d}")
+        if day == days - 1 or _next_month(night) == night + timedelta(days=1):
+            bill_lines += lines  # a period's last delivery before the bench ends or the month does
+        if day % 7 == 0:
+            land_inventories(inventory_src, land, day // 7, night + timedelta(hours=1))
+        gen = time.perf_counter() - t
+        generate_s += gen
+        landed_peak = max(landed_peak, _du(land))
+        if day == days - 1:
+            ref = reference(
+                root,
+                args.memory_limit,
+                {
+                    "telemetry": f"landing/telemetry/day={day:02d}/**/*.csv",
+                    "bill": f"landing/billing/{EXPORT}/data/BILLING_PERIOD={night:%Y-%m}/*.parquet",
+                    "inventories": f"landing/inventory/*/daily/data/*-w{day // 7:02d}-*.csv.gz"
+                    if day % 7 == 0
+                    else "",
+                },
+            )
+        r = run_cli(root, "ingest")
+        nights.append(
+            {"date": f"{night:%Y-%m-%d}", "generate_s": round(gen, 3), "bill_lines": lines, **_measured(r)}
+        )
+        print(
+            f"night {day + 1:3d}/{days} {night:%Y-%m-%d}: generated in {gen:5.1f} s ({lines:,} bill lines to date), "
+            f"ingest {r['wall']:6.1f} s, peak RSS {r['peak_rss_mb']:,.0f} MB",
+            flush=True,
+        )
+        if args.delete_landed:
+            shutil.rmtree(land / "telemetry" / f"day={day:02d}")
+        if day % 7 == 6:
+            monday = start + timedelta(days=day - 6)
+            week = run_cli(root, "run", "--week", _week_label(monday))
+            runs.append({**_measured(week), **check_week(root, monday, idle)})
+            print(
+                f"run --week {runs[-1]['week']}: {week['wall']:.1f} s, peak RSS {week['peak_rss_mb']:,.0f} MB; "
+                + _check_line(runs[-1], idle),
+                flush=True,
+            )
+    con.close()
+    again = run_cli(root, "ingest")
+
+    rows = [
+        [
+            "DuckDB bare load of the last night's files (reference)",
+            f"{ref['seconds']:.1f} s",
+            "1.00x",
+            f"{ref['peak_rss_mb']:,.0f} MB",
+        ],
+        *[[f"  {k}", f"{v:.1f} s", "", ""] for k, v in ref["phases"].items()],
+    ]
+    for w, week in enumerate(runs):
+        ingests = [n["seconds"] for n in nights[7 * w : 7 * w + 7]]
+        peaks = [n["peak_rss_mb"] for n in nights[7 * w : 7 * w + 7]]
+        rows += [
+            [
+                f"{week['week']}: nightly ingest, median (min-max)",
+                f"{sorted(ingests)[3]:.1f} s ({min(ingests):.1f}-{max(ingests):.1f})",
+                "",
+                f"{max(peaks):,.0f} MB",
+            ],
+            [
+                f"{week['week']}: wastewatch run --week (ingest / marts / rules / report / rest)",
+                f"{week['seconds']:.1f} s ("
+                + " / ".join(f"{v:.1f}" for v in (*week["steps"].values(), week["rest"]))
+                + ")",
+                "",
+                f"{week['peak_rss_mb']:,.0f} MB",
+            ],
+        ]
+    rows.append(["last night: ingest", f"{nights[-1]['seconds']:.1f} s", f"{nights[-1]['seconds'] / ref['seconds']:.2f}x", ""])  # fmt: skip
+    rows.append(["nightly re-run, nothing new (wastewatch ingest)", f"{again['wall']:.1f} s", "", f"{again['peak_rss_mb']:,.0f} MB"])  # fmt: skip
+    print(markdown(["phase", "time", "vs reference", "peak RSS"], rows))
+    for c in runs:
+        print(_check_line(c, idle))
+    return {
+        "generate_s": round(generate_s, 3),
+        "samples": hosts * GPUS_PER_HOST * 1440 * days,
+        "telemetry_files": telemetry_files,
+        "telemetry_mb": round(telemetry_mb, 1),
+        "bill_lines": bill_lines,
+        "reference": ref,
+        "runs": runs,
+        "nights": nights,
+        "noop": _measured(again),
+        "landed_mb_peak": round(landed_peak / 1e6, 1),
+        "ok": all(c["ok"] for c in runs),
+    }
+
+
+def _commit() -> str:
+    here = Path(__file__).resolve().parent
+    done = subprocess.run(
+        ["git", "describe", "--always", "--dirty", "--abbrev=7"], capture_output=True, text=True, cwd=here
+    )
+    return done.stdout.strip() or "unknown"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gpus", type=int, default=4000)
-    parser.add_argument("--week", default="2026-W48")
+    parser.add_argument("--weeks", type=int, default=1, help="consecutive ISO weeks from --week (default 1)")
+    parser.add_argument("--week", default="2026-W48", help="the first ISO week")
     parser.add_argument("--idle-hosts", type=int, default=None, help="default: 2 %% of the hosts, at least 1")
-    parser.add_argument("--bill-lines", type=int, default=10_000_000)
-    parser.add_argument("--objects", type=int, default=10_000_000)
+    parser.add_argument(
+        "--bill-lines", type=int, default=None, help=f"bill lines a week (default {PER_GPU:,} x GPUs)"
+    )
+    parser.add_argument(
+        "--objects", type=int, default=None, help=f"inventory objects (default {PER_GPU:,} x GPUs)"
+    )
+    parser.add_argument(
+        "--landing",
+        choices=("whole", "nightly"),
+        default=None,
+        help="land every week at once, or night by night with an ingest each night "
+        "(default: whole for one week, nightly for more)",
+    )
+    parser.add_argument(
+        "--delete-landed", action="store_true", help="nightly: delete each day's telemetry CSV once ingested"
+    )
     parser.add_argument("--memory-limit", default="4GB")
     parser.add_argument("--dir", type=Path, default=Path("bench/out/fleet"))
     parser.add_argument("--keep", action="store_true", help="keep the generated files and the warehouse")
+    parser.add_argument("--json", type=Path, default=None, help="append the point's results as one JSON line")
     args = parser.parse_args()
+    args.bill_lines = args.bill_lines if args.bill_lines is not None else PER_GPU * args.gpus
+    args.objects = args.objects if args.objects is not None else PER_GPU * args.gpus
+    args.landing = args.landing or ("whole" if args.weeks == 1 else "nightly")
     hosts = max(1, args.gpus // GPUS_PER_HOST)
     idle = args.idle_hosts if args.idle_hosts is not None else max(1, hosts // 50)
     root = args.dir.resolve()
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     start = _week_start(args.week)
-    t = time.perf_counter()
-    made = generate(root, hosts, idle, start, args.bill_lines, args.objects)
-    (root / "wastewatch.yaml").write_text(
-        (root / "wastewatch.yaml.in").read_text().replace("@MEM@", args.memory_limit), encoding="utf-8"
-    )
+    began = time.perf_counter()
+    result = (run_whole if args.landing == "whole" else run_nightly)(args, root, hosts, idle, start)
+    warehouse_mb = _du(root / "warehouse") / 1e6
+    elapsed = time.perf_counter() - began
     print(
-        f"generated in {time.perf_counter() - t:.0f} s: {made['gpus']:,} GPUs on {hosts} hosts ({idle} idle), "
-        f"{made['samples']:,} samples in {made['telemetry_files']:,} files ({made['telemetry_mb']:,.0f} MB), "
-        f"{made['bill_lines']:,} bill lines, {args.objects:,} inventory objects",
-        flush=True,
+        f"warehouse {warehouse_mb:,.0f} MB, landed files at most {result['landed_mb_peak']:,.0f} MB; {elapsed:.0f} s in all"
     )
-    reference = subprocess.run(
-        [sys.executable, "-c", REFERENCE, str(root), args.memory_limit],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    ref = json.loads(reference.stdout.strip().splitlines()[-1])
-    (root / "reference.duckdb").unlink(missing_ok=True)
-    week = run_cli(root, "run", "--week", args.week)
-    again = run_cli(root, "ingest")
-
-    con = duckdb.connect(str(root / "warehouse" / "wastewatch.duckdb"), read_only=True)
-    found = con.execute(
-        "select coalesce(sum(estimated_waste), 0), count(*) from findings "
-        "where rule_id = 'GPU001' and week_start = $w and status = 'waste'",
-        {"w": start.date()},
-    ).fetchall()[0]
-    con.close()
-    planted = idle * 168 * RATE
-
-    steps = week["steps"]
-    overhead = week["wall"] - sum(steps.values())
-    rows = [
-        ["DuckDB bare load of the same files (reference)", f"{ref['seconds']:.1f} s", "1.00x", f"{ref['peak_rss_mb']:,.0f} MB"],
-        *[[f"  {k}", f"{v:.1f} s", "", ""] for k, v in ref["phases"].items()],
-        ["wastewatch run --week (one process, as cron)", f"{week['wall']:.1f} s", f"{week['wall'] / ref['seconds']:.2f}x", f"{week['peak_rss_mb']:,.0f} MB"],
-        *[[f"  {k}", f"{v:.1f} s", f"{v / ref['seconds']:.2f}x", ""] for k, v in steps.items()],
-        ["  the rest (start-up, Dagster, checks, publish)", f"{overhead:.1f} s", "", ""],
-        ["nightly re-run, nothing new (wastewatch ingest)", f"{again['wall']:.1f} s", "", f"{again['peak_rss_mb']:,.0f} MB"],
-    ]  # fmt: skip
-    print(markdown(["phase", "time", "vs reference", "peak RSS"], rows))
-    print(
-        f"GPU001 in {args.week}: found USD {Decimal(str(found[0])).quantize(Decimal('0.01')):,} in {found[1]} "
-        f"finding(s), planted USD {planted:,.2f} ({idle} idle host(s) x 168 h x {RATE})"
-        + ("" if abs(Decimal(str(found[0])) - planted) < Decimal("0.005") else "  MISMATCH")
-    )
+    if args.json:
+        record = {
+            "args": {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items()},
+            "gpus": hosts * GPUS_PER_HOST,
+            "hosts": hosts,
+            "idle_hosts": idle,
+            "weeks": args.weeks,
+            "landing": args.landing,
+            **result,
+            "warehouse_mb": round(warehouse_mb, 1),
+            "elapsed_s": round(elapsed, 3),
+            "run_history": os.environ.get("WASTEWATCH_RUN_HISTORY", "on"),
+            "cores": os.cpu_count(),
+            "commit": _commit(),
+            "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        }
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        with args.json.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(record) + "\n")
     if not args.keep:
         shutil.rmtree(root, ignore_errors=True)
-    return 0 if abs(Decimal(str(found[0])) - planted) < Decimal("0.005") else 1
+    return 0 if result["ok"] else 1
 
 
 if __name__ == "__main__":
