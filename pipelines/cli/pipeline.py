@@ -48,7 +48,6 @@ def do_ingest(ctx: click.Context, config: Config, full: bool = False) -> int:
     from pipelines.freshness import stale_sources
     from pipelines.ingest import NEW_VERSION_REJECTED
     from pipelines.retention import RETENTION_ASSET
-    from pipelines.runner import run_ingest
     from pipelines.warehouse import open_warehouse, rows, utcnow
 
     started = utcnow()
@@ -59,6 +58,8 @@ def do_ingest(ctx: click.Context, config: Config, full: bool = False) -> int:
             return _nothing_new(config, found)
         if ctx.obj["verbose"]:
             say(f"a full run: {found.why}", err=True)
+    from pipelines.runner import run_ingest  # Dagster: imported only for a run (about 1 s)
+
     outcome = run_ingest(config.path or ctx.obj["config_path"], verbose=ctx.obj["verbose"])
     if not outcome.success:
         raise Failure(
