@@ -10,7 +10,10 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
+from pipelines import nothing_new
 from pipelines.defs.partitions import last_complete_week, week_to_partition
+from pipelines.defs.resources import WastewatchResource
+from pipelines.redact import redact
 
 INGEST_SELECTION = dg.AssetSelection.groups("ingest", "transform") | dg.AssetSelection.assets(
     "published_warehouse"
@@ -33,13 +36,30 @@ weekly_report_job = dg.define_asset_job(
     description="Evaluate every rule and advisor for an ISO week and write that week's report.",
 )
 
-nightly_ingest_schedule = dg.ScheduleDefinition(
+
+@dg.schedule(
     name="nightly_ingest_schedule",
     job=nightly_ingest,
     cron_schedule="0 2 * * *",
     execution_timezone="UTC",
-    description="Every night at 02:00 UTC.",
+    description="Every night at 02:00 UTC, unless nothing is new since the last full run.",
 )
+def nightly_ingest_schedule(
+    context: dg.ScheduleEvaluationContext, wastewatch: WastewatchResource
+) -> dg.RunRequest | dg.SkipReason:
+    # the check `wastewatch ingest` makes before starting a run (pipelines/nothing_new.py); anything it
+    # cannot read (a config error, a busy warehouse) starts the run, which reports it
+    try:
+        found = nothing_new.check(wastewatch.load())
+    except Exception as exc:  # noqa: BLE001 - any doubt means a run
+        context.log.warning(f"nothing-new check failed, running: {redact(str(exc))}")
+        return dg.RunRequest()
+    if found.nothing_new:
+        return dg.SkipReason(
+            f"nothing new since the run of {found.recorded_at:%Y-%m-%d %H:%M} UTC: every source lists the "
+            "files it loaded"
+        )
+    return dg.RunRequest()
 
 
 # Not `build_schedule_from_partitioned_job`: the weekly partitions include the current, unfinished week

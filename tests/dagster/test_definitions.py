@@ -16,9 +16,14 @@ import dagster as dg
 import pytest
 import yaml
 
+from pipelines import nothing_new
+from pipelines.config import load_config
 from pipelines.definitions import defs
 from pipelines.defs.checks import sql_checks
+from pipelines.defs.resources import WastewatchResource
+from pipelines.ingest import ingest
 from pipelines.instance import INSTANCE_YAML
+from pipelines.warehouse import connect, publish
 from rules import Window
 from tests.helpers.asset_graph import (
     SNAPSHOT,
@@ -32,7 +37,7 @@ from tests.helpers.asset_graph import (
     write_snapshot,
 )
 from tests.helpers.config import write_config
-from tests.helpers.paths import REPO
+from tests.helpers.paths import FOCUS_SAMPLE, REPO, copy_into
 
 FINDINGS_GPU001 = "findings/gpu001_idle_gpu_instance"
 
@@ -69,7 +74,12 @@ LOAD_WITH_WARNINGS_AS_ERRORS = textwrap.dedent(
     for module in pkgutil.walk_packages(pipelines.defs.__path__, "pipelines.defs."):
         importlib.import_module(module.name)
     import pipelines.runner
-    from pipelines.definitions import defs
+    from pipelines import nothing_new
+from pipelines.config import load_config
+from pipelines.definitions import defs
+from pipelines.defs.resources import WastewatchResource
+from pipelines.ingest import ingest
+from pipelines.warehouse import connect, publish
 
     d = defs()
     dg.Definitions.validate_loadable(d)
@@ -246,25 +256,53 @@ def test_jobs_run_in_process_over_the_right_assets(definitions: dg.Definitions) 
     )
 
 
-def _tick(definitions: dg.Definitions, name: str, at: datetime) -> list[dg.RunRequest]:
+def _evaluate(
+    definitions: dg.Definitions, name: str, at: datetime, config: Path | None = None
+) -> dg.ScheduleExecutionData:
     schedule = definitions.resolve_schedule_def(name)
+    resources = {"wastewatch": WastewatchResource(config_path=str(config or ""))}
     with dg.build_schedule_context(
-        scheduled_execution_time=at, repository_def=definitions.get_repository_def()
+        scheduled_execution_time=at, repository_def=definitions.get_repository_def(), resources=resources
     ) as context:
-        data = schedule.evaluate_tick(context)
+        return schedule.evaluate_tick(context)
+
+
+def _tick(
+    definitions: dg.Definitions, name: str, at: datetime, config: Path | None = None
+) -> list[dg.RunRequest]:
+    data = _evaluate(definitions, name, at, config)
     assert data.skip_message is None
     return list(data.run_requests or [])
 
 
-def test_nightly_ingest_schedule(definitions: dg.Definitions) -> None:
+def test_nightly_ingest_schedule(definitions: dg.Definitions, tmp_path: Path) -> None:
     schedule = definitions.resolve_schedule_def("nightly_ingest_schedule")
     assert (schedule.cron_schedule, schedule.execution_timezone, schedule.job_name) == (
         "0 2 * * *",
         "UTC",
         "nightly_ingest",
     )
-    [request] = _tick(definitions, "nightly_ingest_schedule", datetime(2026, 11, 25, 2, tzinfo=UTC))
+    night = datetime(2026, 11, 25, 2, tzinfo=UTC)
+    copy_into(FOCUS_SAMPLE, tmp_path / "landing" / "billing")
+    config = write_config(tmp_path, "sources:\n  - {name: focus, kind: focus, uri: landing/billing/}\n")
+    [request] = _tick(definitions, "nightly_ingest_schedule", night, config)  # no warehouse yet: a run
     assert request.partition_key is None
+    # after a full run with nothing new since, the tick skips, saying why (pipelines/nothing_new.py)
+    loaded = load_config(config)
+    con = connect(loaded.warehouse_path)
+    try:
+        ingest(con, loaded)
+        nothing_new.record_state(con, loaded)
+    finally:
+        con.close()
+    publish(loaded)
+    data = _evaluate(definitions, "nightly_ingest_schedule", night, config)
+    assert data.skip_message is not None and "nothing new since the run of" in data.skip_message
+    # a new file: a run
+    (tmp_path / "landing" / "billing" / "more.csv").write_text(
+        FOCUS_SAMPLE.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8"
+    )
+    assert len(_tick(definitions, "nightly_ingest_schedule", night, config)) == 1
 
 
 @pytest.mark.parametrize(
