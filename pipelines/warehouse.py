@@ -456,7 +456,8 @@ def _create_missing_tables(con: duckdb.DuckDBPyConnection) -> list[str]:
     Only a change to an existing table needs a numbered migration (and SCHEMA_VERSION + 1);
     tests/warehouse/test_warehouse.py's schema snapshot catches a table changed without one.
     """
-    missing = [t for t in RAW_TABLES if not table_exists(con, t)]
+    existing = {r[0] for r in con.execute("select table_name from information_schema.tables").fetchall()}
+    missing = [t for t in RAW_TABLES if t not in existing]  # one catalogue query, not one per table
     if missing:
         with transaction(con):
             for table in missing:
