@@ -24,14 +24,12 @@ from pathlib import Path
 
 import dagster as dg
 
-from pipelines.errors import ConfigError
 from pipelines.lock import pid_alive
+from pipelines.run_history import HISTORY_ENV, HISTORY_MODES, run_history  # noqa: F401 - re-exported
 
 PID_TAG = "wastewatch/pid"
 HOST_TAG = "wastewatch/host"
 HOME_DIR = ".dagster"
-HISTORY_ENV = "WASTEWATCH_RUN_HISTORY"
-HISTORY_MODES = ("sqlite", "off")
 
 # one writer at a time in the pool every warehouse-writing asset uses (DuckDB allows one writer)
 INSTANCE_YAML = """\
@@ -61,17 +59,6 @@ def prepare(home: Path) -> Path:
     if not settings.exists():
         settings.write_text(INSTANCE_YAML, encoding="utf-8")
     return home
-
-
-def run_history() -> str:
-    """What $WASTEWATCH_RUN_HISTORY asks for: `sqlite` (the default, runs recorded for the UI) or `off`."""
-    mode = os.environ.get(HISTORY_ENV, "").strip().lower() or "sqlite"
-    if mode not in HISTORY_MODES:
-        raise ConfigError(
-            f"{HISTORY_ENV}={os.environ[HISTORY_ENV]!r} is not one of {', '.join(HISTORY_MODES)} "
-            "(sqlite: record runs for the Dagster UI; off: record nothing)"
-        )
-    return mode
 
 
 def open_instance(config_path: Path, history: str | None = None) -> dg.DagsterInstance:

@@ -50,7 +50,9 @@ def wait_option(f: Callable[..., Any]) -> Callable[..., Any]:
 def writing(config: Config, wait_s: float, role: str = "writer") -> Iterator[None]:
     """Hold the warehouse's run-level lock (waiting up to `wait_s`); WarehouseBusy ends in exit 3."""
     from pipelines.lock import writer_lock
+    from pipelines.run_history import run_history
 
+    run_history()  # a bad WASTEWATCH_RUN_HISTORY is refused before the lock or the warehouse's folder exist
     with writer_lock(config.warehouse_path, wait=wait_s, notice=lambda m: say(m, err=True), role=role):
         yield
 

@@ -175,6 +175,7 @@ def test_with_run_history_off_a_run_records_nothing_and_a_bad_value_exits_2(tmp_
     bad = cli("--config", str(config), "ingest", env={HISTORY_ENV: "postgres"})
     assert bad.exit_code == 2
     assert "WASTEWATCH_RUN_HISTORY='postgres' is not one of sqlite, off" in bad.stderr
+    assert not (config.parent / "warehouse").exists()  # refused before anything was created
     off = cli("--config", str(config), "ingest", env={HISTORY_ENV: "off"})
     assert off.exit_code == 0, off.output
     assert "file(s) loaded (" in off.stdout
