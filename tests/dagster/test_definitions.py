@@ -74,12 +74,7 @@ LOAD_WITH_WARNINGS_AS_ERRORS = textwrap.dedent(
     for module in pkgutil.walk_packages(pipelines.defs.__path__, "pipelines.defs."):
         importlib.import_module(module.name)
     import pipelines.runner
-    from pipelines import nothing_new
-from pipelines.config import load_config
-from pipelines.definitions import defs
-from pipelines.defs.resources import WastewatchResource
-from pipelines.ingest import ingest
-from pipelines.warehouse import connect, publish
+    from pipelines.definitions import defs
 
     d = defs()
     dg.Definitions.validate_loadable(d)
