@@ -20,7 +20,8 @@ export layout, read by the `focus` reader): the kind of bill the issue's referen
 on, where decompression is a larger share of the work than for CUR 2.0's 59 columns.
 
 Prints each phase's seconds and ratio to its reference (the bare load; the tag comparison's: the MAP
-per line) as median (min-max) over the rounds, a ratio taken round by round, and the highest round's peak
+per line) as median (min-max) over the rounds, a ratio taken round by round, the same ratio of the phases'
+thread-seconds (user + system CPU: steadier when other work shares the machine), and the highest round's peak
 RSS and peak size of the CSV.gz parts wastewatch held inflated in memory (memfd files, which RSS does not
 count; 0 when they went to disk). Not a test: nothing asserts a time.
 Delete bench/out/ afterwards (the inputs are a few GB).
