@@ -20,7 +20,8 @@ export layout, read by the `focus` reader): the kind of bill the issue's referen
 on, where decompression is a larger share of the work than for CUR 2.0's 59 columns.
 
 Prints each phase's seconds and ratio to its reference (the bare load; the tag comparison's: the MAP
-per line) as median (min-max) over the rounds, a ratio taken round by round, and the highest round's peak
+per line) as median (min-max) over the rounds, a ratio taken round by round, the same ratio of the phases'
+thread-seconds (user + system CPU: steadier when other work shares the machine), and the highest round's peak
 RSS and peak size of the CSV.gz parts wastewatch held inflated in memory (memfd files, which RSS does not
 count; 0 when they went to disk). Not a test: nothing asserts a time.
 Delete bench/out/ afterwards (the inputs are a few GB).
@@ -37,7 +38,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from _stats import Rounds, add_repeat, markdown, phase_result
+from _stats import Rounds, Spread, add_repeat, markdown, phase_result
 
 PERIOD = "2026-11"
 RESOURCES = 50_000
@@ -306,6 +307,8 @@ con.close()
 """,
 }
 
+# thread-seconds (user + system CPU of every thread of the phase process, the watcher's included): on a
+# machine other work shares, they move far less than wall time does, and their ratio is printed too.
 # peak RSS from the phase process's VmHWM: ru_maxrss is inherited from the parent across fork + exec, so
 # after this script generated the files in-process (~0.6 GB) every phase reported at least that much
 # and the peak of the memory files (memfd) holding inflated CSV.gz parts, which RSS does not count
@@ -326,11 +329,12 @@ def _watch():
         held[0] = max(held[0], sum(files.values()))
         time.sleep(0.05)
 threading.Thread(target=_watch, daemon=True).start()
-t = time.perf_counter()
+t, cpu = time.perf_counter(), os.times()
 {body}
 hwm = re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read())
+end = os.times()
 print(json.dumps({{"seconds": time.perf_counter() - t, "rows": n, "peak_rss_mb": int(hwm.group(1)) / 1024,
-                  "memfd_mb": held[0] / 2**20}}))
+                  "memfd_mb": held[0] / 2**20, "cpu_s": end.user + end.system - cpu.user - cpu.system}}))
 """
 
 
@@ -357,6 +361,16 @@ def _config(work: Path, export: Path, kind: str) -> None:
         f"sources:\n  - {{name: bill, kind: {kind}, uri: '{export}'}}\n",
         encoding="utf-8",
     )
+
+
+def _cpu_ratio(rounds: Rounds, phase: str, ref: str) -> str:
+    """The phase's thread-seconds over its reference's, round by round: median (min-max)."""
+    got = [
+        r[phase]["cpu_s"] / r[ref]["cpu_s"]
+        for r in rounds.results
+        if phase in r and ref in r and r[ref]["cpu_s"]
+    ]
+    return Spread.of(got).show(".2f", "x") if got else ""
 
 
 def main() -> int:
@@ -412,7 +426,8 @@ def main() -> int:
         for _ in rounds:  # alternating, so a slow spell of the machine hits both
             _config(work, export, kind)
             for phase, (_, ref) in phases.items():
-                rounds.record(phase, run_phase(phase, export, work), ref=ref)
+                got = rounds.record(phase, run_phase(phase, export, work), ref=ref)
+                print(f"{'':>40}thread-s {got['cpu_s']:8.2f}", flush=True)
         print(f"{fmt}: {size / 1e6:,.0f} MB in {args.files} files; {rounds.legend()}")
         table += [
             (
@@ -420,6 +435,7 @@ def main() -> int:
                 label,
                 rounds.time(phase),
                 rounds.ratio(phase, ref),
+                _cpu_ratio(rounds, phase, ref),
                 rounds.peak(phase),
                 rounds.peak(phase, "memfd_mb"),
             )
@@ -427,7 +443,19 @@ def main() -> int:
         ]
     print()
     print(
-        markdown(("format", "phase", "time", "vs reference", "peak RSS", "+ parts in memory"), table, left=2)
+        markdown(
+            (
+                "format",
+                "phase",
+                "time",
+                "vs reference",
+                "thread-s vs reference",
+                "peak RSS",
+                "+ parts in memory",
+            ),
+            table,
+            left=2,
+        )
     )
     if not args.keep:
         shutil.rmtree(root, ignore_errors=True)

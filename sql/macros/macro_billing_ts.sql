@@ -10,11 +10,21 @@
 -- Zoneless `2024-11-01 00:00:00` (19 characters, CUR's and most CSV exports' form) is first parsed by
 -- strptime, which matches the whole value or nothing; what it refuses (`2026-11-01 24:00:00`) takes the
 -- TIMESTAMPTZ path, which reads it or raises. The last character must be a digit, as strptime reads
--- `05:07:3<TAB>` where the TIMESTAMPTZ cast refuses it.
+-- `05:07:3<TAB>` where the TIMESTAMPTZ cast refuses it. That form is tested first with a LIKE and two
+-- ascii() calls, cheaper than billing_ts_form's position checks, and only for values those checks would
+-- pass; everything else takes the full checks (billing_ts_slow).
 create or replace temp macro billing_ts(s, fmt := null::varchar) as
     case
         when typeof(s) = 'TIMESTAMP' then s::timestamp
         when fmt is not null then make_timestamp(epoch_us(strptime(s::varchar, fmt)))
+        when typeof(s) = 'VARCHAR' and s::varchar like '____-__-__ __:__:__'
+            and ascii(s::varchar) between 48 and 57 and ascii((s::varchar)[19]) between 48 and 57
+            then coalesce(try_strptime(s::varchar, '%Y-%m-%d %H:%M:%S'), billing_ts_slow(s))
+        else billing_ts_slow(s)
+    end;
+-- billing_ts's checks in full, for the text its first test above does not settle
+create or replace temp macro billing_ts_slow(s) as
+    case
         when typeof(s) = 'VARCHAR' and not billing_ts_form(s::varchar)
             then error('not an ISO 8601 date/time: ' || s::varchar)
         when typeof(s) = 'VARCHAR' and length(s::varchar) = 19 and substr(s::varchar, 11, 1) = ' '

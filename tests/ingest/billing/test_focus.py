@@ -311,6 +311,29 @@ def test_padded_ids_in_a_csv_are_trimmed(
     ).fetchall() == [("i-0gpu", "us-east-1a", "USD"), (None, None, "USD")]
 
 
+def test_the_ledger_lists_each_files_currencies_and_its_one_billing_period(
+    project: Path, config: Config, con: duckdb.DuckDBPyConnection
+) -> None:
+    """check_landed reads currencies and periods by min and max; a file with more than one lists them all."""
+    landing = project / "landing" / "billing"
+    landing.mkdir(parents=True, exist_ok=True)
+    columns = list(_focus_row())
+    _write_focus(
+        landing / "two.csv",
+        columns,
+        [
+            _focus_row(BillingCurrency="USD"),
+            _focus_row(BillingCurrency="eur"),
+            _focus_row(BillingCurrency="USD"),
+        ],
+    )
+    _write_focus(landing / "one.csv", columns, [_focus_row(), _focus_row()])
+    assert not ingest(con, config).rejected
+    assert con.execute(
+        "select regexp_extract(uri, '[a-z]+\\.csv'), currencies, billing_period from ingest_files order by 1"
+    ).fetchall() == [("one.csv", "USD", "2024-11"), ("two.csv", "EUR,USD", "2024-11")]
+
+
 _COSTS = """1.5 as BilledCost, 1.0 as EffectiveCost,
     timestamp '2024-11-02 00:00:00' + to_minutes(i) as ChargePeriodStart,
     timestamp '2024-11-02 00:00:00' + to_minutes(i + 1) as ChargePeriodEnd"""

@@ -210,6 +210,12 @@ def test_billing_ts_keeps_timestamps_and_converts_text_and_zones_to_utc(tmp_path
         for partial in ("2026-11-01 05:00: 7", "2026-11-01 05: 7:30"):  # never read in part
             with pytest.raises(duckdb.Error):
                 con.execute("select billing_ts($s)", {"s": partial}).fetchall()
+        # the 19-character shape the fast path tests; strptime would read the year ` 026` as 26
+        with pytest.raises(duckdb.InvalidInputException, match="not an ISO 8601 date/time"):
+            con.execute("select billing_ts(' 026-11-01 05:00:00')").fetchall()
+        assert con.execute("select billing_ts('2026-11-01  5:00:00')").fetchall() == [
+            (datetime(2026, 11, 1, 5),)
+        ]
         with pytest.raises(duckdb.ConversionException, match="out of range"):
             con.execute("select billing_ts('2023-02-01T30:00:00Z')").fetchall()
         # a session in another zone changes nothing: naive timestamps are UTC already
