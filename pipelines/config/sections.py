@@ -249,9 +249,9 @@ class ExchangeRate(_Strict):
 
 
 # the marts `engine: spark` can build (pipelines/engines/spark/), and those it cannot build yet
-SPARK_MARTS = ("cost_hourly",)
+SPARK_MARTS = ("cost_hourly", "storage_objects_current")
 SPARK_MARTS_LATER = (
-    "gpu_hours", "gpu_job_hours", "storage_objects_current", "storage_prices", "storage_checkpoints",
+    "gpu_hours", "gpu_job_hours", "storage_prices", "storage_checkpoints",
     "storage_datasets", "storage_dataset_matches", "storage_incomplete_uploads",
 )  # fmt: skip
 
@@ -274,7 +274,7 @@ class SparkSettings(_Strict):
     )
     marts: list[str] = Field(
         default_factory=lambda: list(SPARK_MARTS),
-        description="The marts Spark builds (default: all it can: cost_hourly); the others stay in DuckDB.",
+        description="The marts Spark builds (default: all it can: cost_hourly, storage_objects_current); the others stay in DuckDB.",
     )
 
     @field_validator("marts")

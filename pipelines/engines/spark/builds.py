@@ -61,6 +61,8 @@ def remove_old_builds(built: Built) -> list[str]:
     if built.folder.startswith("s3://"):
         return []
     parent = Path(built.folder).parent
+    if not parent.is_dir():  # a build of nothing to read wrote no folder, and none was written before
+        return []
     builds = sorted(p for p in parent.iterdir() if p.is_dir())
     old = [p for p in builds[:-KEEP_BUILDS] if p.name != Path(built.folder).name]
     for p in old:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 
 from pipelines.config import Config
-from pipelines.engines.spark import builds, cost_hourly
+from pipelines.engines.spark import builds, cost_hourly, storage_objects
 from pipelines.engines.spark.builds import Built
 from pipelines.warehouse import sql_text
 
@@ -14,6 +14,8 @@ def build(con: duckdb.DuckDBPyConnection, name: str, config: Config) -> Built:
     """Run the mart's heavy part on Spark (outside the warehouse's transaction: it takes the time)."""
     if name == "cost_hourly":
         return cost_hourly.build_billed(con, config)
+    if name == storage_objects.MART:
+        return storage_objects.build(con, config)
     raise KeyError(f"{name!r} is not built on Spark")
 
 
@@ -22,6 +24,9 @@ def attach(con: duckdb.DuckDBPyConnection, name: str, built: Built) -> None:
     if name == "cost_hourly":
         con.execute(sql_text("spark/warehouse", "cost_hourly_modelled"))
         cost_hourly.attach(con, built)
+        return
+    if name == storage_objects.MART:
+        storage_objects.attach(con, built)
         return
     raise KeyError(f"{name!r} is not built on Spark")
 
