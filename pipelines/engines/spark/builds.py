@@ -7,6 +7,7 @@ reader of the previous view is not cut off).
 
 from __future__ import annotations
 
+import re
 import shutil
 import uuid
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from pathlib import Path
 import duckdb
 
 from pipelines.config import Config
-from pipelines.warehouse import sql_text
+from pipelines.warehouse import one, sql_text
 
 KEEP_BUILDS = 2
 
@@ -53,6 +54,19 @@ def attach_view(con: duckdb.DuckDBPyConnection, mart: str, built: Built, glob: s
         con.execute(sql_text("spark/warehouse", f"{mart}_empty"))
         return
     create_view(con, sql_text("spark/warehouse", mart), built, glob)
+
+
+def attached_folder(con: duckdb.DuckDBPyConnection, mart: str) -> tuple[str, str | None]:
+    """What the warehouse's `mart` is: ("parquet", the build folder its view reads), ("empty", None) for the
+    view of a build without rows, or ("table", None) when DuckDB built it."""
+    row = one(con, "select sql from duckdb_views() where view_name = $n and not internal", {"n": mart})
+    if not row:
+        return "table", None
+    # the view's body names its files as a SQL string (create_view): <folder>/<glob>
+    found = re.search(r"read_parquet\('((?:[^']|'')*)'", str(row[0]))
+    if not found:
+        return "empty", None
+    return "parquet", found.group(1).replace("''", "'").split("/*", 1)[0]
 
 
 def remove_old_builds(built: Built) -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import duckdb
 
 from pipelines.config import Config
-from pipelines.engines.spark import builds, cost_hourly, storage_objects
+from pipelines.engines.spark import builds, cost_hourly, dataset_matches, storage_objects
 from pipelines.engines.spark.builds import Built
 from pipelines.warehouse import sql_text
 
@@ -16,6 +16,8 @@ def build(con: duckdb.DuckDBPyConnection, name: str, config: Config) -> Built:
         return cost_hourly.build_billed(con, config)
     if name == storage_objects.MART:
         return storage_objects.build(con, config)
+    if name == dataset_matches.MART:
+        return dataset_matches.build(con, config)
     raise KeyError(f"{name!r} is not built on Spark")
 
 
@@ -27,6 +29,9 @@ def attach(con: duckdb.DuckDBPyConnection, name: str, built: Built) -> None:
         return
     if name == storage_objects.MART:
         storage_objects.attach(con, built)
+        return
+    if name == dataset_matches.MART:
+        dataset_matches.attach(con, built)
         return
     raise KeyError(f"{name!r} is not built on Spark")
 

@@ -40,12 +40,12 @@ def _copy(demo: Path, tmp_path: Path) -> Config:
 
 
 def _kind(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
-    row = con.execute(
+    found = con.execute(
         "select 'view' from duckdb_views() where view_name = $n and not internal "
         "union all select 'table' from duckdb_tables() where table_name = $n",
         {"n": name},
-    ).fetchone()
-    return row[0] if row else None
+    ).fetchall()
+    return found[0][0] if found else None
 
 
 def _same_rows(con: duckdb.DuckDBPyConnection, table: str, expected: str) -> int:
@@ -100,10 +100,12 @@ def test_spark_storage_objects_equal_duckdb_on_the_demo(
         assert set(roles) == {"checkpoint", "dataset", None}, roles
         assert con.execute(f"select count(*) from {MART} where contains(key, ' ')").fetchone()[0] > 0
         assert con.execute(f"select count(step) from {MART}").fetchone()[0] > 0
-        # what reads the mart sees the same rows: the storage marts built on the view, the rules' findings
+        # what reads the mart sees the same rows: the storage marts built on the view (the duplicate
+        # candidates by Spark over its Parquet), the rules' findings
         for name in DOWNSTREAM:
             build_mart(con, name, config)
             assert _same_rows(con, name, f"expected_{name}") > 0, name
+        assert _kind(con, "storage_dataset_matches") == "view"
         assert _findings(con, window) == findings
 
         # the Parquet Spark wrote, partitioned by bucket, is what the view reads
@@ -111,10 +113,12 @@ def test_spark_storage_objects_equal_duckdb_on_the_demo(
         buckets = {r[0] for r in con.execute(f"select distinct bucket from {MART}").fetchall()}
         assert {p.name for p in build.iterdir() if p.is_dir()} == {f"bucket_part={b}" for b in buckets}
 
-        # back on DuckDB the mart is a table again, with the same rows
+        # back on DuckDB the marts are tables again, with the same rows
         build_mart(con, MART, on_duckdb)
         assert _kind(con, MART) == "table"
         assert _same_rows(con, MART, "expected") == n
+        build_mart(con, "storage_dataset_matches", on_duckdb)
+        assert _kind(con, "storage_dataset_matches") == "table"
     finally:
         con.close()
 
@@ -177,11 +181,22 @@ def test_spark_storage_objects_equal_duckdb_on_generated_paths(spark: Any, tmp_p
         assert con.execute("select count(*) from storage_snapshots").fetchone()[0] == 5, report
         n = build_mart(con, MART, config)
         con.execute(f"create table expected as from {MART}")
+        for name in ("resources", "storage_prices", "storage_dataset_matches"):
+            build_mart(con, name, config)
+        con.execute("create table expected_matches as from storage_dataset_matches")
         on_spark = config.model_copy(
             update={"engine": "spark", "spark": spark_helper.settings(tmp_path / "marts")}
         )
         assert build_mart(con, MART, on_spark) == n
         assert _same_rows(con, MART, "expected") == n
+        build_mart(con, "storage_prices", on_spark)
+        build_mart(con, "storage_dataset_matches", on_spark)
+        assert _kind(con, "storage_dataset_matches") == "view"
+        # the duplicate candidates: random sizes and ETags make ETag matches and ambiguous ones
+        assert _same_rows(con, "storage_dataset_matches", "expected_matches") > 3
+        assert con.execute(
+            "select sum(bytes_etag) > 0 and sum(bytes_ambiguous) > 0 from storage_dataset_matches"
+        ).fetchall() == [(True,)]
         # the cases the test is for are in the rows
         seen = con.execute(
             f"select count(*) filter (where role = 'checkpoint'), count(*) filter (where role = 'dataset'), "
@@ -257,3 +272,15 @@ def test_spark_storage_objects_without_snapshots_is_an_empty_view(tmp_path: Path
             assert build_mart(con, name, on_spark) == 0, name
     finally:
         con.close()
+
+
+def test_dataset_matches_on_spark_need_the_objects_there(tmp_path: Path) -> None:
+    """Spark matches the duplicate candidates over the Parquet it wrote for the objects: naming the one
+    without the other is a config error."""
+    (tmp_path / "wastewatch.yaml").write_text(
+        'engine: spark\nspark: {url: "local[2]", marts: [cost_hourly, storage_dataset_matches]}\n'
+    )
+    with pytest.raises(
+        ConfigError, match=r"storage_dataset_matches runs on Spark over storage_objects_current"
+    ):
+        load_config(tmp_path / "wastewatch.yaml")
