@@ -34,8 +34,11 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 MART = "storage_objects_current"
-# the snapshot kinds Spark reads so far: those with report files to read (a listing or a scan has none)
+# the snapshot kinds Spark reads from their report files where they lie
 READS = ("s3_inventory",)
+# the kinds whose objects the warehouse hands over: a listing or a scan lists the objects itself, so its
+# rows in the warehouse are the snapshot (no file to read)
+HANDED_OVER = ("s3_listing", "fs_scan")
 # storage_objects' columns an inventory report can carry, as the reader names them (raw_<column>)
 COLUMNS = tuple(dict.fromkeys(FIELDS.values()))
 
@@ -54,12 +57,12 @@ def build(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
     """Compute storage_objects_current on Spark into a new folder under the marts folder."""
     assert config.spark is not None  # the config's validator requires it with engine: spark
     snapshots = rows(con, sql_text("spark/warehouse", "storage_snapshots"))
-    other = [s for s in snapshots if s["kind"] not in READS]
+    other = [s for s in snapshots if s["kind"] not in READS + HANDED_OVER]
     if other:
         taken = ", ".join(sorted({f"{s['source']} (kind {s['kind']})" for s in other}))
         raise ConfigError(
-            f"engine: spark reads storage snapshots of kind {', '.join(READS)} only; the newest snapshot of a "
-            f"bucket comes from {taken}: remove {MART} from spark.marts and DuckDB builds it"
+            f"engine: spark reads storage snapshots of kind {', '.join(READS + HANDED_OVER)} only; the newest "
+            f"snapshot of a bucket comes from {taken}: remove {MART} from spark.marts and DuckDB builds it"
         )
     folder = new_folder(config, MART)
     if not snapshots:
@@ -68,16 +71,25 @@ def build(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
     _hand_over(spark, con, snapshots)
     raw = None
     for s in snapshots:
+        if s["kind"] not in READS:
+            continue
         report = _report(spark, s)
         if not report.files:  # a report of an empty bucket lists no data files (the reader loads none)
             continue
         df = _read_report(spark, report, s["x_file_id"])
         raw = df if raw is None else raw.unionByName(df)
-    if raw is None:
+    objects = None
+    if raw is not None:
+        raw.createOrReplaceTempView("inventory_raw")
+        objects = spark.sql(sql_text("spark/staging", "s3_inventory_objects"))
+    listed = [s["x_file_id"] for s in snapshots if s["kind"] in HANDED_OVER]
+    if listed:
+        handed = _listed_objects(spark, con, listed)
+        objects = handed if objects is None else objects.unionByName(handed)
+    if objects is None:
         _check_objects({}, snapshots)
         return Built(folder, 0)
-    raw.createOrReplaceTempView("inventory_raw")
-    spark.sql(sql_text("spark/staging", "s3_inventory_objects")).createOrReplaceTempView("inventory_objects")
+    objects.createOrReplaceTempView("inventory_objects")
     read = spark.sql(sql_text("spark/checks", "snapshot_objects")).collect()
     _check_objects({r["x_file_id"]: r["objects"] for r in read}, snapshots)
     mart = spark.sql(sql_text("spark/marts", MART))
@@ -205,6 +217,22 @@ def _read_report(spark: SparkSession, m: Report, x_file_id: str) -> DataFrame:
         *[(text(at[c]) if c in at else F.lit(None).cast("string")).alias(f"raw_{c}") for c in COLUMNS],
         F.lit(x_file_id).alias("x_file_id"),
     )
+
+
+def _listed_objects(spark: SparkSession, con: duckdb.DuckDBPyConnection, ids: list[str]) -> DataFrame:
+    """The warehouse's objects of these listings and scans, typed as the inventory reports' objects."""
+    from pyspark.sql import functions as F
+
+    table = con.sql(sql_text("spark/warehouse", "listed_objects"), params={"ids": ids}).to_arrow_table()
+    df = spark.createDataFrame(table)
+    types = {
+        "is_latest": "boolean",
+        "is_delete_marker": "boolean",
+        "size_bytes": "bigint",
+        "last_modified": "timestamp_ntz",  # the session runs in UTC: the warehouse's wall time as it is
+        "is_multipart": "boolean",
+    }
+    return df.select(*[F.col(c).cast(types.get(c, "string")).alias(c) for c in df.columns])
 
 
 def _check_objects(read: dict[str, int], snapshots: list[dict[str, Any]]) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import random
 import shutil
 from datetime import datetime
@@ -212,6 +213,65 @@ def test_spark_storage_objects_equal_duckdb_on_generated_paths(spark: Any, tmp_p
         con.close()
 
 
+def _scanned_tree(root: Path) -> None:
+    """Checkpoints and two dataset folders sharing files (small ones hashed in full, large ones sampled)."""
+    files = {
+        "ckpt/run-1/step_100/model.pt": b"a" * 3000,
+        "ckpt/run-1/step_200/model.pt": b"b" * 3000,
+        "ckpt/run-2/notes.txt": b"hello",
+        "datasets/web/shard-0.bin": b"s" * 5000,
+        "datasets/web/readme.txt": b"web text",
+        "datasets/web-copy/shard-0.bin": b"s" * 5000,
+        "datasets/web-copy/readme.txt": b"web text",
+        "datasets/web-copy/extra.txt": b"only here",
+        "loose file.bin": b"z",
+    }
+    for rel, data in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        os.utime(path, (1_790_000_000, 1_790_000_000))
+
+
+def test_spark_storage_objects_equal_duckdb_with_a_file_system_scan(spark: Any, tmp_path: Path) -> None:
+    """A scan lists its files itself (no report for Spark to read): the warehouse hands its rows over, and
+    with an inventory report beside it the mart and the duplicate candidates (by full and sampled
+    checksums) are the same on both engines."""
+    root = (tmp_path / "lustre").resolve()
+    _scanned_tree(root)
+    write_report(tmp_path / "inventory", "data", "2026-11-28T01-00Z", [{"key": "web/x.bin", "size": 9}])
+    sources = (
+        "  - {name: lustre, kind: fs_scan, uri: lustre, options: {fingerprint: true, full_hash_max_bytes: 1024, "
+        "sample_blocks: 4, sample_block_bytes: 100}}\n"
+        "  - {name: inv, kind: s3_inventory, uri: inventory/}\n"
+    )
+    body = f'checkpoints:\n  - "{root}/ckpt/{{run_id}}/**"\ndatasets:\n  - "{root}/datasets/"\n  - "s3://data/"\n'
+    config = project(tmp_path, sources, body)
+    con = connect(config.warehouse_path)
+    try:
+        report = run_ingest(con, config)
+        assert not report.rejected, report.summary()
+        expected = {}
+        for name in ("storage_objects_current", "resources", "storage_prices", "storage_dataset_matches"):
+            build_mart(con, name, config)
+            con.execute(f"create table expected_{name} as from {name}")
+            expected[name] = con.execute(f"select count(*) from {name}").fetchall()[0][0]
+        on_spark = config.model_copy(
+            update={"engine": "spark", "spark": spark_helper.settings(tmp_path / "marts")}
+        )
+        for name in ("storage_objects_current", "storage_prices", "storage_dataset_matches"):
+            assert build_mart(con, name, on_spark) == expected[name] > 0, name
+            assert _same_rows(con, name, f"expected_{name}") == expected[name], name
+        assert _kind(con, "storage_dataset_matches") == "view"
+        stores = dict(con.execute(f"select store, count(*) from {MART} group by 1").fetchall())
+        assert stores == {"fs": 9, "s3": 1}, stores
+        assert con.execute(
+            "select sum(bytes_checksum) > 0 and sum(bytes_sampled) > 0 from storage_dataset_matches"
+        ).fetchall() == [(True,)]
+    finally:
+        con.close()
+
+
 def test_spark_refuses_an_inventory_changed_since_it_was_ingested(
     spark: Any, demo_dir: tuple[Path, str], tmp_path: Path
 ) -> None:
@@ -240,13 +300,13 @@ def test_spark_refuses_an_inventory_changed_since_it_was_ingested(
 
 
 def test_spark_refuses_snapshots_it_cannot_read(demo_dir: tuple[Path, str], tmp_path: Path) -> None:
-    """A bucket's newest snapshot from a listing (no report files to read) fails the mart naming the source,
-    before Spark starts."""
+    """A bucket's newest snapshot of a kind Spark neither reads nor is handed fails the mart naming the
+    source, before Spark starts."""
     config = _copy(demo_dir[0], tmp_path)
     con = connect(config.warehouse_path)
     try:
-        con.execute("update storage_snapshots set kind = 's3_listing' where bucket = 'acme-scratch'")
-        with pytest.raises(ConfigError, match=r"scratch-inventory \(kind s3_listing\).*DuckDB builds it"):
+        con.execute("update storage_snapshots set kind = 'gcs_inventory' where bucket = 'acme-scratch'")
+        with pytest.raises(ConfigError, match=r"scratch-inventory \(kind gcs_inventory\).*DuckDB builds it"):
             build_mart(con, MART, config)
         assert _kind(con, MART) == "table"
     finally:
