@@ -249,10 +249,10 @@ class ExchangeRate(_Strict):
 
 
 # the marts `engine: spark` can build (pipelines/engines/spark/), and those it cannot build yet
-SPARK_MARTS = ("cost_hourly",)
+SPARK_MARTS = ("cost_hourly", "storage_objects_current", "storage_dataset_matches")
 SPARK_MARTS_LATER = (
-    "gpu_hours", "gpu_job_hours", "storage_objects_current", "storage_prices", "storage_checkpoints",
-    "storage_datasets", "storage_dataset_matches", "storage_incomplete_uploads",
+    "gpu_hours", "gpu_job_hours", "storage_prices", "storage_checkpoints", "storage_datasets",
+    "storage_incomplete_uploads",
 )  # fmt: skip
 
 
@@ -274,7 +274,8 @@ class SparkSettings(_Strict):
     )
     marts: list[str] = Field(
         default_factory=lambda: list(SPARK_MARTS),
-        description="The marts Spark builds (default: all it can: cost_hourly); the others stay in DuckDB.",
+        description="The marts Spark builds (default: all it can: cost_hourly, storage_objects_current, "
+        "storage_dataset_matches); the others stay in DuckDB.",
     )
 
     @field_validator("marts")
@@ -288,4 +289,10 @@ class SparkSettings(_Strict):
                 )
             if name not in SPARK_MARTS:
                 raise ValueError(f"{name!r} is not a mart Spark builds (it builds {', '.join(SPARK_MARTS)})")
+        # Spark matches the duplicate candidates over the Parquet it wrote for the objects
+        if "storage_dataset_matches" in value and "storage_objects_current" not in value:
+            raise ValueError(
+                "storage_dataset_matches runs on Spark over storage_objects_current's Parquet: name both in "
+                "spark.marts, or neither"
+            )
         return value

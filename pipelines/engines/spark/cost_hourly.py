@@ -2,24 +2,19 @@
 
 The warehouse says which files count (their lines are in billing_lines) and hands over the tag sets;
 Spark reads the files where they lie, types them as the staging SQL does, spreads each line over its
-hours with the mart's arithmetic and writes the rows as Parquet partitioned by month. Each build goes to
-a folder of its own; the warehouse's view is switched to it in the mart's transaction, then older
-builds are removed (the last two are kept, so a reader of the previous view is not cut off).
+hours with the mart's arithmetic and writes the rows as Parquet partitioned by month, in a build folder
+of its own (pipelines/engines/spark/builds.py).
 """
 
 from __future__ import annotations
 
 import re
-import shutil
-import uuid
-from dataclasses import dataclass
-from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import duckdb
 
 from pipelines.config import Config
+from pipelines.engines.spark.builds import Built, attach_view, new_folder, spark_path
 from pipelines.engines.spark.session import get_session
 from pipelines.errors import ConfigError, WarehouseError
 from pipelines.warehouse import rows, sql_text
@@ -55,20 +50,6 @@ FOCUS_COLUMNS = {
 }
 # what a FOCUS CSV writes for NULL (the FOCUS sample writes NULL), as the billing reader reads it
 NULL_STRINGS = ("NULL", "null", "")
-KEEP_BUILDS = 2
-
-
-@dataclass
-class Built:
-    """One build of the billed rows: the folder its Parquet went to and its row count."""
-
-    folder: str
-    rows: int
-
-
-def spark_path(uri: str) -> str:
-    """A ledger URI as Spark's Hadoop file systems name it (s3:// is read by hadoop-aws as s3a://)."""
-    return "s3a://" + uri[len("s3://") :] if uri.startswith("s3://") else uri
 
 
 def _read_focus_csv(spark: SparkSession, uri: str) -> DataFrame:
@@ -124,7 +105,7 @@ def build_billed(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
     tag_schema = StructType([StructField(c, StringType()) for c in ("raw", "team", "project", "owner")])
     tags = [tuple(r.values()) for r in rows(con, sql_text("spark/warehouse", "tag_sets"))]
     spark.createDataFrame(tags, tag_schema).createOrReplaceTempView("tag_sets")
-    folder = f"{config.spark_marts_dir}/cost_hourly/{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
+    folder = new_folder(config, "cost_hourly")
     if not files:
         return Built(folder, 0)
     raw = None
@@ -164,30 +145,4 @@ def _check_file_totals(spark: SparkSession, files: list[dict[str, Any]]) -> None
 
 def attach(con: duckdb.DuckDBPyConnection, built: Built) -> None:
     """Point the warehouse's cost_hourly view at the build (inside the mart's transaction)."""
-    con.execute("drop table if exists cost_hourly")
-    if built.rows == 0:
-        con.execute(sql_text("spark/warehouse", "cost_hourly_empty"))
-        return
-    glob = built.folder + "/*/*.parquet"
-    # DuckDB takes no parameters in a view's body: the folder (our own, from the config) as a SQL string
-    literal = "'" + glob.replace("'", "''") + "'"
-    con.execute(sql_text("spark/warehouse", "cost_hourly").replace("$parquet", literal))
-
-
-def remove_old_builds(built: Built) -> list[str]:
-    """Remove the local build folders older than the last KEEP_BUILDS (s3:// ones are left to a lifecycle
-    rule); the folders removed."""
-    if built.folder.startswith("s3://"):
-        return []
-    parent = Path(built.folder).parent
-    builds = sorted(p for p in parent.iterdir() if p.is_dir())
-    old = [p for p in builds[:-KEEP_BUILDS] if p.name != Path(built.folder).name]
-    for p in old:
-        shutil.rmtree(p)
-    return [str(p) for p in old]
-
-
-def remove_build(built: Built) -> None:
-    """Remove one build's folder (local only; an s3:// one is left to the prefix's lifecycle rule)."""
-    if not built.folder.startswith("s3://"):
-        shutil.rmtree(built.folder, ignore_errors=True)
+    attach_view(con, "cost_hourly", built, "*/*.parquet")

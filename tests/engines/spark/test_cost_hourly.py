@@ -176,9 +176,16 @@ def test_marts_spark_does_not_build_yet_are_a_config_error(tmp_path: Path) -> No
     (tmp_path / "wastewatch.yaml").write_text(
         'engine: spark\nspark: {url: "local[2]", marts: [cost_hourly, gpu_hours]}\n'
     )
-    with pytest.raises(ConfigError, match=r"gpu_hours does not run on Spark yet \(only cost_hourly\)"):
+    with pytest.raises(
+        ConfigError,
+        match=r"gpu_hours does not run on Spark yet \(only cost_hourly, storage_objects_current, storage_dataset_matches\)",
+    ):
         load_config(tmp_path / "wastewatch.yaml")
     (tmp_path / "wastewatch.yaml").write_text('engine: spark\nspark: {url: "local[2]"}\n')
     config = load_config(tmp_path / "wastewatch.yaml")
-    assert config.spark is not None and config.spark.marts == ["cost_hourly"]
+    assert config.spark is not None and config.spark.marts == [
+        "cost_hourly",
+        "storage_objects_current",
+        "storage_dataset_matches",
+    ]
     assert config.spark_marts_dir == str(tmp_path / "marts")

@@ -11,7 +11,9 @@ import duckdb
 from pipelines import s3 as s3mod
 from pipelines.errors import RejectedFile
 from pipelines.ingest.readers.base import duckdb_problem, quote_ident
-from pipelines.ingest.readers.s3_inventory.manifest import FIELDS, REQUIRED, Manifest, norm
+from pipelines.ingest.readers.s3_inventory.manifest import Manifest
+from pipelines.sources import inventory_format
+from pipelines.sources.inventory_format import FIELDS, REQUIRED, norm
 from pipelines.warehouse import one
 
 # fields the CSV reader parses itself (quoted empty strings are NULL); a value that does not parse fails the
@@ -230,9 +232,7 @@ def data_uri(m: Manifest, i: int) -> str:
 
 
 def destination_bucket(m: Manifest) -> str:
-    doc = json.loads(m.text)
-    dest = str(doc.get("destinationBucket") or "")
-    return dest.rsplit(":", 1)[-1] if dest else s3mod.split_uri(m.ref.uri)[0]
+    return inventory_format.destination_bucket(json.loads(m.text), s3mod.split_uri(m.ref.uri)[0])
 
 
 def prune(con: duckdb.DuckDBPyConnection, source: str, bucket: str, keep: int) -> None:

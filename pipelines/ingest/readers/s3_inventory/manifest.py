@@ -11,28 +11,9 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.errors import RejectedFile
+from pipelines.sources.inventory_format import REQUIRED, norm, schema_fields
 
-# inventory field (lower case, no separators) -> storage_objects column
-FIELDS = {
-    "bucket": "bucket",
-    "key": "key",
-    "versionid": "version_id",
-    "islatest": "is_latest",
-    "isdeletemarker": "is_delete_marker",
-    "size": "size_bytes",
-    "lastmodifieddate": "last_modified",
-    "etag": "etag",
-    "storageclass": "storage_class",
-    "ismultipartuploaded": "is_multipart",
-    "encryptionstatus": "encryption_status",
-    "checksumalgorithm": "checksum_algorithm",
-}
-REQUIRED = ("Bucket", "Key", "Size")
 STAMP = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2})-(\d{2})Z$")
-
-
-def norm(name: str) -> str:
-    return re.sub(r"[^a-z0-9]", "", name.lower())
 
 
 @dataclass
@@ -77,7 +58,7 @@ def parse_manifest(ref: ManifestRef, data: bytes) -> Manifest:
         raise RejectedFile(ref.uri, "ORC inventory reports are not supported; configure CSV or Parquet")
     if fmt not in ("csv", "parquet"):
         raise RejectedFile(ref.uri, f"fileFormat {doc['fileFormat']!r}: expected CSV or Parquet")
-    fields = _schema_fields(str(doc["fileSchema"]))
+    fields = schema_fields(str(doc["fileSchema"]))
     have = {norm(f) for f in fields}
     lacking = [f for f in REQUIRED if norm(f) not in have]
     if lacking:
@@ -99,16 +80,6 @@ def parse_manifest(ref: ManifestRef, data: bytes) -> Manifest:
         created_at=_created(doc, ref),
         md5=hashlib.md5(data).hexdigest(),  # noqa: S324 - a content fingerprint, as manifest.checksum is
     )
-
-
-def _schema_fields(schema: str) -> list[str]:
-    """`Bucket, Key, Size, ...` (CSV), `struct<bucket:string,...>` or `message s3.inventory { ... }`."""
-    s = schema.strip()
-    if s.lower().startswith("struct<"):
-        return [part.split(":", 1)[0].strip() for part in s[len("struct<") : -1].split(",") if part.strip()]
-    if s.lower().startswith("message"):
-        return re.findall(r"\b(?:required|optional)\s+\w+\s+(\w+)", s)
-    return [f.strip() for f in s.split(",") if f.strip()]
 
 
 def _created(doc: dict[str, Any], ref: ManifestRef) -> datetime:

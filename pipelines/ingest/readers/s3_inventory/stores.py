@@ -10,6 +10,7 @@ from pipelines.config import Source
 from pipelines.errors import RejectedFile
 from pipelines.ingest.readers.s3_inventory.load import destination_bucket
 from pipelines.ingest.readers.s3_inventory.manifest import STAMP, Manifest, ManifestRef
+from pipelines.sources.inventory_format import local_data_file
 from pipelines.sources.options import S3InventoryOptions
 
 
@@ -69,17 +70,10 @@ class LocalStore(Store):
         """The data file for files[i]: its key is relative to the destination bucket, whose root is an
         ancestor of the manifest's folder (or, for a copied report, its data/ sibling)."""
         key = str(m.files[i]["key"]).lstrip("/")
-        parts = key.split("/")
         assert m.ref.local_path is not None
-        tried = []
-        for ancestor in m.ref.local_path.resolve().parents:
-            for start in range(len(parts) - 1) if len(parts) > 1 else (0,):
-                candidate = ancestor.joinpath(*parts[start:])
-                if candidate.is_file():
-                    return candidate
-            tried.append(str(ancestor))
-            if len(tried) > 6:
-                break
+        found, tried = local_data_file(m.ref.local_path, key)
+        if found is not None:
+            return found
         raise RejectedFile(
             m.ref.uri,
             f"files[{i}]: data file {key!r} not found (looked under {tried[0]} and its parents)",
