@@ -91,8 +91,9 @@ def _key(landing: str, gpus: int, weeks: int, bill_lines: int, objects: int, mem
 
 
 def record_key(r: dict) -> tuple:
+    """A result's grid point: the GPUs asked for (fleet_week rounds them down to whole hosts of 8)."""
     a = r["args"]
-    return _key(r["landing"], r["gpus"], r["weeks"], a["bill_lines"], a["objects"], a["memory_limit"])
+    return _key(r["landing"], a["gpus"], r["weeks"], a["bill_lines"], a["objects"], a["memory_limit"])
 
 
 def load(path: Path) -> list[dict]:
@@ -455,8 +456,9 @@ def main() -> int:
 
     def charted(r: dict) -> bool:
         """A result of this sizing (whatever the grid lists: a session may measure one point and chart all)."""
-        size = _key(r["landing"], r["gpus"], r["weeks"], *sizing(args, r["gpus"]), args.memory_limit)
-        axis = r["weeks"] == 1 if r["landing"] == "whole" else r["gpus"] == args.weeks_gpus
+        asked = r["args"]["gpus"]
+        size = _key(r["landing"], asked, r["weeks"], *sizing(args, asked), args.memory_limit)
+        axis = r["weeks"] == 1 if r["landing"] == "whole" else asked == args.weeks_gpus
         return axis and record_key(r) == size
 
     latest = {record_key(r): r for r in load(args.results) if charted(r)}  # the last line of a point wins
