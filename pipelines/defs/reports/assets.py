@@ -19,7 +19,7 @@ from pipelines.report import write_report
 from pipelines.report.notify import deliver
 from pipelines.retention import RETENTION_ASSET
 from pipelines.transform import MARTS
-from pipelines.warehouse import open_warehouse, publish
+from pipelines.warehouse import publish
 
 
 def _weekly_report_asset(weeks: dg.PartitionsDefinition) -> dg.AssetsDefinition:
@@ -106,7 +106,9 @@ def published_warehouse(
     context: dg.AssetExecutionContext, wastewatch: WastewatchResource
 ) -> dg.MaterializeResult:
     config = wastewatch.load()
-    with open_warehouse(config) as con:
+    # the run's own connection: a second one would set the DuckDB settings again, and DuckDB refuses to
+    # move a temp_directory a spilling step has used
+    with wastewatch.warehouse() as con:
         # a run that built every ingest and transform asset records what it built from, so that the next
         # ingest with nothing new can stop before Dagster (pipelines/nothing_new.py); any other run forgets it
         if _ran_whole_ingest(context):
