@@ -414,3 +414,38 @@ def test_the_report_asset_writes_no_report_for_a_week_without_data(tmp_path: Pat
     assert "no report was written; this is not an all-clear" in report["no_data"]
     assert "billing 2026-W48 to 2026-W49" in report["no_data"]
     assert not (load_config(config_path).reports_path / "2026-W46").exists()
+
+
+def test_the_publish_works_after_a_step_of_its_run_spilled_to_the_temp_directory(tmp_path: Path) -> None:
+    """A step that spills (DuckDB past `duckdb: memory_limit`) has used the temp_directory; the publish after it
+    in the same run must keep to the run's connection: a second connection sets temp_directory again, which
+    DuckDB refuses once it is in use (the 4,000-GPU fleet week failed so at the publish). The spilling step
+    stands in for the retention, which the publish runs after."""
+    from pipelines.retention import RETENTION_ASSET
+    from pipelines.runner import _assets
+
+    config = write_config(
+        tmp_path, "duckdb: {memory_limit: 40MB, threads: 1, temp_directory: spill}\nsources: []\n"
+    )
+
+    @dg.asset(key=RETENTION_ASSET)
+    def spills(wastewatch: WastewatchResource) -> None:
+        with wastewatch.warehouse() as con:
+            con.execute(
+                "create or replace table big as "
+                "select i, md5(i::varchar) || md5((i + 1)::varchar) as s from range(1500000) t(i) order by s"
+            )
+            con.execute("drop table big")
+            assert (tmp_path / "spill").is_dir()  # the sort spilled: DuckDB holds its temp directory
+
+    assets = [a for a in _assets(config) if dg.AssetKey(RETENTION_ASSET) not in a.keys]
+    result = dg.materialize(
+        [spills, *assets],
+        selection=dg.AssetSelection.assets(RETENTION_ASSET, "published_warehouse"),
+        resources={"wastewatch": WastewatchResource(config_path=str(config))},
+        instance=dg.DagsterInstance.ephemeral(),
+        raise_on_error=False,
+    )
+    failures = [str(e.event_specific_data) for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    assert result.success, failures
+    assert load_config(config).published_path.exists()
