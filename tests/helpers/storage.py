@@ -94,6 +94,84 @@ def write_report(
     return folder / "manifest.json"
 
 
+# the columns of an S3 Inventory Parquet report as S3 names and types them (its fileSchema), the times as
+# TIMESTAMP(MILLIS, true): UTC-adjusted
+PARQUET_COLUMNS = {
+    "bucket": "varchar",
+    "key": "varchar",
+    "version_id": "varchar",
+    "is_latest": "boolean",
+    "is_delete_marker": "boolean",
+    "size": "bigint",
+    "last_modified_date": "timestamptz",
+    "e_tag": "varchar",
+    "storage_class": "varchar",
+    "is_multipart_uploaded": "boolean",
+    "encryption_status": "varchar",
+    "checksum_algorithm": "varchar",
+}
+
+# each column in the manifest's fileSchema (Parquet's message syntax, as S3 writes it)
+PARQUET_SCHEMA = {
+    c: {
+        "varchar": "optional binary {} (STRING);",
+        "boolean": "optional boolean {};",
+        "bigint": "optional int64 {};",
+        "timestamptz": "optional int64 {} (TIMESTAMP(MILLIS,true));",
+    }[t]
+    for c, t in PARQUET_COLUMNS.items()
+}
+
+
+def write_parquet_report(root: Path, bucket: str, stamp: str, files: list[list[dict[str, Any]]]) -> Path:
+    """An S3 Inventory report in Parquet under `root`, laid out as write_report's: one data file per list of
+    `files`, each row a dict of PARQUET_COLUMNS values (keys as written, not URL-encoded); a file takes the
+    columns its first row names, in that order, so files of one report can differ (a column added to the
+    configuration part way). A column may be given a `(value, type)` pair to write another type. Returns
+    the manifest's path."""
+    base = root / bucket / "daily"
+    (base / "data").mkdir(parents=True, exist_ok=True)
+    entries, fields = [], [c for c in PARQUET_COLUMNS if any(c in f[0] for f in files)]
+    con = duckdb.connect()
+    con.execute("set TimeZone = 'UTC'")
+    for i, objects in enumerate(files):
+        columns = list(objects[0])
+        types = {c: v[1] if isinstance(v, tuple) else PARQUET_COLUMNS[c] for c, v in objects[0].items()}
+        con.execute("create or replace table part (" + ", ".join(f'"{c}" {types[c]}' for c in columns) + ")")
+        con.executemany(
+            "insert into part values (" + ", ".join("?" for _ in columns) + ")",
+            [[o[c][0] if isinstance(o[c], tuple) else o[c] for c in columns] for o in objects],
+        )
+        name = hashlib.md5(f"{bucket}{stamp}{i}".encode()).hexdigest() + ".parquet"  # noqa: S324 - a file name
+        path = base / "data" / name
+        con.execute("copy part to $p (format parquet)", {"p": str(path)})
+        blob = path.read_bytes()
+        entries.append(
+            {
+                "key": f"{bucket}/daily/data/{name}",
+                "size": len(blob),
+                "MD5checksum": hashlib.md5(blob).hexdigest(),  # noqa: S324 - what S3 Inventory publishes
+            }
+        )
+    con.close()
+    when = datetime.strptime(stamp, "%Y-%m-%dT%H-%MZ").replace(tzinfo=UTC)
+    manifest = {
+        "sourceBucket": bucket,
+        "destinationBucket": "arn:aws:s3:::acme-inventory",
+        "version": "2016-11-30",
+        "creationTimestamp": str(int(when.timestamp() * 1000)),
+        "fileFormat": "Parquet",
+        "fileSchema": "message s3.inventory { "
+        + " ".join(PARQUET_SCHEMA[f].format(f) for f in fields)
+        + " }",
+        "files": entries,
+    }
+    folder = base / stamp
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    return folder / "manifest.json"
+
+
 def copy_fixture_report(dst: Path) -> Path:
     """The committed acme-ckpt report (two dated reports of one configuration) under `dst`."""
     shutil.copytree(INVENTORY_FIXTURE, dst, dirs_exist_ok=True)

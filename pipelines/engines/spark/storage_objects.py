@@ -2,9 +2,10 @@
 
 The warehouse says which snapshot of each bucket counts (the newest, as the DuckDB mart takes it) and hands
 over the snapshots' attributes and the `checkpoints:` / `datasets:` patterns; Spark reads each report's
-manifest and data files where they lie, types the objects as the s3_inventory reader does, matches their
-paths against the patterns with the mart's logic and writes the rows as Parquet partitioned by bucket, in
-a build folder of its own (pipelines/engines/spark/builds.py).
+manifest and data files where they lie (CSV or Parquet), types the objects as the s3_inventory reader does,
+matches their
+paths against the patterns with the mart's logic and writes the rows as Parquet partitioned by bucket, in a
+build folder of its own (pipelines/engines/spark/builds.py).
 """
 
 from __future__ import annotations
@@ -69,19 +70,24 @@ def build(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
         return Built(folder, 0)
     spark = get_session(config.spark)
     _hand_over(spark, con, snapshots)
-    raw = None
+    raw, typed = None, []
     for s in snapshots:
         if s["kind"] not in READS:
             continue
         report = _report(spark, s)
         if not report.files:  # a report of an empty bucket lists no data files (the reader loads none)
             continue
+        if report.fmt == "parquet":
+            typed.append(_parquet_objects(spark, report, s["x_file_id"]))
+            continue
         df = _read_report(spark, report, s["x_file_id"])
         raw = df if raw is None else raw.unionByName(df)
-    objects = None
     if raw is not None:
         raw.createOrReplaceTempView("inventory_raw")
-        objects = spark.sql(sql_text("spark/staging", "s3_inventory_objects"))
+        typed.append(spark.sql(sql_text("spark/staging", "s3_inventory_objects")))
+    objects = None
+    for df in typed:
+        objects = df if objects is None else objects.unionByName(df)
     listed = [s["x_file_id"] for s in snapshots if s["kind"] in HANDED_OVER]
     if listed:
         handed = _listed_objects(spark, con, listed)
@@ -165,9 +171,9 @@ def _report(spark: SparkSession, snapshot: dict[str, Any]) -> Report:
         )
     doc = json.loads(data.decode("utf-8-sig"))  # the reader parsed these very bytes when it loaded them
     fmt = str(doc["fileFormat"]).strip().lower()
-    if fmt != "csv":
+    if fmt not in ("csv", "parquet"):  # the reader loads no other (ORC), so no warehouse holds one
         raise ConfigError(
-            f"engine: spark reads CSV inventory reports only so far, not the {fmt} report {uri} "
+            f"engine: spark reads CSV and Parquet inventory reports, not the {fmt} report {uri} "
             f"(source {snapshot['source']}): remove {MART} from spark.marts and DuckDB builds it"
         )
     keys = [str(f["key"]).lstrip("/") for f in doc["files"]]
@@ -217,6 +223,28 @@ def _read_report(spark: SparkSession, m: Report, x_file_id: str) -> DataFrame:
         *[(text(at[c]) if c in at else F.lit(None).cast("string")).alias(f"raw_{c}") for c in COLUMNS],
         F.lit(x_file_id).alias("x_file_id"),
     )
+
+
+def _parquet_objects(spark: SparkSession, m: Report, x_file_id: str) -> DataFrame:
+    """A Parquet report's objects, typed: its data files' own column names (they win over the manifest's
+    fileSchema, as in the reader), merged across files, staged on their own (their types are the files')."""
+    from pyspark.sql import functions as F
+
+    df = spark.read.option("mergeSchema", True).parquet(*m.files)
+    at: dict[str, str] = {}
+    for name in df.columns:
+        column = FIELDS.get(norm(name))
+        if column is not None and column not in at:
+            at[column] = name
+    df.select(
+        *[
+            (F.col(f"`{at[c]}`") if c in at else F.lit(None).cast("string")).alias(f"raw_{c}")
+            for c in COLUMNS
+        ],
+        F.lit(x_file_id).alias("x_file_id"),
+    ).createOrReplaceTempView("inventory_raw_parquet")
+    # analysed here, so the next report's view of the same name does not change this one
+    return spark.sql(sql_text("spark/staging", "s3_inventory_objects_parquet"))
 
 
 def _listed_objects(spark: SparkSession, con: duckdb.DuckDBPyConnection, ids: list[str]) -> DataFrame:

@@ -5,11 +5,12 @@ storage marts built on it and the storage rules' findings are the same on both e
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import random
 import shutil
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from pipelines.transform import build_mart
 from pipelines.warehouse import connect
 from rules import Window, get_rule
 from tests.helpers import spark as spark_helper
-from tests.helpers.storage import copy_fixture_report, project, run_ingest, write_report
+from tests.helpers.storage import copy_fixture_report, project, run_ingest, write_parquet_report, write_report
 
 MART = "storage_objects_current"
 # the marts built on storage_objects_current, in build order (storage_prices first: the others read it)
@@ -209,6 +210,116 @@ def test_spark_storage_objects_equal_duckdb_on_generated_paths(spark: Any, tmp_p
             f"select list(distinct step), list(distinct metric::varchar) from {MART}"
         ).fetchall()[0]
         assert {31, 1000, -3, 15} <= set(steps) and {"inf", "nan"} <= set(metrics), (steps, metrics)
+    finally:
+        con.close()
+
+
+def _parquet_reports(root: Path) -> None:
+    """Parquet reports as S3 writes them, with the quirks the reader types away: a versioned bucket in two
+    data files whose columns differ (one lacks the encryption and checksum columns and orders its columns
+    otherwise), keys as written (spaces, `+`, `%`, accents: Parquet keys are not URL-encoded), an empty
+    version id, a quoted ETag, lower-case classes and delete markers without a size; a second bucket whose
+    times are a local TIMESTAMP (not UTC-adjusted) and whose sizes are INT32; a CSV report beside them."""
+    utc = datetime(2026, 9, 1, 12, 30, 15, 250000, tzinfo=UTC)
+    first = [
+        {
+            "bucket": "pq-ckpt",
+            "key": f"llm/run-{r}/step_{s}/model {s}+final%.pt",
+            "version_id": f"v{r}{s}",
+            "is_latest": s != 100,
+            "is_delete_marker": False,
+            "size": 2**30 + s,
+            "last_modified_date": utc,
+            "e_tag": f"{r:08x}{s:024x}",
+            "storage_class": "STANDARD",
+            "is_multipart_uploaded": True,
+            "encryption_status": "SSE-S3",
+            "checksum_algorithm": "CRC64NVME",
+        }
+        for r in (1, 2)
+        for s in (100, 200, 300)
+    ]
+    second = [
+        {
+            "key": key,
+            "bucket": "pq-ckpt",
+            "size": size,
+            "is_latest": True,
+            "is_delete_marker": size is None,
+            "version_id": version,
+            "last_modified_date": utc,
+            "e_tag": etag,
+            "storage_class": klass,
+            "is_multipart_uploaded": False,
+        }
+        for key, size, version, etag, klass in [
+            ("llm/run-3/step_10/état.pt", 5, "", '"0123456789abcdef0123456789abcdef"', "glacier_ir"),
+            ("llm/run-3/step_20/x.pt", None, "null", "", "standard"),
+            ("datasets/web/shard 0.bin", 7, None, "abc-2", "INTELLIGENT_TIERING"),
+        ]
+    ]
+    write_parquet_report(root, "pq-ckpt", "2026-11-28T01-00Z", [first, second])
+    local = [
+        {
+            "bucket": "pq-data",
+            "key": f"web/shard-{i}.bin",
+            "size": (100 + i, "integer"),
+            "last_modified_date": (datetime(2026, 10, 1, 8, i), "timestamp"),
+            "e_tag": hashlib.md5(f"web/shard-{i}.bin".encode()).hexdigest(),  # noqa: S324 - write_report's
+            "storage_class": "STANDARD_IA",
+            "is_multipart_uploaded": False,
+        }
+        for i in range(5)
+    ]
+    write_parquet_report(root, "pq-data", "2026-11-28T01-00Z", [local])
+    write_report(
+        root,
+        "csv-data",
+        "2026-11-28T01-00Z",
+        [{"key": f"web/shard-{i}.bin", "size": 100 + i} for i in range(5)],
+    )
+
+
+def test_spark_storage_objects_equal_duckdb_on_parquet_reports(spark: Any, tmp_path: Path) -> None:
+    """Parquet inventory reports are read where they lie and typed as the reader types them: the mart and
+    the duplicate candidates are the same on both engines."""
+    _parquet_reports(tmp_path / "inventory")
+    body = 'checkpoints:\n  - "s3://pq-ckpt/{project}/{run_id}/**"\n'
+    body += 'datasets:\n  - "s3://pq-data/"\n  - "s3://csv-data/"\n  - "s3://pq-ckpt/datasets/"\n'
+    config = project(tmp_path, "  - {name: inv, kind: s3_inventory, uri: inventory/}\n", body)
+    con = connect(config.warehouse_path)
+    try:
+        report = run_ingest(con, config)
+        assert not report.rejected, report.summary()
+        expected = {}
+        for name in ("storage_objects_current", "resources", "storage_prices", "storage_dataset_matches"):
+            build_mart(con, name, config)
+            con.execute(f"create table expected_{name} as from {name}")
+            expected[name] = con.execute(f"select count(*) from {name}").fetchall()[0][0]
+        on_spark = config.model_copy(
+            update={"engine": "spark", "spark": spark_helper.settings(tmp_path / "marts")}
+        )
+        for name in ("storage_objects_current", "storage_prices", "storage_dataset_matches"):
+            assert build_mart(con, name, on_spark) == expected[name] > 0, name
+            assert _same_rows(con, name, f"expected_{name}") == expected[name], name
+        # the quirks are in the rows, typed as the reader types them
+        got = con.execute(
+            f"select key, version_id, etag, storage_class, size_bytes, last_modified from {MART} "
+            "where key in ('llm/run-3/step_10/état.pt', 'web/shard-2.bin') and bucket <> 'csv-data' order by key"
+        ).fetchall()
+        assert got == [
+            ("llm/run-3/step_10/état.pt", None, "0123456789abcdef0123456789abcdef", "GLACIER_IR", 5,
+             datetime(2026, 9, 1, 12, 30, 15, 250000)),
+            ("web/shard-2.bin", None, hashlib.md5(b"web/shard-2.bin").hexdigest(), "STANDARD_IA", 102,
+             datetime(2026, 10, 1, 8, 2)),
+        ]  # fmt: skip
+        assert (
+            con.execute(f"select count(*) from {MART} where key like '%+final\\%.pt' escape '\\'").fetchone()[
+                0
+            ]
+            > 0
+        )
+        assert con.execute("select sum(bytes_etag) > 0 from storage_dataset_matches").fetchall() == [(True,)]
     finally:
         con.close()
 
