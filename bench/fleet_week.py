@@ -40,7 +40,7 @@ non-billing file that is gone from its source (only a billing file's disappearan
 
 Prints each phase's time, its share, the ratio of the whole run to the bare load, peak RSS, and for every
 week the planted idle waste (the idle hosts' billed week: hosts x 168 h x the hourly rate) against GPU001's
-finding. `--json PATH` appends one JSON line with the point's arguments, every phase's seconds and peak RSS,
+finding. `--json PATH` appends one JSON line with the point's arguments, every phase's seconds (each mart's too) and peak RSS,
 the nights, the disk used and the git commit (bench/growth.py reads them). Not a test: nothing here asserts
 a time. The input (about 8 GB of telemetry CSV for 4,000 GPUs and a week) is deleted unless --keep; check
 `df -h` first.
@@ -423,6 +423,7 @@ def run_cli(root: Path, *args: str) -> dict:
     if out.returncode != 0:
         raise SystemExit(f"wastewatch {' '.join(args)} exited {out.returncode}:\n{out.stderr[-4000:]}")
     steps: dict[str, float] = {"ingest": 0.0, "marts": 0.0, "rules": 0.0, "report": 0.0}
+    marts: dict[str, float] = {}  # each mart's seconds: which of them grows with the history
     peak = 0.0
     for line in out.stderr.splitlines():
         if line.startswith("peak_rss_kb "):
@@ -445,7 +446,10 @@ def run_cli(root: Path, *args: str) -> dict:
         )
         if kind:
             steps[kind] += float(m.group(1))
-    return {"wall": wall, "steps": steps, "peak_rss_mb": peak, "stdout": out.stdout, "stderr": out.stderr}
+        if kind == "marts":
+            name = text.split()[1].rstrip(":")
+            marts[name] = marts.get(name, 0.0) + float(m.group(1))
+    return {"wall": wall, "steps": steps, "marts": marts, "peak_rss_mb": peak, "stdout": out.stdout, "stderr": out.stderr}  # fmt: skip
 
 
 def _measured(r: dict) -> dict:
@@ -454,6 +458,7 @@ def _measured(r: dict) -> dict:
         "seconds": round(r["wall"], 3),
         "steps": {k: round(v, 3) for k, v in r["steps"].items()},
         "rest": round(r["wall"] - sum(r["steps"].values()), 3),
+        "marts": {k: round(v, 3) for k, v in r["marts"].items()},
         "peak_rss_mb": round(r["peak_rss_mb"], 1),
     }
 
