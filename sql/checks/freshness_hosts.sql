@@ -3,13 +3,19 @@
 -- whose samples in the source's last 24 hours are under half its daily average over the week before.
 -- Hosts silent for more than eight days are gone, not stale, and drop out. Hours a metrics store
 -- pre-aggregated (gpu_hourly_stats) count as their samples, at the hour's start.
-with samples as (
+-- The source's newest time is found first and the samples are streamed, not materialised: DuckDB
+-- materialises a CTE read twice, which would hold the whole window's samples in memory.
+with newest as (
+    select max(t) as at from (
+        select max(ts) as t from gpu_samples where source = $source
+        union all
+        select max(hour) from gpu_hourly_stats where source = $source
+    )
+),
+samples as not materialized (
     select ts, host, x_sample_date as day, 1 as n from gpu_samples where source = $source
     union all
     select hour, host, x_hour_date, samples from gpu_hourly_stats where source = $source
-),
-newest as (
-    select max(ts) as at from samples
 ),
 per_host as (
     select
