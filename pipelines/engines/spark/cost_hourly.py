@@ -1,8 +1,8 @@
 """cost_hourly's billed rows on Spark: the raw bill files the ledger holds, spread over their hours.
 
 The warehouse says which files count (their lines are in billing_lines) and hands over the tag sets;
-Spark reads the files where they lie, types them as the staging SQL does, spreads each line over its
-hours with the mart's arithmetic and writes the rows as Parquet partitioned by month, in a build folder
+Spark reads the files where they lie (FOCUS CSV, CSV.gz or Parquet), types them as the staging SQL does,
+spreads each line over its hours with the mart's arithmetic and writes the rows as Parquet partitioned by month, in a build folder
 of its own (pipelines/engines/spark/builds.py).
 """
 
@@ -50,6 +50,10 @@ FOCUS_COLUMNS = {
 }
 # what a FOCUS CSV writes for NULL (the FOCUS sample writes NULL), as the billing reader reads it
 NULL_STRINGS = ("NULL", "null", "")
+# what a text column of a FOCUS Parquet file writes for NULL, as the billing reader reads it (focus.py)
+PARQUET_NULL_STRINGS = ("NULL", "")
+CSV = re.compile(r"\.csv(\.gz)?$", re.IGNORECASE)
+PARQUET = re.compile(r"\.parquet$", re.IGNORECASE)
 
 
 def _read_focus_csv(spark: SparkSession, uri: str) -> DataFrame:
@@ -85,6 +89,43 @@ def _read_focus_csv(spark: SparkSession, uri: str) -> DataFrame:
     )
 
 
+def _read_focus_parquet(spark: SparkSession, uri: str) -> DataFrame:
+    """One FOCUS Parquet file's columns in their own types, named as the staging SQL reads them, as the
+    billing reader takes them: a MAP or STRUCT (tags, SKU price details) as its JSON text, text as it is
+    (machine-written, not trimmed) with 'NULL' and '' as NULL."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import MapType, StringType, StructType
+
+    df = spark.read.parquet(spark_path(uri))
+    types = {f.name: f.dataType for f in df.schema.fields}
+    picked: dict[str, str] = {}
+    for name in df.columns:
+        target = FOCUS_COLUMNS.get(name.strip().lower())
+        if target and target not in picked:
+            picked[target] = name
+
+    def column(name: str) -> Column:
+        value = F.col(f"`{name}`")
+        if isinstance(types[name], MapType | StructType):
+            return F.to_json(value)
+        if isinstance(types[name], StringType):
+            return F.when(value.isin(*PARQUET_NULL_STRINGS), None).otherwise(value)
+        return value
+
+    wanted = dict.fromkeys(FOCUS_COLUMNS.values())
+    return df.select(
+        *[column(picked[c]).alias(c) if c in picked else F.lit(None).cast("string").alias(c) for c in wanted],
+        F.lit(uri).alias("_file"),
+    )
+
+
+def _staged(spark: SparkSession, raw: DataFrame, currency: str) -> DataFrame:
+    """The lines of `raw` typed by the staging SQL (each group of files is typed on its own: a CSV's text
+    and a Parquet file's own types do not union before it)."""
+    raw.createOrReplaceTempView("focus_raw")
+    return spark.sql(sql_text("spark/staging", "focus_line_items"), args={"default_currency": currency})
+
+
 def build_billed(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
     """Compute cost_hourly's billed rows on Spark into a new folder under the marts folder."""
     assert config.spark is not None  # the config's validator requires it with engine: spark
@@ -96,9 +137,9 @@ def build_billed(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
             f"engine: spark reads bills of kind {', '.join(READS)} only; the warehouse holds lines from {kinds}: "
             "set engine: duckdb for these"
         )
-    not_csv = [f["uri"] for f in files if not re.search(r"\.csv(\.gz)?$", f["uri"], re.IGNORECASE)]
-    if not_csv:
-        raise ConfigError(f"engine: spark reads FOCUS CSV and CSV.gz files only so far, not {not_csv[0]}")
+    unread = [f["uri"] for f in files if not CSV.search(f["uri"]) and not PARQUET.search(f["uri"])]
+    if unread:
+        raise ConfigError(f"engine: spark reads FOCUS CSV, CSV.gz and Parquet files, not {unread[0]}")
     spark = get_session(config.spark)
     from pyspark.sql.types import StringType, StructField, StructType
 
@@ -108,18 +149,25 @@ def build_billed(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
     folder = new_folder(config, "cost_hourly")
     if not files:
         return Built(folder, 0)
-    raw = None
+    from pyspark.sql import functions as F
+
+    text, typed = None, []
     for f in files:
+        if PARQUET.search(f["uri"]):
+            # each Parquet file on its own: two exports may type a column differently
+            typed.append(_staged(spark, _read_focus_parquet(spark, f["uri"]), config.currency))
+            continue
         df = _read_focus_csv(spark, f["uri"])
-        raw = df if raw is None else raw.unionByName(df)
-    assert raw is not None
-    raw.createOrReplaceTempView("focus_raw")
-    staged = spark.sql(
-        sql_text("spark/staging", "focus_line_items"), args={"default_currency": config.currency}
-    )
-    # materialised once: line_key (monotonically_increasing_id) must name the same line in every place
-    # the mart's SQL reads `lines`, which a recomputed scan does not promise
-    staged.localCheckpoint(eager=True).createOrReplaceTempView("lines")
+        text = df if text is None else text.unionByName(df)
+    if text is not None:
+        typed.append(_staged(spark, text, config.currency))
+    staged = typed[0]
+    for df in typed[1:]:
+        staged = staged.unionByName(df)
+    # each line's key, then materialised once: line_key (monotonically_increasing_id) must name the same line
+    # in every place the mart's SQL reads `lines`, which a recomputed scan does not promise
+    keyed = staged.select(F.monotonically_increasing_id().alias("line_key"), "*")
+    keyed.localCheckpoint(eager=True).createOrReplaceTempView("lines")
     _check_file_totals(spark, files)
     billed = spark.sql(sql_text("spark/marts", "cost_hourly_billed"))
     billed.write.mode("errorifexists").partitionBy("month").parquet(spark_path(folder))

@@ -1,14 +1,15 @@
 -- grain: one row per FOCUS line item of the billing files the warehouse's ledger holds as loaded
--- depends_on: the temporary view `focus_raw` (every column of the files as text, named in snake_case as
+-- depends_on: the temporary view `focus_raw` (the columns of CSV files as text, of a Parquet file in its
+--             own types with MAP and STRUCT as JSON text, named in snake_case as
 --             stg_focus__billing_line_items.sql names them, plus _x_instance_type, _x_usage_type and
 --             _file, the ledger's uri of the file),
 --             `tag_sets` (raw, team, project, owner: billing_tag_sets, handed over by the warehouse)
 -- The columns cost_hourly reads, typed as stg_focus__billing_line_items.sql types them: ANSI casts, so a
 -- bad value fails the job; timestamps as UTC wall time (TIMESTAMP_NTZ); canonical spellings of the FOCUS
--- enumerations the mart groups by. Spark SQL's parameters are `:name`.
+-- enumerations the mart groups by. Spark SQL's parameters are `:name`. Each line's line_key is given after
+-- the files' typed lines are put together (pipelines/engines/spark/cost_hourly.py).
 with typed as (
     select
-        monotonically_increasing_id() as line_key,
         _file as source_file,
         cast(billed_cost as decimal(38, 12)) as billed_cost,
         cast(effective_cost as decimal(38, 12)) as effective_cost,
@@ -70,7 +71,6 @@ with typed as (
 )
 
 select
-    l.line_key,
     l.source_file,
     l.billed_cost,
     l.effective_cost,
