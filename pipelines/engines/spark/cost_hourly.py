@@ -2,8 +2,8 @@
 
 The warehouse says which files count (their lines are in billing_lines) and hands over the tag sets;
 Spark reads the files where they lie (FOCUS CSV, CSV.gz or Parquet), types them as the staging SQL does,
-spreads each line over its hours with the mart's arithmetic and writes the rows as Parquet partitioned by month, in a build folder
-of its own (pipelines/engines/spark/builds.py).
+spreads each line over its hours with the mart's arithmetic and writes the rows as Parquet partitioned by
+month, in a build folder of its own (pipelines/engines/spark/builds.py).
 """
 
 from __future__ import annotations

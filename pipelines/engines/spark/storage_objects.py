@@ -3,9 +3,8 @@
 The warehouse says which snapshot of each bucket counts (the newest, as the DuckDB mart takes it) and hands
 over the snapshots' attributes and the `checkpoints:` / `datasets:` patterns; Spark reads each report's
 manifest and data files where they lie (CSV or Parquet), types the objects as the s3_inventory reader does,
-matches their
-paths against the patterns with the mart's logic and writes the rows as Parquet partitioned by bucket, in a
-build folder of its own (pipelines/engines/spark/builds.py).
+matches their paths against the patterns with the mart's logic and writes the rows as Parquet partitioned by
+bucket, in a build folder of its own (pipelines/engines/spark/builds.py).
 """
 
 from __future__ import annotations
