@@ -1,12 +1,13 @@
 """Benchmark: a whole fleet week as cron runs it: `wastewatch run` over bill, telemetry, jobs and inventories.
 
-    .venv/bin/python bench/fleet_week.py [--gpus 4000] [--weeks 1] [--week 2026-W48] [--idle-hosts N]
+    .venv/bin/python bench/fleet_week.py [--gpus 4000] [--weeks 1] [--week W] [--idle-hosts N]
                                          [--bill-lines 2500 x GPUs] [--objects 2500 x GPUs]
                                          [--landing whole|nightly] [--delete-landed]
                                          [--memory-limit 4GB] [--dir bench/out/fleet] [--keep] [--json PATH]
 
-Generates `--weeks` consecutive ISO weeks from `--week` of a fleet of `--gpus` GPUs (8 per host: 4,000 GPUs =
-500 p5.48xlarge hosts):
+Generates `--weeks` consecutive ISO weeks from `--week` (default: so that they end with the last week that
+has ended, as `wastewatch run --week` refuses a week that has not started) of a fleet of `--gpus` GPUs (8 per
+host: 4,000 GPUs = 500 p5.48xlarge hosts):
 - nvidia-smi `--query-gpu --format=csv` telemetry, one sample per GPU per minute, one file per host and
   day (bench/telemetry_ingest.py's lines); the first `--idle-hosts` hosts idle all along, the rest busy;
 - a CUR 2.0 Parquet bill (one BILLING_PERIOD per month, with its manifest): every host's hourly instance
@@ -681,7 +682,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gpus", type=int, default=4000)
     parser.add_argument("--weeks", type=int, default=1, help="consecutive ISO weeks from --week (default 1)")
-    parser.add_argument("--week", default="2026-W48", help="the first ISO week")
+    parser.add_argument(
+        "--week",
+        default=None,
+        help="the first ISO week (default: the weeks end with the last week that has ended)",
+    )
     parser.add_argument("--idle-hosts", type=int, default=None, help="default: 2 %% of the hosts, at least 1")
     parser.add_argument(
         "--bill-lines", type=int, default=None, help=f"bill lines a week (default {PER_GPU:,} x GPUs)"
@@ -712,7 +717,14 @@ def main() -> int:
     root = args.dir.resolve()
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
+    # `wastewatch run --week` refuses a week that has not started: the weeks must end by the current one
+    current = _week_start(_week_label(datetime.now(UTC).replace(tzinfo=None)))
+    args.week = args.week or _week_label(current - timedelta(weeks=args.weeks))
     start = _week_start(args.week)
+    if start + timedelta(weeks=args.weeks - 1) > current:
+        parser.error(
+            f"--week {args.week}: its {args.weeks} week(s) reach past the current week, which `run --week` refuses"
+        )
     began = time.perf_counter()
     result = (run_whole if args.landing == "whole" else run_nightly)(args, root, hosts, idle, start)
     warehouse_mb = _du(root / "warehouse") / 1e6
