@@ -69,24 +69,30 @@ def write_report(
         body = buf.getvalue()
     else:
         body = "".join(line + "\n" for line in raw_lines)
-    blob = gzip.compress(body.encode("utf-8"), mtime=0)
     name = hashlib.md5(f"{bucket}{stamp}".encode()).hexdigest() + ".csv.gz"  # noqa: S324 - a file name
-    (base / "data" / name).write_bytes(blob)
+    (base / "data" / name).write_bytes(gzip.compress(body.encode("utf-8"), mtime=0))
+    return _write_manifest(
+        base, bucket, stamp, "CSV", schema, [f"{dest_prefix}{bucket}/{config_id}/data/{name}"]
+    )
+
+
+def _write_manifest(base: Path, bucket: str, stamp: str, fmt: str, schema: str, keys: list[str]) -> Path:
+    """`<base>/<stamp>/manifest.json` listing the data files `keys` (under `base`'s data/ folder, by name) with
+    their sizes and MD5s, as S3 Inventory publishes them."""
+    files = []
+    for key in keys:
+        blob = (base / "data" / key.rsplit("/", 1)[-1]).read_bytes()
+        md5 = hashlib.md5(blob).hexdigest()  # noqa: S324 - what S3 Inventory publishes
+        files.append({"key": key, "size": len(blob), "MD5checksum": md5})
     when = datetime.strptime(stamp, "%Y-%m-%dT%H-%MZ").replace(tzinfo=UTC)
     manifest = {
         "sourceBucket": bucket,
         "destinationBucket": "arn:aws:s3:::acme-inventory",
         "version": "2016-11-30",
         "creationTimestamp": str(int(when.timestamp() * 1000)),
-        "fileFormat": "CSV",
+        "fileFormat": fmt,
         "fileSchema": schema,
-        "files": [
-            {
-                "key": f"{dest_prefix}{bucket}/{config_id}/data/{name}",
-                "size": len(blob),
-                "MD5checksum": hashlib.md5(blob).hexdigest(),  # noqa: S324 - what S3 Inventory publishes
-            }
-        ],
+        "files": files,
     }
     folder = base / stamp
     folder.mkdir(parents=True, exist_ok=True)
@@ -131,7 +137,7 @@ def write_parquet_report(root: Path, bucket: str, stamp: str, files: list[list[d
     the manifest's path."""
     base = root / bucket / "daily"
     (base / "data").mkdir(parents=True, exist_ok=True)
-    entries, fields = [], [c for c in PARQUET_COLUMNS if any(c in f[0] for f in files)]
+    keys, fields = [], [c for c in PARQUET_COLUMNS if any(c in f[0] for f in files)]
     con = duckdb.connect()
     con.execute("set TimeZone = 'UTC'")
     for i, objects in enumerate(files):
@@ -143,33 +149,11 @@ def write_parquet_report(root: Path, bucket: str, stamp: str, files: list[list[d
             [[o[c][0] if isinstance(o[c], tuple) else o[c] for c in columns] for o in objects],
         )
         name = hashlib.md5(f"{bucket}{stamp}{i}".encode()).hexdigest() + ".parquet"  # noqa: S324 - a file name
-        path = base / "data" / name
-        con.execute("copy part to $p (format parquet)", {"p": str(path)})
-        blob = path.read_bytes()
-        entries.append(
-            {
-                "key": f"{bucket}/daily/data/{name}",
-                "size": len(blob),
-                "MD5checksum": hashlib.md5(blob).hexdigest(),  # noqa: S324 - what S3 Inventory publishes
-            }
-        )
+        con.execute("copy part to $p (format parquet)", {"p": str(base / "data" / name)})
+        keys.append(f"{bucket}/daily/data/{name}")
     con.close()
-    when = datetime.strptime(stamp, "%Y-%m-%dT%H-%MZ").replace(tzinfo=UTC)
-    manifest = {
-        "sourceBucket": bucket,
-        "destinationBucket": "arn:aws:s3:::acme-inventory",
-        "version": "2016-11-30",
-        "creationTimestamp": str(int(when.timestamp() * 1000)),
-        "fileFormat": "Parquet",
-        "fileSchema": "message s3.inventory { "
-        + " ".join(PARQUET_SCHEMA[f].format(f) for f in fields)
-        + " }",
-        "files": entries,
-    }
-    folder = base / stamp
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "manifest.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
-    return folder / "manifest.json"
+    schema = "message s3.inventory { " + " ".join(PARQUET_SCHEMA[f].format(f) for f in fields) + " }"
+    return _write_manifest(base, bucket, stamp, "Parquet", schema, keys)
 
 
 def copy_fixture_report(dst: Path) -> Path:

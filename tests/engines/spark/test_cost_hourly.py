@@ -99,6 +99,21 @@ def test_spark_cost_hourly_equals_duckdb(spark: Any, demo_dir: tuple[Path, str],
         con.close()
 
 
+def _same_on_both_engines(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    """Build cost_hourly of the project in `tmp_path` on DuckDB, then on Spark: a view with the same rows."""
+    config = load_config(tmp_path / "wastewatch.yaml")
+    n = build_mart(con, "cost_hourly", config)
+    con.execute("create table expected as select * from cost_hourly")
+    on_spark = config.model_copy(
+        update={"engine": "spark", "spark": spark_helper.settings(tmp_path / "marts")}
+    )
+    assert build_mart(con, "cost_hourly", on_spark) == n > 0
+    assert _kind(con, "cost_hourly") == "view"
+    for a, b in (("cost_hourly", "expected"), ("expected", "cost_hourly")):
+        differ = con.execute(f"from {a} except all from {b} order by all limit 5").fetchall()
+        assert differ == [], f"rows of {a} that are not in {b}: {differ}"
+
+
 def test_spark_cost_hourly_equals_duckdb_on_the_focus_sample(spark: Any, tmp_path: Path) -> None:
     """The FinOps Foundation's FOCUS 1.0 sample (AWS, Azure and OCI lines, literal NULLs, zoneless
     timestamps, several currencies of charge): the same bill rows on both engines."""
@@ -107,19 +122,9 @@ def test_spark_cost_hourly_equals_duckdb_on_the_focus_sample(spark: Any, tmp_pat
         tmp_path, sources, {"bill/focus_sample.csv": FOCUS_SAMPLE}, "select count(*) as n from billing_lines"
     )
     assert landed == [{"n": 1000}], report
-    config = load_config(tmp_path / "wastewatch.yaml")
-    on_spark = config.model_copy(
-        update={"engine": "spark", "spark": spark_helper.settings(tmp_path / "marts")}
-    )
-    con = connect(config.warehouse_path)
+    con = connect(load_config(tmp_path / "wastewatch.yaml").warehouse_path)
     try:
-        n = build_mart(con, "cost_hourly", config)
-        con.execute("create table expected as select * from cost_hourly")
-        assert build_mart(con, "cost_hourly", on_spark) == n > 0
-        assert _kind(con, "cost_hourly") == "view"
-        for a, b in (("cost_hourly", "expected"), ("expected", "cost_hourly")):
-            differ = con.execute(f"from {a} except all from {b} order by all limit 5").fetchall()
-            assert differ == [], f"rows of {a} that are not in {b}: {differ}"
+        _same_on_both_engines(con, tmp_path)
         providers = {r[0] for r in con.execute("select distinct provider from cost_hourly").fetchall()}
         assert len(providers) >= 2, providers
     finally:
@@ -165,18 +170,9 @@ def test_spark_cost_hourly_equals_duckdb_on_focus_parquet(spark: Any, tmp_path: 
     sources = "  - {name: focus-sample, kind: focus, uri: bill/}\ntags: {team: [business_unit], project: [application]}\n"
     report, landed = ingest_project(tmp_path, sources, {}, "select count(*) as n from billing_lines")
     assert landed == [{"n": 1000}], report
-    config = load_config(tmp_path / "wastewatch.yaml")
-    on_spark = config.model_copy(
-        update={"engine": "spark", "spark": spark_helper.settings(tmp_path / "marts")}
-    )
-    con = connect(config.warehouse_path)
+    con = connect(load_config(tmp_path / "wastewatch.yaml").warehouse_path)
     try:
-        n = build_mart(con, "cost_hourly", config)
-        con.execute("create table expected as select * from cost_hourly")
-        assert build_mart(con, "cost_hourly", on_spark) == n > 0
-        for a, b in (("cost_hourly", "expected"), ("expected", "cost_hourly")):
-            differ = con.execute(f"from {a} except all from {b} order by all limit 5").fetchall()
-            assert differ == [], f"rows of {a} that are not in {b}: {differ}"
+        _same_on_both_engines(con, tmp_path)
         # every file has lines with a team, so a tag set Spark's JSON text of a MAP did not find (its team
         # NULL) would differ above; and the teams are in the rows
         teamed = con.execute(

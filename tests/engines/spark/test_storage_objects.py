@@ -289,19 +289,7 @@ def test_spark_storage_objects_equal_duckdb_on_parquet_reports(spark: Any, tmp_p
     config = project(tmp_path, "  - {name: inv, kind: s3_inventory, uri: inventory/}\n", body)
     con = connect(config.warehouse_path)
     try:
-        report = run_ingest(con, config)
-        assert not report.rejected, report.summary()
-        expected = {}
-        for name in ("storage_objects_current", "resources", "storage_prices", "storage_dataset_matches"):
-            build_mart(con, name, config)
-            con.execute(f"create table expected_{name} as from {name}")
-            expected[name] = con.execute(f"select count(*) from {name}").fetchall()[0][0]
-        on_spark = config.model_copy(
-            update={"engine": "spark", "spark": spark_helper.settings(tmp_path / "marts")}
-        )
-        for name in ("storage_objects_current", "storage_prices", "storage_dataset_matches"):
-            assert build_mart(con, name, on_spark) == expected[name] > 0, name
-            assert _same_rows(con, name, f"expected_{name}") == expected[name], name
+        _ingest_and_compare(con, config, tmp_path / "marts")
         # the quirks are in the rows, typed as the reader types them
         got = con.execute(
             f"select key, version_id, etag, storage_class, size_bytes, last_modified from {MART} "
@@ -322,6 +310,22 @@ def test_spark_storage_objects_equal_duckdb_on_parquet_reports(spark: Any, tmp_p
         assert con.execute("select sum(bytes_etag) > 0 from storage_dataset_matches").fetchall() == [(True,)]
     finally:
         con.close()
+
+
+def _ingest_and_compare(con: duckdb.DuckDBPyConnection, config: Config, marts: Path) -> None:
+    """Ingest, build the storage marts on DuckDB, then on Spark (its marts under `marts`): the same rows,
+    and some of them."""
+    report = run_ingest(con, config)
+    assert not report.rejected, report.summary()
+    expected = {}
+    for name in (MART, "resources", "storage_prices", "storage_dataset_matches"):
+        build_mart(con, name, config)
+        con.execute(f"create table expected_{name} as from {name}")
+        expected[name] = con.execute(f"select count(*) from {name}").fetchall()[0][0]
+    on_spark = config.model_copy(update={"engine": "spark", "spark": spark_helper.settings(marts)})
+    for name in (MART, "storage_prices", "storage_dataset_matches"):
+        assert build_mart(con, name, on_spark) == expected[name] > 0, name
+        assert _same_rows(con, name, f"expected_{name}") == expected[name], name
 
 
 def _scanned_tree(root: Path) -> None:
@@ -360,19 +364,7 @@ def test_spark_storage_objects_equal_duckdb_with_a_file_system_scan(spark: Any, 
     config = project(tmp_path, sources, body)
     con = connect(config.warehouse_path)
     try:
-        report = run_ingest(con, config)
-        assert not report.rejected, report.summary()
-        expected = {}
-        for name in ("storage_objects_current", "resources", "storage_prices", "storage_dataset_matches"):
-            build_mart(con, name, config)
-            con.execute(f"create table expected_{name} as from {name}")
-            expected[name] = con.execute(f"select count(*) from {name}").fetchall()[0][0]
-        on_spark = config.model_copy(
-            update={"engine": "spark", "spark": spark_helper.settings(tmp_path / "marts")}
-        )
-        for name in ("storage_objects_current", "storage_prices", "storage_dataset_matches"):
-            assert build_mart(con, name, on_spark) == expected[name] > 0, name
-            assert _same_rows(con, name, f"expected_{name}") == expected[name], name
+        _ingest_and_compare(con, config, tmp_path / "marts")
         assert _kind(con, "storage_dataset_matches") == "view"
         stores = dict(con.execute(f"select store, count(*) from {MART} group by 1").fetchall())
         assert stores == {"fs": 9, "s3": 1}, stores
