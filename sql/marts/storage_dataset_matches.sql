@@ -6,6 +6,8 @@
 -- KMS-encrypted objects), a sampled file-system fingerprint, or only ambiguously: the same relative path
 -- and size with ETags of different part counts (or not MD5s) and no checksum to settle it. Each of A's
 -- files counts once per B, by its best method; files repeated inside a dataset do not multiply the join.
+-- Written in SQL both DuckDB and Spark run: with `engine: spark` Spark runs this very file over the Parquet
+-- of storage_objects_current and the prices handed over (pipelines/engines/spark/dataset_matches.py).
 with files as (
     select
         f.dataset,
@@ -105,10 +107,10 @@ select
     b.bucket,
     b.storage_class,
     count(*) as objects,
-    coalesce(sum(b.size_bytes) filter (where b.method = 1), 0)::bigint as bytes_checksum,
-    coalesce(sum(b.size_bytes) filter (where b.method = 2), 0)::bigint as bytes_etag,
-    coalesce(sum(b.size_bytes) filter (where b.method = 3), 0)::bigint as bytes_sampled,
-    coalesce(sum(b.size_bytes) filter (where b.method = 4), 0)::bigint as bytes_ambiguous,
+    cast(coalesce(sum(b.size_bytes) filter (where b.method = 1), 0) as bigint) as bytes_checksum,
+    cast(coalesce(sum(b.size_bytes) filter (where b.method = 2), 0) as bigint) as bytes_etag,
+    cast(coalesce(sum(b.size_bytes) filter (where b.method = 3), 0) as bigint) as bytes_sampled,
+    cast(coalesce(sum(b.size_bytes) filter (where b.method = 4), 0) as bigint) as bytes_ambiguous,
     any_value(p.price_per_gb_month) as price_per_gb_month,
     any_value(p.currency) as currency,
     any_value(p.price_source) as price_source

@@ -34,6 +34,7 @@ def build(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
     if objects is None:  # no object to match: the empty view
         return Built(folder, 0)
     spark = get_session(config.spark)
+    from pyspark.sql import functions as F
     from pyspark.sql.types import DecimalType, StringType, StructField, StructType
 
     spark.read.parquet(spark_path(objects)).drop("bucket_part").createOrReplaceTempView(storage_objects.MART)
@@ -50,7 +51,8 @@ def build(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
     )
     prices = [tuple(r.values()) for r in rows(con, sql_text("spark/warehouse", "storage_prices"))]
     spark.createDataFrame(prices, price_schema).createOrReplaceTempView("storage_prices")
-    mart = spark.sql(sql_text("spark/marts", MART))
+    # the mart's own SQL (it is written in SQL both engines run), partitioned by the first dataset's bucket
+    mart = spark.sql(sql_text("marts", MART)).withColumn("bucket_part", F.col("bucket"))
     mart.write.mode("errorifexists").partitionBy("bucket_part").parquet(spark_path(folder))
     # with the schema given, a build of no rows (no two datasets share content) reads as empty
     n = spark.read.schema(mart.schema).parquet(spark_path(folder)).count()
