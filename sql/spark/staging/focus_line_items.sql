@@ -88,6 +88,7 @@ select
     l.x_instance_type,
     t.team,
     t.project,
-    t.owner
+    t.owner,
+    l.tags_raw is not null and t.raw is null as tags_unknown
 from typed as l
 left join tag_sets as t on t.raw = l.tags_raw

@@ -217,8 +217,8 @@ def test_spark_refuses_bills_it_cannot_read(demo_dir: tuple[Path, str], tmp_path
     config = _copy(demo_dir[0], tmp_path, "spark")
     con = connect(config.warehouse_path)
     try:
-        con.execute("update ingest_files set kind = 'aws_cur2' where kind = 'focus'")
-        with pytest.raises(ConfigError, match=r"focus-acme \(kind aws_cur2\).*engine: duckdb"):
+        con.execute("update ingest_files set kind = 'azure' where kind = 'focus'")
+        with pytest.raises(ConfigError, match=r"focus-acme \(kind azure\).*engine: duckdb"):
             build_mart(con, "cost_hourly", config)
         assert _kind(con, "cost_hourly") == "table"  # the DuckDB mart is left as it was
     finally:

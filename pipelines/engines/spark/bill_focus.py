@@ -1,0 +1,111 @@
+"""FOCUS bills on Spark: CSV(.gz) files as text, Parquet files in their own types, with their columns named
+as sql/spark/staging/focus_line_items.sql reads them, then typed by it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from pipelines.engines.spark.bills import NULL_STRINGS, PARQUET, Reading, pick, read_csv_text, union
+from pipelines.engines.spark.builds import spark_path
+from pipelines.warehouse import sql_text
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame, SparkSession
+
+# the columns the staging SQL reads, by the lower-case spellings FOCUS files use (1.3's renames too)
+FOCUS_COLUMNS = {
+    "billedcost": "billed_cost",
+    "effectivecost": "effective_cost",
+    "listcost": "list_cost",
+    "billingcurrency": "billing_currency",
+    "chargeperiodstart": "charge_period_start",
+    "chargeperiodend": "charge_period_end",
+    "chargecategory": "charge_category",
+    "servicecategory": "service_category",
+    "providername": "provider_name",
+    "serviceprovidername": "provider_name",
+    "subaccountid": "sub_account_id",
+    "regionid": "region_id",
+    "servicename": "service_name",
+    "resourceid": "resource_id",
+    "skupricedetails": "sku_price_details",
+    "tags": "tags",
+    "x_instancetype": "_x_instance_type",
+    "x_instance_type": "_x_instance_type",
+    "x_skuinstancetype": "_x_instance_type",
+    "x_usagetype": "_x_usage_type",
+    "x_usage_type": "_x_usage_type",
+}
+# what a text column of a FOCUS Parquet file writes for NULL, as the billing reader reads it (focus.py)
+PARQUET_NULL_STRINGS = ("NULL", "")
+# the staging SQL's input columns, in order
+WANTED = tuple(dict.fromkeys(FOCUS_COLUMNS.values()))
+
+
+def _focus_name(name: str) -> str | None:
+    return FOCUS_COLUMNS.get(name.strip().lower())
+
+
+def _read_csv(spark: SparkSession, uri: str, delimiter: str | None) -> DataFrame:
+    """One FOCUS CSV(.gz) as text columns named as the staging SQL reads them (missing ones NULL)."""
+    from pyspark.sql import functions as F
+
+    df = read_csv_text(spark, uri, delimiter)
+    picked = pick(df.columns, _focus_name)
+
+    def text(column: str) -> Column:
+        # the texts the DuckDB reader takes for NULL (relation.NULL_STRINGS), quoted or not
+        value = F.col(f"`{column}`")
+        return F.when(value.isin(*NULL_STRINGS), None).otherwise(value)
+
+    return df.select(
+        *[text(picked[c]).alias(c) if c in picked else F.lit(None).cast("string").alias(c) for c in WANTED],
+        F.lit(uri).alias("_file"),
+    )
+
+
+def _read_parquet(spark: SparkSession, uri: str) -> DataFrame:
+    """One FOCUS Parquet file's columns in their own types, named as the staging SQL reads them, as the
+    billing reader takes them: a MAP or STRUCT (tags, SKU price details) as its JSON text, text as it is
+    (machine-written, not trimmed) with 'NULL' and '' as NULL."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import MapType, StringType, StructType
+
+    df = spark.read.parquet(spark_path(uri))
+    types = {f.name: f.dataType for f in df.schema.fields}
+    picked = pick(df.columns, _focus_name)
+
+    def column(name: str) -> Column:
+        value = F.col(f"`{name}`")
+        if isinstance(types[name], MapType | StructType):
+            return F.to_json(value)
+        if isinstance(types[name], StringType):
+            return F.when(value.isin(*PARQUET_NULL_STRINGS), None).otherwise(value)
+        return value
+
+    return df.select(
+        *[column(picked[c]).alias(c) if c in picked else F.lit(None).cast("string").alias(c) for c in WANTED],
+        F.lit(uri).alias("_file"),
+    )
+
+
+def stage(spark: SparkSession, uris: list[str], reading: Reading) -> DataFrame:
+    """The files' lines typed by sql/spark/staging/focus_line_items.sql: the CSVs' text together, each
+    Parquet file on its own (two exports may type a column differently, and a CSV's text and a Parquet
+    file's types do not union before the staging casts them)."""
+    frames, text = [], []
+    for uri in uris:
+        if PARQUET.search(uri):
+            frames.append(_staged(spark, _read_parquet(spark, uri), reading))
+        else:
+            text.append(_read_csv(spark, uri, reading.delimiters.get(uri)))
+    if text:
+        frames.append(_staged(spark, union(text), reading))
+    return union(frames)
+
+
+def _staged(spark: SparkSession, raw: DataFrame, reading: Reading) -> DataFrame:
+    raw.createOrReplaceTempView("focus_raw")
+    return spark.sql(
+        sql_text("spark/staging", "focus_line_items"), args={"default_currency": reading.currency}
+    )
