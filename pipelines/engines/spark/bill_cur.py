@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING
 
 from pipelines.engines.spark.bills import NULL_STRINGS, PARQUET, Reading, pick, read_csv_text, union
 from pipelines.engines.spark.builds import spark_path
-from pipelines.ingest.billing.aws_cur import ALIASES, OPTIONAL_NUMBERS, squash
-from pipelines.ingest.billing.aws_cur2 import PRODUCT_KEYS
-from pipelines.ingest.billing.mappings import service_catalog
+from pipelines.mappings import service_catalog
+from pipelines.sources.aws_cur import ALIASES, OPTIONAL_NUMBERS, PRODUCT_KEYS, squash
 from pipelines.warehouse import sql_text
 
 if TYPE_CHECKING:

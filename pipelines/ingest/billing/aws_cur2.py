@@ -14,15 +14,7 @@ from __future__ import annotations
 from pipelines.ingest.billing.aws_cur import AwsCurReader
 from pipelines.ingest.billing.relation import Relation
 from pipelines.ingest.readers.base import quote_ident, quote_literal
-
-# promoted product_* column -> key in the `product` map
-PRODUCT_KEYS = {
-    "product_product_name": ("product_name", "servicename"),
-    "product_region_code": ("region_code", "region"),
-    "product_location": ("location",),
-    "product_instance_type": ("instance_type",),
-    "product_sku": ("sku",),
-}
+from pipelines.sources.aws_cur import PRODUCT_KEYS
 
 
 class AwsCur2Reader(AwsCurReader):

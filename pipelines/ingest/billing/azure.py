@@ -28,17 +28,17 @@ from pathlib import Path, PurePosixPath
 import duckdb
 
 from pipelines.errors import RejectedFile
-from pipelines.ingest.billing.aws_cur import squash
 from pipelines.ingest.billing.decompress import open_text
 from pipelines.ingest.billing.deliveries import Delivery, is_manifest, plan_deliveries
 from pipelines.ingest.billing.focus import reject_oci_native
 from pipelines.ingest.billing.lines import Check, Spec
-from pipelines.ingest.billing.mappings import catalog_bind
 from pipelines.ingest.billing.reader import BillingReader
 from pipelines.ingest.billing.relation import Relation, open_relation
 from pipelines.ingest.billing.sql_expr import json_nonnull, src_cte
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, quote_ident
+from pipelines.mappings import catalog_bind
+from pipelines.sources.aws_cur import squash
 from pipelines.sources.options import AzureOptions, BillingOptions
 
 # canonical `_src` column -> the squashed spellings of EA, MCA and legacy exports, in preference order

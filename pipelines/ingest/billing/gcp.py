@@ -15,12 +15,12 @@ import duckdb
 from pipelines.errors import RejectedFile
 from pipelines.ingest.billing.focus import reject_oci_native
 from pipelines.ingest.billing.lines import Check, Spec
-from pipelines.ingest.billing.mappings import catalog_bind
 from pipelines.ingest.billing.reader import BillingReader
 from pipelines.ingest.billing.relation import Relation
 from pipelines.ingest.billing.sql_expr import json_nonnull
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, quote_ident
+from pipelines.mappings import catalog_bind
 from pipelines.sources.options import GcpOptions
 
 # canonical `_src` column -> dotted path in the export

@@ -1,4 +1,4 @@
-"""The billing readers' mapping tables, kept as data in pipelines/catalog/ (its README says where each
+"""The billing mapping tables (the billing readers' and Spark's), kept as data in pipelines/catalog/ (its README says where each
 row comes from): a provider's service -> FOCUS ServiceCategory and ServiceSubcategory
 (`service_categories.csv`) and a provider's unit -> FOCUS Unit Format (`pricing_units.csv`). The staging
 SQL gets each table as parallel lists (bound values) and joins them as a small relation. FOCUS 1.2's
