@@ -175,8 +175,11 @@ def _gzip(path: Path) -> None:
     path.unlink()
 
 
-def generate(root: Path, rows: int, files: int, shape: str = "cur2") -> dict[str, Path]:
-    """Write the Parquet and the CSV.gz exports under root; returns {format: export folder}."""
+def generate(
+    root: Path, rows: int, files: int, shape: str = "cur2", formats: tuple[str, ...] = ("parquet", "csv")
+) -> dict[str, Path]:
+    """Write the Parquet and the CSV.gz exports (or those of `formats`) under root; returns {format: export
+    folder}."""
     import duckdb
 
     export_name, sql, _, maps = SHAPES[shape]
@@ -186,7 +189,7 @@ def generate(root: Path, rows: int, files: int, shape: str = "cur2") -> dict[str
     con = duckdb.connect()
     con.execute("set TimeZone = 'UTC'; set enable_progress_bar = false")
     per_file = -(-rows // files)
-    for fmt in ("parquet", "csv"):
+    for fmt in formats:
         export = root / fmt / export_name
         data = export / "data" / f"BILLING_PERIOD={PERIOD}"
         meta = export / "metadata" / f"BILLING_PERIOD={PERIOD}"
