@@ -52,6 +52,9 @@ TIMES = (
 REQUIRED = ("line_item_usage_start_date", "line_item_usage_end_date", "line_item_unblended_cost")
 # numbers and times that may be empty: '' in a Parquet string column is no value (NULL), as in a CSV
 OPTIONAL_NUMBERS = frozenset((*MONEY, *PRICES, *TIMES, "line_item_usage_amount"))
+# text that is '' on most lines of CUR for Athena, where '' is no value: every line that is not a split
+# cost allocation row (read as text, it would make every line a split row, at no cost)
+EMPTY_IS_NULL = frozenset(("split_line_item_parent_resource_id",))
 # promoted product_* column -> key in the `product` map
 PRODUCT_KEYS = {
     "product_product_name": ("product_name", "servicename"),
@@ -64,3 +67,23 @@ PRODUCT_KEYS = {
 
 def squash(name: str) -> str:
     return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+_CATEGORIES = r"(?:identity|bill|lineItem|product|pricing|reservation|savingsPlan|discount|resourceTags|costCategory|splitLineItem)"
+_GLUED = re.compile(rf"^({_CATEGORIES}/[A-Za-z0-9:]+?)({_CATEGORIES}/[A-Za-z0-9:]+)$")
+
+
+def split_glued_header(header: list[str], first_row: list[str]) -> tuple[list[str], str] | None:
+    """The koku typo: one header field is two CUR columns without their comma (data has one field more)."""
+    if len(first_row) != len(header) + 1:
+        return None
+    for i, name in enumerate(header):
+        if name.count("/") == 2:
+            m = _GLUED.match(name)
+            if m:
+                fixed = header[:i] + [m.group(1), m.group(2)] + header[i + 1 :]
+                return (
+                    fixed,
+                    f"header field {name!r} split into {m.group(1)!r} and {m.group(2)!r} (a missing comma)",
+                )
+    return None

@@ -40,7 +40,7 @@ with typed as (
         cast(reservation_unused_amortized_upfront_fee_for_billing_period as decimal(38, 12)) as ri_unused_upfront,
         cast(reservation_unused_recurring_fee as decimal(38, 12)) as ri_unused_recurring,
         nullif(savings_plan_savings_plan_a_r_n::varchar, '') as sp_arn,
-        nullif(reservation_reservation_a_r_n::varchar, '') as ri_arn,
+        nullif(trim_text(reservation_reservation_a_r_n::varchar), '') as ri_arn,
         upper(coalesce(nullif(line_item_currency_code::varchar, ''), $default_currency)) as billing_currency,
         nullif(bill_payer_account_id::varchar, '') as billing_account_id,
         nullif(bill_payer_account_name::varchar, '') as billing_account_name,

@@ -55,6 +55,7 @@ ATHENA_CUR_COLUMNS = {
     "reservation_start_time": "VARCHAR",
     "savings_plan_savings_plan_a_r_n": "VARCHAR",
     "savings_plan_savings_plan_effective_cost": "DOUBLE",
+    "split_line_item_parent_resource_id": "VARCHAR",
     "resource_tags_user_team": "VARCHAR",
 }
 

@@ -12,9 +12,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 
-from pipelines.config import SparkSettings
+from pipelines.config import SparkSettings, load_config
+from pipelines.transform import build_mart
 
 # two cores, and few shuffle partitions: the demo's week is a few thousand lines
 SETTINGS = {
@@ -49,3 +51,28 @@ def start(marts_dir: Path) -> Any:
     spark = get_session(settings(marts_dir))
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def mart_kind(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
+    """Whether the warehouse's `name` is a 'view' (over Spark's Parquet) or a 'table' (DuckDB's), or None."""
+    found = con.execute(  # fetchall: fetchone leaves the result open, and the next statement refuses it
+        "select 'view' from duckdb_views() where view_name = $n and not internal "
+        "union all select 'table' from duckdb_tables() where table_name = $n",
+        {"n": name},
+    ).fetchall()
+    return found[0][0] if found else None
+
+
+def cost_hourly_on_both_engines(con: duckdb.DuckDBPyConnection, project: Path) -> int:
+    """Build cost_hourly of the project in `project` on DuckDB, then on Spark: the view Spark's build leaves
+    holds the same rows as DuckDB's table, both ways (EXCEPT ALL counts duplicates); its row count."""
+    config = load_config(project / "wastewatch.yaml")
+    n = build_mart(con, "cost_hourly", config)
+    con.execute("create table expected as select * from cost_hourly")
+    on_spark = config.model_copy(update={"engine": "spark", "spark": settings(project / "marts")})
+    assert build_mart(con, "cost_hourly", on_spark) == n > 0
+    assert mart_kind(con, "cost_hourly") == "view"
+    for a, b in (("cost_hourly", "expected"), ("expected", "cost_hourly")):
+        differ = con.execute(f"from {a} except all from {b} order by all limit 5").fetchall()
+        assert differ == [], f"rows of {a} that are not in {b}: {differ}"
+    return n

@@ -15,10 +15,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pipelines.engines.spark.bills import NULL_STRINGS, PARQUET, Reading, pick, read_csv_text, union
-from pipelines.engines.spark.builds import spark_path
+from pipelines.engines.spark.bills import (
+    NULL_STRINGS,
+    PARQUET,
+    Reading,
+    decimal_of_double,
+    pick,
+    read_csv_text,
+    read_parquet,
+    trim_spaces,
+    union,
+)
 from pipelines.mappings import service_catalog
-from pipelines.sources.aws_cur import ALIASES, OPTIONAL_NUMBERS, PRODUCT_KEYS, squash
+from pipelines.sources.aws_cur import (
+    ALIASES,
+    EMPTY_IS_NULL,
+    OPTIONAL_NUMBERS,
+    PRODUCT_KEYS,
+    split_glued_header,
+    squash,
+)
 from pipelines.warehouse import sql_text
 
 if TYPE_CHECKING:
@@ -63,6 +79,12 @@ def _columns(names: list[str]) -> tuple[dict[str, str], list[tuple[str, str]]]:
     return found, tags
 
 
+def _repaired(header: list[str], first_row: list[str]) -> list[str] | None:
+    """The header as the reader repairs it (a field that glues two CUR columns), else None."""
+    fixed = split_glued_header(header, first_row)
+    return fixed[0] if fixed else None
+
+
 def _lower_names(names: list[str]) -> dict[str, str]:
     return {n.lower(): n for n in reversed(names)}  # the first of a spelling wins, as Relation.column
 
@@ -70,16 +92,22 @@ def _lower_names(names: list[str]) -> dict[str, str]:
 def _read(spark: SparkSession, uri: str, delimiter: str | None) -> DataFrame:
     """One CUR file's columns named as the staging SQL reads them, plus tags_raw and _file."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import MapType, StringType
+    from pyspark.sql.types import DoubleType, FloatType, MapType, StringType
 
     parquet = bool(PARQUET.search(uri))
-    df = spark.read.parquet(spark_path(uri)) if parquet else read_csv_text(spark, uri, delimiter)
-    types = {f.name: f.dataType for f in df.schema.fields}
-    found, tag_columns = _columns(df.columns)
-    lower = _lower_names(df.columns)
+    if parquet:
+        df = read_parquet(spark, uri)
+        names = df.columns
+        types = {f.name: f.dataType for f in df.schema.fields}
 
-    def col(name: str) -> Column:
-        return F.col(f"`{name}`")
+        def col(name: str) -> Column:
+            return F.col(f"`{name}`")
+    else:
+        file = read_csv_text(spark, uri, delimiter, _repaired)
+        df, names, col = file.df, file.names, file.column
+        types = {name: StringType() for name in names}
+    found, tag_columns = _columns(names)
+    lower = _lower_names(names)
 
     def text(name: str) -> Column:
         """A column as the reader reads text: a CSV's NULL spellings as NULL; a Parquet value as it is."""
@@ -89,11 +117,15 @@ def _read(spark: SparkSession, uri: str, delimiter: str | None) -> DataFrame:
 
     def value(canonical: str) -> Column:
         name = found[canonical]
+        if parquet and canonical in EMPTY_IS_NULL:
+            return F.when(col(name) == "", None).otherwise(text(name))
         if canonical in TYPED:
             if not parquet:
                 return text(name)
             if isinstance(types[name], StringType):  # CUR for Athena writes figures as text, '' for none
                 return F.when(col(name) == "", None).otherwise(col(name))
+            if isinstance(types[name], DoubleType | FloatType):  # Data Exports writes amounts as DOUBLE
+                return decimal_of_double(col(name))
             return col(name)
         return text(name)
 
@@ -111,7 +143,7 @@ def _read(spark: SparkSession, uri: str, delimiter: str | None) -> DataFrame:
                 for k in keys
             ]
             out[canonical] = looked[0] if len(looked) == 1 else F.coalesce(*looked)
-    out["tags_raw"] = _tags(lower, types, tag_columns, text, parquet)
+    out["tags_raw"] = _tags(lower, types, tag_columns, col, text, parquet)
     return df.select(
         *[(out[c] if c in out else F.lit(None).cast("string")).alias(c) for c in WANTED],
         out["tags_raw"].alias("tags_raw"),
@@ -123,6 +155,7 @@ def _tags(
     lower: dict[str, str],
     types: dict[str, object],
     tag_columns: list[tuple[str, str]],
+    col: Callable[[str], Column],
     text: Callable[[str], Column],
     parquet: bool,
 ) -> Column:
@@ -135,15 +168,15 @@ def _tags(
     tags = lower.get("resource_tags")
     if tags is not None:
         if parquet and isinstance(types[tags], MapType):
-            value = F.col(f"`{tags}`")
+            value = col(tags)
             return F.when(F.size(value) > 0, F.to_json(value))
-        trimmed = F.trim(text(tags))
+        trimmed = trim_spaces(text(tags))
         return F.when(~trimmed.isin("", "{}"), trimmed)
     if not tag_columns:
         return F.lit(None).cast("string")
     entries = F.array(
         *[
-            F.struct(F.lit(key).alias("key"), F.nullif(F.trim(text(name)), F.lit("")).alias("value"))
+            F.struct(F.lit(key).alias("key"), F.nullif(trim_spaces(text(name)), F.lit("")).alias("value"))
             for name, key in tag_columns
         ]
     )

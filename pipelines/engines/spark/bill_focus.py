@@ -5,8 +5,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pipelines.engines.spark.bills import NULL_STRINGS, PARQUET, Reading, pick, read_csv_text, union
-from pipelines.engines.spark.builds import spark_path
+from pipelines.engines.spark.bills import (
+    NULL_STRINGS,
+    PARQUET,
+    Reading,
+    decimal_of_double,
+    pick,
+    read_csv_text,
+    read_parquet,
+    union,
+)
 from pipelines.warehouse import sql_text
 
 if TYPE_CHECKING:
@@ -38,6 +46,8 @@ FOCUS_COLUMNS = {
 }
 # what a text column of a FOCUS Parquet file writes for NULL, as the billing reader reads it (focus.py)
 PARQUET_NULL_STRINGS = ("NULL", "")
+# the amounts the staging SQL casts to DECIMAL(38, 12)
+MONEY = ("billed_cost", "effective_cost", "list_cost")
 # the staging SQL's input columns, in order
 WANTED = tuple(dict.fromkeys(FOCUS_COLUMNS.values()))
 
@@ -50,15 +60,15 @@ def _read_csv(spark: SparkSession, uri: str, delimiter: str | None) -> DataFrame
     """One FOCUS CSV(.gz) as text columns named as the staging SQL reads them (missing ones NULL)."""
     from pyspark.sql import functions as F
 
-    df = read_csv_text(spark, uri, delimiter)
-    picked = pick(df.columns, _focus_name)
+    file = read_csv_text(spark, uri, delimiter)
+    picked = pick(file.names, _focus_name)
 
     def text(column: str) -> Column:
         # the texts the DuckDB reader takes for NULL (relation.NULL_STRINGS), quoted or not
-        value = F.col(f"`{column}`")
+        value = file.column(column)
         return F.when(value.isin(*NULL_STRINGS), None).otherwise(value)
 
-    return df.select(
+    return file.df.select(
         *[text(picked[c]).alias(c) if c in picked else F.lit(None).cast("string").alias(c) for c in WANTED],
         F.lit(uri).alias("_file"),
     )
@@ -69,22 +79,27 @@ def _read_parquet(spark: SparkSession, uri: str) -> DataFrame:
     billing reader takes them: a MAP or STRUCT (tags, SKU price details) as its JSON text, text as it is
     (machine-written, not trimmed) with 'NULL' and '' as NULL."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import MapType, StringType, StructType
+    from pyspark.sql.types import DoubleType, FloatType, MapType, StringType, StructType
 
-    df = spark.read.parquet(spark_path(uri))
+    df = read_parquet(spark, uri)
     types = {f.name: f.dataType for f in df.schema.fields}
     picked = pick(df.columns, _focus_name)
 
-    def column(name: str) -> Column:
+    def column(name: str, target: str) -> Column:
         value = F.col(f"`{name}`")
         if isinstance(types[name], MapType | StructType):
             return F.to_json(value)
+        if target in MONEY and isinstance(types[name], DoubleType | FloatType):
+            return decimal_of_double(value)
         if isinstance(types[name], StringType):
             return F.when(value.isin(*PARQUET_NULL_STRINGS), None).otherwise(value)
         return value
 
     return df.select(
-        *[column(picked[c]).alias(c) if c in picked else F.lit(None).cast("string").alias(c) for c in WANTED],
+        *[
+            column(picked[c], c).alias(c) if c in picked else F.lit(None).cast("string").alias(c)
+            for c in WANTED
+        ],
         F.lit(uri).alias("_file"),
     )
 

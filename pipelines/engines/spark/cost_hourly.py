@@ -9,6 +9,7 @@ arithmetic and writes the rows as Parquet partitioned by month, in a build folde
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -79,7 +80,16 @@ def build_billed(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
     # each line's key, then materialised once: line_key (monotonically_increasing_id) must name the same line
     # in every place the mart's SQL reads `lines`, which a recomputed scan does not promise
     keyed = union(staged).select(F.monotonically_increasing_id().alias("line_key"), "*")
-    keyed.localCheckpoint(eager=True).createOrReplaceTempView("lines")
+    try:
+        keyed.localCheckpoint(eager=True).createOrReplaceTempView("lines")
+    except Exception as exc:  # Py4JJavaError, or a Spark Connect error: the reader's message, with its path
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        # Spark's own error names its class in brackets ([FAILED_READ_FILE...] ... the file's path)
+        reason = next((line for line in lines if re.search(r"\[[A-Z_.]+\]", line)), lines[0] if lines else "")
+        raise WarehouseError(
+            f"Spark could not read the bill files the warehouse holds: {reason[:2000]}; build cost_hourly "
+            "with engine: duckdb"
+        ) from None
     _check_file_totals(spark, files)
     billed = spark.sql(sql_text("spark/marts", "cost_hourly_billed"))
     billed.write.mode("errorifexists").partitionBy("month").parquet(spark_path(folder))

@@ -14,7 +14,6 @@ columns when the data rows have exactly one field more than the header.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import duckdb
@@ -32,6 +31,7 @@ from pipelines.mappings import catalog_bind
 from pipelines.sources.aws_cur import (
     ALIASES,
     CUR_COLUMNS,
+    EMPTY_IS_NULL,
     EXTRA_COLUMNS,
     MONEY,
     OPTIONAL_NUMBERS,
@@ -39,27 +39,9 @@ from pipelines.sources.aws_cur import (
     REQUIRED,
     SPLIT_PREFIX,
     TIMES,
+    split_glued_header,
     squash,
 )
-
-_CATEGORIES = r"(?:identity|bill|lineItem|product|pricing|reservation|savingsPlan|discount|resourceTags|costCategory|splitLineItem)"
-_GLUED = re.compile(rf"^({_CATEGORIES}/[A-Za-z0-9:]+?)({_CATEGORIES}/[A-Za-z0-9:]+)$")
-
-
-def split_glued_header(header: list[str], first_row: list[str]) -> tuple[list[str], str] | None:
-    """The koku typo: one header field is two CUR columns without their comma (data has one field more)."""
-    if len(first_row) != len(header) + 1:
-        return None
-    for i, name in enumerate(header):
-        if name.count("/") == 2:
-            m = _GLUED.match(name)
-            if m:
-                fixed = header[:i] + [m.group(1), m.group(2)] + header[i + 1 :]
-                return (
-                    fixed,
-                    f"header field {name!r} split into {m.group(1)!r} and {m.group(2)!r} (a missing comma)",
-                )
-    return None
 
 
 class AwsCurReader(BillingReader):
@@ -144,7 +126,7 @@ class AwsCurReader(BillingReader):
                 used.add(found)
                 columns[canonical] = quote_ident(found)
                 if (
-                    canonical in OPTIONAL_NUMBERS
+                    (canonical in OPTIONAL_NUMBERS or canonical in EMPTY_IS_NULL)
                     and rel.fmt != "csv"
                     and rel.types[found].startswith("VARCHAR")
                 ):

@@ -26,7 +26,7 @@ with typed as (
         cast(reservation_effective_cost as decimal(38, 12)) as ri_effective_cost,
         cast(reservation_unused_amortized_upfront_fee_for_billing_period as decimal(38, 12)) as ri_unused_upfront,
         cast(reservation_unused_recurring_fee as decimal(38, 12)) as ri_unused_recurring,
-        nullif(reservation_reservation_a_r_n, '') as ri_arn,
+        nullif(regexp_replace(reservation_reservation_a_r_n, '^\\p{Zs}+|\\p{Zs}+$', ''), '') as ri_arn,
         upper(coalesce(nullif(line_item_currency_code, ''), :default_currency)) as billing_currency,
         nullif(line_item_usage_account_id, '') as sub_account_id,
         nullif(line_item_product_code, '') as product_code,

@@ -31,15 +31,6 @@ def _copy(demo: Path, tmp_path: Path, engine: str) -> Config:
     )
 
 
-def _kind(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
-    row = con.execute(
-        "select 'view' from duckdb_views() where view_name = $n and not internal "
-        "union all select 'table' from duckdb_tables() where table_name = $n",
-        {"n": name},
-    ).fetchone()
-    return row[0] if row else None
-
-
 def test_spark_cost_hourly_equals_duckdb(spark: Any, demo_dir: tuple[Path, str], tmp_path: Path) -> None:
     config = _copy(demo_dir[0], tmp_path, "spark")
     con = connect(config.warehouse_path)
@@ -49,7 +40,7 @@ def test_spark_cost_hourly_equals_duckdb(spark: Any, demo_dir: tuple[Path, str],
         con.execute("create table expected as select * from cost_hourly")
         n_spark = build_mart(con, "cost_hourly", config)
 
-        assert _kind(con, "cost_hourly") == "view"
+        assert spark_helper.mart_kind(con, "cost_hourly") == "view"
         assert n_spark == n_duckdb
         # the scenario exercises every way a line reaches its hours, tags, and the modelled hosts
         kinds = dict(con.execute("select allocation, count(*) from cost_hourly group by 1").fetchall())
@@ -90,28 +81,13 @@ def test_spark_cost_hourly_equals_duckdb(spark: Any, demo_dir: tuple[Path, str],
 
         # back on DuckDB the mart is a table again, with the same rows
         build_mart(con, "cost_hourly", duckdb_config)
-        assert _kind(con, "cost_hourly") == "table"
+        assert spark_helper.mart_kind(con, "cost_hourly") == "table"
         again = con.execute(
             "select count(*) from (from cost_hourly where pricing_basis = 'bill' except all from expected)"
         ).fetchone()[0]
         assert again == 0
     finally:
         con.close()
-
-
-def _same_on_both_engines(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
-    """Build cost_hourly of the project in `tmp_path` on DuckDB, then on Spark: a view with the same rows."""
-    config = load_config(tmp_path / "wastewatch.yaml")
-    n = build_mart(con, "cost_hourly", config)
-    con.execute("create table expected as select * from cost_hourly")
-    on_spark = config.model_copy(
-        update={"engine": "spark", "spark": spark_helper.settings(tmp_path / "marts")}
-    )
-    assert build_mart(con, "cost_hourly", on_spark) == n > 0
-    assert _kind(con, "cost_hourly") == "view"
-    for a, b in (("cost_hourly", "expected"), ("expected", "cost_hourly")):
-        differ = con.execute(f"from {a} except all from {b} order by all limit 5").fetchall()
-        assert differ == [], f"rows of {a} that are not in {b}: {differ}"
 
 
 def test_spark_cost_hourly_equals_duckdb_on_the_focus_sample(spark: Any, tmp_path: Path) -> None:
@@ -124,7 +100,7 @@ def test_spark_cost_hourly_equals_duckdb_on_the_focus_sample(spark: Any, tmp_pat
     assert landed == [{"n": 1000}], report
     con = connect(load_config(tmp_path / "wastewatch.yaml").warehouse_path)
     try:
-        _same_on_both_engines(con, tmp_path)
+        spark_helper.cost_hourly_on_both_engines(con, tmp_path)
         providers = {r[0] for r in con.execute("select distinct provider from cost_hourly").fetchall()}
         assert len(providers) >= 2, providers
     finally:
@@ -172,7 +148,7 @@ def test_spark_cost_hourly_equals_duckdb_on_focus_parquet(spark: Any, tmp_path: 
     assert landed == [{"n": 1000}], report
     con = connect(load_config(tmp_path / "wastewatch.yaml").warehouse_path)
     try:
-        _same_on_both_engines(con, tmp_path)
+        spark_helper.cost_hourly_on_both_engines(con, tmp_path)
         # every file has lines with a team, so a tag set Spark's JSON text of a MAP did not find (its team
         # NULL) would differ above; and the teams are in the rows
         teamed = con.execute(
@@ -207,7 +183,7 @@ def test_spark_refuses_a_bill_changed_since_it_was_ingested(
         message = str(failed.value)
         assert message.startswith(f"{changed}: Spark read {landed - 1:,} lines"), message
         assert f"landed {landed:,} (billed" in message and "run `wastewatch ingest`" in message
-        assert _kind(con, "cost_hourly") == "table"
+        assert spark_helper.mart_kind(con, "cost_hourly") == "table"
     finally:
         con.close()
 
@@ -220,7 +196,7 @@ def test_spark_refuses_bills_it_cannot_read(demo_dir: tuple[Path, str], tmp_path
         con.execute("update ingest_files set kind = 'azure' where kind = 'focus'")
         with pytest.raises(ConfigError, match=r"focus-acme \(kind azure\).*engine: duckdb"):
             build_mart(con, "cost_hourly", config)
-        assert _kind(con, "cost_hourly") == "table"  # the DuckDB mart is left as it was
+        assert spark_helper.mart_kind(con, "cost_hourly") == "table"  # the DuckDB mart is left as it was
     finally:
         con.close()
 

@@ -11,14 +11,12 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import pytest
 
 from pipelines.config import load_config
 from pipelines.errors import WarehouseError
 from pipelines.transform import build_mart
 from pipelines.warehouse import connect
-from tests.engines.spark.test_cost_hourly import _kind
 from tests.helpers import spark as spark_helper
 from tests.helpers.billing_exports import CUR2_HEADER, Cur2Export, csv_bytes, hours, line
 from tests.helpers.ingest_run import ingest_project
@@ -43,7 +41,8 @@ def _cur2_lines(first: int) -> list[dict[str, str]]:
     """A month's mix of CUR 2.0 line item types: hourly instances with tags (quotes, accents, none),
     Savings Plan covered usage and its negation, split cost allocation rows, a volume billed by the day
     and a charge by the day on an instance that ran 30 hours, a monthly fee and tax without a resource, a credit, a cost with
-    more decimals than the warehouse keeps and one in exponent form."""
+    more decimals than the warehouse keeps and one in exponent form, amounts whose last decimal a DOUBLE's
+    rounding decides."""
     t = T0 + timedelta(days=first)
     out = hours(f"i-gpu-{first}", t, 30, "32.77", tags={"user:team": "ml-platform", "user:project": "llm"})
     out += hours(f"i-sp-{first}", t, 12, "12.5", kind="SavingsPlanCoveredUsage", sp_effective="8.125",
@@ -93,23 +92,13 @@ def _cur2_lines(first: int) -> list[dict[str, str]]:
     out.append(line(f"i-gpu-{first}", t, "-5", kind="Credit", line_id=f"credit-{first}"))
     odd = line(f"i-odd-{first}", t, "0.12345678901234567", line_id=f"odd-{first}")
     out.append(odd | {"pricing_public_on_demand_cost": "1.5E-7", "line_item_currency_code": ""})
+    # amounts whose DOUBLE, times 10^12, lies next to a half: DuckDB's cast and Spark's own round them apart
+    for i, (cost, listed) in enumerate(
+        (("8.1244676460895", "97.03138012352849"), ("916.8162261800614", "1.5"))
+    ):
+        near = line(f"i-near-{first}", t + timedelta(hours=i), cost, line_id=f"near-{first}-{i}")
+        out.append(near | {"pricing_public_on_demand_cost": listed})
     return out
-
-
-def _equal_on_both_engines(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> int:
-    """Build cost_hourly of the project in `tmp_path` on DuckDB, then on Spark: a view with the same rows."""
-    config = load_config(tmp_path / "wastewatch.yaml")
-    n = build_mart(con, "cost_hourly", config)
-    con.execute("create table expected as select * from cost_hourly")
-    on_spark = config.model_copy(
-        update={"engine": "spark", "spark": spark_helper.settings(tmp_path / "marts")}
-    )
-    assert build_mart(con, "cost_hourly", on_spark) == n > 0
-    assert _kind(con, "cost_hourly") == "view"
-    for a, b in (("cost_hourly", "expected"), ("expected", "cost_hourly")):
-        differ = con.execute(f"from {a} except all from {b} order by all limit 5").fetchall()
-        assert differ == [], f"rows of {a} that are not in {b}: {differ}"
-    return n
 
 
 def test_spark_cost_hourly_equals_duckdb_on_cur2(spark: Any, tmp_path: Path) -> None:
@@ -137,7 +126,7 @@ def test_spark_cost_hourly_equals_duckdb_on_cur2(spark: Any, tmp_path: Path) -> 
     assert landed == [{"n": 4 * len(_cur2_lines(0))}], report
     con = connect(load_config(tmp_path / "wastewatch.yaml").warehouse_path)
     try:
-        _equal_on_both_engines(con, tmp_path)
+        spark_helper.cost_hourly_on_both_engines(con, tmp_path)
         # the mix reaches every allocation and the figures a plain spread would get wrong
         got = dict(con.execute("select allocation, count(*) from cost_hourly group by 1").fetchall())
         assert {"hourly", "resource_hours", "period"} <= set(got), got
@@ -156,12 +145,16 @@ def test_spark_cost_hourly_equals_duckdb_on_cur2(spark: Any, tmp_path: Path) -> 
 
 
 def test_spark_cost_hourly_equals_duckdb_on_legacy_cur(spark: Any, tmp_path: Path) -> None:
-    """The legacy CUR: the FinOps Foundation's anonymised CSV sample (`lineItem/*` names, resource_tags_*
-    columns) and CUR for Athena Parquet (typed times and costs, string figures with '' for no value, an
-    RI-covered line, a tag column)."""
+    """The legacy CUR: the FinOps Foundation's anonymised CSV sample (`lineItem/*` names), koku's
+    snake_case file and its file whose header glues two columns (a missing comma, repaired), tag columns
+    padded with blanks and Unicode spaces, the quirks of _legacy_quirks, and CUR for Athena Parquet (typed
+    times and costs, string figures and the split-cost parent with '' for no value, an RI-covered line, a
+    fee with a blank reservation ARN, a tag column)."""
     lines = [athena_line(i, f"2026-11-03 {i:02d}:00:00", "4.1", team="ml" if i % 2 else "") for i in range(8)]
     lines.append(athena_line(99, "2026-11-03 09:00:00", "3.3", kind="DiscountedUsage", ri="arn:aws:ec2:ri/1",
                              ri_effective="2.25"))  # fmt: skip
+    # a fee whose reservation ARN is a blank: no reservation (the ledger's check and the staging agree)
+    lines.append(athena_line(98, "2026-11-03 10:00:00", "50", kind="Fee", ri=" "))
     athena_cur_parquet(tmp_path / "athena" / "year=2026" / "month=11" / "cur-00001.snappy.parquet", lines)
     sources = (
         "  - {name: legacy-csv, kind: aws_cur, uri: legacy/, options: {manifest: ignore}}\n"
@@ -172,16 +165,25 @@ def test_spark_cost_hourly_equals_duckdb_on_legacy_cur(spark: Any, tmp_path: Pat
         "legacy/sample.csv": LEGACY_SAMPLE,
         "legacy/alt-columns.csv": FIXTURES / "billing" / "aws" / "2022-07-01-alt-columns.csv",
         "legacy/tagged.csv": _legacy_tagged(),
+        "legacy/koku-glued-header.csv": FIXTURES / "billing" / "aws" / "test_cur.csv",
+        **_legacy_quirks(),
     }
     report, landed = ingest_project(tmp_path, sources, files, "select count(*) as n from billing_lines")
     assert landed[0]["n"] > 1000, report
     con = connect(load_config(tmp_path / "wastewatch.yaml").warehouse_path)
     try:
-        _equal_on_both_engines(con, tmp_path)
+        spark_helper.cost_hourly_on_both_engines(con, tmp_path)
         teams = con.execute(
             "select distinct team from cost_hourly where team is not null order by 1"
         ).fetchall()
-        assert teams == [("ml",), ("vision",)], teams  # the Athena file's resource_tags_user_team, the CSV's
+        # Athena's resource_tags_user_team, the CSVs' (user:team before user:Team, which Spark reads apart)
+        assert teams == [("ml",), ("vision",)], teams
+        # the Athena lines are not split rows: their cost is billed (4.1 an hour for 8 hours, 3.3 RI-covered,
+        # the fee of 50)
+        athena = con.execute(
+            "select sum(billed_cost) from cost_hourly where resource_id = 'i-0athena'"
+        ).fetchone()
+        assert athena == (Decimal("86.1"),), athena
         projects = con.execute(
             "select distinct project from cost_hourly where project is not null"
         ).fetchall()
@@ -198,13 +200,31 @@ def _legacy_tagged() -> str:
         "lineItem/UnblendedCost,lineItem/CurrencyCode,pricing/publicOnDemandCost,product/instanceType,"
         "product/region,resourceTags/user:team,resourceTags/user:project"
     )
-    tags = [(" vision ", "llm"), ("vision", ""), ("", ""), ("", " llm")]
+    tags = [(" vision ", "llm"), ("vision", ""), ("", ""), ("", " llm"), ("\u00a0vision\u00a0", "\u3000llm")]
     lines = [
         f"t-{i},Usage,2026-11-04T{i:02d}:00:00Z,2026-11-04T{i + 1:02d}:00:00Z,444455556666,AmazonEC2,"
         f"USE1-BoxUsage:g5.xlarge,i-tagged,1.006,USD,1.006,g5.xlarge,us-east-1,{team},{project}"
         for i, (team, project) in enumerate(tags)
     ]
     return "\n".join([header, *lines]) + "\n"
+
+
+def _legacy_quirks() -> dict[str, str]:
+    """Legacy CUR CSVs the billing reader reads as they are: tag columns whose names differ only in case
+    (two tags to AWS), separated by semicolons (a re-saved file), with rows shorter than the header (the
+    trailing tag columns left off), and starting with a byte order mark."""
+    header = (
+        "identity/LineItemId;lineItem/LineItemType;lineItem/UsageStartDate;lineItem/UsageEndDate;"
+        "lineItem/ResourceId;lineItem/UnblendedCost;lineItem/CurrencyCode;resourceTags/user:Team;"
+        "resourceTags/user:team;resourceTags/user:project"
+    )
+    rows = [
+        "q-0;Usage;2026-11-05T00:00:00Z;2026-11-05T01:00:00Z;i-quirk;2.5;USD;Vision;vision;llm",
+        "q-1;Usage;2026-11-05T01:00:00Z;2026-11-05T02:00:00Z;i-quirk;2.5;USD;;vision;",
+        "q-2;Usage;2026-11-05T02:00:00Z;2026-11-05T03:00:00Z;i-quirk;2.5;USD;Vision",
+        "q-3;Usage;2026-11-05T03:00:00Z;2026-11-05T04:00:00Z;i-quirk;2.5;USD",
+    ]
+    return {"legacy/quirks.csv": "\ufeff" + "\n".join([header, *rows]) + "\n"}
 
 
 def test_spark_refuses_tags_it_writes_otherwise(spark: Any, tmp_path: Path) -> None:

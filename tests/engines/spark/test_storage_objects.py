@@ -41,15 +41,6 @@ def _copy(demo: Path, tmp_path: Path) -> Config:
     )
 
 
-def _kind(con: duckdb.DuckDBPyConnection, name: str) -> str | None:
-    found = con.execute(
-        "select 'view' from duckdb_views() where view_name = $n and not internal "
-        "union all select 'table' from duckdb_tables() where table_name = $n",
-        {"n": name},
-    ).fetchall()
-    return found[0][0] if found else None
-
-
 def _same_rows(con: duckdb.DuckDBPyConnection, table: str, expected: str) -> int:
     """Assert `table` and `expected` hold the same rows both ways (EXCEPT ALL counts duplicates) and the same
     column types; the number of rows compared. DOUBLE columns are compared to 1e-9: DuckDB adds a DOUBLE
@@ -95,7 +86,7 @@ def test_spark_storage_objects_equal_duckdb_on_the_demo(
         assert sum(len(f) for f in findings.values()) > 0, findings
 
         assert build_mart(con, MART, config) == n > 0
-        assert _kind(con, MART) == "view"
+        assert spark_helper.mart_kind(con, MART) == "view"
         assert _same_rows(con, MART, "expected") == n
         # the demo's reports exercise URL-decoded keys, checkpoint runs with steps, datasets and loose files
         roles = dict(con.execute(f"select role, count(*) from {MART} group by 1").fetchall())
@@ -107,7 +98,7 @@ def test_spark_storage_objects_equal_duckdb_on_the_demo(
         for name in DOWNSTREAM:
             build_mart(con, name, config)
             assert _same_rows(con, name, f"expected_{name}") > 0, name
-        assert _kind(con, "storage_dataset_matches") == "view"
+        assert spark_helper.mart_kind(con, "storage_dataset_matches") == "view"
         assert _findings(con, window) == findings
 
         # the Parquet Spark wrote, partitioned by bucket, is what the view reads
@@ -117,10 +108,10 @@ def test_spark_storage_objects_equal_duckdb_on_the_demo(
 
         # back on DuckDB the marts are tables again, with the same rows
         build_mart(con, MART, on_duckdb)
-        assert _kind(con, MART) == "table"
+        assert spark_helper.mart_kind(con, MART) == "table"
         assert _same_rows(con, MART, "expected") == n
         build_mart(con, "storage_dataset_matches", on_duckdb)
-        assert _kind(con, "storage_dataset_matches") == "table"
+        assert spark_helper.mart_kind(con, "storage_dataset_matches") == "table"
     finally:
         con.close()
 
@@ -193,7 +184,7 @@ def test_spark_storage_objects_equal_duckdb_on_generated_paths(spark: Any, tmp_p
         assert _same_rows(con, MART, "expected") == n
         build_mart(con, "storage_prices", on_spark)
         build_mart(con, "storage_dataset_matches", on_spark)
-        assert _kind(con, "storage_dataset_matches") == "view"
+        assert spark_helper.mart_kind(con, "storage_dataset_matches") == "view"
         # the duplicate candidates: random sizes and ETags make ETag matches and ambiguous ones
         assert _same_rows(con, "storage_dataset_matches", "expected_matches") > 3
         assert con.execute(
@@ -365,7 +356,7 @@ def test_spark_storage_objects_equal_duckdb_with_a_file_system_scan(spark: Any, 
     con = connect(config.warehouse_path)
     try:
         _ingest_and_compare(con, config, tmp_path / "marts")
-        assert _kind(con, "storage_dataset_matches") == "view"
+        assert spark_helper.mart_kind(con, "storage_dataset_matches") == "view"
         stores = dict(con.execute(f"select store, count(*) from {MART} group by 1").fetchall())
         assert stores == {"fs": 9, "s3": 1}, stores
         assert con.execute(
@@ -397,7 +388,7 @@ def test_spark_refuses_an_inventory_changed_since_it_was_ingested(
         message = str(failed.value)
         assert message.startswith(f"{moved}: Spark read {len(lines) - 1:,} objects"), message
         assert f"landed {len(lines):,} from them" in message and "run `wastewatch ingest`" in message
-        assert _kind(con, MART) == "table"
+        assert spark_helper.mart_kind(con, MART) == "table"
     finally:
         con.close()
 
@@ -411,7 +402,7 @@ def test_spark_refuses_snapshots_it_cannot_read(demo_dir: tuple[Path, str], tmp_
         con.execute("update storage_snapshots set kind = 'gcs_inventory' where bucket = 'acme-scratch'")
         with pytest.raises(ConfigError, match=r"scratch-inventory \(kind gcs_inventory\).*DuckDB builds it"):
             build_mart(con, MART, config)
-        assert _kind(con, MART) == "table"
+        assert spark_helper.mart_kind(con, MART) == "table"
     finally:
         con.close()
 
@@ -428,7 +419,7 @@ def test_spark_storage_objects_without_snapshots_is_an_empty_view(tmp_path: Path
             update={"engine": "spark", "spark": spark_helper.settings(tmp_path / "marts")}
         )
         assert build_mart(con, MART, on_spark) == 0
-        assert _kind(con, MART) == "view"
+        assert spark_helper.mart_kind(con, MART) == "view"
         assert _same_rows(con, MART, "expected") == 0
         build_mart(con, "resources", config)  # storage_prices reads the bill's resources
         for name in DOWNSTREAM:  # what reads it builds on the empty view
