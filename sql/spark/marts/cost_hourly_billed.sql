@@ -20,6 +20,12 @@ with lines as (
     from lines
 ),
 
+long_resources as (
+    select distinct resource_id
+    from lines
+    where seconds > 3600 and resource_id is not null
+),
+
 presence as (
     select
         resource_id,
@@ -37,7 +43,9 @@ presence as (
                 )
             ) as hour
         from lines
-        where resource_id is not null and seconds > 0 and seconds <= 86400
+        where
+            resource_id is not null and seconds > 0 and seconds <= 86400
+            and resource_id in (select resource_id from long_resources)
     )
     group by resource_id, hour
 ),
@@ -58,14 +66,20 @@ windows as (
     group by l.line_key
 ),
 
+-- lines of an hour or less take their own period; only the longer ones are joined to their windows (a
+-- join of every line would shuffle the whole bill for the few that need it)
 spans as (
     select
         l.*,
-        case
-            when l.seconds <= 3600 then 'hourly'
-            when w.line_key is not null then 'resource_hours'
-            else 'period'
-        end as allocation,
+        'hourly' as allocation,
+        l.charge_period_start as span_start,
+        l.charge_period_end as span_end
+    from lines as l
+    where l.seconds <= 3600
+    union all
+    select
+        l.*,
+        case when w.line_key is not null then 'resource_hours' else 'period' end as allocation,
         case
             when w.line_key is not null then greatest(w.first_hour, l.charge_period_start) else l.charge_period_start
         end as span_start,
@@ -73,6 +87,7 @@ spans as (
             as span_end
     from lines as l
     left join windows as w on w.line_key = l.line_key
+    where coalesce(l.seconds > 3600, true)
 ),
 
 hours as (
