@@ -13,6 +13,7 @@ from pipelines.engines.spark.bills import (
     pick,
     read_csv_text,
     read_parquet,
+    trim_spaces,
     union,
 )
 from pipelines.warehouse import sql_text
@@ -46,6 +47,8 @@ FOCUS_COLUMNS = {
 }
 # what a text column of a FOCUS Parquet file writes for NULL, as the billing reader reads it (focus.py)
 PARQUET_NULL_STRINGS = ("NULL", "")
+# the columns the focus reader trims in a CSV (focus.TRIMMED, and the tags' text)
+TRIMMED = ("billing_currency", "resource_id", "tags")
 # the amounts the staging SQL casts to DECIMAL(38, 12)
 MONEY = ("billed_cost", "effective_cost", "list_cost")
 # the staging SQL's input columns, in order
@@ -63,13 +66,18 @@ def _read_csv(spark: SparkSession, uri: str, delimiter: str | None) -> DataFrame
     file = read_csv_text(spark, uri, delimiter)
     picked = pick(file.names, _focus_name)
 
-    def text(column: str) -> Column:
-        # the texts the DuckDB reader takes for NULL (relation.NULL_STRINGS), quoted or not
-        value = file.column(column)
-        return F.when(value.isin(*NULL_STRINGS), None).otherwise(value)
+    def text(column: str, target: str) -> Column:
+        # the texts the DuckDB reader takes for NULL (relation.NULL_STRINGS), quoted or not; the columns it
+        # trims in a CSV (focus.TRIMMED and the tags) trimmed as it trims them
+        raw = file.column(column)
+        value = F.when(raw.isin(*NULL_STRINGS), None).otherwise(raw)
+        return F.nullif(trim_spaces(value), F.lit("")) if target in TRIMMED else value
 
     return file.df.select(
-        *[text(picked[c]).alias(c) if c in picked else F.lit(None).cast("string").alias(c) for c in WANTED],
+        *[
+            text(picked[c], c).alias(c) if c in picked else F.lit(None).cast("string").alias(c)
+            for c in WANTED
+        ],
         F.lit(uri).alias("_file"),
     )
 

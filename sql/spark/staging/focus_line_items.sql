@@ -4,7 +4,8 @@
 --             stg_focus__billing_line_items.sql names them, plus _x_instance_type, _x_usage_type and
 --             _file, the ledger's uri of the file),
 --             `tag_sets` (raw, team, project, owner: billing_tag_sets, handed over by the warehouse)
--- The columns cost_hourly reads, typed as stg_focus__billing_line_items.sql types them: ANSI casts, so a
+-- The columns cost_hourly reads, typed as stg_focus__billing_line_items.sql types them (text trimmed of
+-- the Unicode space separators, as DuckDB's trim() trims): ANSI casts, so a
 -- bad value fails the job; timestamps as UTC wall time (TIMESTAMP_NTZ); canonical spellings of the FOCUS
 -- enumerations the mart groups by. Spark SQL's parameters are `:name`. Each line's line_key is given after
 -- the files' typed lines are put together (pipelines/engines/spark/cost_hourly.py).
@@ -14,7 +15,7 @@ with typed as (
         cast(billed_cost as decimal(38, 12)) as billed_cost,
         cast(effective_cost as decimal(38, 12)) as effective_cost,
         cast(list_cost as decimal(38, 12)) as list_cost,
-        upper(coalesce(nullif(trim(billing_currency), ''), :default_currency)) as billing_currency,
+        upper(coalesce(nullif(regexp_replace(billing_currency, '^\\p{Zs}+|\\p{Zs}+$', ''), ''), :default_currency)) as billing_currency,
         cast(to_timestamp_ltz(charge_period_start) as timestamp_ntz) as charge_period_start,
         cast(to_timestamp_ltz(charge_period_end) as timestamp_ntz) as charge_period_end,
         coalesce(
@@ -23,13 +24,13 @@ with typed as (
                 cast(
                     nullif(
                         array_position(
-                            array('usage', 'purchase', 'tax', 'credit', 'adjustment'), lower(trim(charge_category))
+                            array('usage', 'purchase', 'tax', 'credit', 'adjustment'), lower(regexp_replace(charge_category, '^\\p{Zs}+|\\p{Zs}+$', ''))
                         ),
                         0
                     ) as int
                 )
             ),
-            nullif(trim(charge_category), '')
+            nullif(regexp_replace(charge_category, '^\\p{Zs}+|\\p{Zs}+$', ''), '')
         ) as charge_category,
         coalesce(
             element_at(
@@ -48,21 +49,21 @@ with typed as (
                                 'internet of things', 'management and governance', 'media', 'migration',
                                 'mobile', 'networking', 'security', 'storage', 'web', 'other'
                             ),
-                            lower(trim(service_category))
+                            lower(regexp_replace(service_category, '^\\p{Zs}+|\\p{Zs}+$', ''))
                         ),
                         0
                     ) as int
                 )
             ),
-            nullif(trim(service_category), '')
+            nullif(regexp_replace(service_category, '^\\p{Zs}+|\\p{Zs}+$', ''), '')
         ) as service_category,
         provider_name,
         sub_account_id,
         region_id,
         service_name,
-        nullif(trim(resource_id), '') as resource_id,
+        nullif(regexp_replace(resource_id, '^\\p{Zs}+|\\p{Zs}+$', ''), '') as resource_id,
         coalesce(
-            nullif(trim(_x_instance_type), ''),
+            nullif(regexp_replace(_x_instance_type, '^\\p{Zs}+|\\p{Zs}+$', ''), ''),
             get_json_object(sku_price_details, '$.InstanceType'),
             nullif(regexp_extract(coalesce(_x_usage_type, ''), 'Usage:([a-z0-9][a-z0-9-]*\\.[a-z0-9]+)$', 1), '')
         ) as x_instance_type,
