@@ -23,8 +23,8 @@ from pipelines.engines.spark.bills import (
     pick,
     read_csv_text,
     read_parquet,
+    stage_files,
     trim_spaces,
-    union,
 )
 from pipelines.mappings import service_catalog
 from pipelines.sources.aws_cur import (
@@ -35,7 +35,6 @@ from pipelines.sources.aws_cur import (
     split_glued_header,
     squash,
 )
-from pipelines.warehouse import sql_text
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -185,26 +184,19 @@ def _tags(
 
 
 def stage(spark: SparkSession, uris: list[str], reading: Reading) -> DataFrame:
-    """The files' lines typed by sql/spark/staging/cur_line_items.sql: the CSVs' text together, each
-    Parquet file on its own (two exports may type a column differently)."""
+    """The files' lines typed by sql/spark/staging/cur_line_items.sql, with the catalogue's AWS service
+    categories beside as the view `cur_categories`."""
     from pyspark.sql.types import StringType, StructField, StructType
 
     catalog = service_catalog("aws")
     schema = StructType([StructField(c, StringType()) for c in ("service", "service_category")])
     pairs = list(zip(catalog["category_services"], catalog["category_names"], strict=True))
     spark.createDataFrame(pairs, schema).createOrReplaceTempView("cur_categories")
-    frames, text = [], []
-    for uri in uris:
-        df = _read(spark, uri, reading.delimiters.get(uri))
-        if PARQUET.search(uri):
-            frames.append(_staged(spark, df, reading))
-        else:
-            text.append(df)
-    if text:
-        frames.append(_staged(spark, union(text), reading))
-    return union(frames)
-
-
-def _staged(spark: SparkSession, raw: DataFrame, reading: Reading) -> DataFrame:
-    raw.createOrReplaceTempView("cur_raw")
-    return spark.sql(sql_text("spark/staging", "cur_line_items"), args={"default_currency": reading.currency})
+    return stage_files(
+        spark,
+        uris,
+        lambda uri: _read(spark, uri, reading.delimiters.get(uri)),
+        "cur_raw",
+        "cur_line_items",
+        reading,
+    )

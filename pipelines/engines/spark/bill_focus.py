@@ -13,10 +13,9 @@ from pipelines.engines.spark.bills import (
     pick,
     read_csv_text,
     read_parquet,
+    stage_files,
     trim_spaces,
-    union,
 )
-from pipelines.warehouse import sql_text
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -113,22 +112,11 @@ def _read_parquet(spark: SparkSession, uri: str) -> DataFrame:
 
 
 def stage(spark: SparkSession, uris: list[str], reading: Reading) -> DataFrame:
-    """The files' lines typed by sql/spark/staging/focus_line_items.sql: the CSVs' text together, each
-    Parquet file on its own (two exports may type a column differently, and a CSV's text and a Parquet
-    file's types do not union before the staging casts them)."""
-    frames, text = [], []
-    for uri in uris:
+    """The files' lines typed by sql/spark/staging/focus_line_items.sql."""
+
+    def read(uri: str) -> DataFrame:
         if PARQUET.search(uri):
-            frames.append(_staged(spark, _read_parquet(spark, uri), reading))
-        else:
-            text.append(_read_csv(spark, uri, reading.delimiters.get(uri)))
-    if text:
-        frames.append(_staged(spark, union(text), reading))
-    return union(frames)
+            return _read_parquet(spark, uri)
+        return _read_csv(spark, uri, reading.delimiters.get(uri))
 
-
-def _staged(spark: SparkSession, raw: DataFrame, reading: Reading) -> DataFrame:
-    raw.createOrReplaceTempView("focus_raw")
-    return spark.sql(
-        sql_text("spark/staging", "focus_line_items"), args={"default_currency": reading.currency}
-    )
+    return stage_files(spark, uris, read, "focus_raw", "focus_line_items", reading)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from pipelines.engines.spark.builds import spark_path
 from pipelines.errors import WarehouseError
+from pipelines.warehouse import sql_text
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
@@ -25,7 +26,7 @@ SEPARATORS = (",", ";", "\t", "|")
 @dataclass(frozen=True)
 class Reading:
     """How a build reads its bill files: the config's currency for lines without one, and each CSV's
-    delimiter where its source's options name one (the DuckDB reader sniffs it otherwise: Spark reads ',')."""
+    delimiter where its source's options name one (read_csv_text sniffs it otherwise)."""
 
     currency: str
     delimiters: dict[str, str] = field(default_factory=dict)
@@ -117,6 +118,33 @@ def pick(columns: Iterable[str], key: Callable[[str], str | None]) -> dict[str, 
         if target and target not in picked:
             picked[target] = name
     return picked
+
+
+def stage_files(
+    spark: SparkSession,
+    uris: list[str],
+    read: Callable[[str], DataFrame],
+    view: str,
+    staging: str,
+    reading: Reading,
+) -> DataFrame:
+    """The files' lines as `read` gives them, typed by sql/spark/staging/<staging>.sql, which reads them as
+    the view `view`: the CSVs' text together, each Parquet file on its own (two exports may type a column
+    differently, and a CSV's text and a Parquet file's types do not union before the staging casts them)."""
+
+    def staged(raw: DataFrame) -> DataFrame:
+        raw.createOrReplaceTempView(view)
+        return spark.sql(sql_text("spark/staging", staging), args={"default_currency": reading.currency})
+
+    frames, text = [], []
+    for uri in uris:
+        if PARQUET.search(uri):
+            frames.append(staged(read(uri)))
+        else:
+            text.append(read(uri))
+    if text:
+        frames.append(staged(union(text)))
+    return union(frames)
 
 
 def union(frames: list[DataFrame]) -> DataFrame:
