@@ -207,6 +207,25 @@ def test_spark_refuses_bills_it_cannot_read(demo_dir: tuple[Path, str], tmp_path
         con.close()
 
 
+def test_spark_refuses_a_source_with_its_own_date_format(demo_dir: tuple[Path, str], tmp_path: Path) -> None:
+    """A source whose dates take `options.date_format` (a form Spark's casts do not read) fails the mart
+    naming it, before Spark starts."""
+    config = _copy(demo_dir[0], tmp_path, "spark")
+    sources = [
+        s.model_copy(update={"options": {**s.options, "date_format": "%m/%d/%Y %H:%M"}})
+        if s.name == "focus-acme"
+        else s
+        for s in config.sources
+    ]
+    con = connect(config.warehouse_path)
+    try:
+        with pytest.raises(ConfigError, match=r"options.date_format of source 'focus-acme'.*engine: duckdb"):
+            build_mart(con, "cost_hourly", config.model_copy(update={"sources": sources}))
+        assert spark_helper.mart_kind(con, "cost_hourly") == "table"
+    finally:
+        con.close()
+
+
 def test_engine_spark_needs_its_settings(tmp_path: Path) -> None:
     (tmp_path / "wastewatch.yaml").write_text("engine: spark\n")
     with pytest.raises(ConfigError, match=r"engine: spark needs a `spark:` section"):
