@@ -43,7 +43,7 @@ import duckdb
 from pipelines.errors import FileFailed, RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, LoadResult, PlannedBatch, duckdb_problem
-from pipelines.ingest.readers.nvidia_smi import host_from_path
+from pipelines.sources.nvidia_smi import host_from_path
 from pipelines.sources.options import DcgmOptions
 from pipelines.warehouse import sql_text
 

@@ -2,7 +2,7 @@
 
 Accepts `csv`, `csv,noheader` and `csv,nounits` in any field order, with `, ` (nvidia-smi's own) or `,`
 separators. With a header, fields are matched by name (units like ` [MiB]` ignored); without one, the
-source's `fields` option gives the --query-gpu list (default: DEFAULT_FIELDS). Values may carry units
+source's `fields` option gives the --query-gpu list (default: pipelines/sources/nvidia_smi.py DEFAULT_FIELDS). Values may carry units
 (`77.14 W`); `[N/A]`, `[Not Supported]`, `[Unknown Error]` and similar become NULL. Header lines repeated
 by appended captures are skipped. Timestamps are local time without a zone: the `timezone` option
 (default UTC) says which. A last line cut short (no newline at the end and too few fields: the capture
@@ -31,68 +31,14 @@ import duckdb
 from pipelines.errors import FileFailed, RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, LoadResult, PlannedBatch, duckdb_problem, quote_ident
+from pipelines.sources import nvidia_smi
+from pipelines.sources.nvidia_smi import CANONICAL
 from pipelines.sources.options import NvidiaSmiOptions
 from pipelines.warehouse import one, sql_root, sql_text
-
-# the --query-gpu list assumed for files without a header (the one the README recommends)
-DEFAULT_FIELDS = (
-    "timestamp", "name", "pci.bus_id", "uuid", "index", "utilization.gpu", "utilization.memory",
-    "memory.total", "memory.used", "memory.free", "power.draw", "power.limit", "temperature.gpu",
-    "clocks.current.sm", "clocks.current.memory", "pstate",
-)  # fmt: skip
-
-# nvidia-smi field name (and renames across driver versions) -> canonical column of _src
-FIELD_MAP = {
-    "timestamp": "ts",
-    "name": "gpu_model",
-    "gpu_name": "gpu_model",
-    "pci.bus_id": "pci_bus_id",
-    "uuid": "gpu_uuid",
-    "gpu_uuid": "gpu_uuid",
-    "index": "gpu_index",
-    "utilization.gpu": "util_pct",
-    "utilization.memory": "mem_util_pct",
-    "memory.total": "mem_total_mib",
-    "memory.used": "mem_used_mib",
-    "memory.free": "mem_free_mib",
-    "memory.reserved": "mem_reserved_mib",
-    "power.draw": "power_w",
-    "power.draw.average": "power_w",
-    "power.draw.instant": "power_w",
-    "power.limit": "power_limit_w",
-    "enforced.power.limit": "power_limit_w",
-    "temperature.gpu": "temperature_c",
-    "clocks.sm": "sm_clock_mhz",
-    "clocks.current.sm": "sm_clock_mhz",
-    "clocks.mem": "mem_clock_mhz",
-    "clocks.current.memory": "mem_clock_mhz",
-    "pstate": "pstate",
-    "host": "host",
-    "hostname": "host",
-}
-CANONICAL = (
-    "ts", "host", "gpu_model", "pci_bus_id", "gpu_uuid", "gpu_index", "util_pct", "mem_util_pct",
-    "mem_total_mib", "mem_used_mib", "mem_free_mib", "mem_reserved_mib", "power_w", "power_limit_w",
-    "temperature_c", "sm_clock_mhz", "mem_clock_mhz", "pstate",
-)  # fmt: skip
 
 TS_FORMAT_HINT = "a timestamp like 2026/11/30 01:42:29.348"
 ERROR_MARK = "wastewatch: unreadable timestamp"
 SHORT_MARK = "wastewatch: line with too few values"
-
-
-def field_key(header: str) -> str:
-    """`utilization.gpu [%]` -> `utilization.gpu`."""
-    return re.sub(r"\s*\[[^\]]*\]\s*$", "", header.strip()).strip().lower()
-
-
-def host_from_path(relative: str, pattern: str | None) -> str | None:
-    if pattern:
-        m = re.search(pattern, relative)
-        return m.group("host") if m and m.groupdict().get("host") else None
-    name = relative.replace("\\", "/").rsplit("/", 1)[-1]
-    name = re.sub(r"(\.(csv|txt|log))?(\.gz)?$", "", name, flags=re.IGNORECASE)
-    return name.split("_", 1)[0] or None
 
 
 def cut_last_line(path: Path, compressed: bool, fields: int, delim: str) -> str | None:
@@ -144,51 +90,14 @@ class NvidiaSmiReader(PlannedBatch):
             first = file.first_line()
         except (OSError, EOFError) as exc:
             raise RejectedFile(file.uri, f"cannot read: {exc}") from None
-        delim = ", " if ", " in first else ","
-        first_fields = [field_key(f) for f in first.split(",")]
-        has_header = "timestamp" in first_fields or any(
-            f in FIELD_MAP and f != "name" for f in first_fields[:3]
-        )
-        if has_header:
-            names = first_fields
-        else:
-            fields = opts.fields if opts.fields is not None else list(DEFAULT_FIELDS)
-            if isinstance(fields, str):
-                fields = fields.split(",")
-            names = [field_key(str(f)) for f in fields]
-            if len(first.split(",")) != len(names):
-                raise RejectedFile(
-                    file.uri,
-                    f"no header line and {len(first.split(','))} values per line, but the source's `fields` "
-                    f"option lists {len(names)} fields; set `fields` to the --query-gpu list used",
-                    line=1,
-                )
-        mapping: dict[str, str] = {}
-        for i, name in enumerate(names):
-            canonical = FIELD_MAP.get(name)
-            if canonical and canonical not in mapping:
-                mapping[canonical] = f"c{i}"
-        if "ts" not in mapping or "util_pct" not in mapping or not ({"gpu_uuid", "gpu_index"} & set(mapping)):
-            need = [f for f, c in (("timestamp", "ts"), ("utilization.gpu", "util_pct")) if c not in mapping]
-            if not ({"gpu_uuid", "gpu_index"} & set(mapping)):
-                need.append("uuid or index")
-            raise RejectedFile(file.uri, f"missing required field(s) {', '.join(need)}", line=1)
-        fixed_host = opts.host or (
-            None if "host" in mapping else host_from_path(file.relative, opts.host_pattern)
-        )
-        if "host" not in mapping and not fixed_host:
-            raise RejectedFile(
-                file.uri,
-                "cannot tell the host: no host column, and neither `host` nor `host_pattern` matched",
-            )
+        shape = nvidia_smi.layout(file.uri, first, opts, file.relative)
         try:
-            cut = cut_last_line(file.local_path, file.compressed, len(names), delim)
+            cut = cut_last_line(file.local_path, file.compressed, len(shape.names), shape.delim)
         except OSError as exc:
             raise RejectedFile(file.uri, f"cannot read: {exc}") from None
         return _Plan(
-            file, ctx, tuple(names), delim, has_header, tuple(mapping.items()),
-            str(fixed_host) if fixed_host else None, cut,
-        )  # fmt: skip
+            file, ctx, shape.names, shape.delim, shape.has_header, shape.mapping, shape.fixed_host, cut
+        )
 
     # -- loading: one statement per layout -----------------------------------------------------------
 

@@ -27,7 +27,7 @@ from pipelines.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, LoadResult, PerFileBatch, duckdb_problem
 from pipelines.ingest.readers.dcgm import metric_catalog
-from pipelines.ingest.readers.nvidia_smi import host_from_path
+from pipelines.sources.nvidia_smi import host_from_path
 from pipelines.sources.options import PrometheusJsonOptions
 from pipelines.warehouse import one, sql_text
 
