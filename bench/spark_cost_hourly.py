@@ -34,6 +34,7 @@ from billing_ingest import SHAPES, generate
 RUNNER = """
 import json, os, re, sys, threading, time
 work, engine, master, extra = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+mart, forget, on_spark, counted = sys.argv[5], sys.argv[6], json.loads(sys.argv[7]), sys.argv[8]
 jvm = [0]
 def _descendants():
     parents = {{}}
@@ -67,19 +68,20 @@ from pipelines.transform import build_mart
 from pipelines.warehouse import connect
 config = load_config(f"{{work}}/wastewatch.yaml")
 con = connect(config.warehouse_path)  # built in full every round: forget what it was last built from
-con.execute("delete from int_mart_inputs where mart = 'cost_hourly'")
+con.execute(forget)
 con.close()
 t = time.perf_counter()
 start = 0.0
 if engine == "spark":
     from pipelines.engines.spark.session import get_session
-    settings = SparkSettings(url=master, marts_dir=f"{{work}}/marts",
+    settings = SparkSettings(url=master, marts_dir=f"{{work}}/marts", marts=on_spark,
                              conf={{"spark.ui.enabled": "false", "spark.driver.memory": "2g", **extra}})
     get_session(settings).sparkContext.setLogLevel("ERROR")
     start = time.perf_counter() - t
     config = config.model_copy(update={{"engine": "spark", "spark": settings}})
 con = connect(config.warehouse_path)
-n = build_mart(con, "cost_hourly", config)
+build_mart(con, mart, config)
+n = con.execute(f"select count(*) from {{counted}}").fetchall()[0][0]
 con.close()
 seconds = time.perf_counter() - t
 hwm = re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read())
@@ -88,9 +90,36 @@ print(json.dumps({{"seconds": seconds, "start_s": start, "rows": n, "peak_rss_mb
 """
 
 
-def run_phase(work: Path, engine: str, master: str, conf: dict[str, str]) -> dict[str, float]:
+# what a round builds of each stage: the mart built, the statement that makes it build in full, what
+# `engine: spark` builds (spark.marts) and the table whose rows are counted
+STAGES = {
+    "cost_hourly": ("cost_hourly", "delete from int_mart_inputs where mart = 'cost_hourly'", ["cost_hourly"],
+                    "cost_hourly"),
+    # `resources` is the first mart that reads the roll-up: building it rolls every sample day up again
+    "rollup": ("resources", "delete from int_incremental_days where object = 'int_gpu_slices'",
+               ["int_gpu_slices"], "int_gpu_slices"),
+}  # fmt: skip
+
+
+def run_phase(
+    work: Path, engine: str, master: str, conf: dict[str, str], stage: str = "cost_hourly"
+) -> dict[str, float]:
+    """One round of `stage` on `engine` in a fresh process: its seconds, rows and peak memory."""
+    mart, forget, on_spark, counted = STAGES[stage]
     out = subprocess.run(
-        [sys.executable, "-c", RUNNER.format(), str(work), engine, master, json.dumps(conf)],
+        [
+            sys.executable,
+            "-c",
+            RUNNER.format(),
+            str(work),
+            engine,
+            master,
+            json.dumps(conf),
+            mart,
+            forget,
+            json.dumps(on_spark),
+            counted,
+        ],  # fmt: skip
         capture_output=True,
         text=True,
         check=False,

@@ -19,6 +19,7 @@ import time
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from functools import cache
+from typing import Protocol
 
 import duckdb
 
@@ -94,6 +95,16 @@ class DayStats:
 
 
 RollupStats = DayStats  # the name the roll-up's callers know
+
+
+class Prebuilt(Protocol):
+    """Days of a day table built elsewhere (Spark's roll-up): the fingerprint of each day's inputs they were
+    built from, and their Parquet (read by sql/spark/warehouse/<table>.sql)."""
+
+    days: dict[date, int]
+
+    @property
+    def parquet(self) -> str: ...
 
 
 def build_intermediate(con: duckdb.DuckDBPyConnection) -> None:
@@ -213,9 +224,11 @@ def _refresh_days(
     full: bool,
     days_per_statement: int,
     frozen: set[date] | None = None,
+    prebuilt: Prebuilt | None = None,
 ) -> DayStats:
     """Delete and rebuild the days of `name` whose fingerprint changed; drop the days no longer current,
-    except the `frozen` ones (kept as they are)."""
+    except the `frozen` ones (kept as they are). Days `prebuilt` holds for the same inputs are copied from
+    its Parquet; the others are built here."""
     stats = DayStats(name, full=full)
     stored = _stored(con, name)
     stats.days_rebuilt = sorted(d for d, fp in current.items() if full or stored.get(d) != fp)
@@ -230,7 +243,13 @@ def _refresh_days(
         f"delete from {STATE} where object = $o and list_contains($days, day)",  # noqa: S608 - identifiers only
         {"o": name, "days": redo},
     )
-    for first, last in _ranges(stats.days_rebuilt, days_per_statement):
+    ready = [d for d in stats.days_rebuilt if prebuilt is not None and prebuilt.days.get(d) == current[d]]
+    if prebuilt is not None and ready:
+        con.execute(
+            f"insert into {name} by name\n{sql_text('spark/warehouse', name)}",
+            {"parquet": prebuilt.parquet, "days": ready},
+        )
+    for first, last in _ranges([d for d in stats.days_rebuilt if d not in set(ready)], days_per_statement):
         con.execute(f"insert into {name}\n{sql}", {"day_from": first, "day_to": last})
     if stats.days_rebuilt:
         now = utcnow()
@@ -252,19 +271,36 @@ def _refresh_days(
     return stats
 
 
-def refresh_rollups(con: duckdb.DuckDBPyConnection, full: bool = False) -> DayStats:
-    """Roll up the sample days whose files or slicing jobs changed since the last refresh (all if `full`).
-
-    Runs inside the caller's transaction; one day per statement so memory stays bounded by a day of samples.
-    """
+def _rollup_inputs(con: duckdb.DuckDBPyConnection) -> tuple[dict[date, int], set[date]]:
+    """Each sample day's fingerprint (its files and the jobs slicing it), and the days the retention froze."""
     samples = _fingerprints(con, "sample_days")
     slicing = _fingerprints(con, "slicing_days")
     # days whose raw samples the retention dropped (pipelines/retention.py) stay as they were rolled up
     frozen = {r["day"] for r in rows(con, sql_text("intermediate/retention", "pruned_days"))}
     current = {day: combine(fp, slicing.get(day)) for day, fp in samples.items() if day not in frozen}
+    return current, frozen
+
+
+def pending_rollups(con: duckdb.DuckDBPyConnection) -> dict[date, int]:
+    """The days `refresh_rollups` would roll up now, with the fingerprints of their inputs."""
+    current, _ = _rollup_inputs(con)
+    stored = _stored(con, "int_gpu_slices")
+    return {day: fp for day, fp in current.items() if stored.get(day) != fp}
+
+
+def refresh_rollups(
+    con: duckdb.DuckDBPyConnection, full: bool = False, prebuilt: Prebuilt | None = None
+) -> DayStats:
+    """Roll up the sample days whose files or slicing jobs changed since the last refresh (all if `full`);
+    days `prebuilt` rolled up from the same inputs (on Spark) are copied from it.
+
+    Runs inside the caller's transaction; one day per statement so memory stays bounded by a day of samples.
+    """
+    current, frozen = _rollup_inputs(con)
     return _refresh_days(
-        con, "intermediate", "int_gpu_slices", current, full, days_per_statement=1, frozen=frozen
-    )
+        con, "intermediate", "int_gpu_slices", current, full, days_per_statement=1, frozen=frozen,
+        prebuilt=prebuilt,
+    )  # fmt: skip
 
 
 def refresh_day_mart(con: duckdb.DuckDBPyConnection, name: str, full: bool = False) -> DayStats:
@@ -392,6 +428,12 @@ def build_mart_with_rollup(
         from pipelines.engines.spark import marts as spark_marts
 
         built = spark_marts.build(con, name, config)  # before the transaction: Spark takes the time
+    try:
+        rolled = _rollup_on_spark(con, name, config)
+    except BaseException:
+        if on_spark:
+            spark_marts.discard(name, built)
+        raise
     kept = False
     try:
         with transaction(con):
@@ -399,7 +441,7 @@ def build_mart_with_rollup(
                 write_pricing(con, config)
             build_intermediate(con)
             if needs_rollup(name):
-                stats.append(refresh_rollups(con))
+                stats.append(refresh_rollups(con, prebuilt=rolled))
             if on_spark:
                 spark_marts.attach(con, name, built)
                 _forget_inputs(con, name)  # built anew each time: what reads it is built again too
@@ -416,6 +458,11 @@ def build_mart_with_rollup(
         if on_spark:
             spark_marts.discard(name, built)  # the warehouse still reads the previous build
         raise
+    finally:
+        if rolled is not None:
+            from pipelines.engines.spark import gpu_rollup
+
+            gpu_rollup.discard(rolled)  # its rows are in int_gpu_slices now, or not wanted
     failpoint("transform.mart.committed")
     if on_spark:
         spark_marts.cleanup(name, built)
@@ -424,6 +471,27 @@ def build_mart_with_rollup(
     how = "kept (its inputs did not change)" if kept else "in"
     progress.done(f"  mart {name}: {n:,} rows {how} {progress.seconds(started)}")
     return n, stats
+
+
+def _rollup_on_spark(con: duckdb.DuckDBPyConnection, name: str, config: Config | None) -> Prebuilt | None:
+    """With the roll-up on Spark (`int_gpu_slices` in spark.marts), roll up on Spark the days the mart's
+    refresh would roll up, before its transaction; None when the mart needs no roll-up or no day changed."""
+    if not (
+        needs_rollup(name)
+        and config is not None
+        and config.engine == "spark"
+        and config.spark is not None
+        and "int_gpu_slices" in config.spark.marts
+    ):
+        return None
+    with transaction(con):
+        build_intermediate(con)  # the views the days' fingerprints read
+    days = pending_rollups(con)
+    if not days:
+        return None
+    from pipelines.engines.spark import gpu_rollup  # imported only here, as the marts' engine is
+
+    return gpu_rollup.build(con, config, days)
 
 
 def _build_full(con: duckdb.DuckDBPyConnection, name: str) -> bool:

@@ -249,7 +249,7 @@ class ExchangeRate(_Strict):
 
 
 # the marts `engine: spark` can build (pipelines/engines/spark/), and those it cannot build yet
-SPARK_MARTS = ("cost_hourly", "storage_objects_current", "storage_dataset_matches")
+SPARK_MARTS = ("cost_hourly", "storage_objects_current", "storage_dataset_matches", "int_gpu_slices")
 SPARK_MARTS_LATER = (
     "gpu_hours", "gpu_job_hours", "storage_prices", "storage_checkpoints", "storage_datasets",
     "storage_incomplete_uploads",
@@ -275,7 +275,8 @@ class SparkSettings(_Strict):
     marts: list[str] = Field(
         default_factory=lambda: list(SPARK_MARTS),
         description="The marts Spark builds (default: all it can: cost_hourly, storage_objects_current, "
-        "storage_dataset_matches); the others stay in DuckDB.",
+        "storage_dataset_matches, and int_gpu_slices, the GPU roll-up the hourly GPU marts are built from); "
+        "the others stay in DuckDB.",
     )
 
     @field_validator("marts")
@@ -286,6 +287,7 @@ class SparkSettings(_Strict):
                 raise ValueError(
                     f"{name} does not run on Spark yet (only {', '.join(SPARK_MARTS)}): remove it from "
                     "spark.marts and DuckDB builds it"
+                    + (" from int_gpu_slices, the roll-up Spark builds" if name.startswith("gpu_") else "")
                 )
             if name not in SPARK_MARTS:
                 raise ValueError(f"{name!r} is not a mart Spark builds (it builds {', '.join(SPARK_MARTS)})")

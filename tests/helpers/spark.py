@@ -76,3 +76,25 @@ def cost_hourly_on_both_engines(con: duckdb.DuckDBPyConnection, project: Path) -
         differ = con.execute(f"from {a} except all from {b} order by all limit 5").fetchall()
         assert differ == [], f"rows of {a} that are not in {b}: {differ}"
     return n
+
+
+def assert_same_rows(con: duckdb.DuckDBPyConnection, a: str, b: str, keys: list[str]) -> int:
+    """Tables `a` and `b` hold the same rows, matched on `keys` (unique in each): every column equal, DOUBLEs
+    to 1e-9 of their size (two engines add a group's doubles in different orders); the row count."""
+    columns = con.execute("select column_name, column_type from (describe " + a + ")").fetchall()
+    assert columns == con.execute("select column_name, column_type from (describe " + b + ")").fetchall()
+    on = " and ".join(f"x.{k} is not distinct from y.{k}" for k in keys)
+    differ = " or ".join(
+        f"abs(x.{c} - y.{c}) > 1e-9 * greatest(1, abs(x.{c})) or (x.{c} is null) <> (y.{c} is null)"
+        if t == "DOUBLE"
+        else f"x.{c} is distinct from y.{c}"
+        for c, t in columns
+    )
+    n_a, n_b = (con.execute(f"select count(*) from {t}").fetchall()[0][0] for t in (a, b))
+    assert n_a == n_b, f"{a} has {n_a} rows, {b} {n_b}"
+    bad = con.execute(
+        f"select x.*, y.* from {a} as x full join {b} as y on {on} where x.{keys[0]} is null "
+        f"or y.{keys[0]} is null or {differ} limit 3"
+    ).fetchall()
+    assert bad == [], f"rows of {a} and {b} that differ: {bad}"
+    return int(n_a)

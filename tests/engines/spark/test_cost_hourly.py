@@ -238,7 +238,9 @@ def test_marts_spark_does_not_build_yet_are_a_config_error(tmp_path: Path) -> No
     )
     with pytest.raises(
         ConfigError,
-        match=r"gpu_hours does not run on Spark yet \(only cost_hourly, storage_objects_current, storage_dataset_matches\)",
+        match=r"gpu_hours does not run on Spark yet \(only cost_hourly, storage_objects_current, "
+        r"storage_dataset_matches, int_gpu_slices\): remove it from spark.marts and DuckDB builds it from "
+        r"int_gpu_slices, the roll-up Spark builds",
     ):
         load_config(tmp_path / "wastewatch.yaml")
     (tmp_path / "wastewatch.yaml").write_text('engine: spark\nspark: {url: "local[2]"}\n')
@@ -247,5 +249,6 @@ def test_marts_spark_does_not_build_yet_are_a_config_error(tmp_path: Path) -> No
         "cost_hourly",
         "storage_objects_current",
         "storage_dataset_matches",
+        "int_gpu_slices",
     ]
     assert config.spark_marts_dir == str(tmp_path / "marts")
