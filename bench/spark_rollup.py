@@ -52,6 +52,7 @@ def main() -> int:
     t = time.perf_counter()
     land = root / "landing"
     (land / "jobs").mkdir(parents=True)
+    (land / "telemetry").mkdir()
     con = _connect()
     files = [f for day in range(args.days) for f in write_telemetry_day(con, land, start, day, hosts, idle)]
     con.close()

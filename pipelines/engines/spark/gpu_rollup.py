@@ -6,7 +6,9 @@ warehouse's int_gpu_slices in the mart's transaction (then removes)."""
 
 from __future__ import annotations
 
+import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -22,7 +24,7 @@ from pipelines.errors import WarehouseError
 from pipelines.warehouse import rows, sql_text
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import DataFrame, Observation, SparkSession
 
 ROLLUP = "int_gpu_slices"
 
@@ -52,10 +54,12 @@ def build(con: duckdb.DuckDBPyConnection, config: Config, days: dict[date, int])
         if f["kind"] in gpu_samples.KINDS and fid not in captures and gpu_samples.present(str(f["uri"])):
             captures[fid] = gpu_samples.plan(spark, config, str(f["uri"]), fid, str(f["source"]))
     frames = []
+    expected = [f for f in file_days if str(f["file_id"]) in captures]
+    observation = None
     if captures:
-        read = _checkpointed(gpu_samples.read(spark, list(captures.values())))
-        _check(read, [f for f in file_days if str(f["file_id"]) in captures])
-        frames.append(read)
+        read = gpu_samples.read(spark, list(captures.values()))
+        observation, observed = _observed(spark, read, day_list, expected)
+        frames.append(observed)
     # the other kinds' samples; with no capture to read, their frame (empty or not) gives the columns
     handed = _handed(spark, con, "rollup_samples", {"days": day_list, "read": list(captures)}, not frames)
     if handed is not None:
@@ -70,15 +74,96 @@ def build(con: duckdb.DuckDBPyConnection, config: Config, days: dict[date, int])
         _handed(spark, con, sql, params, empty_ok=True).createOrReplaceTempView(view)  # type: ignore[union-attr]
     folder = new_folder(config, ROLLUP)
     slices = spark.sql(sql_text("spark/intermediate", ROLLUP), args=span)
-    slices.write.mode("errorifexists").parquet(spark_path(folder))
+    try:
+        _readable(lambda: slices.write.mode("errorifexists").parquet(spark_path(folder)))
+        if observation is not None and _totals(observation.get) != _totals(_expected(expected)):
+            # what Spark read differs from the warehouse: read again, file by file, to name the file
+            _readable(lambda: _check(read, expected))
+            raise WarehouseError(
+                "Spark read the telemetry captures otherwise than the warehouse holds them; roll up with "
+                "engine: duckdb (leave int_gpu_slices out of spark.marts)"
+            )
+    except BaseException:
+        remove_build(Built(folder, 0))  # what a failed write left
+        raise
     return RolledUp(folder, dict(days))
 
 
-def _checkpointed(df: DataFrame) -> DataFrame:
-    """The samples read once and kept (the check and the roll-up read them), or the reader's error with its
-    path when Spark cannot read a file."""
+# the captures' samples of the days rolled up, summed as the roll-up reads them (one read, not two): each
+# file's samples weighted by a number of its own, so that files cannot make up for each other's differences
+# (their times modulo a prime, so the sums stay in a BIGINT)
+PRIME = 2_147_483_647
+OBSERVED = ("samples", "weighted", "ts_mod", "util_n", "mem_used_n", "mem_total_n", "power_n")
+
+
+def _weight(file_id: str) -> int:
+    return int(hashlib.sha1(file_id.encode()).hexdigest()[:5], 16) + 1  # 1 to 2^20
+
+
+def _observed(
+    spark: SparkSession, read: DataFrame, days: list[date], expected: list[dict[str, Any]]
+) -> tuple[Observation, DataFrame]:
+    """The captures' samples of `days`, with an Observation summing them as the roll-up reads them."""
+    from pyspark.sql import Observation
+    from pyspark.sql import functions as F
+
+    ids = sorted({str(e["file_id"]) for e in expected})
+    weights = spark.createDataFrame([(i, _weight(i)) for i in ids], "x_file_id string, _w bigint")
+    micros = F.unix_micros(F.col("ts").cast("timestamp")) - F.unix_micros(
+        F.col("x_sample_date").cast("timestamp")
+    )
+    w = F.col("_w")
+    observation = Observation("wastewatch_rollup_read")
+    observed = (
+        read.where(F.col("x_sample_date").isin(days))
+        .join(F.broadcast(weights), "x_file_id", "left")
+        .observe(
+            observation,
+            F.count(F.lit(1)).alias("samples"),
+            F.sum(w).alias("weighted"),
+            F.sum((w * micros) % F.lit(PRIME)).alias("ts_mod"),
+            *[
+                F.sum(F.when(F.col(c).isNotNull(), w)).alias(n)
+                for c, n in (
+                    ("util_pct", "util_n"),
+                    ("mem_used_mib", "mem_used_n"),
+                    ("mem_total_mib", "mem_total_n"),
+                    ("power_w", "power_n"),
+                )
+            ],  # fmt: skip
+        )
+        .drop("_w")
+    )
+    return observation, observed
+
+
+def _expected(expected: list[dict[str, Any]]) -> dict[str, int]:
+    """What the observation must sum to, from the warehouse's rows of each file and day."""
+    out = dict.fromkeys(OBSERVED, 0)
+    for e in expected:
+        w = _weight(str(e["file_id"]))
+        out["samples"] += int(e["samples"])
+        out["weighted"] += w * int(e["samples"])
+        out["ts_mod"] += w * int(e["ts_us"])
+        for n in OBSERVED[3:]:
+            out[n] += w * int(e[n])
+    return out
+
+
+def _totals(sums: dict[str, Any]) -> dict[str, int]:
+    """The sums compared: NULL (no rows) as 0, the times modulo the prime."""
+    out = {n: int(sums.get(n) or 0) for n in OBSERVED}
+    out["ts_mod"] %= PRIME
+    return out
+
+
+def _readable(action: Callable[[], object]) -> None:
+    """Run a Spark action over the captures; when Spark cannot read a file, fail with the reader's error
+    and its path."""
     try:
-        return df.localCheckpoint(eager=True)
+        action()
+    except WarehouseError:
+        raise
     except Exception as exc:  # Py4JJavaError, or a Spark Connect error: the reader's message, with its path
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         reason = next((line for line in lines if re.search(r"\[[A-Z_.]+\]", line)), lines[0] if lines else "")
@@ -98,7 +183,11 @@ def _check(read: DataFrame, expected: list[dict[str, Any]]) -> None:
         .groupBy("x_file_id", "x_sample_date")
         .agg(
             F.count(F.lit(1)).alias("samples"),
-            F.sum(F.unix_micros(F.col("ts").cast("timestamp")).cast("decimal(38, 0)")).alias("ts_us"),
+            # microseconds after midnight: a day's sum fits a BIGINT for 10^8 samples (a DECIMAL sum is slow)
+            F.sum(
+                F.unix_micros(F.col("ts").cast("timestamp"))
+                - F.unix_micros(F.col("x_sample_date").cast("timestamp"))
+            ).alias("ts_us"),
             F.count("util_pct").alias("util_n"),
             F.count("mem_used_mib").alias("mem_used_n"),
             F.count("mem_total_mib").alias("mem_total_n"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 from typing import TYPE_CHECKING
 
@@ -20,6 +22,21 @@ REQUIRED_CONF = {
     "spark.sql.decimalOperations.allowPrecisionLoss": "false",
     "spark.sql.sources.partitionOverwriteMode": "static",
 }
+
+
+def local_defaults(url: str) -> dict[str, str]:
+    """Settings for a master URL that runs Spark in this process (`local[N]`), unless `conf` names them:
+    shuffles in 2 partitions a core, not 200 (each a task of its own), and input paths listed in the
+    driver, not by a Spark job (which costs seconds for a few hundred local files)."""
+    found = re.fullmatch(r"local(?:\[(\d+|\*)(?:,\d+)?\])?", url.strip())
+    if not found:
+        return {}
+    threads = found.group(1)  # `local` is one thread, `local[*]` one a core
+    cores = 1 if threads is None else (os.cpu_count() or 1) if threads == "*" else int(threads)
+    return {
+        "spark.sql.shuffle.partitions": str(2 * cores),
+        "spark.sql.sources.parallelPartitionDiscovery.threshold": "100000",
+    }
 
 
 def missing() -> str | None:
@@ -49,7 +66,7 @@ def get_session(settings: SparkSettings) -> SparkSession:
         )
     builder = SparkSession.builder.appName("wastewatch")
     builder = builder.remote(settings.url) if remote else builder.master(settings.url)
-    for key, value in {**settings.conf, **REQUIRED_CONF}.items():
+    for key, value in {**local_defaults(settings.url), **settings.conf, **REQUIRED_CONF}.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     for key, value in REQUIRED_CONF.items():  # a session that already ran keeps its builder settings

@@ -2,7 +2,8 @@
 -- depends_on: gpu_samples, ingest_files
 -- params: $days
 -- What Spark's roll-up reads, and what it checks its reading against: each file's samples of each day as
--- the warehouse holds them (how many, the sum of their times in microseconds, how many have each figure).
+-- the warehouse holds them (how many, the sum of their times in microseconds after the day's midnight,
+-- how many have each figure).
 -- Files of the kind Spark reads (nvidia_smi) are read where they lie; the others' rows are handed over.
 select
     s.x_file_id as file_id,
@@ -11,7 +12,7 @@ select
     i.kind,
     i.uri,
     count(*) as samples,
-    sum(epoch_us(s.ts)::hugeint)::varchar as ts_us,
+    sum(epoch_us(s.ts) - epoch_us(s.x_sample_date::timestamp))::bigint as ts_us,
     count(s.util_pct) as util_n,
     count(s.mem_used_mib) as mem_used_n,
     count(s.mem_total_mib) as mem_total_n,
