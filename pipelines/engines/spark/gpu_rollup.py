@@ -158,8 +158,8 @@ def _totals(sums: dict[str, Any]) -> dict[str, int]:
 
 
 def _readable(action: Callable[[], object]) -> None:
-    """Run a Spark action over the captures; when Spark cannot read a file, fail with the reader's error
-    and its path."""
+    """Run a Spark action over the captures; when it fails (a file Spark cannot read, a function the
+    platform forbids), fail with Spark's reason (a file's path is in it)."""
     try:
         action()
     except WarehouseError:
@@ -168,7 +168,7 @@ def _readable(action: Callable[[], object]) -> None:
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         reason = next((line for line in lines if re.search(r"\[[A-Z_.]+\]", line)), lines[0] if lines else "")
         raise WarehouseError(
-            f"Spark could not read the telemetry files the warehouse holds: {reason[:2000]}; roll up with "
+            f"Spark could not roll up the telemetry the warehouse holds: {reason[:2000]}; roll up with "
             "engine: duckdb (leave int_gpu_slices out of spark.marts)"
         ) from None
 

@@ -57,8 +57,14 @@ def plan(spark: SparkSession, config: Config, uri: str, file_id: str, source_nam
         first = head[0].value.removeprefix("\ufeff") if head else ""
     else:
         opener = gzip.open if uri.lower().endswith(".gz") else open
-        with opener(uri, "rt", encoding="utf-8-sig", errors="replace") as f:
-            first = f.readline().rstrip("\r\n")
+        try:
+            with opener(uri, "rt", encoding="utf-8-sig", errors="replace") as f:
+                first = f.readline().rstrip("\r\n")
+        except (OSError, EOFError) as exc:  # changed since its ingest: a gzip stream cut short, ...
+            raise WarehouseError(
+                f"{uri}: Spark's roll-up cannot read this capture's first line ({exc}); run `wastewatch "
+                "ingest`, or roll up with engine: duckdb (leave int_gpu_slices out of spark.marts)"
+            ) from None
     try:
         shape = nvidia_smi.layout(
             uri, first, source.options_as(NvidiaSmiOptions), _relative(config, source, uri)

@@ -218,3 +218,30 @@ def test_spark_rollup_fails_naming_a_capture_changed_since_its_ingest(spark: Any
         ]
     finally:
         con.close()
+
+
+def test_spark_rollup_fails_naming_a_capture_it_cannot_read(spark: Any, tmp_path: Path) -> None:
+    config = _quirky_project(tmp_path)
+    capture = tmp_path / "smi" / "gpu-b 1%+x_2026-11-23.csv.gz"
+    whole = capture.read_bytes()
+    con = connect(config.warehouse_path)
+    try:
+        # the gzip stream cut short where it lies: before its first line ends (the layout cannot be read),
+        # then further on (Spark's read of the lines fails)
+        for cut, message in (
+            (
+                40,
+                r"gpu-b 1%\+x_2026-11-23.csv.gz: Spark's roll-up cannot read this capture's "
+                r"first line",
+            ),
+            (len(whole) * 2 // 3, r"Spark could not roll up the telemetry .*gpu-b"),
+        ):
+            capture.write_bytes(whole[:cut])
+            with pytest.raises(WarehouseError, match=message) as failed:
+                build_mart(con, "resources", config)
+            assert "engine: duckdb" in str(failed.value)
+            assert con.execute("select count(*) from int_gpu_slices").fetchall() == [(0,)]
+            builds = tmp_path / "marts" / "int_gpu_slices"
+            assert not builds.exists() or list(builds.iterdir()) == []  # nothing left behind
+    finally:
+        con.close()
