@@ -245,3 +245,54 @@ def test_spark_rollup_fails_naming_a_capture_it_cannot_read(spark: Any, tmp_path
             assert not builds.exists() or list(builds.iterdir()) == []  # nothing left behind
     finally:
         con.close()
+
+
+def test_spark_rollup_slices_hours_at_jobs_and_cuts_a_metrics_stores_hours(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Jobs starting and ending inside hours (one naming its GPU, one running on), on captures and on a
+    metrics store's hourly rows (named and unnamed GPUs, their labels ordering them): Spark slices and
+    attributes them as DuckDB does."""
+    config = _quirky_project(tmp_path)
+    con = connect(config.warehouse_path)
+    try:
+        jobs = [
+            ("j1", "2026-11-23 10:17:30", "2026-11-23 10:48:00.5", ["gpu-a"], None),
+            ("j2", "2026-11-23 10:30:00", None, ["gpu-a"], [1]),  # still running, on GPU 1 only
+            ("j3", "2026-11-24 08:05:00", "2026-11-24 08:12:00", ["alpha", "beta"], []),
+            ("j4", "2026-11-30 00:20:00", "2026-11-30 02:50:00", ["store-node"], None),
+        ]
+        for job_id, start, end, hosts, indices in jobs:
+            con.execute(
+                "insert into jobs (job_id, scheduler, state, started_at, ended_at, hosts, gpu_indices, source, "
+                "x_source_file, x_file_id) values ($id, 'slurm', 'COMPLETED', $s, $e, $h, $g, 'sacct', 'x', "
+                "'f-jobs')",
+                {"id": job_id, "s": start, "e": end, "h": hosts, "g": indices},
+            )
+        for hour in range(4):
+            for uuid, index, labels in (
+                ("GPU-s0", 0, None),
+                (None, None, {"pod": "b"}),
+                (None, None, {"pod": "a"}),
+            ):
+                con.execute(
+                    "insert into gpu_hourly_stats (hour, host, gpu_uuid, gpu_index, samples, observed_s, "
+                    "util_samples, util_sum, util_sumsq, util_p95, util_max, power_mean_w, labels, source, "
+                    "x_source_file, x_file_id, x_hour_date) values ($hour, 'store-node', $uuid, $index, 61, "
+                    "3600, 59, 2950.5, 59 * 2600.25, 80.5, 90, 300, $labels, 'prom', 'http://p', 'f-prom', "
+                    "'2026-11-30')",
+                    {"hour": f"2026-11-30 0{hour}:00", "uuid": uuid, "index": index, "labels": labels},
+                )
+        build_mart(con, "resources", config.model_copy(update={"engine": "duckdb"}))
+        con.execute("create table expected as from int_gpu_slices")
+        con.execute("delete from int_incremental_days")
+        build_mart(con, "resources", config)
+        spark_helper.assert_same_rows(con, "int_gpu_slices", "expected", SLICE_KEYS)
+        cut = con.execute(
+            "select count(*) filter (where slice_end - slice_start < interval 1 hour), count(job_key), "
+            "count(*) filter (where host = 'store-node' and job_key is not null), max(jobs_running) "
+            "from int_gpu_slices"
+        ).fetchall()[0]
+        assert cut[0] > 5 and cut[1] > 5 and cut[2] > 3 and cut[3] == 2, cut
+    finally:
+        con.close()
