@@ -164,11 +164,19 @@ def main() -> int:
         raise SystemExit(f"ingest failed:\n{ingest.stderr[-4000:]}")
     print(f"{args.rows:,} {args.shape} lines generated and ingested in {time.perf_counter() - t:.1f} s")
 
+    compare_engines(work, args, "cost_hourly")
+    if not args.keep:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+def compare_engines(work: Path, args: argparse.Namespace, stage: str) -> None:
+    """`args.repeat` rounds of `stage` on each engine (DuckDB first), and the table of their times."""
     conf = dict(c.split("=", 1) for c in args.conf)
     rounds = Rounds(args.repeat, ref="duckdb")
     for _ in rounds:
-        built = rounds.record("duckdb", run_phase(work, "duckdb", args.master, conf))
-        spark = rounds.record("spark", run_phase(work, "spark", args.master, conf))
+        built = rounds.record("duckdb", run_phase(work, "duckdb", args.master, conf, stage))
+        spark = rounds.record("spark", run_phase(work, "spark", args.master, conf, stage))
         rounds.record("spark_start", {"seconds": spark["start_s"], "peak_rss_mb": 0})
         if spark["rows"] != built["rows"]:
             raise SystemExit(f"the engines built {built['rows']:,} and {spark['rows']:,} rows")
@@ -185,10 +193,7 @@ def main() -> int:
             ],
         )
     )  # fmt: skip
-    print(f"cost_hourly rows: {rounds.last('spark')['rows']:,}")
-    if not args.keep:
-        shutil.rmtree(root, ignore_errors=True)
-    return 0
+    print(f"{STAGES[stage][3]} rows: {rounds.last('spark')['rows']:,}")
 
 
 if __name__ == "__main__":

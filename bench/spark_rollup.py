@@ -28,9 +28,9 @@ import time
 from datetime import datetime
 from pathlib import Path
 
-from _stats import Rounds, add_repeat, markdown
+from _stats import add_repeat
 from fleet_week import _connect, jobs_text, write_telemetry_day
-from spark_cost_hourly import run_phase
+from spark_cost_hourly import compare_engines
 
 
 def main() -> int:
@@ -84,28 +84,7 @@ def main() -> int:
         f"ingested in {time.perf_counter() - t:.1f} s"
     )
 
-    conf = dict(c.split("=", 1) for c in args.conf)
-    rounds = Rounds(args.repeat, ref="duckdb")
-    for _ in rounds:
-        built = rounds.record("duckdb", run_phase(work, "duckdb", args.master, conf, "rollup"))
-        spark = rounds.record("spark", run_phase(work, "spark", args.master, conf, "rollup"))
-        rounds.record("spark_start", {"seconds": spark["start_s"], "peak_rss_mb": 0})
-        if spark["rows"] != built["rows"]:
-            raise SystemExit(f"the engines rolled up {built['rows']:,} and {spark['rows']:,} rows")
-    print()
-    print(rounds.legend())
-    print(
-        markdown(
-            ("phase", "time", "x duckdb", "peak RSS"),
-            [
-                ("duckdb", rounds.time("duckdb"), "1.00x", rounds.peak("duckdb")),
-                ("spark", rounds.time("spark"), rounds.ratio("spark", "duckdb"),
-                 f"{rounds.peak('spark')} + JVM {rounds.peak('spark', 'jvm_mb')}"),
-                ("of which the session's start", rounds.time("spark_start"), "", ""),
-            ],
-        )
-    )  # fmt: skip
-    print(f"int_gpu_slices rows: {rounds.last('spark')['rows']:,}")
+    compare_engines(work, args, "rollup")
     if not args.keep:
         shutil.rmtree(root, ignore_errors=True)
     return 0

@@ -28,7 +28,11 @@ SETTINGS = {
 
 
 def settings(marts_dir: Path) -> SparkSettings:
-    return SparkSettings(url="local[2]", marts_dir=str(marts_dir), conf=SETTINGS)
+    """Local mode, or the Spark Connect server WASTEWATCH_SPARK_URL names (`sc://localhost:15002`: .ci/run
+    runs the Spark tests again against one)."""
+    return SparkSettings(
+        url=os.environ.get("WASTEWATCH_SPARK_URL", "local[2]"), marts_dir=str(marts_dir), conf=SETTINGS
+    )
 
 
 def require_spark() -> None:
@@ -49,7 +53,8 @@ def start(marts_dir: Path) -> Any:
     from pipelines.engines.spark.session import get_session
 
     spark = get_session(settings(marts_dir))
-    spark.sparkContext.setLogLevel("ERROR")
+    if not settings(marts_dir).url.startswith("sc://"):  # a Connect client has no SparkContext
+        spark.sparkContext.setLogLevel("ERROR")
     return spark
 
 

@@ -8,7 +8,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pipelines.engines.spark.builds import spark_path
+from pipelines.engines.spark.builds import spark_file
+from pipelines.engines.spark.session import sql_over
 from pipelines.errors import WarehouseError
 from pipelines.warehouse import sql_text
 
@@ -43,7 +44,7 @@ def read_parquet(spark: SparkSession, uri: str) -> DataFrame:
     from pyspark.errors import AnalysisException
 
     try:
-        return spark.read.parquet(spark_path(uri))
+        return spark.read.parquet(spark_file(uri))
     except AnalysisException as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise WarehouseError(
@@ -85,7 +86,7 @@ def read_csv_text(
 
     from pyspark.sql.types import StringType, StructField, StructType
 
-    head = [r.value for r in spark.read.text(spark_path(uri)).limit(2).collect()]
+    head = [r.value for r in spark.read.text(spark_file(uri)).limit(2).collect()]
     if not head:
         raise WarehouseError(
             f"{uri}: Spark read no header from this file; build cost_hourly with engine: duckdb"
@@ -105,7 +106,7 @@ def read_csv_text(
         .option("escape", '"')
         .option("multiLine", True)
         .option("mode", "PERMISSIVE")
-        .csv(spark_path(uri))
+        .csv(spark_file(uri))
     )
     return CsvFile(df, header)
 
@@ -133,8 +134,9 @@ def stage_files(
     differently, and a CSV's text and a Parquet file's types do not union before the staging casts them)."""
 
     def staged(raw: DataFrame) -> DataFrame:
-        raw.createOrReplaceTempView(view)
-        return spark.sql(sql_text("spark/staging", staging), args={"default_currency": reading.currency})
+        return sql_over(
+            spark, raw, view, sql_text("spark/staging", staging), {"default_currency": reading.currency}
+        )
 
     frames, text = [], []
     for uri in uris:

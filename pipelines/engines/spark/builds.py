@@ -35,6 +35,12 @@ def spark_path(uri: str) -> str:
     return "s3a://" + uri[len("s3://") :] if uri.startswith("s3://") else uri
 
 
+def spark_file(uri: str) -> str:
+    """A file to read, as `spark_path`, with the characters Hadoop reads as a glob (`*?[]{}\\`) escaped: a
+    file named `br[1]_x.csv` is that file, not a pattern."""
+    return re.sub(r"([*?\[\]{}\\])", r"\\\1", spark_path(uri))
+
+
 def new_folder(config: Config, mart: str) -> str:
     """A fresh build folder for `mart` under the marts folder (named so that builds sort by time)."""
     return f"{config.spark_marts_dir}/{mart}/{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"

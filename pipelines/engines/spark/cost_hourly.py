@@ -9,7 +9,6 @@ arithmetic and writes the rows as Parquet partitioned by month, in a build folde
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, Any
 
 import duckdb
@@ -18,7 +17,7 @@ from pipelines.config import Config
 from pipelines.engines.spark import bill_cur, bill_focus
 from pipelines.engines.spark.bills import Reading, readable, union
 from pipelines.engines.spark.builds import Built, attach_view, new_folder, spark_path
-from pipelines.engines.spark.session import get_session
+from pipelines.engines.spark.session import get_session, spark_reason
 from pipelines.errors import ConfigError, WarehouseError
 from pipelines.warehouse import rows, sql_text
 
@@ -83,16 +82,13 @@ def build_billed(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
     try:
         keyed.localCheckpoint(eager=True).createOrReplaceTempView("lines")
     except Exception as exc:  # Py4JJavaError, or a Spark Connect error: the reader's message, with its path
-        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-        # Spark's own error names its class in brackets ([FAILED_READ_FILE...] ... the file's path)
-        reason = next((line for line in lines if re.search(r"\[[A-Z_.]+\]", line)), lines[0] if lines else "")
         raise WarehouseError(
-            f"Spark could not read the bill files the warehouse holds: {reason[:2000]}; build cost_hourly "
+            f"Spark could not read the bill files the warehouse holds: {spark_reason(exc)}; build cost_hourly "
             "with engine: duckdb"
         ) from None
     _check_file_totals(spark, files)
     billed = spark.sql(sql_text("spark/marts", "cost_hourly_billed"))
-    billed.write.mode("errorifexists").partitionBy("month").parquet(spark_path(folder))
+    billed.write.mode("error").partitionBy("month").parquet(spark_path(folder))
     n = spark.read.parquet(spark_path(folder)).count()
     return Built(folder, n)
 

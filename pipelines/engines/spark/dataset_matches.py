@@ -53,7 +53,7 @@ def build(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
     spark.createDataFrame(prices, price_schema).createOrReplaceTempView("storage_prices")
     # the mart's own SQL (it is written in SQL both engines run), partitioned by the first dataset's bucket
     mart = spark.sql(sql_text("marts", MART)).withColumn("bucket_part", F.col("bucket"))
-    mart.write.mode("errorifexists").partitionBy("bucket_part").parquet(spark_path(folder))
+    mart.write.mode("error").partitionBy("bucket_part").parquet(spark_path(folder))
     # with the schema given, a build of no rows (no two datasets share content) reads as empty
     n = spark.read.schema(mart.schema).parquet(spark_path(folder)).count()
     return Built(folder, n)

@@ -7,11 +7,10 @@ warehouse's int_gpu_slices in the mart's transaction (then removes)."""
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 
@@ -19,7 +18,7 @@ from pipelines.config import Config
 from pipelines.engines.spark import gpu_samples
 from pipelines.engines.spark.bills import union
 from pipelines.engines.spark.builds import Built, new_folder, remove_build, spark_path
-from pipelines.engines.spark.session import get_session
+from pipelines.engines.spark.session import get_session, spark_reason
 from pipelines.errors import WarehouseError
 from pipelines.warehouse import rows, sql_text
 
@@ -27,6 +26,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, Observation, SparkSession
 
 ROLLUP = "int_gpu_slices"
+T = TypeVar("T")
 
 
 @dataclass
@@ -47,6 +47,7 @@ def build(con: duckdb.DuckDBPyConnection, config: Config, days: dict[date, int])
     spark = get_session(config.spark)
     day_list = sorted(days)
     span = {"day_from": day_list[0], "day_to": day_list[-1]}
+    spark_span = {k: d.isoformat() for k, d in span.items()}  # dates as text (py4j and years before 1000)
     file_days = rows(con, sql_text("spark/warehouse", "rollup_file_days"), {"days": day_list})
     captures: dict[str, gpu_samples.Capture] = {}
     for f in file_days:
@@ -57,7 +58,7 @@ def build(con: duckdb.DuckDBPyConnection, config: Config, days: dict[date, int])
     expected = [f for f in file_days if str(f["file_id"]) in captures]
     observation = None
     if captures:
-        read = gpu_samples.read(spark, list(captures.values()))
+        read = _readable(lambda: gpu_samples.read(spark, list(captures.values())))
         observation, observed = _observed(spark, read, day_list, expected)
         frames.append(observed)
     # the other kinds' samples; with no capture to read, their frame (empty or not) gives the columns
@@ -73,10 +74,14 @@ def build(con: duckdb.DuckDBPyConnection, config: Config, days: dict[date, int])
     ):
         _handed(spark, con, sql, params, empty_ok=True).createOrReplaceTempView(view)  # type: ignore[union-attr]
     folder = new_folder(config, ROLLUP)
-    slices = spark.sql(sql_text("spark/intermediate", ROLLUP), args=span)
+    slices = spark.sql(sql_text("spark/intermediate", ROLLUP), args=spark_span)
     try:
-        _readable(lambda: slices.write.mode("errorifexists").parquet(spark_path(folder)))
-        if observation is not None and _totals(observation.get) != _totals(_expected(expected)):
+        _readable(lambda: slices.write.mode("error").parquet(spark_path(folder)))
+        sums = observation.get if observation is not None else None
+        if sums == {}:
+            # Spark Connect returns no observed metrics for a write: the captures are read again, file by file
+            _readable(lambda: _check(read, expected))
+        elif sums is not None and _totals(sums) != _totals(_expected(expected)):
             # what Spark read differs from the warehouse: read again, file by file, to name the file
             _readable(lambda: _check(read, expected))
             raise WarehouseError(
@@ -93,7 +98,15 @@ def build(con: duckdb.DuckDBPyConnection, config: Config, days: dict[date, int])
 # file's samples weighted by a number of its own, so that files cannot make up for each other's differences
 # (their times modulo a prime, so the sums stay in a BIGINT)
 PRIME = 2_147_483_647
-OBSERVED = ("samples", "weighted", "ts_mod", "util_n", "mem_used_n", "mem_total_n", "power_n")
+OBSERVED = (
+    "samples", "weighted", "ts_mod", "index_sum", "index_n", "util_n", "mem_util_n", "mem_used_n", "mem_total_n",
+    "power_n", "power_limit_n",
+)  # fmt: skip
+# the figures counted where a sample has them, and the column each counts
+FIGURES = {
+    "index_n": "gpu_index", "util_n": "util_pct", "mem_util_n": "mem_util_pct", "mem_used_n": "mem_used_mib",
+    "mem_total_n": "mem_total_mib", "power_n": "power_w", "power_limit_n": "power_limit_w",
+}  # fmt: skip
 
 
 def _weight(file_id: str) -> int:
@@ -115,22 +128,16 @@ def _observed(
     w = F.col("_w")
     observation = Observation("wastewatch_rollup_read")
     observed = (
-        read.where(F.col("x_sample_date").isin(days))
+        # dates as text: py4j writes a date before year 1000 as `26-11-30`, which Java cannot read back
+        read.where(F.col("x_sample_date").cast("string").isin([d.isoformat() for d in days]))
         .join(F.broadcast(weights), "x_file_id", "left")
         .observe(
             observation,
             F.count(F.lit(1)).alias("samples"),
             F.sum(w).alias("weighted"),
             F.sum((w * micros) % F.lit(PRIME)).alias("ts_mod"),
-            *[
-                F.sum(F.when(F.col(c).isNotNull(), w)).alias(n)
-                for c, n in (
-                    ("util_pct", "util_n"),
-                    ("mem_used_mib", "mem_used_n"),
-                    ("mem_total_mib", "mem_total_n"),
-                    ("power_w", "power_n"),
-                )
-            ],  # fmt: skip
+            F.sum(w * F.col("gpu_index")).alias("index_sum"),
+            *[F.sum(F.when(F.col(c).isNotNull(), w)).alias(n) for n, c in FIGURES.items()],
         )
         .drop("_w")
     )
@@ -145,7 +152,8 @@ def _expected(expected: list[dict[str, Any]]) -> dict[str, int]:
         out["samples"] += int(e["samples"])
         out["weighted"] += w * int(e["samples"])
         out["ts_mod"] += w * int(e["ts_us"])
-        for n in OBSERVED[3:]:
+        out["index_sum"] += w * int(e["index_sum"])
+        for n in FIGURES:
             out[n] += w * int(e[n])
     return out
 
@@ -157,18 +165,16 @@ def _totals(sums: dict[str, Any]) -> dict[str, int]:
     return out
 
 
-def _readable(action: Callable[[], object]) -> None:
-    """Run a Spark action over the captures; when it fails (a file Spark cannot read, a function the
+def _readable(action: Callable[[], T]) -> T:
+    """Run a Spark step over the captures; when it fails (a file Spark cannot find or read, a function the
     platform forbids), fail with Spark's reason (a file's path is in it)."""
     try:
-        action()
+        return action()
     except WarehouseError:
         raise
-    except Exception as exc:  # Py4JJavaError, or a Spark Connect error: the reader's message, with its path
-        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-        reason = next((line for line in lines if re.search(r"\[[A-Z_.]+\]", line)), lines[0] if lines else "")
+    except Exception as exc:  # Py4JJavaError, or a Spark Connect error
         raise WarehouseError(
-            f"Spark could not roll up the telemetry the warehouse holds: {reason[:2000]}; roll up with "
+            f"Spark could not roll up the telemetry the warehouse holds: {spark_reason(exc)}; roll up with "
             "engine: duckdb (leave int_gpu_slices out of spark.marts)"
         ) from None
 
@@ -179,7 +185,8 @@ def _check(read: DataFrame, expected: list[dict[str, Any]]) -> None:
 
     days = sorted({e["day"] for e in expected})
     got = (
-        read.where(F.col("x_sample_date").isin(days))
+        # dates as text: py4j writes a date before year 1000 as `26-11-30`, which Java cannot read back
+        read.where(F.col("x_sample_date").cast("string").isin([d.isoformat() for d in days]))
         .groupBy("x_file_id", "x_sample_date")
         .agg(
             F.count(F.lit(1)).alias("samples"),
@@ -188,10 +195,8 @@ def _check(read: DataFrame, expected: list[dict[str, Any]]) -> None:
                 F.unix_micros(F.col("ts").cast("timestamp"))
                 - F.unix_micros(F.col("x_sample_date").cast("timestamp"))
             ).alias("ts_us"),
-            F.count("util_pct").alias("util_n"),
-            F.count("mem_used_mib").alias("mem_used_n"),
-            F.count("mem_total_mib").alias("mem_total_n"),
-            F.count("power_w").alias("power_n"),
+            F.coalesce(F.sum("gpu_index"), F.lit(0)).alias("index_sum"),
+            *[F.count(c).alias(n) for n, c in FIGURES.items()],
         )
         .collect()
     )

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 from pipelines import s3 as s3mod
 from pipelines.config import Config, Source
 from pipelines.engines.spark.bills import union
-from pipelines.engines.spark.builds import spark_path
+from pipelines.engines.spark.builds import spark_file, spark_path
+from pipelines.engines.spark.session import sql_over
 from pipelines.errors import RejectedFile, WarehouseError
 from pipelines.sources import nvidia_smi
 from pipelines.sources.options import NvidiaSmiOptions
@@ -26,6 +27,15 @@ if TYPE_CHECKING:
 
 # the telemetry files Spark reads itself (the others' samples are handed over from the warehouse)
 KINDS = ("nvidia_smi",)
+# the columns the staging casts to a number (from the value's first word)
+NUMBERS = (
+    "gpu_index", "util_pct", "mem_util_pct", "mem_total_mib", "mem_used_mib", "mem_free_mib", "mem_reserved_mib",
+    "power_w", "power_limit_w", "temperature_c", "sm_clock_mhz", "mem_clock_mhz",
+)  # fmt: skip
+# a first word DuckDB's cast may read as a number: Java's parser also reads `5d`, `5f` and hex floats
+# (`0x1p3`), which DuckDB does not; such a word is NULL before Spark casts it. Forms DuckDB reads and Java
+# does not (`1_000`, `-nan`) stay NULL in Spark, and the read check fails the mart naming the file.
+NUMBER_WORD = r"^[+-]?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][+-]?[0-9]+)?$|^(?i)[+-]?(inf|infinity|nan)$"
 
 
 @dataclass(frozen=True)
@@ -53,7 +63,7 @@ def plan(spark: SparkSession, config: Config, uri: str, file_id: str, source_nam
             f"{uri}: its source {source_name!r} is not in the config; roll up with engine: duckdb"
         )
     if uri.startswith("s3://"):
-        head = spark.read.text(spark_path(uri)).limit(1).collect()
+        head = spark.read.text(spark_file(uri)).limit(1).collect()
         first = head[0].value.removeprefix("\ufeff") if head else ""
     else:
         opener = gzip.open if uri.lower().endswith(".gz") else open
@@ -124,7 +134,7 @@ def _read_group(spark: SparkSession, group: list[Capture]) -> DataFrame:
         ),
     )
     lines = (
-        spark.read.text([spark_path(c.uri) for c in group])
+        spark.read.text([spark_file(c.uri) for c in group])
         .select(
             F.regexp_replace("value", "^\ufeff", "").alias("value"),
             # Spark names a file as a URI (`file:/a%20b/x.csv`); '+' is kept as it is, so not a space
@@ -148,7 +158,10 @@ def _read_group(spark: SparkSession, group: list[Capture]) -> DataFrame:
             return F.lit(None).cast("string")
         raw = F.nullif(F.element_at(fields, int(mapping[column][1:]) + 1), F.lit(""))
         # nvidia-smi separates with `, `; a file with bare `,` may pad values with spaces: trimmed
-        return trim_spaces(raw) if shape.delim == "," else raw
+        text = trim_spaces(raw) if shape.delim == "," else raw
+        if column in NUMBERS:
+            return F.when(F.split_part(text, F.lit(" "), F.lit(1)).rlike(NUMBER_WORD), text)
+        return text
 
     src = lines.select(
         *[value(c).alias(c) for c in nvidia_smi.CANONICAL],  # type: ignore[attr-defined]
@@ -156,11 +169,10 @@ def _read_group(spark: SparkSession, group: list[Capture]) -> DataFrame:
         "_source_file",
         "_file_id",
     ).where(F.col("ts").isNull() | (F.col("ts") != "timestamp"))  # header lines repeated by appends
-    src.createOrReplaceTempView("_src")
-    return spark.sql(
-        sql_text("spark/staging", "nvidia_smi_gpu_samples"),
-        args={"tz": str(opts.timezone), "source_name": source.name},
-    )
+    return sql_over(
+        spark, src, "_src", sql_text("spark/staging", "nvidia_smi_gpu_samples"),
+        {"tz": str(opts.timezone), "source_name": source.name},
+    )  # fmt: skip
 
 
 def _spark_file(uri: str) -> str:
@@ -171,7 +183,18 @@ def _spark_file(uri: str) -> str:
 def check(read: dict[tuple[str, object], dict[str, object]], expected: list[dict[str, object]]) -> None:
     """Fail naming the first file whose samples of a day, as Spark read them, differ from what the
     warehouse holds of it (how many, their times, how many have each figure)."""
-    keys = ("samples", "ts_us", "util_n", "mem_used_n", "mem_total_n", "power_n")
+    keys = (
+        "samples",
+        "ts_us",
+        "index_n",
+        "index_sum",
+        "util_n",
+        "mem_util_n",
+        "mem_used_n",
+        "mem_total_n",
+        "power_n",
+        "power_limit_n",
+    )
     for e in expected:
         got = read.get((str(e["file_id"]), e["day"]), {})
         differ = [k for k in keys if str(got.get(k, 0)) != str(e[k])]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -11,7 +12,7 @@ from pipelines.config import SparkSettings
 from pipelines.errors import ConfigError
 
 if TYPE_CHECKING:
-    from pyspark.sql import SparkSession
+    from pyspark.sql import DataFrame, SparkSession
 
 # what the Spark SQL of sql/spark/ is written for: UTC wall-clock timestamps (DuckDB's TIMESTAMP), strict
 # casts, and decimal products that keep every decimal (DuckDB's), not Spark's rounding to 6 places
@@ -72,3 +73,30 @@ def get_session(settings: SparkSettings) -> SparkSession:
     for key, value in REQUIRED_CONF.items():  # a session that already ran keeps its builder settings
         spark.conf.set(key, value)
     return spark
+
+
+# numbers the views sql_over registers (one process, one session)
+_VIEWS = itertools.count()
+
+
+def sql_over(
+    spark: SparkSession, frame: DataFrame, view: str, sql: str, args: dict[str, object]
+) -> DataFrame:
+    """`spark.sql(sql)` reading `frame` where the SQL names the relation `view`. The frame is registered
+    under a name of its own (`<view>_<n>`), which replaces `view` in the SQL: Spark Connect resolves a
+    view's name when a query runs, not when it is built, so several frames staged through one name would
+    all read the last one registered."""
+    unique = f"{view}_{next(_VIEWS)}"
+    text, found = re.subn(rf"\b{re.escape(view)}\b", unique, sql)
+    if not found:
+        raise ValueError(f"the SQL does not read {view!r}")
+    frame.createOrReplaceTempView(unique)
+    return spark.sql(text, args=args)
+
+
+def spark_reason(exc: BaseException) -> str:
+    """The line of a Spark error (Py4JJavaError, or a Spark Connect error) that says what failed: Spark names
+    its error class in brackets (`[FAILED_READ_FILE...] ...` with the file's path); else its first line."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    reason = next((line for line in lines if re.search(r"\[[A-Z_.]+\]", line)), lines[0] if lines else "")
+    return reason[:2000]

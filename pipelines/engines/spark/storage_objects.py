@@ -19,7 +19,7 @@ import duckdb
 
 from pipelines.config import Config
 from pipelines.engines.spark.builds import Built, attach_view, new_folder, spark_path
-from pipelines.engines.spark.session import get_session
+from pipelines.engines.spark.session import get_session, sql_over
 from pipelines.errors import ConfigError, WarehouseError
 from pipelines.sources.inventory_format import (
     FIELDS,
@@ -98,7 +98,7 @@ def build(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
     read = spark.sql(sql_text("spark/checks", "snapshot_objects")).collect()
     _check_objects({r["x_file_id"]: r["objects"] for r in read}, snapshots)
     mart = spark.sql(sql_text("spark/marts", MART))
-    mart.write.mode("errorifexists").partitionBy("bucket_part").parquet(spark_path(folder))
+    mart.write.mode("error").partitionBy("bucket_part").parquet(spark_path(folder))
     # with the schema given, a build of no rows (every object a delete marker) reads as empty
     n = spark.read.schema(mart.schema).parquet(spark_path(folder)).count()
     return Built(folder, n)
@@ -235,15 +235,17 @@ def _parquet_objects(spark: SparkSession, m: Report, x_file_id: str) -> DataFram
         column = FIELDS.get(norm(name))
         if column is not None and column not in at:
             at[column] = name
-    df.select(
+    raw = df.select(
         *[
             (F.col(f"`{at[c]}`") if c in at else F.lit(None).cast("string")).alias(f"raw_{c}")
             for c in COLUMNS
         ],
         F.lit(x_file_id).alias("x_file_id"),
-    ).createOrReplaceTempView("inventory_raw_parquet")
-    # analysed here, so the next report's view of the same name does not change this one
-    return spark.sql(sql_text("spark/staging", "s3_inventory_objects_parquet"))
+    )
+    # each report under a view of its own: Spark Connect resolves the name when the mart is written
+    return sql_over(
+        spark, raw, "inventory_raw_parquet", sql_text("spark/staging", "s3_inventory_objects_parquet"), {}
+    )
 
 
 def _listed_objects(spark: SparkSession, con: duckdb.DuckDBPyConnection, ids: list[str]) -> DataFrame:

@@ -2,7 +2,7 @@
 -- depends_on: the views rollup_days (day), samples (gpu_samples' columns, labels as labels_text),
 --             hourly_stats (gpu_hourly_stats', the same), job_boundaries, job_hosts, built by
 --             pipelines/engines/spark/gpu_rollup.py
--- params: :day_from, :day_to (the first and last day of rollup_days)
+-- params: :day_from, :day_to (the first and last day of rollup_days, as ISO text)
 -- sql/intermediate/int_gpu_slices.sql in Spark's dialect, for the days of rollup_days at once (each day's
 -- rows depend on that day's samples alone). The same arithmetic in the same order: epoch() as DuckDB's
 -- (microseconds / 10^6, a DOUBLE), a quantile as DuckDB's quantile_cont (lo * (1 - d) + hi * d, the last
@@ -13,7 +13,9 @@ with samples_in as (
         s.ts,
         s.x_sample_date,
         s.host,
-        lower(split_part(regexp_replace(s.host, '^\\p{Zs}+|\\p{Zs}+$', ''), '.', 1)) as host_key,
+        -- DuckDB lower-cases letter by letter; Java also applies the final-sigma rule and makes İ two
+        -- characters: those two first, as DuckDB lowers them
+        lower(translate(split_part(regexp_replace(s.host, '^\\p{Zs}+|\\p{Zs}+$', ''), '.', 1), 'Σİ', 'σi')) as host_key,
         coalesce('/mig' || s.mig_instance_id, '') as mig_suffix,
         s.gpu_uuid,
         s.gpu_index,
@@ -57,13 +59,14 @@ samples_named as (
 day_bounds as (
     select *
     from job_boundaries
-    where bound_at < cast(date_add(:day_to, 1) as timestamp_ntz) and next_at > cast(:day_from as timestamp_ntz)
+    where bound_at < cast(date_add(cast(:day_to as date), 1) as timestamp_ntz)
+        and next_at > cast(cast(:day_from as date) as timestamp_ntz)
 ),
 
 hourly_in as (
     select
         h.*,
-        lower(split_part(regexp_replace(h.host, '^\\p{Zs}+|\\p{Zs}+$', ''), '.', 1)) as host_key,
+        lower(translate(split_part(regexp_replace(h.host, '^\\p{Zs}+|\\p{Zs}+$', ''), '.', 1), 'Σİ', 'σi')) as host_key,
         coalesce('/mig' || h.mig_instance_id, '') as mig_suffix
     from hourly_stats as h
     left semi join rollup_days as d on d.day = h.x_hour_date
@@ -227,8 +230,8 @@ grouped as (
 day_jobs as (
     select *
     from job_hosts
-    where started_at < cast(date_add(:day_to, 1) as timestamp_ntz)
-        and (ended_at is null or ended_at > cast(:day_from as timestamp_ntz))
+    where started_at < cast(date_add(cast(:day_to as date), 1) as timestamp_ntz)
+        and (ended_at is null or ended_at > cast(cast(:day_from as date) as timestamp_ntz))
 ),
 
 joined as (

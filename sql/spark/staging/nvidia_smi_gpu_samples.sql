@@ -51,7 +51,8 @@ numbers as (
         ts_parsed as ts,
         coalesce(_fixed_host, nullif(host, '')) as host,
         case when startswith(gpu_uuid, '[') then null else nullif(gpu_uuid, '') end as gpu_uuid,
-        try_cast(gpu_index as int) as gpu_index,
+        -- DuckDB's cast to INTEGER rounds a decimal (`1.0`, `1.5`), half away from zero
+        coalesce(try_cast(gpu_index as int), try_cast(round(try_cast(gpu_index as double)) as int)) as gpu_index,
         case when startswith(gpu_model, '[') then null else nullif(gpu_model, '') end as gpu_model,
         case when startswith(pci_bus_id, '[') then null else nullif(pci_bus_id, '') end as pci_bus_id,
         try_cast(split_part(util_pct, ' ', 1) as double) as util_pct,

@@ -113,9 +113,20 @@ def _quirky_captures() -> dict[str, str | Path]:
         for h in ("alpha.cluster.local", "beta"):
             hosts.append(f"2026/11/24 08:{i:02d}:07.250, {h}, 0, {i * 4 % 100} %")
 
+    # what the ingest reads and Java would read otherwise: an index written as a decimal, Java-only number
+    # forms (`5d`, a hex float: NULL in both), upper-case Greek and Turkish host names (Java lower-cases Σ
+    # at a word's end as ς and İ as two characters), glob characters in the file's name
+    odd = [
+        "timestamp, hostname, index, utilization.gpu [%], utilization.memory [%], power.limit [W]",
+        "2026/11/25 05:00:00.000, ΝΟΔΟΣ, 1.0, 40 %, 5d %, 0x1p10 W",
+        "2026/11/25 05:01:00.000, ΝΟΔΟΣ, 1.0, 41 %, 7 %, 700 W",
+        "2026/11/25 05:00:00.000, İSTANBUL, 2.5, 42 %, 7 %, 700 W",
+    ]
+
     import gzip as gz
 
     return {
+        "smi/odd[1]{a,b}_2026-11-25.csv": "\n".join(odd) + "\n",
         "smi/h200_2026-11-30.csv": FIXTURE_H200,
         "smi/gpu-a_2026-11-23.csv": a_text,
         "smi/gpu-b 1%+x_2026-11-23.csv.gz": gz.compress(("\n".join(b) + "\n").encode()),
@@ -142,11 +153,11 @@ QUIRKY_SOURCES = """\
 """
 
 
-def _quirky_project(tmp_path: Path) -> Config:
-    """The captures ingested into a new warehouse under tmp_path; its config on Spark."""
+def _quirky_project(tmp_path: Path, more: dict[str, str] | None = None) -> Config:
+    """The captures (and `more`) ingested into a new warehouse under tmp_path; its config on Spark."""
     from tests.helpers.config import write_config
 
-    for name, content in _quirky_captures().items():
+    for name, content in {**_quirky_captures(), **(more or {})}.items():
         dst = tmp_path / name
         dst.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(content, Path):
@@ -261,6 +272,7 @@ def test_spark_rollup_slices_hours_at_jobs_and_cuts_a_metrics_stores_hours(
             ("j2", "2026-11-23 10:30:00", None, ["gpu-a"], [1]),  # still running, on GPU 1 only
             ("j3", "2026-11-24 08:05:00", "2026-11-24 08:12:00", ["alpha", "beta"], []),
             ("j4", "2026-11-30 00:20:00", "2026-11-30 02:50:00", ["store-node"], None),
+            ("j5", "2026-11-25 05:00:30", "2026-11-25 05:30:00", ["ΝΟΔΟΣ.cluster"], [1]),
         ]
         for job_id, start, end, hosts, indices in jobs:
             con.execute(
@@ -294,5 +306,20 @@ def test_spark_rollup_slices_hours_at_jobs_and_cuts_a_metrics_stores_hours(
             "from int_gpu_slices"
         ).fetchall()[0]
         assert cut[0] > 5 and cut[1] > 5 and cut[2] > 3 and cut[3] == 2, cut
+    finally:
+        con.close()
+
+
+def test_spark_rollup_fails_naming_a_capture_it_reads_otherwise(spark: Any, tmp_path: Path) -> None:
+    """A two-digit year the ingest read as the year 26 (DuckDB's strptime), which Spark's parser does not
+    read so: the mart fails naming the file and the day, rather than rolling up something else."""
+    capture = "2026/11/30 10:00:00.000, 0, 40 %\n26/11/30 10:01:00.000, 0, 41 %\n"
+    config = _quirky_project(
+        tmp_path, {"smi/y26_2026-11-30.csv": "timestamp, index, utilization.gpu [%]\n" + capture}
+    )
+    con = connect(config.warehouse_path)
+    try:
+        with pytest.raises(WarehouseError, match=r"y26_2026-11-30.csv: Spark read 0 samples of 0026-11-30"):
+            build_mart(con, "resources", config)
     finally:
         con.close()
