@@ -148,10 +148,19 @@ def main() -> int:
     export = generate(root / "export", args.rows, args.files, args.shape, formats=("parquet",))["parquet"]
     work = root / "work"
     work.mkdir(parents=True)
+    ingest_once(work, f"  - {{name: bill, kind: {SHAPES[args.shape][2]}, uri: '{export}'}}\n")
+    print(f"{args.rows:,} {args.shape} lines generated and ingested in {time.perf_counter() - t:.1f} s")
+
+    compare_engines(work, args, "cost_hourly")
+    if not args.keep:
+        shutil.rmtree(root, ignore_errors=True)
+    return 0
+
+
+def ingest_once(work: Path, sources: str) -> None:
+    """Write the bench's config with `sources` (YAML list items) into `work` and run `wastewatch ingest`."""
     (work / "wastewatch.yaml").write_text(
-        "warehouse: warehouse.duckdb\n"
-        "duckdb: {memory_limit: 1GB, threads: 2}\n"
-        f"sources:\n  - {{name: bill, kind: {SHAPES[args.shape][2]}, uri: '{export}'}}\n",
+        "warehouse: warehouse.duckdb\nduckdb: {memory_limit: 1GB, threads: 2}\nsources:\n" + sources,
         encoding="utf-8",
     )
     ingest = subprocess.run(
@@ -162,12 +171,6 @@ def main() -> int:
     )
     if ingest.returncode != 0:
         raise SystemExit(f"ingest failed:\n{ingest.stderr[-4000:]}")
-    print(f"{args.rows:,} {args.shape} lines generated and ingested in {time.perf_counter() - t:.1f} s")
-
-    compare_engines(work, args, "cost_hourly")
-    if not args.keep:
-        shutil.rmtree(root, ignore_errors=True)
-    return 0
 
 
 def compare_engines(work: Path, args: argparse.Namespace, stage: str) -> None:

@@ -22,15 +22,13 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
-import sys
 import time
 from datetime import datetime
 from pathlib import Path
 
 from _stats import add_repeat
 from fleet_week import _connect, jobs_text, write_telemetry_day
-from spark_cost_hourly import compare_engines
+from spark_cost_hourly import compare_engines, ingest_once
 
 
 def main() -> int:
@@ -61,23 +59,12 @@ def main() -> int:
     )
     work = root / "work"
     work.mkdir()
-    (work / "wastewatch.yaml").write_text(
-        "warehouse: warehouse.duckdb\n"
-        "duckdb: {memory_limit: 1GB, threads: 2}\n"
-        "sources:\n"
+    ingest_once(
+        work,
         f"  - {{name: smi, kind: nvidia_smi, uri: '{land}/telemetry/**/*.csv', "
         "options: {host_pattern: 'host=(?P<host>[^/]+)'}}\n"
         f"  - {{name: slurm, kind: slurm_sacct, uri: '{land}/jobs/'}}\n",
-        encoding="utf-8",
     )
-    ingest = subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", "--config", str(work / "wastewatch.yaml"), "ingest"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if ingest.returncode != 0:
-        raise SystemExit(f"ingest failed:\n{ingest.stderr[-4000:]}")
     samples = args.gpus * 1440 * args.days
     print(
         f"{len(files):,} captures of {hosts * 8:,} GPUs x {args.days} day(s) ({samples:,} samples) written and "
