@@ -42,7 +42,9 @@ class SourceFile:
 
     @property
     def compressed(self) -> bool:
-        return self.local_path.name.endswith(".gz")
+        """Whether the file is gzip by its name, in any case (`.csv.gz`, `.CSV.GZ`: the listing matches
+        names ignoring case too)."""
+        return self.local_path.name.lower().endswith(".gz")
 
     def checksum(self) -> str:
         """The sha256 of the file's bytes, hashed once per listing (the ledger and the load both ask)."""

@@ -270,17 +270,19 @@ def test_gzipped_capture_reads_like_the_plain_one(
 
     landing = project / "landing" / "telemetry"
     (landing / "node-z.csv.gz").write_bytes(gzip.compress(CAPTURE.read_bytes()))
+    # a name in upper case (a Windows share's copy) is gzip all the same: it was read as text before
+    (landing / "NODE-X.CSV.GZ").write_bytes(gzip.compress(CAPTURE.read_bytes()))
     copy_into(CAPTURE, landing, "node-y.csv")
     report = ingest(con, config)
-    assert [o.status for o in report.outcomes] == ["loaded", "loaded"], report.summary()
-    z, y = (
+    assert [o.status for o in report.outcomes] == ["loaded"] * 3, report.summary()
+    z, x, y = (
         con.execute(
             "select count(*), sum(util_pct), max(mem_used_mib), min(ts), max(ts) from gpu_samples where host = $h",
             {"h": h},
         ).fetchall()[0]
-        for h in ("node-z", "node-y")
+        for h in ("node-z", "NODE-X", "node-y")
     )
-    assert z == y and z[0] == 342
+    assert z == x == y and z[0] == 342
 
 
 def test_a_rejected_new_version_keeps_the_loaded_rows_and_the_next_good_version_replaces_them(
