@@ -50,8 +50,11 @@ class Capture:
 
 
 def present(uri: str) -> bool:
-    """Whether the file is still where the ingest found it (a local file may be removed once ingested;
-    an s3:// object is taken to be there: Spark's read names it otherwise)."""
+    """Whether Spark reads the file where it lies: it is still where the ingest found it (a local file may
+    be removed once ingested; an s3:// object is taken to be there: Spark's read names it otherwise), and
+    not gzip under an upper-case name (`.CSV.GZ`: Hadoop knows the codec by `.gz` in lower case only)."""
+    if uri.lower().endswith(".gz") and not uri.endswith(".gz"):
+        return False
     return uri.startswith("s3://") or os.path.isfile(uri)
 
 

@@ -127,6 +127,8 @@ def _quirky_captures() -> dict[str, str | Path]:
 
     return {
         "smi/odd[1]{a,b}_2026-11-25.csv": "\n".join(odd) + "\n",
+        # gzip under an upper-case name: the ingest reads it; Hadoop would not inflate it (handed over)
+        "smi/gpu-c_2026-11-23.CSV.GZ": gz.compress(("\n".join(b[:5]) + "\n").encode()),
         "smi/h200_2026-11-30.csv": FIXTURE_H200,
         "smi/gpu-a_2026-11-23.csv": a_text,
         "smi/gpu-b 1%+x_2026-11-23.csv.gz": gz.compress(("\n".join(b) + "\n").encode()),
@@ -191,7 +193,7 @@ def test_spark_rollup_reads_captures_as_the_reader_does(spark: Any, tmp_path: Pa
         by_host = dict(con.execute("select host, sum(samples) from int_gpu_slices group by 1").fetchall())
         # 90 minutes of 2 GPUs less the cut line; 30 lines over midnight; 16 local times, 6 of them in the
         # hour that happens twice; the host column's two hosts; the real H200 capture; the DCGM scrape
-        assert by_host["gpu-a"] == 180 and by_host["gpu-b 1%+x"] == 30, by_host
+        assert by_host["gpu-a"] == 180 and by_host["gpu-b 1%+x"] == 30 and by_host["gpu-c"] == 4, by_host
         assert by_host["node9"] == 16 and by_host["alpha.cluster.local"] == 20 and by_host["beta"] == 20
         assert by_host["h200"] == 342 and by_host["gpu-node-a"] > 0, by_host
         assert n > 10
