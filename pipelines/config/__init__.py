@@ -278,6 +278,14 @@ class Config(_Strict):
             return re.sub(r"^(https?://)[^/@?#]*@", r"\1", source.uri)
         return source.uri if source.is_s3 else str(self.resolve(source.uri))
 
+    def source_root(self, source: Source) -> Path:
+        """The folder a local source's files are named relative to (what `host_pattern` reads): a glob's
+        fixed part, a file's folder, or the folder the uri names."""
+        location = self.source_location(source)
+        if any(ch in location for ch in "*?["):
+            return Path(location.split("*")[0].rsplit("/", 1)[0] or "/")
+        return Path(location).parent if Path(location).is_file() else Path(location)
+
     def sources_of(self, kinds: tuple[str, ...]) -> list[Source]:
         return [s for s in self.sources if s.kind in kinds and s.enabled]
 

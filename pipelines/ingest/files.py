@@ -168,7 +168,7 @@ def list_local(
     location = config.source_location(source)
     suffixes = source_kind(source.kind).patterns
     if any(ch in location for ch in "*?["):
-        root = Path(location.split("*")[0].rsplit("/", 1)[0] or "/")
+        root = config.source_root(source)
         paths = [Path(p) for p in glob.glob(location, recursive=True) if Path(p).is_file()]
         return sorted((_as_file(p, root) for p in paths), key=lambda f: f.uri)
     path = Path(location)

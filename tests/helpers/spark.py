@@ -15,7 +15,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from pipelines.config import SparkSettings, load_config
+from pipelines.config import Config, SparkSettings, load_config
 from pipelines.transform import build_mart
 
 # two cores, and few shuffle partitions: the demo's week is a few thousand lines
@@ -32,6 +32,16 @@ def settings(marts_dir: Path) -> SparkSettings:
     runs the Spark tests again against one)."""
     return SparkSettings(
         url=os.environ.get("WASTEWATCH_SPARK_URL", "local[2]"), marts_dir=str(marts_dir), conf=SETTINGS
+    )
+
+
+def demo_copy(demo: Path, tmp_path: Path) -> Config:
+    """The demo's config on Spark over a copy of its warehouse under tmp_path (the shared demo is read-only)."""
+    warehouse = tmp_path / "wastewatch.duckdb"
+    shutil.copy(demo / "warehouse" / "wastewatch.duckdb", warehouse)
+    config = load_config(demo / "wastewatch.yaml")
+    return config.model_copy(
+        update={"warehouse": warehouse, "engine": "spark", "spark": settings(tmp_path / "marts")}
     )
 
 

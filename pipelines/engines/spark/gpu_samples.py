@@ -95,11 +95,7 @@ def _relative(config: Config, source: Source, uri: str) -> str:
         _, key = s3mod.split_uri(uri)
         rel = key[len(prefix) :].lstrip("/") if key.startswith(prefix) else key
         return rel or Path(key).name
-    location = config.source_location(source)
-    if any(ch in location for ch in "*?["):
-        root = Path(location.split("*")[0].rsplit("/", 1)[0] or "/")
-    else:
-        root = Path(location).parent if Path(location).is_file() else Path(location)
+    root = config.source_root(source)
     for base in (root, root.resolve()):
         try:
             return str(Path(uri).relative_to(base))

@@ -5,14 +5,13 @@ Hive-partitioned Parquet, and a switch back to DuckDB makes it a table again."""
 from __future__ import annotations
 
 import gzip
-import shutil
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pytest
 
-from pipelines.config import Config, load_config
+from pipelines.config import load_config
 from pipelines.errors import ConfigError, WarehouseError
 from pipelines.transform import build_mart
 from pipelines.warehouse import connect
@@ -21,18 +20,8 @@ from tests.helpers.ingest_run import ingest_project
 from tests.helpers.paths import FOCUS_SAMPLE
 
 
-def _copy(demo: Path, tmp_path: Path, engine: str) -> Config:
-    """The demo's config over a copy of its warehouse (the shared demo is read-only), on `engine`."""
-    warehouse = tmp_path / "wastewatch.duckdb"
-    shutil.copy(demo / "warehouse" / "wastewatch.duckdb", warehouse)
-    config = load_config(demo / "wastewatch.yaml")
-    return config.model_copy(
-        update={"warehouse": warehouse, "engine": engine, "spark": spark_helper.settings(tmp_path / "marts")}
-    )
-
-
 def test_spark_cost_hourly_equals_duckdb(spark: Any, demo_dir: tuple[Path, str], tmp_path: Path) -> None:
-    config = _copy(demo_dir[0], tmp_path, "spark")
+    config = spark_helper.demo_copy(demo_dir[0], tmp_path)
     con = connect(config.warehouse_path)
     try:
         duckdb_config = config.model_copy(update={"engine": "duckdb"})
@@ -172,7 +161,7 @@ def test_spark_refuses_a_bill_changed_since_it_was_ingested(
 ) -> None:
     """Spark reads the bill where it lies: a file rewritten there after the ingest (one line fewer) fails the
     mart naming it, and the warehouse keeps the mart it had."""
-    config = _copy(demo_dir[0], tmp_path, "spark")
+    config = spark_helper.demo_copy(demo_dir[0], tmp_path)
     con = connect(config.warehouse_path)
     try:
         (uri,) = con.execute(
@@ -196,7 +185,7 @@ def test_spark_refuses_a_bill_changed_since_it_was_ingested(
 
 def test_spark_refuses_bills_it_cannot_read(demo_dir: tuple[Path, str], tmp_path: Path) -> None:
     """A bill format Spark does not read yet fails the mart naming the source, before Spark starts."""
-    config = _copy(demo_dir[0], tmp_path, "spark")
+    config = spark_helper.demo_copy(demo_dir[0], tmp_path)
     con = connect(config.warehouse_path)
     try:
         con.execute("update ingest_files set kind = 'azure' where kind = 'focus'")
@@ -210,7 +199,7 @@ def test_spark_refuses_bills_it_cannot_read(demo_dir: tuple[Path, str], tmp_path
 def test_spark_refuses_a_source_with_its_own_date_format(demo_dir: tuple[Path, str], tmp_path: Path) -> None:
     """A source whose dates take `options.date_format` (a form Spark's casts do not read) fails the mart
     naming it, before Spark starts."""
-    config = _copy(demo_dir[0], tmp_path, "spark")
+    config = spark_helper.demo_copy(demo_dir[0], tmp_path)
     sources = [
         s.model_copy(update={"options": {**s.options, "date_format": "%m/%d/%Y %H:%M"}})
         if s.name == "focus-acme"

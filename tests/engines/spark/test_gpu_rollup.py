@@ -21,20 +21,10 @@ from tests.helpers import spark as spark_helper
 SLICE_KEYS = ["day", "host", "gpu_id", "hour", "slice_start"]
 
 
-def _copy(demo: Path, tmp_path: Path) -> Config:
-    """The demo's config on Spark over a copy of its warehouse (the shared demo is read-only)."""
-    warehouse = tmp_path / "wastewatch.duckdb"
-    shutil.copy(demo / "warehouse" / "wastewatch.duckdb", warehouse)
-    config = load_config(demo / "wastewatch.yaml")
-    return config.model_copy(
-        update={"warehouse": warehouse, "engine": "spark", "spark": spark_helper.settings(tmp_path / "marts")}
-    )
-
-
 def test_spark_rollup_equals_duckdb_on_the_demo(
     spark: Any, demo_dir: tuple[Path, str], tmp_path: Path
 ) -> None:
-    config = _copy(demo_dir[0], tmp_path)
+    config = spark_helper.demo_copy(demo_dir[0], tmp_path)
     con = connect(config.warehouse_path)
     try:
         for t in ("int_gpu_slices", "gpu_job_hours", "gpu_hours"):

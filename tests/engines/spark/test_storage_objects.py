@@ -31,16 +31,6 @@ DOWNSTREAM = ("storage_prices", "storage_checkpoints", "storage_datasets", "stor
 STORAGE_RULES = ("STO001", "STO002", "STO003", "STO005")
 
 
-def _copy(demo: Path, tmp_path: Path) -> Config:
-    """The demo's config over a copy of its warehouse (the shared demo is read-only), on Spark."""
-    warehouse = tmp_path / "wastewatch.duckdb"
-    shutil.copy(demo / "warehouse" / "wastewatch.duckdb", warehouse)
-    config = load_config(demo / "wastewatch.yaml")
-    return config.model_copy(
-        update={"warehouse": warehouse, "engine": "spark", "spark": spark_helper.settings(tmp_path / "marts")}
-    )
-
-
 def _same_rows(con: duckdb.DuckDBPyConnection, table: str, expected: str) -> int:
     """Assert `table` and `expected` hold the same rows both ways (EXCEPT ALL counts duplicates) and the same
     column types; the number of rows compared. DOUBLE columns are compared to 1e-9: DuckDB adds a DOUBLE
@@ -72,7 +62,7 @@ def _findings(con: duckdb.DuckDBPyConnection, window: Window) -> dict[str, list[
 def test_spark_storage_objects_equal_duckdb_on_the_demo(
     spark: Any, demo_dir: tuple[Path, str], tmp_path: Path
 ) -> None:
-    config = _copy(demo_dir[0], tmp_path)
+    config = spark_helper.demo_copy(demo_dir[0], tmp_path)
     on_duckdb = config.model_copy(update={"engine": "duckdb"})
     window = Window.iso_week("2026-W48")
     con = connect(config.warehouse_path)
@@ -371,7 +361,7 @@ def test_spark_refuses_an_inventory_changed_since_it_was_ingested(
 ) -> None:
     """Spark reads the reports where they lie: a data file rewritten there after the ingest (one object fewer)
     fails the mart naming the report, and the warehouse keeps the mart it had."""
-    config = _copy(demo_dir[0], tmp_path)
+    config = spark_helper.demo_copy(demo_dir[0], tmp_path)
     con = connect(config.warehouse_path)
     try:
         (uri,) = con.execute("select uri from storage_snapshots where bucket = 'acme-scratch'").fetchone()
@@ -396,7 +386,7 @@ def test_spark_refuses_an_inventory_changed_since_it_was_ingested(
 def test_spark_refuses_snapshots_it_cannot_read(demo_dir: tuple[Path, str], tmp_path: Path) -> None:
     """A bucket's newest snapshot of a kind Spark neither reads nor is handed fails the mart naming the
     source, before Spark starts."""
-    config = _copy(demo_dir[0], tmp_path)
+    config = spark_helper.demo_copy(demo_dir[0], tmp_path)
     con = connect(config.warehouse_path)
     try:
         con.execute("update storage_snapshots set kind = 'gcs_inventory' where bucket = 'acme-scratch'")
