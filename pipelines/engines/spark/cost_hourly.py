@@ -2,9 +2,10 @@
 
 The warehouse says which files count (their lines are in billing_lines) and hands over the tag sets;
 Spark reads the files where they lie (FOCUS or AWS CUR, CSV, CSV.gz or Parquet: bill_focus.py,
-bill_cur.py), types them as the staging SQL does, spreads each line over its hours with the mart's
-arithmetic and writes the rows as Parquet partitioned by month, in a build folder of its own
-(pipelines/engines/spark/builds.py).
+bill_cur.py) and types them as the staging SQL does. The lines of the other files (Azure and Google Cloud
+exports, a zip, a source with its own options.date_format) are handed over from the warehouse as it typed
+them (handover.py). Spark spreads each line over its hours with the mart's arithmetic and writes the rows
+as Parquet partitioned by month, in a build folder of its own (pipelines/engines/spark/builds.py).
 """
 
 from __future__ import annotations
@@ -17,8 +18,9 @@ from pipelines.config import Config
 from pipelines.engines.spark import bill_cur, bill_focus
 from pipelines.engines.spark.bills import Reading, readable, union
 from pipelines.engines.spark.builds import Built, attach_view, new_folder, spark_path
+from pipelines.engines.spark.handover import handed
 from pipelines.engines.spark.session import get_session, spark_reason
-from pipelines.errors import ConfigError, WarehouseError
+from pipelines.errors import WarehouseError
 from pipelines.warehouse import rows, sql_text
 
 if TYPE_CHECKING:
@@ -28,20 +30,28 @@ if TYPE_CHECKING:
 FORMATS = {"focus": bill_focus, "aws_cur2": bill_cur, "aws_cur": bill_cur}
 
 
+def _options(config: Config, source: str) -> dict[str, Any]:
+    return next((dict(s.options) for s in config.sources if s.name == source), {})
+
+
+def read_where_they_lie(config: Config, file: dict[str, Any]) -> bool:
+    """Whether Spark reads a billing file itself: a format it has a reader for (FOCUS, AWS CUR), in a
+    packing it opens (CSV, CSV.gz, Parquet), from a source whose dates are the format's documented forms
+    (its own `options.date_format` is strftime's, which Spark's casts do not read)."""
+    return (
+        file["kind"] in FORMATS
+        and readable(file["uri"])
+        and not _options(config, file["source"]).get("date_format")
+    )
+
+
 def _reading(config: Config, files: list[dict[str, Any]]) -> Reading:
-    """What Spark needs to read the files as the billing reader did, from their sources' options; a
-    source whose dates take its own `date_format` is refused (Spark reads the formats' documented forms)."""
-    sources = {s.name: s for s in config.sources}
+    """What Spark needs to read the files as the billing reader did, from their sources' options."""
     delimiters = {}
     for f in files:
-        options = sources[f["source"]].options if f["source"] in sources else {}
-        if options.get("date_format"):
-            raise ConfigError(
-                f"engine: spark does not read the options.date_format of source {f['source']!r} yet: "
-                "set engine: duckdb for it"
-            )
-        if options.get("delimiter"):
-            delimiters[f["uri"]] = options["delimiter"]
+        delimiter = _options(config, f["source"]).get("delimiter")
+        if delimiter:
+            delimiters[f["uri"]] = delimiter
     return Reading(config.currency, delimiters)
 
 
@@ -49,17 +59,9 @@ def build_billed(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
     """Compute cost_hourly's billed rows on Spark into a new folder under the marts folder."""
     assert config.spark is not None  # the config's validator requires it with engine: spark
     files = rows(con, sql_text("spark/warehouse", "billing_files"))
-    other = [f for f in files if f["kind"] not in FORMATS]
-    if other:
-        kinds = ", ".join(sorted({f"{f['source']} (kind {f['kind']})" for f in other}))
-        raise ConfigError(
-            f"engine: spark reads bills of kind {', '.join(FORMATS)} only; the warehouse holds lines from "
-            f"{kinds}: set engine: duckdb for these"
-        )
-    unread = [f["uri"] for f in files if not readable(f["uri"])]
-    if unread:
-        raise ConfigError(f"engine: spark reads billing files as CSV, CSV.gz and Parquet, not {unread[0]}")
-    reading = _reading(config, files)
+    read = [f for f in files if read_where_they_lie(config, f)]
+    handed_ids = [str(f["file_id"]) for f in files if not read_where_they_lie(config, f)]
+    reading = _reading(config, read)
     spark = get_session(config.spark)
     from pyspark.sql.types import StringType, StructField, StructType
 
@@ -73,9 +75,13 @@ def build_billed(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
 
     staged = []
     for module in dict.fromkeys(FORMATS.values()):
-        uris = [f["uri"] for f in files if FORMATS[f["kind"]] is module]
+        uris = [f["uri"] for f in read if FORMATS[f["kind"]] is module]
         if uris:
             staged.append(module.stage(spark, uris, reading))
+    if handed_ids:
+        lines = handed(spark, con, "billing_lines_handed", {"file_ids": handed_ids})
+        if lines is not None:
+            staged.append(lines)
     # each line's key, then materialised once: line_key (monotonically_increasing_id) must name the same line
     # in every place the mart's SQL reads `lines`, which a recomputed scan does not promise
     keyed = union(staged).select(F.monotonically_increasing_id().alias("line_key"), "*")

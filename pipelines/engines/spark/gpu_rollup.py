@@ -18,6 +18,7 @@ from pipelines.config import Config
 from pipelines.engines.spark import gpu_samples
 from pipelines.engines.spark.bills import union
 from pipelines.engines.spark.builds import Built, new_folder, remove_build, spark_path
+from pipelines.engines.spark.handover import handed
 from pipelines.engines.spark.session import get_session, spark_reason
 from pipelines.errors import WarehouseError
 from pipelines.warehouse import rows, sql_text
@@ -62,9 +63,9 @@ def build(con: duckdb.DuckDBPyConnection, config: Config, days: dict[date, int])
         observation, observed = _observed(spark, read, day_list, expected)
         frames.append(observed)
     # the other kinds' samples; with no capture to read, their frame (empty or not) gives the columns
-    handed = _handed(spark, con, "rollup_samples", {"days": day_list, "read": list(captures)}, not frames)
-    if handed is not None:
-        frames.append(handed)
+    others = handed(spark, con, "rollup_samples", {"days": day_list, "read": list(captures)}, not frames)
+    if others is not None:
+        frames.append(others)
     union(frames).createOrReplaceTempView("samples")
     spark.createDataFrame([(d,) for d in day_list], "day date").createOrReplaceTempView("rollup_days")
     for view, sql, params in (
@@ -72,7 +73,7 @@ def build(con: duckdb.DuckDBPyConnection, config: Config, days: dict[date, int])
         ("job_boundaries", "rollup_job_boundaries", span),
         ("job_hosts", "rollup_job_hosts", span),
     ):
-        _handed(spark, con, sql, params, empty_ok=True).createOrReplaceTempView(view)  # type: ignore[union-attr]
+        handed(spark, con, sql, params, empty_ok=True).createOrReplaceTempView(view)  # type: ignore[union-attr]
     folder = new_folder(config, ROLLUP)
     slices = spark.sql(sql_text("spark/intermediate", ROLLUP), args=spark_span)
     try:
@@ -201,32 +202,6 @@ def _check(read: DataFrame, expected: list[dict[str, Any]]) -> None:
         .collect()
     )
     gpu_samples.check({(r["x_file_id"], r["x_sample_date"]): r.asDict() for r in got}, expected)
-
-
-def _handed(
-    spark: SparkSession,
-    con: duckdb.DuckDBPyConnection,
-    sql: str,
-    params: dict[str, Any],
-    empty_ok: bool = False,
-) -> DataFrame | None:
-    """The warehouse's rows of sql/spark/warehouse/<sql>.sql as a Spark frame (through Arrow), timestamps as
-    the session's UTC wall time; None when there are none, unless `empty_ok`."""
-    from pyspark.sql import functions as F
-
-    table = con.sql(sql_text("spark/warehouse", sql), params=params).to_arrow_table()
-    if table.num_rows == 0 and not empty_ok:
-        return None
-    if table.num_rows:
-        df = spark.createDataFrame(table)
-    else:  # pyspark cannot convert an Arrow table without chunks: the columns alone
-        from pyspark.sql.pandas.types import from_arrow_schema
-
-        df = spark.createDataFrame([], from_arrow_schema(table.schema))
-    stamps = {f.name for f in table.schema if str(f.type).startswith("timestamp")}
-    return df.select(
-        *[(F.col(c).cast("timestamp_ntz") if c in stamps else F.col(c)).alias(c) for c in df.columns]
-    )
 
 
 def discard(rolled: RolledUp) -> None:

@@ -17,7 +17,7 @@ from pipelines.transform import build_mart
 from pipelines.warehouse import connect
 from tests.helpers import spark as spark_helper
 from tests.helpers.ingest_run import ingest_project
-from tests.helpers.paths import FOCUS_SAMPLE
+from tests.helpers.paths import FIXTURES, FOCUS_SAMPLE
 
 
 def test_spark_cost_hourly_equals_duckdb(spark: Any, demo_dir: tuple[Path, str], tmp_path: Path) -> None:
@@ -183,34 +183,69 @@ def test_spark_refuses_a_bill_changed_since_it_was_ingested(
         con.close()
 
 
-def test_spark_refuses_bills_it_cannot_read(demo_dir: tuple[Path, str], tmp_path: Path) -> None:
-    """A bill format Spark does not read yet fails the mart naming the source, before Spark starts."""
-    config = spark_helper.demo_copy(demo_dir[0], tmp_path)
-    con = connect(config.warehouse_path)
-    try:
-        con.execute("update ingest_files set kind = 'azure' where kind = 'focus'")
-        with pytest.raises(ConfigError, match=r"focus-acme \(kind azure\).*engine: duckdb"):
-            build_mart(con, "cost_hourly", config)
-        assert spark_helper.mart_kind(con, "cost_hourly") == "table"  # the DuckDB mart is left as it was
-    finally:
-        con.close()
-
-
-def test_spark_refuses_a_source_with_its_own_date_format(demo_dir: tuple[Path, str], tmp_path: Path) -> None:
-    """A source whose dates take `options.date_format` (a form Spark's casts do not read) fails the mart
-    naming it, before Spark starts."""
+def test_spark_is_handed_the_lines_of_a_source_with_its_own_date_format(
+    spark: Any, demo_dir: tuple[Path, str], tmp_path: Path
+) -> None:
+    """A source whose dates take `options.date_format` (strftime's forms, which Spark's casts do not read):
+    Spark is handed its lines as the warehouse holds them, without opening the file (moved away here), and
+    the bill's rows equal DuckDB's."""
     config = spark_helper.demo_copy(demo_dir[0], tmp_path)
     sources = [
-        s.model_copy(update={"options": {**s.options, "date_format": "%m/%d/%Y %H:%M"}})
+        s.model_copy(update={"options": {**s.options, "date_format": "%Y-%m-%dT%H:%M:%SZ"}})
         if s.name == "focus-acme"
         else s
         for s in config.sources
     ]
     con = connect(config.warehouse_path)
     try:
-        with pytest.raises(ConfigError, match=r"options.date_format of source 'focus-acme'.*engine: duckdb"):
-            build_mart(con, "cost_hourly", config.model_copy(update={"sources": sources}))
-        assert spark_helper.mart_kind(con, "cost_hourly") == "table"
+        build_mart(con, "cost_hourly", config.model_copy(update={"engine": "duckdb"}))
+        con.execute("create table expected as select * from cost_hourly where pricing_basis = 'bill'")
+        for (uri,) in con.execute("select uri from ingest_files where source = 'focus-acme'").fetchall():
+            Path(uri).rename(tmp_path / Path(uri).name)
+        build_mart(con, "cost_hourly", config.model_copy(update={"sources": sources}))
+        assert spark_helper.mart_kind(con, "cost_hourly") == "view"
+        for a, b in (("(from cost_hourly where pricing_basis = 'bill')", "expected"),
+                     ("expected", "(from cost_hourly where pricing_basis = 'bill')")):  # fmt: skip
+            differ = con.execute(f"from {a} except all from {b} order by all limit 5").fetchall()
+            assert differ == [], f"rows of {a} that are not in {b}: {differ}"
+        assert con.execute("select count(distinct allocation) from expected").fetchone()[0] == 3
+    finally:
+        con.close()
+
+
+def test_spark_cost_hourly_equals_duckdb_on_azure_and_gcp_exports(spark: Any, tmp_path: Path) -> None:
+    """Azure (EA and MCA exports) and Google Cloud exports, which Spark is handed from the warehouse, beside a
+    FOCUS bill it reads where it lies: the same rows on both engines, tags' teams included."""
+    az, gcp = FIXTURES / "billing" / "azure", FIXTURES / "billing" / "gcp"
+    sources = (
+        "  - {name: az, kind: azure, uri: az/}\n"
+        "  - {name: gcp, kind: gcp, uri: gcp/}\n"
+        "  - {name: focus-sample, kind: focus, uri: focus/}\n"
+    )
+    files: dict[str, str | Path] = {
+        f"az/{f.name}": f for f in (az / "EA_AmortizedCost_Small.csv", az / "azure_camelCased.csv")
+    }
+    files |= {f"gcp/{f.name}": f for f in gcp.glob("*.csv")}
+    files["focus/focus_sample.csv"] = FOCUS_SAMPLE
+    report, landed = ingest_project(
+        tmp_path,
+        sources,
+        files,
+        "select x_source_name as source, count(*) as n from billing_line_items group by 1",
+    )
+    by_source = {r["source"]: r["n"] for r in landed}
+    assert set(by_source) == {"az", "gcp", "focus-sample"} and min(by_source.values()) > 0, report
+    con = connect(load_config(tmp_path / "wastewatch.yaml").warehouse_path)
+    try:
+        spark_helper.cost_hourly_on_both_engines(con, tmp_path)
+        providers = {r[0] for r in con.execute("select distinct provider from cost_hourly").fetchall()}
+        assert {"Microsoft", "Google Cloud"} <= providers, providers
+        # the spread adds up to the bill, Azure's and Google's lines included
+        totals = "select sum(effective_cost), sum(billed_cost) from {} where {}"
+        assert (
+            con.execute(totals.format("cost_hourly", "pricing_basis = 'bill'")).fetchall()
+            == con.execute(totals.format("billing_line_items", "true")).fetchall()
+        )
     finally:
         con.close()
 
