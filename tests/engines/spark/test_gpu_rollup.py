@@ -303,15 +303,18 @@ def test_spark_rollup_slices_hours_at_jobs_and_cuts_a_metrics_stores_hours(
 
 
 def test_spark_rollup_fails_naming_a_capture_it_reads_otherwise(spark: Any, tmp_path: Path) -> None:
-    """A two-digit year the ingest read as the year 26 (DuckDB's strptime), which Spark's parser does not
-    read so: the mart fails naming the file and the day, rather than rolling up something else."""
-    capture = "2026/11/30 10:00:00.000, 0, 40 %\n26/11/30 10:01:00.000, 0, 41 %\n"
+    """A utilisation written `4_1` (DuckDB's cast reads 41, Java's parser nothing): the mart fails naming the
+    file, the day and the figure, rather than rolling up the hour without it."""
+    capture = "2026/11/30 10:00:00.000, 0, 40 %\n2026/11/30 10:01:00.000, 0, 4_1 %\n"
     config = _quirky_project(
-        tmp_path, {"smi/y26_2026-11-30.csv": "timestamp, index, utilization.gpu [%]\n" + capture}
+        tmp_path, {"smi/under_2026-11-30.csv": "timestamp, index, utilization.gpu [%]\n" + capture}
     )
     con = connect(config.warehouse_path)
     try:
-        with pytest.raises(WarehouseError, match=r"y26_2026-11-30.csv: Spark read 0 samples of 0026-11-30"):
+        with pytest.raises(
+            WarehouseError,
+            match=r"under_2026-11-30.csv: Spark read 2 samples of 2026-11-30 .*differing: util_n",
+        ):
             build_mart(con, "resources", config)
     finally:
         con.close()

@@ -124,10 +124,15 @@ def test_host_column_and_timezone_option(tmp_path: Path) -> None:
     con.close()
 
 
-def test_bad_timestamp_names_the_line(project: Path, config: Config, con: duckdb.DuckDBPyConnection) -> None:
+# a day that does not exist, and a two-digit year (strptime's %Y and DuckDB's cast read `26` as the year 26)
+@pytest.mark.parametrize("bad", ["2026/13/45", "26/11/30", "26-11-30"])
+def test_bad_timestamp_names_the_line(
+    project: Path, config: Config, con: duckdb.DuckDBPyConnection, bad: str
+) -> None:
     landing = project / "landing" / "telemetry"
     lines = CAPTURE.read_text(encoding="utf-8").splitlines(keepends=True)
-    lines[5] = lines[5].replace("2026/11/30", "2026/13/45")
+    assert "2026/11/30" in lines[5]
+    lines[5] = lines[5].replace("2026/11/30", bad)
     (landing / "broken.csv").write_text("".join(lines), encoding="utf-8")
     copy_into(CAPTURE, landing, "fine.csv")
     report = ingest(con, config)

@@ -63,6 +63,15 @@ def test_a_fixed_metric_that_cannot_be_used_rejects_the_file_saying_why(
     assert "a.csv" in (outcome.error or "") and problem in (outcome.error or "")
 
 
+def test_a_two_digit_year_is_rejected_naming_its_line(tmp_path: Path) -> None:
+    """DuckDB's cast reads `20-03-03` as the year 20; no exporter means that, so the line is unreadable."""
+    text = "time,node,value\n2020-03-03T08:00:00Z,m1,12.5\n20-03-03T08:01:00Z,m1,13\n"
+    report, got = _one_file(tmp_path, text, "{metric: util_pct, columns: {ts: time, host: node}}")
+    [outcome] = report.outcomes
+    assert outcome.status == "rejected" and got == [], report.summary()
+    assert "a.csv:3" in (outcome.error or "") and "20-03-03T08:01:00Z" in (outcome.error or "")
+
+
 def test_without_a_fixed_metric_a_file_without_a_metric_column_is_still_rejected(tmp_path: Path) -> None:
     report, _ = _one_file(tmp_path, "ts,value\n2020-03-03T08:00:00Z,1\n", "{host: m1}")
     assert "a.csv:1: no metric column in the header" in (report.outcomes[0].error or "")
