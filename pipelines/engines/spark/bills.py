@@ -34,7 +34,10 @@ class Reading:
 
 
 def readable(uri: str) -> bool:
-    """Whether Spark reads the file as it lies: CSV, CSV.gz or Parquet (not a zip or another packing)."""
+    """Whether Spark reads the file as it lies: CSV, CSV.gz or Parquet (not a zip or another packing, nor
+    gzip named `.GZ`: Hadoop picks the codec by `.gz` in lower case and would read the bytes as text)."""
+    if uri.lower().endswith(".gz") and not uri.endswith(".gz"):
+        return False
     return bool(CSV.search(uri) or PARQUET.search(uri))
 
 

@@ -3,8 +3,8 @@
 The warehouse says which files count (their lines are in billing_lines) and hands over the tag sets;
 Spark reads the files where they lie (FOCUS or AWS CUR, CSV, CSV.gz or Parquet: bill_focus.py,
 bill_cur.py) and types them as the staging SQL does. The lines of the other files (Azure and Google Cloud
-exports, a zip, a source with its own options.date_format) are handed over from the warehouse as it typed
-them (handover.py). Spark spreads each line over its hours with the mart's arithmetic and writes the rows
+exports, gzip named `.CSV.GZ`, a source with its own options.date_format) are handed over from the warehouse as it typed
+them (as Parquet under the marts folder: handover.py). Spark spreads each line over its hours with the mart's arithmetic and writes the rows
 as Parquet partitioned by month, in a build folder of its own (pipelines/engines/spark/builds.py).
 """
 
@@ -18,7 +18,7 @@ from pipelines.config import Config
 from pipelines.engines.spark import bill_cur, bill_focus
 from pipelines.engines.spark.bills import Reading, readable, union
 from pipelines.engines.spark.builds import Built, attach_view, new_folder, spark_path
-from pipelines.engines.spark.handover import handed
+from pipelines.engines.spark.handover import Handover
 from pipelines.engines.spark.session import get_session, spark_reason
 from pipelines.errors import WarehouseError
 from pipelines.warehouse import rows, sql_text
@@ -73,28 +73,29 @@ def build_billed(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
         return Built(folder, 0)
     from pyspark.sql import functions as F
 
-    staged = []
-    for module in dict.fromkeys(FORMATS.values()):
-        uris = [f["uri"] for f in read if FORMATS[f["kind"]] is module]
-        if uris:
-            staged.append(module.stage(spark, uris, reading))
-    if handed_ids:
-        lines = handed(spark, con, "billing_lines_handed", {"file_ids": handed_ids})
-        if lines is not None:
-            staged.append(lines)
-    # each line's key, then materialised once: line_key (monotonically_increasing_id) must name the same line
-    # in every place the mart's SQL reads `lines`, which a recomputed scan does not promise
-    keyed = union(staged).select(F.monotonically_increasing_id().alias("line_key"), "*")
-    try:
-        keyed.localCheckpoint(eager=True).createOrReplaceTempView("lines")
-    except Exception as exc:  # Py4JJavaError, or a Spark Connect error: the reader's message, with its path
-        raise WarehouseError(
-            f"Spark could not read the bill files the warehouse holds: {spark_reason(exc)}; build cost_hourly "
-            "with engine: duckdb"
-        ) from None
-    _check_file_totals(spark, files)
-    billed = spark.sql(sql_text("spark/marts", "cost_hourly_billed"))
-    billed.write.mode("error").partitionBy("month").parquet(spark_path(folder))
+    with Handover(spark, con, config) as hand:
+        staged = []
+        for module in dict.fromkeys(FORMATS.values()):
+            uris = [f["uri"] for f in read if FORMATS[f["kind"]] is module]
+            if uris:
+                staged.append(module.stage(spark, uris, reading))
+        if handed_ids:
+            lines = hand.rows("billing_lines_handed", {"file_ids": handed_ids})
+            if lines is not None:
+                staged.append(lines)
+        # each line's key, then materialised once: line_key (monotonically_increasing_id) must name the same
+        # line in every place the mart's SQL reads `lines`, which a recomputed scan does not promise
+        keyed = union(staged).select(F.monotonically_increasing_id().alias("line_key"), "*")
+        try:
+            keyed.localCheckpoint(eager=True).createOrReplaceTempView("lines")
+        except Exception as exc:  # Py4JJavaError, or a Spark Connect error: the reader's message and path
+            raise WarehouseError(
+                f"Spark could not read the bill files the warehouse holds: {spark_reason(exc)}; build "
+                "cost_hourly with engine: duckdb"
+            ) from None
+        _check_file_totals(spark, files)
+        billed = spark.sql(sql_text("spark/marts", "cost_hourly_billed"))
+        billed.write.mode("error").partitionBy("month").parquet(spark_path(folder))
     n = spark.read.parquet(spark_path(folder)).count()
     return Built(folder, n)
 

@@ -1,6 +1,6 @@
 """The GPU roll-up (`int_gpu_slices`) on Spark for the days whose inputs changed: the nvidia-smi captures
 read where they lie (pipelines/engines/spark/gpu_samples.py), other telemetry kinds' samples, the metrics
-store's hours and the job boundaries handed over from the warehouse, sliced by
+store's hours and the job boundaries handed over from the warehouse (as Parquet: handover.py), sliced by
 sql/spark/intermediate/int_gpu_slices.sql and written as Parquet that pipelines.transform inserts into the
 warehouse's int_gpu_slices in the mart's transaction (then removes)."""
 
@@ -18,7 +18,7 @@ from pipelines.config import Config
 from pipelines.engines.spark import gpu_samples
 from pipelines.engines.spark.bills import union
 from pipelines.engines.spark.builds import Built, new_folder, remove_build, spark_path
-from pipelines.engines.spark.handover import handed
+from pipelines.engines.spark.handover import Handover
 from pipelines.engines.spark.session import get_session, spark_reason
 from pipelines.errors import WarehouseError
 from pipelines.warehouse import rows, sql_text
@@ -62,36 +62,37 @@ def build(con: duckdb.DuckDBPyConnection, config: Config, days: dict[date, int])
         read = _readable(lambda: gpu_samples.read(spark, list(captures.values())))
         observation, observed = _observed(spark, read, day_list, expected)
         frames.append(observed)
-    # the other kinds' samples; with no capture to read, their frame (empty or not) gives the columns
-    others = handed(spark, con, "rollup_samples", {"days": day_list, "read": list(captures)}, not frames)
-    if others is not None:
-        frames.append(others)
-    union(frames).createOrReplaceTempView("samples")
-    spark.createDataFrame([(d,) for d in day_list], "day date").createOrReplaceTempView("rollup_days")
-    for view, sql, params in (
-        ("hourly_stats", "rollup_hourly_stats", {"days": day_list}),
-        ("job_boundaries", "rollup_job_boundaries", span),
-        ("job_hosts", "rollup_job_hosts", span),
-    ):
-        handed(spark, con, sql, params, empty_ok=True).createOrReplaceTempView(view)  # type: ignore[union-attr]
-    folder = new_folder(config, ROLLUP)
-    slices = spark.sql(sql_text("spark/intermediate", ROLLUP), args=spark_span)
-    try:
-        _readable(lambda: slices.write.mode("error").parquet(spark_path(folder)))
-        sums = observation.get if observation is not None else None
-        if sums == {}:
-            # Spark Connect returns no observed metrics for a write: the captures are read again, file by file
-            _readable(lambda: _check(read, expected))
-        elif sums is not None and _totals(sums) != _totals(_expected(expected)):
-            # what Spark read differs from the warehouse: read again, file by file, to name the file
-            _readable(lambda: _check(read, expected))
-            raise WarehouseError(
-                "Spark read the telemetry captures otherwise than the warehouse holds them; roll up with "
-                "engine: duckdb (leave int_gpu_slices out of spark.marts)"
-            )
-    except BaseException:
-        remove_build(Built(folder, 0))  # what a failed write left
-        raise
+    with Handover(spark, con, config) as hand:
+        # the other kinds' samples; with no capture to read, their frame (empty or not) gives the columns
+        others = hand.rows("rollup_samples", {"days": day_list, "read": list(captures)}, not frames)
+        if others is not None:
+            frames.append(others)
+        union(frames).createOrReplaceTempView("samples")
+        spark.createDataFrame([(d,) for d in day_list], "day date").createOrReplaceTempView("rollup_days")
+        for view, sql, params in (
+            ("hourly_stats", "rollup_hourly_stats", {"days": day_list}),
+            ("job_boundaries", "rollup_job_boundaries", span),
+            ("job_hosts", "rollup_job_hosts", span),
+        ):
+            hand.rows(sql, params, empty_ok=True).createOrReplaceTempView(view)  # type: ignore[union-attr]
+        folder = new_folder(config, ROLLUP)
+        slices = spark.sql(sql_text("spark/intermediate", ROLLUP), args=spark_span)
+        try:
+            _readable(lambda: slices.write.mode("error").parquet(spark_path(folder)))
+            sums = observation.get if observation is not None else None
+            if sums == {}:
+                # Spark Connect returns no observed metrics for a write: the captures are read again, file by file
+                _readable(lambda: _check(read, expected))
+            elif sums is not None and _totals(sums) != _totals(_expected(expected)):
+                # what Spark read differs from the warehouse: read again, file by file, to name the file
+                _readable(lambda: _check(read, expected))
+                raise WarehouseError(
+                    "Spark read the telemetry captures otherwise than the warehouse holds them; roll up with "
+                    "engine: duckdb (leave int_gpu_slices out of spark.marts)"
+                )
+        except BaseException:
+            remove_build(Built(folder, 0))  # what a failed write left
+            raise
     return RolledUp(folder, dict(days))
 
 

@@ -19,6 +19,7 @@ import duckdb
 
 from pipelines.config import Config
 from pipelines.engines.spark.builds import Built, attach_view, new_folder, spark_path
+from pipelines.engines.spark.handover import Handover
 from pipelines.engines.spark.session import get_session, sql_over
 from pipelines.errors import ConfigError, WarehouseError
 from pipelines.sources.inventory_format import (
@@ -88,19 +89,21 @@ def build(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
     for df in typed:
         objects = df if objects is None else objects.unionByName(df)
     listed = [s["x_file_id"] for s in snapshots if s["kind"] in HANDED_OVER]
-    if listed:
-        handed = _listed_objects(spark, con, listed)
-        objects = handed if objects is None else objects.unionByName(handed)
-    if objects is None:
-        _check_objects({}, snapshots)
-        return Built(folder, 0)
-    objects.createOrReplaceTempView("inventory_objects")
-    read = spark.sql(sql_text("spark/checks", "snapshot_objects")).collect()
-    _check_objects({r["x_file_id"]: r["objects"] for r in read}, snapshots)
-    mart = spark.sql(sql_text("spark/marts", MART))
-    mart.write.mode("error").partitionBy("bucket_part").parquet(spark_path(folder))
+    with Handover(spark, con, config) as hand:
+        if listed:
+            handed = _listed_objects(hand, listed)
+            objects = handed if objects is None else objects.unionByName(handed)
+        if objects is None:
+            _check_objects({}, snapshots)
+            return Built(folder, 0)
+        objects.createOrReplaceTempView("inventory_objects")
+        read = spark.sql(sql_text("spark/checks", "snapshot_objects")).collect()
+        _check_objects({r["x_file_id"]: r["objects"] for r in read}, snapshots)
+        mart = spark.sql(sql_text("spark/marts", MART))
+        mart.write.mode("error").partitionBy("bucket_part").parquet(spark_path(folder))
+        schema = mart.schema  # while what the mart read is still there (Spark Connect analyses it anew)
     # with the schema given, a build of no rows (every object a delete marker) reads as empty
-    n = spark.read.schema(mart.schema).parquet(spark_path(folder)).count()
+    n = spark.read.schema(schema).parquet(spark_path(folder)).count()
     return Built(folder, n)
 
 
@@ -248,12 +251,12 @@ def _parquet_objects(spark: SparkSession, m: Report, x_file_id: str) -> DataFram
     )
 
 
-def _listed_objects(spark: SparkSession, con: duckdb.DuckDBPyConnection, ids: list[str]) -> DataFrame:
+def _listed_objects(hand: Handover, ids: list[str]) -> DataFrame:
     """The warehouse's objects of these listings and scans, typed as the inventory reports' objects."""
     from pyspark.sql import functions as F
 
-    table = con.sql(sql_text("spark/warehouse", "listed_objects"), params={"ids": ids}).to_arrow_table()
-    df = spark.createDataFrame(table)
+    df = hand.rows("listed_objects", {"ids": ids}, empty_ok=True)
+    assert df is not None  # empty_ok: a frame of the columns when there are no objects
     types = {
         "is_latest": "boolean",
         "is_delete_marker": "boolean",

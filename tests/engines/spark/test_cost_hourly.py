@@ -213,6 +213,30 @@ def test_spark_is_handed_the_lines_of_a_source_with_its_own_date_format(
         con.close()
 
 
+def test_spark_is_handed_a_gzip_bill_named_in_upper_case(spark: Any, tmp_path: Path) -> None:
+    """FOCUS as gzip named `.CSV.GZ` (the ingest reads it; Hadoop would read the bytes as text, as it picks
+    the codec by `.gz` in lower case) beside the same export in lower case: the first is handed over, the
+    second read where it lies, and the bill's rows equal DuckDB's."""
+    lines = FOCUS_SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
+    half = len(lines) // 2
+    bill = tmp_path / "bill"
+    bill.mkdir()
+    (bill / "FIRST.CSV.GZ").write_bytes(gzip.compress("".join(lines[:half]).encode()))
+    (bill / "second.csv.gz").write_bytes(gzip.compress("".join(lines[:1] + lines[half:]).encode()))
+    report, landed = ingest_project(
+        tmp_path,
+        "  - {name: focus, kind: focus, uri: bill/}\n",
+        {},
+        "select count(*) as n from billing_lines",
+    )
+    assert landed == [{"n": len(lines) - 1}], report
+    con = connect(load_config(tmp_path / "wastewatch.yaml").warehouse_path)
+    try:
+        spark_helper.cost_hourly_on_both_engines(con, tmp_path)
+    finally:
+        con.close()
+
+
 def test_spark_cost_hourly_equals_duckdb_on_azure_and_gcp_exports(spark: Any, tmp_path: Path) -> None:
     """Azure (EA and MCA exports) and Google Cloud exports, which Spark is handed from the warehouse, beside a
     FOCUS bill it reads where it lies: the same rows on both engines, tags' teams included."""
@@ -240,6 +264,9 @@ def test_spark_cost_hourly_equals_duckdb_on_azure_and_gcp_exports(spark: Any, tm
         spark_helper.cost_hourly_on_both_engines(con, tmp_path)
         providers = {r[0] for r in con.execute("select distinct provider from cost_hourly").fetchall()}
         assert {"Microsoft", "Google Cloud"} <= providers, providers
+        # the Azure and Google lines went to Spark as Parquet under the marts folder, removed after the build
+        assert (tmp_path / "marts" / "_handover").is_dir()
+        assert list((tmp_path / "marts" / "_handover").iterdir()) == []
         # the spread adds up to the bill, Azure's and Google's lines included
         totals = "select sum(effective_cost), sum(billed_cost) from {} where {}"
         assert (
