@@ -4,7 +4,7 @@
 -- producer means, so such a string is NULL (unreadable) rather than a date two thousand years ago.
 create or replace temp macro parse_utc(s, zone) as
     case
-        when not regexp_matches(trim(s), '^\d{4}[^0-9]') then null
+        when not regexp_matches(s, '^\s*\d{4}[^0-9]') then null
         when regexp_matches(trim(s), '(Z|[+-]\d{2}(:?\d{2})?)$')
             then try_cast(trim(s) as timestamptz) at time zone 'UTC'
         else timezone('UTC', timezone(zone, try_cast(replace(trim(s), '/', '-') as timestamp)))

@@ -125,7 +125,7 @@ def test_host_column_and_timezone_option(tmp_path: Path) -> None:
 
 
 # a day that does not exist, and a two-digit year (strptime's %Y and DuckDB's cast read `26` as the year 26)
-@pytest.mark.parametrize("bad", ["2026/13/45", "26/11/30", "26-11-30"])
+@pytest.mark.parametrize("bad", ["2026/13/45", "26/11/30", "26-11-30", "  26/11/30"])
 def test_bad_timestamp_names_the_line(
     project: Path, config: Config, con: duckdb.DuckDBPyConnection, bad: str
 ) -> None:
