@@ -12,6 +12,9 @@ default 1 GB driver out of heap).
 
 from __future__ import annotations
 
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +28,8 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 HANDOVER = "_handover"
+# a hand-over folder older than this was left by a build that was killed: removed by the next build
+STALE = timedelta(days=1)
 
 
 class Handover:
@@ -35,6 +40,8 @@ class Handover:
         self.spark, self.con = spark, con
         self.folder = new_folder(config, HANDOVER)
         self.written = 0
+        if not self.folder.startswith("s3://"):  # an s3:// marts folder is left to its lifecycle rule
+            sweep(Path(self.folder).parent, datetime.now(UTC) - STALE)
 
     def rows(self, sql: str, params: dict[str, Any], empty_ok: bool = False) -> DataFrame | None:
         """The warehouse's rows of sql/spark/warehouse/<sql>.sql as a Spark frame, timestamps as the
@@ -44,8 +51,6 @@ class Handover:
         self.written += 1
         path = f"{self.folder}/{self.written:03d}-{sql}.parquet"
         if not path.startswith("s3://"):
-            from pathlib import Path
-
             Path(self.folder).mkdir(parents=True, exist_ok=True)
         # the file's name is our own folder and constant; the query's values are bound
         literal = "'" + path.replace("'", "''") + "'"
@@ -76,3 +81,20 @@ class Handover:
         traceback: TracebackType | None,
     ) -> None:
         remove_build(Built(self.folder, 0))
+
+
+def sweep(parent: Path, before: datetime) -> list[str]:
+    """Remove the hand-over folders under `parent` named (by `new_folder`) for a time before `before`: what
+    killed builds left; the names removed."""
+    if not parent.is_dir():
+        return []
+    removed = []
+    for folder in parent.iterdir():
+        try:
+            made = datetime.strptime(folder.name.split("-", 1)[0], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
+        except ValueError:
+            continue  # not a build's folder: left alone
+        if folder.is_dir() and made < before:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed.append(folder.name)
+    return removed
