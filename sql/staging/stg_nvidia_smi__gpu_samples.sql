@@ -4,17 +4,13 @@
 --             built by pipelines/ingest/readers/nvidia_smi.py
 -- One pass, no regular expressions: a value is its first word (`77.14 W` -> 77.14; the reader trims the
 -- values of `,`-separated files) and whatever is not a number ([N/A], [Not Supported], ...) becomes NULL. nvidia-smi's `2026/11/30 01:42:29.348` is
--- read with strptime (other ISO forms through parse_utc); local time is converted to UTC unless the zone
--- is UTC. A year must have four digits (strptime's %Y also reads `26/11/30` and ` 026/11/30` as the year
--- 26: the form is read only from a digit with the slash fifth). A timestamp
--- that cannot be read stops the statement (the reader then names its line).
+-- read by the macro nvidia_smi_time (other ISO forms through parse_utc; both want a four-digit year); local
+-- time is converted to UTC unless the zone is UTC. A timestamp that cannot be read stops the statement (the
+-- reader then names its line).
 with local_times as (
     select
         *,
-        case
-            when left(ts, 1) between '0' and '9' and strpos(ts, '/') = 5
-                then try_strptime(ts, '%Y/%m/%d %H:%M:%S.%g')
-        end as ts_local
+        nvidia_smi_time(ts) as ts_local
     from _src
     where ts is distinct from 'timestamp'    -- header lines repeated by appended captures
 ),

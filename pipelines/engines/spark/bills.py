@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pipelines.engines.spark.builds import spark_file
+from pipelines.engines.spark.builds import inflated, spark_file
 from pipelines.engines.spark.session import sql_over
 from pipelines.errors import WarehouseError
 from pipelines.warehouse import sql_text
@@ -34,11 +34,9 @@ class Reading:
 
 
 def readable(uri: str) -> bool:
-    """Whether Spark reads the file as it lies: CSV, CSV.gz or Parquet (not a zip or another packing, nor
-    gzip named `.GZ`: Hadoop picks the codec by `.gz` in lower case and would read the bytes as text)."""
-    if uri.lower().endswith(".gz") and not uri.endswith(".gz"):
-        return False
-    return bool(CSV.search(uri) or PARQUET.search(uri))
+    """Whether Spark reads the file as it lies: CSV, CSV.gz or Parquet, gzip named so that Hadoop inflates
+    it (`builds.inflated`)."""
+    return bool(CSV.search(uri) or PARQUET.search(uri)) and inflated(uri)
 
 
 def read_parquet(spark: SparkSession, uri: str) -> DataFrame:

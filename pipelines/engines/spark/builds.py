@@ -41,6 +41,12 @@ def spark_file(uri: str) -> str:
     return re.sub(r"([*?\[\]{}\\])", r"\\\1", spark_path(uri))
 
 
+def inflated(uri: str) -> bool:
+    """Whether Hadoop reads the file as it is packed: gzip only when named `.gz` in lower case (it picks the
+    codec by that suffix, and would read a `.CSV.GZ`'s bytes as text, which the ingest inflates)."""
+    return not (uri.lower().endswith(".gz") and not uri.endswith(".gz"))
+
+
 def new_folder(config: Config, mart: str) -> str:
     """A fresh build folder for `mart` under the marts folder (named so that builds sort by time)."""
     return f"{config.spark_marts_dir}/{mart}/{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"

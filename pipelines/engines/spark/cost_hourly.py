@@ -3,9 +3,10 @@
 The warehouse says which files count (their lines are in billing_lines) and hands over the tag sets;
 Spark reads the files where they lie (FOCUS or AWS CUR, CSV, CSV.gz or Parquet: bill_focus.py,
 bill_cur.py) and types them as the staging SQL does. The lines of the other files (Azure and Google Cloud
-exports, gzip named `.CSV.GZ`, a source with its own options.date_format) are handed over from the warehouse as it typed
-them (as Parquet under the marts folder: handover.py). Spark spreads each line over its hours with the mart's arithmetic and writes the rows
-as Parquet partitioned by month, in a build folder of its own (pipelines/engines/spark/builds.py).
+exports, gzip named `.CSV.GZ`, a source with its own options.date_format) are handed over from the
+warehouse as it typed them (as Parquet under the marts folder: handover.py). Spark spreads each line over
+its hours with the mart's arithmetic and writes the rows as Parquet partitioned by month, in a build
+folder of its own (pipelines/engines/spark/builds.py).
 """
 
 from __future__ import annotations
@@ -59,8 +60,9 @@ def build_billed(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
     """Compute cost_hourly's billed rows on Spark into a new folder under the marts folder."""
     assert config.spark is not None  # the config's validator requires it with engine: spark
     files = rows(con, sql_text("spark/warehouse", "billing_files"))
-    read = [f for f in files if read_where_they_lie(config, f)]
-    handed_ids = [str(f["file_id"]) for f in files if not read_where_they_lie(config, f)]
+    where = {f["file_id"]: read_where_they_lie(config, f) for f in files}
+    read = [f for f in files if where[f["file_id"]]]
+    handed_ids = [str(f["file_id"]) for f in files if not where[f["file_id"]]]
     reading = _reading(config, read)
     spark = get_session(config.spark)
     from pyspark.sql.types import StringType, StructField, StructType

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from pipelines import s3 as s3mod
 from pipelines.config import Config, Source
 from pipelines.engines.spark.bills import union
-from pipelines.engines.spark.builds import spark_file, spark_path
+from pipelines.engines.spark.builds import inflated, spark_file, spark_path
 from pipelines.engines.spark.session import sql_over
 from pipelines.errors import RejectedFile, WarehouseError
 from pipelines.sources import nvidia_smi
@@ -52,10 +52,8 @@ class Capture:
 def present(uri: str) -> bool:
     """Whether Spark reads the file where it lies: it is still where the ingest found it (a local file may
     be removed once ingested; an s3:// object is taken to be there: Spark's read names it otherwise), and
-    not gzip under an upper-case name (`.CSV.GZ`: Hadoop knows the codec by `.gz` in lower case only)."""
-    if uri.lower().endswith(".gz") and not uri.endswith(".gz"):
-        return False
-    return uri.startswith("s3://") or os.path.isfile(uri)
+    packed so that Hadoop inflates it (`builds.inflated`: not gzip named `.CSV.GZ`)."""
+    return inflated(uri) and (uri.startswith("s3://") or os.path.isfile(uri))
 
 
 def plan(spark: SparkSession, config: Config, uri: str, file_id: str, source_name: str) -> Capture:

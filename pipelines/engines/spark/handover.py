@@ -3,8 +3,8 @@ boundaries, bills of the formats Spark does not read where they lie).
 
 DuckDB writes them as Parquet into a folder of their own under the marts folder, which Spark reads and
 the build removes when it is done (a local folder; under an s3:// marts folder a lifecycle rule on
-`_handover/` expires it, as it does old builds). Through the marts folder, not through the process: Spark and the
-warehouse both reach it already (Spark writes the marts there, the warehouse reads them), a cluster reads
+`_handover/` expires it, as it does old builds). Through the marts folder, not through the process: Spark
+and the warehouse both reach it already (Spark writes the marts there, the warehouse reads them), a cluster reads
 the rows in parallel, and neither the wastewatch process nor the Spark driver holds them at once (a Spark
 Connect server keeps a client's local rows in its driver's memory: 1.2 M bill lines through Arrow ran a
 default 1 GB driver out of heap).
@@ -83,12 +83,11 @@ class Handover:
         remove_build(Built(self.folder, 0))
 
 
-def sweep(parent: Path, before: datetime) -> list[str]:
+def sweep(parent: Path, before: datetime) -> None:
     """Remove the hand-over folders under `parent` named (by `new_folder`) for a time before `before`: what
-    killed builds left; the names removed."""
+    killed builds left."""
     if not parent.is_dir():
-        return []
-    removed = []
+        return
     for folder in parent.iterdir():
         try:
             made = datetime.strptime(folder.name.split("-", 1)[0], "%Y%m%dT%H%M%SZ").replace(tzinfo=UTC)
@@ -96,5 +95,3 @@ def sweep(parent: Path, before: datetime) -> list[str]:
             continue  # not a build's folder: left alone
         if folder.is_dir() and made < before:
             shutil.rmtree(folder, ignore_errors=True)
-            removed.append(folder.name)
-    return removed

@@ -194,8 +194,7 @@ class NvidiaSmiReader(PlannedBatch):
                 cur,
                 f"select _row, ts, short from (select row_number() over () as _row, {ts} as ts, "  # noqa: S608 - identifiers only, values are bound
                 f"{last} is null as short from {self._from_clause(plan)}) where ts is distinct from 'timestamp' "
-                "and (short or coalesce(case when left(ts, 1) between '0' and '9' and strpos(ts, '/') = 5 "
-                "then try_strptime(ts, '%Y/%m/%d %H:%M:%S.%g') end, parse_utc(ts, $tz)) is null) "
+                "and (short or coalesce(nvidia_smi_time(ts), parse_utc(ts, $tz)) is null) "
                 "order by _row limit 1",
                 {
                     "paths": [str(plan.file.local_path)],
