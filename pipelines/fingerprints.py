@@ -22,12 +22,17 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from datetime import date
 
 import duckdb
 
 from pipelines.warehouse import header, one, rows, sql_text
 
 SQL = "intermediate/incremental"
+# the fingerprints of what each day (or month) of a table kept up to date by day was built from
+STATE = "int_incremental_days"
+# the fingerprint of what each mart built in full was last built from
+MART_INPUTS = "int_mart_inputs"
 # the time a row was written by the config or the catalogue, not something the row says
 STAMP_COLUMNS = ["updated_at"]
 # the ingestion ledger: rewritten by every run (checked_at), read by views only for the lineage of the
@@ -68,6 +73,28 @@ def _value(row: tuple | None) -> int:
     return int(row[0]) & MASK if row and row[0] is not None else 0
 
 
+def stored_days(con: duckdb.DuckDBPyConnection, name: str) -> dict[date, int]:
+    """The fingerprint each stored day (or month) of table `name` was built from."""
+    sql = f"select day, fingerprint from {STATE} where object = $o"  # noqa: S608 - our constant
+    return {r["day"]: r["fingerprint"] for r in rows(con, sql, {"o": name})}
+
+
+def stored_inputs(con: duckdb.DuckDBPyConnection, name: str) -> int | None:
+    """The fingerprint mart `name` was last built in full from, None if none is stored."""
+    row = one(con, f"select fingerprint from {MART_INPUTS} where mart = $m", {"m": name})  # noqa: S608
+    return int(row[0]) if row else None
+
+
+def columns_fingerprint(con: duckdb.DuckDBPyConnection, name: str) -> int | None:
+    """The fingerprint of a relation's columns (names and types in order), None if there is none."""
+    shape = rows(con, sql_text(SQL, "table_shape"), {"table": name})
+    return _shape_hash(shape) if shape else None
+
+
+def _shape_hash(shape: list[dict]) -> int:
+    return text_hash("|".join(f"{r['column_name']} {r['data_type']}" for r in shape))
+
+
 def table_fingerprint(
     con: duckdb.DuckDBPyConnection, name: str, seen: frozenset[str] = frozenset()
 ) -> int | None:
@@ -77,7 +104,7 @@ def table_fingerprint(
     shape = rows(con, sql_text(SQL, "table_shape"), {"table": name})
     if not shape:
         return None
-    columns = text_hash("|".join(f"{r['column_name']} {r['data_type']}" for r in shape))
+    columns = _shape_hash(shape)
     if shape[0]["is_view"]:
         parts: list[int | None] = [columns]
         for dep in depends_on("raw", name):
@@ -94,9 +121,12 @@ def table_fingerprint(
     return combine(columns, _value(content))
 
 
-def inputs_fingerprint(con: duckdb.DuckDBPyConnection, name: str, layers: Layers, digest: str) -> int | None:
-    """The fingerprint of mart `name`'s inputs (`digest` being that of its SQL), or None if it has none."""
-    todo, seen = depends_on("marts", name), {name}
+def inputs_fingerprint(
+    con: duckdb.DuckDBPyConnection, name: str, layers: Layers, digest: str, layer: str = "marts"
+) -> int | None:
+    """The fingerprint of the inputs of mart `name` (or of a view of another `layer`), `digest` being that
+    of its SQL; None if it has none."""
+    todo, seen = depends_on(layer, name), {name}
     leaves: dict[str, int | None] = {}
     while todo:
         dep = todo.pop()
@@ -106,8 +136,7 @@ def inputs_fingerprint(con: duckdb.DuckDBPyConnection, name: str, layers: Layers
         if dep in layers.day_tables:
             leaves[dep] = _value(one(con, sql_text(SQL, "day_state"), {"object": dep}))
         elif dep in layers.marts:
-            stored = one(con, "select fingerprint from int_mart_inputs where mart = $m", {"m": dep})
-            leaves[dep] = int(stored[0]) if stored else None
+            leaves[dep] = stored_inputs(con, dep)
         elif dep in layers.views:
             todo.extend(depends_on("intermediate", dep))
         else:

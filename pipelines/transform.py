@@ -23,13 +23,15 @@ from typing import Protocol
 
 import duckdb
 
-from pipelines import progress
+from pipelines import cost_months, progress
 from pipelines.config import Config
 from pipelines.failpoints import failpoint
-from pipelines.fingerprints import Layers, combine, inputs_fingerprint
+from pipelines.fingerprints import MART_INPUTS, STATE, Layers, combine, inputs_fingerprint, stored_days
 from pipelines.warehouse import (
     SCHEMA_VERSION,
     apply_comments,
+    columns,
+    drop_view,
     header,
     one,
     rows,
@@ -66,9 +68,6 @@ MARTS = ("resources", "cost_hourly", "gpu_job_hours", "gpu_hours", "jobs_enriche
 # marts kept up to date by day (their SQL takes $day_from / $day_to), not rebuilt in full
 DAY_MARTS = ("gpu_job_hours", "gpu_hours")
 
-STATE = "int_incremental_days"
-# the fingerprint of what each mart built in full was last built from (pipelines/fingerprints.py)
-MART_INPUTS = "int_mart_inputs"
 # `sql/intermediate/incremental/`: the table of fingerprints (STATE) and the queries that fingerprint
 # each day's inputs, one row per day (day, fingerprint). A fingerprint is bit_xor over the day's rows of a
 # hash of each row's values as one string: DuckDB's multi-argument hash() combines its arguments
@@ -81,13 +80,15 @@ LAYER = "int_layer_digest"
 
 @dataclass
 class DayStats:
-    """What one refresh of a day-incremental table did: days built again, days removed, rows written."""
+    """What one refresh of a day-incremental table did: days built again, days removed, rows written
+    (cost_hourly, kept by month: `unit` month, each month named by its first day)."""
 
     table: str
     days_rebuilt: list[date] = field(default_factory=list)
     days_removed: list[date] = field(default_factory=list)
     rows: int = 0
     full: bool = False
+    unit: str = "day"
 
     @property
     def days_rolled_up(self) -> list[date]:
@@ -150,10 +151,10 @@ def _ensure_day_table(con: duckdb.DuckDBPyConnection, layer: str, name: str) -> 
     sql = sql_text(layer, name)
     empty = {"day_from": date(9999, 12, 31), "day_to": date(1, 1, 1)}
     con.execute(f"create or replace temp table _day_probe as\n{sql}\nlimit 0", empty)
-    wanted = _columns(con, "_day_probe")
+    wanted = columns(con, "_day_probe")
     con.execute("drop table _day_probe")
     exists = table_exists(con, name)
-    if exists and _columns(con, name) == wanted:
+    if exists and columns(con, name) == wanted:
         return
     # the roll-up of days whose raw samples the retention dropped cannot be made again: carry it over
     frozen = (
@@ -171,38 +172,19 @@ def _ensure_day_table(con: duckdb.DuckDBPyConnection, layer: str, name: str) -> 
         {"o": name, "keep": frozen},
     )
     if frozen:
-        kept = [c for c, _ in _columns(con, "_day_table_old") if c in {c for c, _ in wanted}]
-        columns = ", ".join(f'"{c}"' for c in kept)
+        kept = [c for c, _ in columns(con, "_day_table_old") if c in {c for c, _ in wanted}]
+        names = ", ".join(f'"{c}"' for c in kept)
         con.execute(
-            f"insert into {name} ({columns}) select {columns} from _day_table_old "  # noqa: S608
+            f"insert into {name} ({names}) select {names} from _day_table_old "  # noqa: S608
             "where list_contains($days, hour::date)",
             {"days": frozen},
         )
         con.execute("drop table _day_table_old")
 
 
-def _columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
-    return [
-        (r["column_name"], r["data_type"])
-        for r in rows(
-            con,
-            "select column_name, data_type from information_schema.columns "
-            "where table_name = $t order by ordinal_position",
-            {"t": table},
-        )
-    ]
-
-
 def _fingerprints(con: duckdb.DuckDBPyConnection, name: str) -> dict[date, int]:
     """Each day's fingerprint from the query `sql/intermediate/incremental/<name>.sql`."""
     return {r["day"]: r["fingerprint"] for r in rows(con, sql_text(INCREMENTAL, name))}
-
-
-def _stored(con: duckdb.DuckDBPyConnection, name: str) -> dict[date, int]:
-    return {
-        r["day"]: r["fingerprint"]
-        for r in rows(con, f"select day, fingerprint from {STATE} where object = $o", {"o": name})  # noqa: S608
-    }
 
 
 def _ranges(days: list[date], longest: int) -> list[tuple[date, date]]:
@@ -230,7 +212,7 @@ def _refresh_days(
     except the `frozen` ones (kept as they are). Days `prebuilt` holds for the same inputs are copied from
     its Parquet; the others are built here."""
     stats = DayStats(name, full=full)
-    stored = _stored(con, name)
+    stored = stored_days(con, name)
     stats.days_rebuilt = sorted(d for d, fp in current.items() if full or stored.get(d) != fp)
     stats.days_removed = sorted(d for d in stored if d not in current and d not in (frozen or set()))
     redo = stats.days_rebuilt + stats.days_removed
@@ -284,7 +266,7 @@ def _rollup_inputs(con: duckdb.DuckDBPyConnection) -> tuple[dict[date, int], set
 def pending_rollups(con: duckdb.DuckDBPyConnection) -> dict[date, int]:
     """The days `refresh_rollups` would roll up now, with the fingerprints of their inputs."""
     current, _ = _rollup_inputs(con)
-    stored = _stored(con, "int_gpu_slices")
+    stored = stored_days(con, "int_gpu_slices")
     return {day: fp for day, fp in current.items() if stored.get(day) != fp}
 
 
@@ -312,10 +294,10 @@ def refresh_day_mart(con: duckdb.DuckDBPyConnection, name: str, full: bool = Fal
         mapping = _fingerprints(con, "mapping_days")
         current = {
             day: combine(fp, attributes.get(day), cost.get(day), mapping.get(day))
-            for day, fp in _stored(con, "int_gpu_slices").items()
+            for day, fp in stored_days(con, "int_gpu_slices").items()
         }
     elif name == "gpu_hours":
-        current = _stored(con, "gpu_job_hours")
+        current = stored_days(con, "gpu_job_hours")
     else:
         raise KeyError(f"{name!r} is not a day-incremental mart")
     return _refresh_days(con, "marts", name, current, full, days_per_statement=31)
@@ -447,6 +429,11 @@ def build_mart_with_rollup(
                 _forget_inputs(con, name)  # built anew each time: what reads it is built again too
             elif name in DAY_MARTS:
                 stats.append(refresh_day_mart(con, name))
+            elif name == cost_months.NAME:
+                months = cost_months.refresh(con, _mart_digest(name), _layers())
+                kept = months.kept
+                rebuilt, removed = months.months_rebuilt, months.months_removed
+                stats.append(DayStats(name, rebuilt, removed, full=months.full, unit="month"))
             else:
                 kept = _build_full(con, name)
             if not kept:
@@ -503,7 +490,7 @@ def _build_full(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     stored = one(con, f"select fingerprint from {MART_INPUTS} where mart = $m", {"m": name})  # noqa: S608
     if fingerprint is not None and stored and int(stored[0]) == fingerprint and table_exists(con, name):
         return True
-    _drop_view(con, name)  # the mart was a view over Spark's Parquet (engine: spark before)
+    drop_view(con, name)  # the mart was a view over Spark's Parquet (engine: spark before)
     con.execute(f"create or replace table {name} as\n{sql_text('marts', name)}")
     _forget_inputs(con, name)
     if fingerprint is not None:
@@ -531,12 +518,6 @@ def _mart_digest(name: str) -> str:
         h.update(f"{path.name}\n{path.read_text(encoding='utf-8')}\n".encode())
     h.update(f"marts/{name}\n{sql_text('marts', name)}\n".encode())
     return h.hexdigest()
-
-
-def _drop_view(con: duckdb.DuckDBPyConnection, name: str) -> None:
-    """Drop the view `name` if there is one (a table of that name is left be)."""
-    if one(con, "select 1 from duckdb_views() where view_name = $n and not internal", {"n": name}):
-        con.execute(f"drop view {name}")
 
 
 def _forget_inputs(con: duckdb.DuckDBPyConnection, name: str) -> None:

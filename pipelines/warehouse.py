@@ -522,6 +522,25 @@ def table_exists(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     return bool(row and row[0])
 
 
+def drop_view(con: duckdb.DuckDBPyConnection, name: str) -> None:
+    """Drop the view `name` if there is one (a table of that name is left be)."""
+    if one(con, "select 1 from duckdb_views() where view_name = $n and not internal", {"n": name}):
+        con.execute(f"drop view {name}")
+
+
+def columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
+    """A table's (or temp table's) columns and their types, in order."""
+    return [
+        (r["column_name"], r["data_type"])
+        for r in rows(
+            con,
+            "select column_name, data_type from information_schema.columns "
+            "where table_name = $t order by ordinal_position",
+            {"t": table},
+        )
+    ]
+
+
 def rows(
     con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
 ) -> list[dict[str, Any]]:

@@ -8,6 +8,10 @@
 -- Longer lines (daily, monthly) are spread evenly over the hours their resource existed within the line's
 -- charge period — from the first to the last hour the resource appears on the bill in shorter lines
 -- (e.g. a monthly EBS or RI fee over the hours the instance ran) — else over the whole charge period.
+-- Built by month (pipelines/cost_months.py): the billed rows of the hours from $month_from to $month_to,
+-- spread from the lines whose charge period overlaps $reach_from to $reach_to (the months' reach,
+-- sql/intermediate/incremental/bill_months.sql), and the modelled rows when $modelled. A nightly bill
+-- delivery rebuilds the months its files reach, not the whole history.
 -- With `engine: spark` the billed rows (the CTEs below) are computed by Spark
 -- (sql/spark/marts/cost_hourly_billed.sql) and this mart is a view over its Parquet and the modelled rows.
 -- hour: UTC start of the hour
@@ -33,6 +37,9 @@ with lines as (
         *,
         greatest(epoch(charge_period_end) - epoch(charge_period_start), 0) as seconds
     from billing_line_items
+    where
+        charge_period_start < $reach_to
+        and greatest(charge_period_end, charge_period_start + interval 1 microsecond) > $reach_from
 ),
 
 -- hours each resource appears on the bill, with the shortest line that shows it there
@@ -145,5 +152,7 @@ billed as (
 )
 
 select * from billed
+where hour >= $month_from and hour < $month_to
 union all
 select * from int_cost_modelled
+where $modelled

@@ -126,16 +126,19 @@ EXTRAS: dict[str, Extra] = {
 
 
 def _day_metadata(stats: list[DayStats]) -> dict[str, object]:
-    """What the day-incremental GPU tables rebuilt: days and rows per table (int_gpu_slices = the roll-up)."""
+    """What the tables kept up to date by day (or month) rebuilt: days and rows per table (int_gpu_slices =
+    the roll-up; cost_hourly by month)."""
     out: dict[str, object] = {}
     for st in stats:
         prefix = "rollup" if st.table == "int_gpu_slices" else "mart"
-        out[f"{prefix}_days_rebuilt"] = len(st.days_rebuilt)
-        out[f"{prefix}_days_removed"] = len(st.days_removed)
-        out[f"{prefix}_rows_written"] = st.rows
-        out[f"{prefix}_days"] = (
-            ", ".join(d.isoformat() for d in st.days_rebuilt[:31]) or "none (nothing changed)"
-        )
+        unit = st.unit
+        out[f"{prefix}_{unit}s_rebuilt"] = len(st.days_rebuilt)
+        out[f"{prefix}_{unit}s_removed"] = len(st.days_removed)
+        if unit == "day":
+            out[f"{prefix}_rows_written"] = st.rows
+        # a month is named yyyy-mm, a day yyyy-mm-dd
+        labels = [d.isoformat()[: 7 if unit == "month" else 10] for d in st.days_rebuilt[:31]]
+        out[f"{prefix}_{unit}s"] = ", ".join(labels) or "none (nothing changed)"
     return out
 
 
