@@ -67,7 +67,8 @@ from pipelines.config import SparkSettings, load_config
 from pipelines.transform import build_mart
 from pipelines.warehouse import connect
 config = load_config(f"{{work}}/wastewatch.yaml")
-con = connect(config.warehouse_path)  # built in full every round: forget what it was last built from
+# built in full every round: forget what it was last built from
+con = connect(config.warehouse_path, settings=config.duckdb_settings)
 con.execute(forget)
 con.close()
 t = time.perf_counter()
@@ -79,7 +80,7 @@ if engine == "spark":
     get_session(settings).sparkContext.setLogLevel("ERROR")
     start = time.perf_counter() - t
     config = config.model_copy(update={{"engine": "spark", "spark": settings}})
-con = connect(config.warehouse_path)
+con = connect(config.warehouse_path, settings=config.duckdb_settings)
 build_mart(con, mart, config)
 n = con.execute(f"select count(*) from {{counted}}").fetchall()[0][0]
 con.close()
@@ -157,10 +158,11 @@ def main() -> int:
     return 0
 
 
-def ingest_once(work: Path, sources: str) -> None:
+def ingest_once(work: Path, sources: str, memory_limit: str = "1GB") -> None:
     """Write the bench's config with `sources` (YAML list items) into `work` and run `wastewatch ingest`."""
     (work / "wastewatch.yaml").write_text(
-        "warehouse: warehouse.duckdb\nduckdb: {memory_limit: 1GB, threads: 2}\nsources:\n" + sources,
+        f"warehouse: warehouse.duckdb\nduckdb: {{memory_limit: {memory_limit}, threads: 2}}\nsources:\n"
+        + sources,
         encoding="utf-8",
     )
     ingest = subprocess.run(
