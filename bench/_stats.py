@@ -17,6 +17,8 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import subprocess
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,6 +45,15 @@ def add_repeat(parser: argparse.ArgumentParser) -> None:
         help=f"rounds of every phase, reference first, then wastewatch (default {DEFAULT_REPEAT}); "
         "prints the median, min and max over them (fewer than 3 leave the noise unjudged)",
     )
+
+
+def run_code(what: str, code: str, *args: str) -> Result:
+    """Run `code` in a fresh Python process with `args` and return the result it printed last (see
+    phase_result); a failure stops the benchmark with the end of its stderr, naming `what` failed."""
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise SystemExit(f"{what} failed:\n{out.stderr[-4000:]}")
+    return phase_result(out.stdout)
 
 
 def phase_result(stdout: str) -> Result:

@@ -32,13 +32,11 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from _stats import Rounds, Spread, add_repeat, markdown, phase_result
+from _stats import Rounds, Spread, add_repeat, markdown, run_code
 
 PERIOD = "2026-11"
 RESOURCES = 50_000
@@ -343,12 +341,7 @@ print(json.dumps({{"seconds": time.perf_counter() - t, "rows": n, "peak_rss_mb":
 
 def run_phase(name: str, export: Path, work: Path) -> dict[str, float]:
     code = RUNNER.format(body=PHASES[name])
-    out = subprocess.run(
-        [sys.executable, "-c", code, str(export), str(work)], capture_output=True, text=True, check=False
-    )
-    if out.returncode != 0:
-        raise SystemExit(f"phase {name} failed:\n{out.stderr[-4000:]}")
-    return phase_result(out.stdout)
+    return run_code(f"phase {name}", code, str(export), str(work))
 
 
 def _config(work: Path, export: Path, kind: str) -> None:

@@ -24,14 +24,12 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
-import subprocess
-import sys
 import time
 from datetime import datetime
 from pathlib import Path
 
 import duckdb
-from _stats import Rounds, add_repeat, markdown, phase_result
+from _stats import Rounds, add_repeat, markdown, run_code
 from fleet_week import Bill
 from spark_cost_hourly import ingest_once
 
@@ -63,15 +61,7 @@ print(json.dumps({"seconds": seconds, "rows": rows, "cost": cost, "months": mont
 
 def run_phase(work: Path, forget: list[tuple[str, dict[str, str]]]) -> dict:
     """Build cost_hourly in a fresh process after the statements `forget`: seconds, rows, peak memory."""
-    out = subprocess.run(
-        [sys.executable, "-c", RUNNER, str(work), json.dumps(forget)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if out.returncode != 0:
-        raise SystemExit(f"cost_hourly failed:\n{out.stderr[-4000:]}")
-    return phase_result(out.stdout)
+    return run_code("cost_hourly", RUNNER, str(work), json.dumps(forget))
 
 
 def write_bill(land: Path, weeks: int, gpus: int, lines_per_week: int) -> int:

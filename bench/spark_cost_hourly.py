@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-from _stats import Rounds, add_repeat, markdown, phase_result
+from _stats import Rounds, add_repeat, markdown, run_code
 from billing_ingest import SHAPES, generate
 
 RUNNER = """
@@ -107,27 +107,8 @@ def run_phase(
 ) -> dict[str, float]:
     """One round of `stage` on `engine` in a fresh process: its seconds, rows and peak memory."""
     mart, forget, on_spark, counted = STAGES[stage]
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            RUNNER.format(),
-            str(work),
-            engine,
-            master,
-            json.dumps(conf),
-            mart,
-            forget,
-            json.dumps(on_spark),
-            counted,
-        ],  # fmt: skip
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if out.returncode != 0:
-        raise SystemExit(f"phase {engine} failed:\n{out.stderr[-4000:]}")
-    return phase_result(out.stdout)
+    args = [str(work), engine, master, json.dumps(conf), mart, forget, json.dumps(on_spark), counted]
+    return run_code(f"phase {engine}", RUNNER.format(), *args)
 
 
 def main() -> int:
