@@ -80,10 +80,15 @@ def refresh(con: duckdb.DuckDBPyConnection, digest: str, layers: Layers, full: b
     stats = MonthStats(full=full)
     base = combine(
         text_hash(digest),
+        text_hash(sql_text(SQL, "bill_months")),  # what decides which lines a month is spread from
         columns_fingerprint(con, "billing_lines"),
         table_fingerprint(con, "billing_columns"),
     )
-    months = {m.month: m for m in (Month(**r) for r in rows(con, sql_text(SQL, "bill_months")))}
+    stored_columns = {c for c, _ in columns(con, "billing_lines")}
+    lines = "billing_lines" if "resource_id" in stored_columns else "billing_columns"
+    months = {
+        m.month: m for m in (Month(**r) for r in rows(con, sql_text(SQL, "bill_months"), {"lines": lines}))
+    }
     current = {m: combine(base, int(v.fingerprint) & MASK) for m, v in months.items()}
     stored = {} if full else stored_days(con, NAME)
     stats.months_rebuilt = sorted(m for m, fp in current.items() if stored.get(m) != fp)

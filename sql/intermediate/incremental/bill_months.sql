@@ -2,52 +2,123 @@
 -- depends_on: billing_lines, billing_columns, billing_tag_sets, ingest_files
 -- What cost_hourly's billed rows of the month's hours are built from. A line's share of an hour depends on
 -- the lines of its resource within its charge period (the hours it appears on the bill), so the month's
--- rows are spread from every line whose period overlaps its reach: reach_from to reach_to, the hours from
--- the earliest start to the latest end of the files with a line in the month. The fingerprint covers the
--- files with a line in the reach (by each file's extent, so it may cover more, never less): the file's
--- id, row count and tag sets (their canonical tags), and the ledger's source, kind, uri, checksum and load
--- time. A line of no length counts as reaching the hour it starts in (cost_hourly gives it that hour).
--- billing_lines stores x_tag_set once a reader filled it: billing_columns (no rows) gives the column.
-with file_sets as (
+-- rows are spread from every line whose period overlaps its reach: reach_from to reach_to, the month and
+-- the hours from the earliest start to the latest end of the lines in the month (per file and tag set, the
+-- longer lines also per pair of start and end months, so it may cover more, never less), widened to whole
+-- hours. A line longer
+-- than a day whose resource shows in no line of a day or less (a commitment bought for years, a credit
+-- without a resource) is spread over its own period whatever else the bill holds: it is read by the months
+-- it overlaps and widens no reach, so it does not tie them together. The fingerprint covers the files
+-- with a line in the reach (a lone line: in the month): the file's id, row count and tag sets (their
+-- canonical tags), and the ledger's source, kind, uri, checksum and load time. A line of no length counts
+-- as reaching the hour it starts in (cost_hourly gives it that hour). billing_lines stores x_tag_set and
+-- resource_id once a reader filled them: billing_columns (no rows) gives the columns.
+with lines as not materialized (
     select
         x_file_id,
         x_tag_set,
-        min(charge_period_start) as first_start,
-        max(greatest(charge_period_end, charge_period_start + interval 1 microsecond)) as last_end,
-        count(*) as n
+        resource_id,
+        charge_period_start as line_start,
+        greatest(charge_period_end, charge_period_start + interval 1 microsecond) as line_end,
+        epoch(charge_period_end) - epoch(charge_period_start) as seconds
     from (
-        select x_file_id, x_tag_set, charge_period_start, charge_period_end from billing_columns
+        select x_file_id, x_tag_set, resource_id, charge_period_start, charge_period_end from billing_columns
         union all by name
         from billing_lines
     )
-    group by all
+),
+
+-- the resources of lines longer than a day that also show in a line of a day or less (cost_hourly's
+-- `presence`): such a long line is spread over those hours, wherever in its period they lie
+-- ($lines: billing_lines, or billing_columns while no reader has stored a resource_id, so none is tied;
+-- read directly, as DuckDB plans the correlated test over the union above far slower)
+tied as (
+    select distinct g.resource_id
+    from query_table($lines) as g
+    where
+        epoch(g.charge_period_end) - epoch(g.charge_period_start) > 86400
+        and exists (
+            select 1
+            from query_table($lines) as s
+            where
+                s.resource_id = g.resource_id
+                and epoch(s.charge_period_end) > epoch(s.charge_period_start)
+                and epoch(s.charge_period_end) - epoch(s.charge_period_start) <= 86400
+        )
+),
+
+-- per file and tag set the extent of the lines of a day or less (never lone), and per file, tag set, lone or
+-- not, and the months a line starts and ends in, that of the longer ones
+groups as (
+    select
+        *,
+        date_trunc('month', first_start) as first_month,
+        date_trunc('month', last_end - interval 1 microsecond) as last_month
+    from (
+        select
+            x_file_id,
+            x_tag_set,
+            false as alone,
+            min(line_start) as first_start,
+            max(line_end) as last_end,
+            count(*) as n
+        from lines
+        where seconds <= 86400
+        group by all
+        union all
+        select
+            l.x_file_id,
+            l.x_tag_set,
+            t.resource_id is null as alone,
+            min(l.line_start) as first_start,
+            max(l.line_end) as last_end,
+            count(*) as n
+        from lines as l
+        left join tied as t on t.resource_id = l.resource_id
+        where l.seconds > 86400
+        group by l.x_file_id, l.x_tag_set, alone, date_trunc('month', l.line_start), date_trunc('month', l.line_end)
+    )
 ),
 
 files as (
     select
-        s.x_file_id,
-        min(s.first_start) as first_start,
-        max(s.last_end) as last_end,
-        sum(s.n) as n,
-        sum(hash(concat_ws('|', s.x_tag_set, cast(t as varchar)))) as tag_sets
-    from file_sets as s
-    left join billing_tag_sets as t on t.x_tag_set = s.x_tag_set
-    group by s.x_file_id
+        g.x_file_id,
+        sum(g.n) as n,
+        sum(hash(concat_ws('|', g.x_tag_set, cast(t as varchar)))) as tag_sets
+    from groups as g
+    left join billing_tag_sets as t on t.x_tag_set = g.x_tag_set
+    group by g.x_file_id
 ),
 
 months as (
-    select distinct unnest(range(date_trunc('month', first_start), last_end, interval 1 month)) as month
-    from files
+    select distinct unnest(range(first_month, last_month + interval 1 month, interval 1 month)) as month
+    from groups
 ),
 
 reach as (
     select
         m.month,
-        date_trunc('hour', min(f.first_start)) as reach_from,
-        date_trunc('hour', max(f.last_end) - interval 1 microsecond) + interval 1 hour as reach_to
+        date_trunc('hour', least(m.month, min(g.first_start))) as reach_from,
+        date_trunc('hour', greatest(m.month + interval 1 month, max(g.last_end)) - interval 1 microsecond)
+        + interval 1 hour as reach_to
     from months as m
-    inner join files as f on f.first_start < m.month + interval 1 month and f.last_end > m.month
+    left join groups as g on not g.alone and g.first_month <= m.month and g.last_month >= m.month
     group by m.month
+),
+
+reached as (
+    select distinct
+        r.month,
+        r.reach_from,
+        r.reach_to,
+        g.x_file_id
+    from reach as r
+    inner join groups as g
+        on
+            case
+                when g.alone then g.first_month <= r.month and g.last_month >= r.month
+                else g.first_start < r.reach_to and g.last_end > r.reach_from
+            end
 )
 
 select
@@ -56,8 +127,8 @@ select
     r.reach_to,
     sum(hash(concat_ws('|', f.x_file_id, f.n, f.tag_sets, i.source, i.kind, i.uri, i.checksum, i.loaded_at)))
         as fingerprint
-from reach as r
-inner join files as f on f.first_start < r.reach_to and f.last_end > r.reach_from
+from reached as r
+inner join files as f on f.x_file_id = r.x_file_id
 left join ingest_files as i on i.file_id = f.x_file_id
 group by all
 order by month
