@@ -23,14 +23,14 @@ from datetime import date, datetime
 import duckdb
 
 from pipelines.fingerprints import (
-    MART_INPUTS,
     MASK,
     SQL,
     STATE,
     Layers,
-    columns_fingerprint,
     combine,
     inputs_fingerprint,
+    shape_hash,
+    store_inputs,
     stored_days,
     stored_inputs,
     table_fingerprint,
@@ -78,14 +78,14 @@ def refresh(con: duckdb.DuckDBPyConnection, digest: str, layers: Layers, full: b
         _ensure_table(con) or full or stored_inputs(con, NAME) is None or stored_inputs(con, MODELLED) is None
     )
     stats = MonthStats(full=full)
+    stored_columns = columns(con, "billing_lines")
     base = combine(
         text_hash(digest),
         text_hash(sql_text(SQL, "bill_months")),  # what decides which lines a month is spread from
-        columns_fingerprint(con, "billing_lines"),
+        shape_hash(stored_columns),
         table_fingerprint(con, "billing_columns"),
     )
-    stored_columns = {c for c, _ in columns(con, "billing_lines")}
-    lines = "billing_lines" if "resource_id" in stored_columns else "billing_columns"
+    lines = "billing_lines" if any(c == "resource_id" for c, _ in stored_columns) else "billing_columns"
     months = {
         m.month: m for m in (Month(**r) for r in rows(con, sql_text(SQL, "bill_months"), {"lines": lines}))
     }
@@ -128,10 +128,10 @@ def refresh(con: duckdb.DuckDBPyConnection, digest: str, layers: Layers, full: b
         if not full:
             con.execute(f"delete from {NAME} where pricing_basis is distinct from 'bill'")  # noqa: S608
             _insert(con, **NO_MONTHS, modelled=True)
-        _store(con, MODELLED, modelled)
+        store_inputs(con, MODELLED, modelled)
     if not stats.kept or stored_inputs(con, NAME) is None:
         months_state = int(one(con, sql_text(SQL, "day_state"), {"object": NAME})[0]) & MASK
-        _store(con, NAME, None if modelled is None else combine(months_state, modelled))
+        store_inputs(con, NAME, None if modelled is None else combine(months_state, modelled))
     return stats
 
 
@@ -149,16 +149,6 @@ def _bounds(run: list[Month]) -> dict[str, object]:
 
 def _insert(con: duckdb.DuckDBPyConnection, **params: object) -> None:
     con.execute(f"insert into {NAME} by name\n{sql_text('marts', NAME)}", params)  # noqa: S608
-
-
-def _store(con: duckdb.DuckDBPyConnection, key: str, fingerprint: int | None) -> None:
-    """Record what `key` was built from; an unfingerprintable build leaves no record (rebuilt next time)."""
-    con.execute(f"delete from {MART_INPUTS} where mart = $m", {"m": key})  # noqa: S608 - our constant
-    if fingerprint is not None:
-        con.execute(
-            f"insert into {MART_INPUTS} values ($m, $fp, $now)",  # noqa: S608 - our constant
-            {"m": key, "fp": fingerprint, "now": utcnow()},
-        )
 
 
 def _ensure_table(con: duckdb.DuckDBPyConnection) -> bool:

@@ -26,7 +26,7 @@ from datetime import date
 
 import duckdb
 
-from pipelines.warehouse import header, one, rows, sql_text
+from pipelines.warehouse import header, one, rows, sql_text, utcnow
 
 SQL = "intermediate/incremental"
 # the fingerprints of what each day (or month) of a table kept up to date by day was built from
@@ -85,14 +85,20 @@ def stored_inputs(con: duckdb.DuckDBPyConnection, name: str) -> int | None:
     return int(row[0]) if row else None
 
 
-def columns_fingerprint(con: duckdb.DuckDBPyConnection, name: str) -> int | None:
-    """The fingerprint of a relation's columns (names and types in order), None if there is none."""
-    shape = rows(con, sql_text(SQL, "table_shape"), {"table": name})
-    return _shape_hash(shape) if shape else None
+def store_inputs(con: duckdb.DuckDBPyConnection, name: str, fingerprint: int | None) -> None:
+    """Record what mart `name` was built from; an unfingerprintable build (None) leaves no record, so the
+    mart is built again next time."""
+    con.execute(f"delete from {MART_INPUTS} where mart = $m", {"m": name})  # noqa: S608 - our constant
+    if fingerprint is not None:
+        con.execute(
+            f"insert into {MART_INPUTS} values ($m, $fp, $now)",  # noqa: S608 - our constant
+            {"m": name, "fp": fingerprint, "now": utcnow()},
+        )
 
 
-def _shape_hash(shape: list[dict]) -> int:
-    return text_hash("|".join(f"{r['column_name']} {r['data_type']}" for r in shape))
+def shape_hash(columns: list[tuple[str, str]]) -> int:
+    """The fingerprint of a relation's columns: (name, type) pairs in order."""
+    return text_hash("|".join(f"{name} {kind}" for name, kind in columns))
 
 
 def table_fingerprint(
@@ -104,7 +110,7 @@ def table_fingerprint(
     shape = rows(con, sql_text(SQL, "table_shape"), {"table": name})
     if not shape:
         return None
-    columns = _shape_hash(shape)
+    columns = shape_hash([(r["column_name"], r["data_type"]) for r in shape])
     if shape[0]["is_view"]:
         parts: list[int | None] = [columns]
         for dep in depends_on("raw", name):

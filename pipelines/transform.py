@@ -26,7 +26,16 @@ import duckdb
 from pipelines import cost_months, progress
 from pipelines.config import Config
 from pipelines.failpoints import failpoint
-from pipelines.fingerprints import MART_INPUTS, STATE, Layers, combine, inputs_fingerprint, stored_days
+from pipelines.fingerprints import (
+    MART_INPUTS,
+    STATE,
+    Layers,
+    combine,
+    inputs_fingerprint,
+    store_inputs,
+    stored_days,
+    stored_inputs,
+)
 from pipelines.warehouse import (
     SCHEMA_VERSION,
     apply_comments,
@@ -426,7 +435,7 @@ def build_mart_with_rollup(
                 stats.append(refresh_rollups(con, prebuilt=rolled))
             if on_spark:
                 spark_marts.attach(con, name, built)
-                _forget_inputs(con, name)  # built anew each time: what reads it is built again too
+                store_inputs(con, name, None)  # built anew each time: what reads it is built again too
             elif name in DAY_MARTS:
                 stats.append(refresh_day_mart(con, name))
             elif name == cost_months.NAME:
@@ -487,17 +496,11 @@ def _build_full(con: duckdb.DuckDBPyConnection, name: str) -> bool:
     Returns whether the table was kept as it was.
     """
     fingerprint = inputs_fingerprint(con, name, _layers(), _mart_digest(name))
-    stored = one(con, f"select fingerprint from {MART_INPUTS} where mart = $m", {"m": name})  # noqa: S608
-    if fingerprint is not None and stored and int(stored[0]) == fingerprint and table_exists(con, name):
+    if fingerprint is not None and stored_inputs(con, name) == fingerprint and table_exists(con, name):
         return True
     drop_view(con, name)  # the mart was a view over Spark's Parquet (engine: spark before)
     con.execute(f"create or replace table {name} as\n{sql_text('marts', name)}")
-    _forget_inputs(con, name)
-    if fingerprint is not None:
-        con.execute(
-            f"insert into {MART_INPUTS} values ($m, $fp, $now)",  # noqa: S608
-            {"m": name, "fp": fingerprint, "now": utcnow()},
-        )
+    store_inputs(con, name, fingerprint)
     return False
 
 
@@ -518,10 +521,6 @@ def _mart_digest(name: str) -> str:
         h.update(f"{path.name}\n{path.read_text(encoding='utf-8')}\n".encode())
     h.update(f"marts/{name}\n{sql_text('marts', name)}\n".encode())
     return h.hexdigest()
-
-
-def _forget_inputs(con: duckdb.DuckDBPyConnection, name: str) -> None:
-    con.execute(f"delete from {MART_INPUTS} where mart = $m", {"m": name})  # noqa: S608 - our constant
 
 
 def build_marts(con: duckdb.DuckDBPyConnection, config: Config | None = None) -> dict[str, int]:
