@@ -4,6 +4,7 @@
                                          [--bill-lines 2500 x GPUs] [--objects 2500 x GPUs]
                                          [--landing whole|nightly] [--delete-landed]
                                          [--memory-limit 4GB] [--dir bench/out/fleet] [--keep] [--json PATH]
+                                         [--resume]
 
 Generates `--weeks` consecutive ISO weeks from `--week` (default: so that they end with the last week that
 has ended, as `wastewatch run --week` refuses a week that has not started) of a fleet of `--gpus` GPUs (8 per
@@ -37,7 +38,10 @@ The reference is the bare load of what the last night's ingest reads (its teleme
 month-to-date bill; the inventories too when that night is a Monday).
 `--delete-landed` removes each day's telemetry CSV once it is ingested: the ledger keeps the rows of a
 non-billing file that is gone from its source (only a billing file's disappearance deletes its rows), so
-12 weeks fit on a small disk.
+12 weeks fit on a small disk. What is done is saved in `--dir`/progress.json after each night and each
+week's run; `--resume` carries a point that was cut short on from there (with the same arguments and the
+same clean commit, as a point measured by two versions of the code measures neither): a night cut short is
+landed and ingested again, and the seconds spent before are added to the point's elapsed time.
 
 Prints each phase's time, its share, the ratio of the whole run to the bare load, peak RSS, and for every
 week the planted idle waste (the idle hosts' billed week: hosts x 168 h x the hourly rate) against GPU001's
@@ -316,11 +320,12 @@ def land_inventories(src: Path, land: Path, week: int, taken: datetime) -> None:
         for entry in doc["files"]:
             name = Path(entry["key"]).name
             new = name.replace(f"{bucket}-", f"{bucket}-w{week:02d}-")
+            (out / "data" / new).unlink(missing_ok=True)  # landed again when a cut-short night is
             os.link(bucket_dir / "daily" / "data" / name, out / "data" / new)
             entry["key"] = f"{bucket}/daily/data/{new}"
         doc["creationTimestamp"] = str(int(taken.replace(tzinfo=UTC).timestamp() * 1000))
         stamp = out / f"{taken:%Y-%m-%dT%H-%MZ}"
-        stamp.mkdir()
+        stamp.mkdir(exist_ok=True)
         (stamp / "manifest.json").write_text(json.dumps(doc, indent=2))
 
 
@@ -587,33 +592,112 @@ def run_whole(args: argparse.Namespace, root: Path, hosts: int, idle: int, start
     }
 
 
-def run_nightly(args: argparse.Namespace, root: Path, hosts: int, idle: int, start: datetime) -> dict:
-    """Night by night: the night's files, `wastewatch ingest`; after each week's last night, `run --week`."""
+PROGRESS = "progress.json"
+# what must be the same for a point to be carried on from its progress file
+RESUMED_ARGS = (
+    "gpus",
+    "weeks",
+    "week",
+    "idle_hosts",
+    "bill_lines",
+    "objects",
+    "memory_limit",
+    "delete_landed",
+)
+
+
+def load_progress(root: Path, args: argparse.Namespace) -> dict | None:
+    """The progress of an interrupted nightly point under root, checked against args and the code; None when
+    there is none. A point measured by two versions of the code would measure neither."""
+    path = root / PROGRESS
+    if not path.exists():
+        return None
+    state = json.loads(path.read_text(encoding="utf-8"))
+    if state["commit"] != _commit() or state["commit"].endswith("-dirty"):
+        raise SystemExit(
+            f"{path}: measured by {state['commit']}, this is {_commit()}: --resume needs the same clean checkout"
+        )
+    asked = {k: getattr(args, k) for k in RESUMED_ARGS}
+    differ = [
+        k for k in RESUMED_ARGS if k != "week" and asked[k] is not None and asked[k] != state["args"][k]
+    ]
+    if differ:
+        raise SystemExit(f"{path}: --{differ[0].replace('_', '-')} was {state['args'][differ[0]]!r}")
+    return state
+
+
+def save_progress(root: Path, state: dict) -> None:
+    tmp = root / f".{PROGRESS}.tmp"
+    tmp.write_text(json.dumps(state), encoding="utf-8")
+    tmp.replace(root / PROGRESS)
+
+
+def run_nightly(
+    args: argparse.Namespace, root: Path, hosts: int, idle: int, start: datetime, state: dict | None = None
+) -> dict:
+    """Night by night: the night's files, `wastewatch ingest`; after each week's last night, `run --week`.
+    What is done is saved in root/progress.json after each step; `state` (that file) carries a point on
+    from where it stopped: a night cut short is landed and ingested again."""
     land = root / "landing"
-    for sub in ("telemetry", "jobs", "billing", *(f"inventory/{b}" for b in ("bench-ckpt", *DATA_BUCKETS))):
-        (land / sub).mkdir(parents=True, exist_ok=True)
-    write_config(root, start, args.memory_limit)
-    t = time.perf_counter()
-    write_hosts(land, hosts)
-    inventory_src = make_inventories(root, args.objects)
-    setup_s = time.perf_counter() - t
+    if state is None:
+        for sub in (
+            "telemetry",
+            "jobs",
+            "billing",
+            *(f"inventory/{b}" for b in ("bench-ckpt", *DATA_BUCKETS)),
+        ):
+            (land / sub).mkdir(parents=True, exist_ok=True)
+        write_config(root, start, args.memory_limit)
+        t = time.perf_counter()
+        write_hosts(land, hosts)
+        make_inventories(root, args.objects)
+        state = {
+            "args": {k: getattr(args, k) for k in RESUMED_ARGS},
+            "commit": _commit(),
+            "nights": [],
+            "runs": [],
+            "ref": None,
+            "telemetry_files": 0,
+            "telemetry_mb": 0.0,
+            "bill_lines": 0,
+            "landed_peak": 0,
+            "generate_s": time.perf_counter() - t,
+            "elapsed_s": 0.0,
+            "resumed": 0,
+        }
+        save_progress(root, state)
+    else:
+        state["resumed"] += 1
+        print(f"carried on from {root / PROGRESS}: {len(state['nights'])} night(s) done", flush=True)
+    inventory_src = root / "inventory" / "landing" / "inventory"
     print(
         f"nightly landing: {hosts * GPUS_PER_HOST:,} GPUs on {hosts} hosts ({idle} idle), {args.weeks} week(s) "
         f"from {args.week}; {args.bill_lines:,} bill lines a week, {args.objects:,} inventory objects (weekly); "
-        f"set-up {setup_s:.0f} s",
+        f"set-up {state['generate_s']:.0f} s",
         flush=True,
     )
     bill = Bill(land, start, args.weeks, hosts, args.bill_lines, nightly=True)
     con = _connect()
-    nights, runs, ref = [], [], None
-    telemetry_files, telemetry_mb, bill_lines, landed_peak, generate_s = 0, 0.0, 0, 0, setup_s
+    nights, runs = state["nights"], state["runs"]
+    began, before = time.perf_counter(), state["elapsed_s"]
+
+    def save() -> None:
+        state["elapsed_s"] = before + time.perf_counter() - began
+        save_progress(root, state)
+
     days = 7 * args.weeks
     for day in range(days):
         night = start + timedelta(days=day)
+        if day < len(nights):
+            if args.delete_landed:  # cut short between the night's ingest and its deletion
+                shutil.rmtree(land / "telemetry" / f"day={day:02d}", ignore_errors=True)
+            if day % 7 == 6 and len(runs) <= day // 7:  # cut short between the night and the week's run
+                run_week(root, start, day, idle, runs)
+                save()
+            continue
         t = time.perf_counter()
+        shutil.rmtree(land / "telemetry" / f"day={day:02d}", ignore_errors=True)  # a cut-short night's
         files = write_telemetry_day(con, land, start, day, hosts, idle)
-        telemetry_files += len(files)
-        telemetry_mb += sum(f.stat().st_size for f in files) / 1e6
         (land / "jobs" / f"sacct_{night:%Y%m%d}.txt").write_text(
             jobs_text(start, range(day, day + 1), hosts, idle), encoding="utf-8"
         )
@@ -621,15 +705,12 @@ def run_nightly(args: argparse.Namespace, root: Path, hosts: int, idle: int, sta
         month = night.replace(day=1)
         a, b = max(0, int((month - start).total_seconds()) // 3600), 24 * (day + 1)
         lines = bill.deliver(con, a, b, f"fleet-{night:%Y%m%d}")
-        if day == days - 1 or _next_month(night) == night + timedelta(days=1):
-            bill_lines += lines  # a period's last delivery before the bench ends or the month does
         if day % 7 == 0:
             land_inventories(inventory_src, land, day // 7, night + timedelta(hours=1))
         gen = time.perf_counter() - t
-        generate_s += gen
-        landed_peak = max(landed_peak, _du(land))
+        landed = _du(land)
         if day == days - 1:
-            ref = reference(
+            state["ref"] = reference(
                 root,
                 args.memory_limit,
                 {
@@ -644,6 +725,13 @@ def run_nightly(args: argparse.Namespace, root: Path, hosts: int, idle: int, sta
         nights.append(
             {"date": f"{night:%Y-%m-%d}", "generate_s": round(gen, 3), "bill_lines": lines, **_measured(r)}
         )
+        state["telemetry_files"] += len(files)
+        state["telemetry_mb"] += sum(f.stat().st_size for f in files) / 1e6
+        if day == days - 1 or _next_month(night) == night + timedelta(days=1):
+            state["bill_lines"] += lines  # a period's last delivery before the bench ends or the month does
+        state["generate_s"] += gen
+        state["landed_peak"] = max(state["landed_peak"], landed)
+        save()
         print(
             f"night {day + 1:3d}/{days} {night:%Y-%m-%d}: generated in {gen:5.1f} s ({lines:,} bill lines to date), "
             f"ingest {r['wall']:6.1f} s, peak RSS {r['peak_rss_mb']:,.0f} MB",
@@ -652,16 +740,11 @@ def run_nightly(args: argparse.Namespace, root: Path, hosts: int, idle: int, sta
         if args.delete_landed:
             shutil.rmtree(land / "telemetry" / f"day={day:02d}")
         if day % 7 == 6:
-            monday = start + timedelta(days=day - 6)
-            week = run_cli(root, "run", "--week", _week_label(monday))
-            runs.append({**_measured(week), **check_week(root, monday, idle)})
-            print(
-                f"run --week {runs[-1]['week']}: {week['wall']:.1f} s, peak RSS {week['peak_rss_mb']:,.0f} MB; "
-                + _check_line(runs[-1], idle),
-                flush=True,
-            )
+            run_week(root, start, day, idle, runs)
+            save()
     con.close()
     again = run_cli(root, "ingest")
+    ref = state["ref"]
 
     rows = [
         [
@@ -697,18 +780,32 @@ def run_nightly(args: argparse.Namespace, root: Path, hosts: int, idle: int, sta
     for c in runs:
         print(_check_line(c, idle))
     return {
-        "generate_s": round(generate_s, 3),
+        "generate_s": round(state["generate_s"], 3),
         "samples": hosts * GPUS_PER_HOST * 1440 * days,
-        "telemetry_files": telemetry_files,
-        "telemetry_mb": round(telemetry_mb, 1),
-        "bill_lines": bill_lines,
+        "telemetry_files": state["telemetry_files"],
+        "telemetry_mb": round(state["telemetry_mb"], 1),
+        "bill_lines": state["bill_lines"],
         "reference": ref,
         "runs": runs,
         "nights": nights,
         "noop": _measured(again),
-        "landed_mb_peak": round(landed_peak / 1e6, 1),
+        "landed_mb_peak": round(state["landed_peak"] / 1e6, 1),
+        "resumed": state["resumed"],
+        "elapsed_before_s": round(before, 3),
         "ok": all(c["ok"] for c in runs),
     }
+
+
+def run_week(root: Path, start: datetime, day: int, idle: int, runs: list[dict]) -> None:
+    """`wastewatch run --week` of the week whose last night is `day`, measured and checked, into runs."""
+    monday = start + timedelta(days=day - 6)
+    week = run_cli(root, "run", "--week", _week_label(monday))
+    runs.append({**_measured(week), **check_week(root, monday, idle)})
+    print(
+        f"run --week {runs[-1]['week']}: {week['wall']:.1f} s, peak RSS {week['peak_rss_mb']:,.0f} MB; "
+        + _check_line(runs[-1], idle),
+        flush=True,
+    )
 
 
 def _commit() -> str:
@@ -748,6 +845,11 @@ def main() -> int:
     parser.add_argument("--memory-limit", default="4GB")
     parser.add_argument("--dir", type=Path, default=Path("bench/out/fleet"))
     parser.add_argument("--keep", action="store_true", help="keep the generated files and the warehouse")
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help=f"nightly: carry on an interrupted point from --dir/{PROGRESS} (same arguments, same commit)",
+    )
     parser.add_argument("--json", type=Path, default=None, help="append the point's results as one JSON line")
     args = parser.parse_args()
     args.bill_lines = args.bill_lines if args.bill_lines is not None else PER_GPU * args.gpus
@@ -756,10 +858,16 @@ def main() -> int:
     hosts = max(1, args.gpus // GPUS_PER_HOST)
     idle = args.idle_hosts if args.idle_hosts is not None else max(1, hosts // 50)
     root = args.dir.resolve()
-    shutil.rmtree(root, ignore_errors=True)
-    root.mkdir(parents=True)
+    state = load_progress(root, args) if args.resume and args.landing == "nightly" else None
+    if state is None:
+        shutil.rmtree(root, ignore_errors=True)
+        root.mkdir(parents=True)
     # `wastewatch run --week` refuses a week that has not started: the weeks must end by the current one
     current = _week_start(_week_label(datetime.now(UTC).replace(tzinfo=None)))
+    if state is not None:
+        args.week = args.week or state["args"]["week"]
+        if args.week != state["args"]["week"]:
+            parser.error(f"--week {args.week}: {root / PROGRESS} began at {state['args']['week']}")
     args.week = args.week or _week_label(current - timedelta(weeks=args.weeks))
     start = _week_start(args.week)
     if start + timedelta(weeks=args.weeks - 1) > current:
@@ -767,9 +875,12 @@ def main() -> int:
             f"--week {args.week}: its {args.weeks} week(s) reach past the current week, which `run --week` refuses"
         )
     began = time.perf_counter()
-    result = (run_whole if args.landing == "whole" else run_nightly)(args, root, hosts, idle, start)
+    if args.landing == "whole":
+        result = run_whole(args, root, hosts, idle, start)
+    else:
+        result = run_nightly(args, root, hosts, idle, start, state)
     warehouse_mb = _du(root / "warehouse") / 1e6
-    elapsed = time.perf_counter() - began
+    elapsed = time.perf_counter() - began + result.get("elapsed_before_s", 0.0)
     print(
         f"warehouse {warehouse_mb:,.0f} MB, landed files at most {result['landed_mb_peak']:,.0f} MB; {elapsed:.0f} s in all"
     )

@@ -4,7 +4,7 @@
                                      [--bill-lines N] [--objects N] [--memory-limit 4GB]
                                      [--results bench/out/growth.jsonl] [--dir bench/out/growth]
                                      [--svg docs/img/fleet_growth.svg] [--title TEXT] [--chart-only]
-                                     [--window-hours 6] [--machine-gb 24]
+                                     [--window-hours 6] [--machine-gb 24] [--resume]
 
 Two axes of points, each in a fresh `bench/fleet_week.py ... --json RESULTS` process:
 - fleet size: one week landed whole (`--landing whole`) at each of `--gpus`, as bench/README's
@@ -15,6 +15,8 @@ A point whose arguments already have a line in `--results` is skipped, so the gr
 later session (delete its line to measure it again; `--gpus ''` or `--weeks ''` leaves an axis out); a point
 that fails is reported and the grid goes on. The chart and tables take every line of the results file
 with this sizing (`--bill-lines`, `--objects`, `--memory-limit`), not only the points of this invocation.
+A nightly point that is cut short (the 12-week one takes hours) is carried on from its last
+finished night with `--resume` (fleet_week.py's: the same arguments and the same clean commit).
 Each point's output is kept in `--dir`/<point>.log. `--bill-lines` and `--objects` are passed through
 (default: fleet_week.py's, 2,500 a GPU, so they grow with the fleet).
 
@@ -116,6 +118,7 @@ def run_point(p: dict, args: argparse.Namespace) -> int:
         "--dir", str(args.dir / p["name"]),
         "--json", str(args.results),
         *(["--delete-landed"] if p["landing"] == "nightly" else []),
+        *(["--resume"] if p["landing"] == "nightly" and args.resume else []),
     ]  # fmt: skip
     args.dir.mkdir(parents=True, exist_ok=True)
     print(f"== {p['name']}: {' '.join(cmd[1:])}", flush=True)
@@ -438,6 +441,9 @@ def main() -> int:
     parser.add_argument("--chart-only", action="store_true", help="measure nothing; chart the results file")
     parser.add_argument("--window-hours", type=float, default=6.0)
     parser.add_argument("--machine-gb", type=float, default=24.0)
+    parser.add_argument(
+        "--resume", action="store_true", help="carry on a nightly point cut short (fleet_week.py --resume)"
+    )
     args = parser.parse_args()
 
     grid = points(args)
