@@ -1,6 +1,8 @@
 """Build the intermediate views and the marts from the landed tables (one transaction per mart).
 
-Most marts are rebuilt in full from views over the landed tables. The GPU telemetry is the exception:
+Most marts are rebuilt in full from views over the landed tables (kept when nothing they read changed;
+`cost_hourly` is kept by month, pipelines/cost_months.py, the bill's line marts by file,
+pipelines/file_marts.py). The GPU telemetry is the exception:
 rolling millions of samples up on every run would not scale, so the GPU tables are kept up to date by
 day. `int_gpu_slices` (GPU x hour x job slice, the roll-up of gpu_samples) is rolled up again only for
 the sample days whose fingerprint changed: the ingest ledger's files behind the day's samples (ids,
@@ -19,11 +21,11 @@ import time
 from dataclasses import dataclass, field
 from datetime import date, timedelta
 from functools import cache
-from typing import Protocol
+from typing import Any, Protocol
 
 import duckdb
 
-from pipelines import cost_months, progress
+from pipelines import cost_months, file_marts, progress
 from pipelines.config import Config
 from pipelines.failpoints import failpoint
 from pipelines.fingerprints import (
@@ -37,6 +39,7 @@ from pipelines.fingerprints import (
     stored_inputs,
 )
 from pipelines.warehouse import (
+    CATALOG_DIR,
     SCHEMA_VERSION,
     apply_comments,
     columns,
@@ -90,11 +93,12 @@ LAYER = "int_layer_digest"
 @dataclass
 class DayStats:
     """What one refresh of a day-incremental table did: days built again, days removed, rows written
-    (cost_hourly, kept by month: `unit` month, each month named by its first day)."""
+    (cost_hourly, kept by month: `unit` month, each month named by its first day; the bill's line marts,
+    kept by file: `unit` file, each named by its ingest_files.file_id)."""
 
     table: str
-    days_rebuilt: list[date] = field(default_factory=list)
-    days_removed: list[date] = field(default_factory=list)
+    days_rebuilt: list[Any] = field(default_factory=list)
+    days_removed: list[Any] = field(default_factory=list)
     rows: int = 0
     full: bool = False
     unit: str = "day"
@@ -124,7 +128,7 @@ def build_intermediate(con: duckdb.DuckDBPyConnection) -> None:
     calls this first; when the objects were created from the same SQL (`int_layer_digest`) and all exist,
     it leaves them be, so a run pays for it once.
     """
-    for table in (STATE, LAYER, MART_INPUTS):
+    for table in (STATE, file_marts.FILES, LAYER, MART_INPUTS):
         con.execute(sql_text(INCREMENTAL, table))
     digest = _intermediate_digest()
     key = {"layer": "intermediate", "digest": digest, "names": list(INTERMEDIATE)}
@@ -138,7 +142,7 @@ def build_intermediate(con: duckdb.DuckDBPyConnection) -> None:
             # name comes from our own constant list; the body is our own SQL file
             con.execute(f"create or replace view {name} as\n{sql_text('intermediate', name)}")
     notes = {name: sql_notes("intermediate", name) for name in INTERMEDIATE}
-    notes.update({t: sql_notes(INCREMENTAL, t) for t in (STATE, LAYER, MART_INPUTS)})
+    notes.update({t: sql_notes(INCREMENTAL, t) for t in (STATE, file_marts.FILES, LAYER, MART_INPUTS)})
     apply_comments(con, notes)
     con.execute(
         f"insert or replace into {LAYER} values ($layer, $digest, $now)",  # noqa: S608 - our constant
@@ -150,7 +154,9 @@ def build_intermediate(con: duckdb.DuckDBPyConnection) -> None:
 def _intermediate_digest() -> str:
     """sha256 of the schema version and every SQL file the intermediate objects are created from."""
     h = hashlib.sha256(f"schema {SCHEMA_VERSION}\n".encode())
-    for layer, name in [(INCREMENTAL, STATE)] + [("intermediate", n) for n in INTERMEDIATE]:
+    for layer, name in [(INCREMENTAL, STATE), (INCREMENTAL, file_marts.FILES)] + [
+        ("intermediate", n) for n in INTERMEDIATE
+    ]:
         h.update(f"{layer}/{name}\n{sql_text(layer, name)}\n".encode())
     return h.hexdigest()
 
@@ -443,6 +449,12 @@ def build_mart_with_rollup(
                 kept = months.kept
                 rebuilt, removed = months.months_rebuilt, months.months_removed
                 stats.append(DayStats(name, rebuilt, removed, full=months.full, unit="month"))
+            elif name in file_marts.FILE_MARTS:
+                files = file_marts.refresh(con, name, _mart_digest(name))
+                kept = files.kept
+                stats.append(
+                    DayStats(name, files.files_rebuilt, files.files_removed, full=files.full, unit="file")
+                )
             else:
                 kept = _build_full(con, name)
             if not kept:
@@ -515,9 +527,10 @@ def _layers() -> Layers:
 
 @cache
 def _mart_digest(name: str) -> str:
-    """sha256 of the intermediate layer's digest, the SQL macros and the mart's own SQL."""
+    """sha256 of the intermediate layer's digest, the SQL macros, the built-in catalogues (some are
+    temporary tables of each connection, which no table fingerprint covers) and the mart's own SQL."""
     h = hashlib.sha256(f"{_intermediate_digest()}\n".encode())
-    for path in sorted((sql_root() / "macros").glob("*.sql")):
+    for path in sorted((sql_root() / "macros").glob("*.sql")) + sorted(CATALOG_DIR.glob("*.csv")):
         h.update(f"{path.name}\n{path.read_text(encoding='utf-8')}\n".encode())
     h.update(f"marts/{name}\n{sql_text('marts', name)}\n".encode())
     return h.hexdigest()

@@ -7,11 +7,14 @@
 -- left unused of the commitment, SavingsPlanRecurringFee total minus used, RIFee unused upfront plus unused
 -- recurring), so that line is the unused one. Other lines of a commitment (upfront purchases, fees already amortised into
 -- usage) carry nothing unused and are left out.
+-- Built by file (pipelines/file_marts.py): $files names the ingested files whose lines are built, and each
+-- row keeps its x_file_id, so a file delivered again, or gone, rebuilds or drops its own rows only.
 -- usage_status: Used | Unused (the commitment's share no usage took)
 -- provider: provider_name of the line
 -- account_id: sub_account_id, else billing_account_id
 -- currency: billing_currency of the line
 -- effective_cost: amortised cost of the line, in its currency
+-- x_file_id: the file the line came from (ingest_files.file_id)
 with lines as (
     select
         *,
@@ -23,7 +26,7 @@ with lines as (
                 then 'Unused'
         end as usage_status
     from billing_line_items
-    where commitment_discount_id is not null
+    where commitment_discount_id is not null and x_file_id in (select unnest($files::varchar[]))
 )
 
 select
@@ -44,6 +47,7 @@ select
     effective_cost,
     x_source_format,
     x_source_file,
-    x_source_row
+    x_source_row,
+    x_file_id
 from lines
 where usage_status is not null

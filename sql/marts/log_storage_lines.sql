@@ -1,5 +1,5 @@
 -- grain: one row per billing line of log storage, log retention, log ingestion or metric storage
--- depends_on: billing_line_items, int_billing_extras
+-- depends_on: billing_line_items, log_usage_types
 -- The bill's log- and metric-storage lines, classified by the built-in catalogue
 -- pipelines/catalog/log_usage_types.csv (the first matching pattern by priority, the line's service matching
 -- too): CloudWatch Logs by the usage type (`USE1-TimedStorage-ByteHrs` stored bytes, `USE1-DataProcessing-Bytes`
@@ -7,19 +7,36 @@
 -- Prometheus by the usage type (`USE1-AMP:MetricStorageByteHrs`), Azure Log Analytics by the meter
 -- (Pay-as-you-go Data Retention, Data Ingestion), Google Cloud Logging by the SKU description (log retention,
 -- Log Volume).
+-- Built by file (pipelines/file_marts.py): $files names the ingested files whose lines are built, and each
+-- row keeps its x_file_id, so a file delivered again, or gone, rebuilds or drops its own rows only.
 -- kind: storage (every stored log byte, GB-months) | retention (only bytes kept past included_days, GB-months) |
 --       ingestion (ingested bytes, GB) | metric_storage (every stored metric byte, GB-months)
 -- log_group_arn: the CloudWatch log group of an AWS line (its resource id, without a trailing :*), else NULL
 -- included_days: days of retention the provider includes before a retention line bills (Azure 31, Google 30)
 -- quantity: consumed_quantity of the line (GB-months of storage; GB ingested, bytes for Google's Log Volume)
-with lines as (
+-- x_file_id: the file the line came from (ingest_files.file_id)
+with billed as (
+    select * from billing_line_items where x_file_id in (select unnest($files::varchar[]))
+),
+
+-- what each distinct x_extra of these lines says, parsed once
+extras as (
+    select
+        x_extra,
+        extra_usage_type(x_extra) as usage_type,
+        extra_cur_product_code(x_extra) as cur_product_code,
+        extra_cur2_product_code(x_extra) as cur2_product_code
+    from (select distinct x_extra from billed)
+),
+
+lines as (
     select
         b.*,
         e.usage_type,
         concat_ws(' ', b.charge_description, b.sku_meter) as meter,
         concat_ws(' ', b.service_name, e.cur_product_code, e.cur2_product_code) as service
-    from billing_line_items as b
-    left join int_billing_extras as e on e.x_extra is not distinct from b.x_extra
+    from billed as b
+    left join extras as e on e.x_extra is not distinct from b.x_extra
 ),
 
 kinds as (
@@ -59,7 +76,8 @@ select
     l.project,
     l.owner,
     l.x_source_format,
-    l.x_source_file
+    l.x_source_file,
+    l.x_file_id
 from lines as l
 inner join kinds as k
     on k.provider_name is not distinct from l.provider_name

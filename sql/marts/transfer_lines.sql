@@ -1,26 +1,38 @@
 -- grain: one row per billing line of data transfer between regions, between zones or out to the internet
--- depends_on: billing_line_items, int_billing_extras
+-- depends_on: billing_line_items, transfer_usage_types, aws_region_codes
 -- The bill's data-transfer lines, classified by the built-in catalogue pipelines/catalog/transfer_usage_types.csv
 -- (the first matching pattern by priority): AWS by the usage type (CUR lineItem/UsageType or
 -- line_item_usage_type, FOCUS x_UsageType, kept in x_extra), whose region codes
 -- (pipelines/catalog/aws_region_codes.csv) give the source and destination regions; Azure by the Bandwidth
 -- meter's subcategory and name, Google Cloud by the SKU description (neither names the destination region).
 -- Lines no pattern matches (storage, requests, instance hours) are not here.
+-- Built by file (pipelines/file_marts.py): $files names the ingested files whose lines are built, and each
+-- row keeps its x_file_id, so a file delivered again, or gone, rebuilds or drops its own rows only.
 -- direction: inter_region | inter_zone | internet
 -- source_region: region the data left (from the usage type, else the line's region)
 -- destination_region: region the data went to; 'internet' for egress; NULL when the line does not say
 -- bucket: the bucket name when the line's resource is an S3 bucket (its name or arn:aws:s3:::name), else NULL
 -- quantity: consumed_quantity of the line (GB for transfer)
 -- effective_cost: amortised cost of the line, in currency
-with lines as (
+-- x_file_id: the file the line came from (ingest_files.file_id)
+with billed as (
+    select * from billing_line_items where x_file_id in (select unnest($files::varchar[]))
+),
+
+-- the usage type of each distinct x_extra of these lines, parsed once
+extras as (
+    select x_extra, extra_usage_type(x_extra) as usage_type from (select distinct x_extra from billed)
+),
+
+lines as (
     select
         b.*,
         e.usage_type,
         -- Azure's charge description is its meter category, subcategory and name (the subcategory says
         -- Inter-Region); Google Cloud's is the SKU description
         concat_ws(' ', b.charge_description, b.sku_meter) as meter
-    from billing_line_items as b
-    left join int_billing_extras as e on e.x_extra is not distinct from b.x_extra
+    from billed as b
+    left join extras as e on e.x_extra is not distinct from b.x_extra
 ),
 
 kinds as (
@@ -102,5 +114,6 @@ select
     owner,
     x_source_format,
     x_source_file,
-    x_source_row
+    x_source_row,
+    x_file_id
 from regions

@@ -126,8 +126,8 @@ EXTRAS: dict[str, Extra] = {
 
 
 def _day_metadata(stats: list[DayStats]) -> dict[str, object]:
-    """What the tables kept up to date by day (or month) rebuilt: days and rows per table (int_gpu_slices =
-    the roll-up; cost_hourly by month)."""
+    """What the tables kept up to date by day (or month, or file) rebuilt: days and rows per table
+    (int_gpu_slices = the roll-up; cost_hourly by month; the bill's line marts by file)."""
     out: dict[str, object] = {}
     for st in stats:
         prefix = "rollup" if st.table == "int_gpu_slices" else "mart"
@@ -136,6 +136,8 @@ def _day_metadata(stats: list[DayStats]) -> dict[str, object]:
         out[f"{prefix}_{unit}s_removed"] = len(st.days_removed)
         if unit == "day":
             out[f"{prefix}_rows_written"] = st.rows
+        if unit == "file":  # a file is named by a hash: how many is what tells
+            continue
         # a month is named yyyy-mm, a day yyyy-mm-dd
         labels = [d.isoformat()[: 7 if unit == "month" else 10] for d in st.days_rebuilt[:31]]
         out[f"{prefix}_{unit}s"] = ", ".join(labels) or "none (nothing changed)"
