@@ -15,7 +15,7 @@
 -- included_days: days of retention the provider includes before a retention line bills (Azure 31, Google 30)
 -- quantity: consumed_quantity of the line (GB-months of storage; GB ingested, bytes for Google's Log Volume)
 -- x_file_id: the file the line came from (ingest_files.file_id)
-with billed as (
+with billed as not materialized (
     select * from billing_line_items where x_file_id in (select unnest($files::varchar[]))
 ),
 

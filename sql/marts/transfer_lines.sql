@@ -15,7 +15,7 @@
 -- quantity: consumed_quantity of the line (GB for transfer)
 -- effective_cost: amortised cost of the line, in currency
 -- x_file_id: the file the line came from (ingest_files.file_id)
-with billed as (
+with billed as not materialized (
     select * from billing_line_items where x_file_id in (select unnest($files::varchar[]))
 ),
 
