@@ -31,12 +31,13 @@ from pipelines.fingerprints import (
     inputs_fingerprint,
     shape_hash,
     store_inputs,
+    store_parts,
     stored_days,
     stored_inputs,
     table_fingerprint,
     text_hash,
 )
-from pipelines.warehouse import columns, drop_view, one, rows, sql_text, table_exists, utcnow
+from pipelines.warehouse import columns, drop_view, one, rows, sql_text, table_exists
 
 NAME = "cost_hourly"
 MODELLED = "cost_hourly/modelled"
@@ -112,16 +113,7 @@ def refresh(con: duckdb.DuckDBPyConnection, digest: str, layers: Layers, full: b
         )
         for first, last in _runs(stats.months_rebuilt):
             _insert(con, **_bounds([v for m, v in months.items() if first <= m <= last]), modelled=False)
-    if stats.months_rebuilt:
-        con.execute(
-            f"insert into {STATE} select $o, unnest($days), unnest($fps), $now",  # noqa: S608 - our constant
-            {
-                "o": NAME,
-                "days": stats.months_rebuilt,
-                "fps": [current[m] for m in stats.months_rebuilt],
-                "now": utcnow(),
-            },
-        )
+    store_parts(con, STATE, NAME, {m: current[m] for m in stats.months_rebuilt})
     modelled = inputs_fingerprint(con, "int_cost_modelled", layers, digest, layer="intermediate")
     stats.modelled = full or modelled is None or stored_inputs(con, MODELLED) != modelled
     if stats.modelled:

@@ -25,11 +25,12 @@ from pipelines.fingerprints import (
     combine,
     shape_hash,
     store_inputs,
+    store_parts,
     stored_inputs,
     table_fingerprint,
     text_hash,
 )
-from pipelines.warehouse import columns, drop_view, rows, sql_text, table_exists, utcnow
+from pipelines.warehouse import columns, drop_view, rows, sql_text, table_exists
 
 FILE_MARTS = ("commitment_lines", "transfer_lines", "log_storage_lines")
 # the fingerprint each file's rows of a table kept up to date by file were built from
@@ -89,16 +90,7 @@ def refresh(con: duckdb.DuckDBPyConnection, name: str, digest: str, full: bool =
             )
         if stats.files_rebuilt:
             con.execute(f"insert into {name} by name\n{sql}", {"files": stats.files_rebuilt})
-    if stats.files_rebuilt:
-        con.execute(
-            f"insert into {FILES} select $o, unnest($files), unnest($fps), $now",  # noqa: S608 - our constant
-            {
-                "o": name,
-                "files": stats.files_rebuilt,
-                "fps": [current[f] for f in stats.files_rebuilt],
-                "now": utcnow(),
-            },
-        )
+    store_parts(con, FILES, name, {f: current[f] for f in stats.files_rebuilt})
     if not stats.kept or stored_inputs(con, name) is None:
         store_inputs(con, name, text_hash("\n".join(f"{f} {fp}" for f, fp in sorted(current.items()))))
     return stats

@@ -96,6 +96,18 @@ def store_inputs(con: duckdb.DuckDBPyConnection, name: str, fingerprint: int | N
         )
 
 
+def store_parts(
+    con: duckdb.DuckDBPyConnection, table: str, name: str, fingerprints: dict[date, int] | dict[str, int]
+) -> None:
+    """Record what each part (day, month or file) of table `name` was built from, in `table` (STATE, or
+    int_incremental_files): rows of (object, part, fingerprint, built_at)."""
+    if fingerprints:
+        con.execute(
+            f"insert into {table} select $o, unnest($parts), unnest($fps), $now",  # noqa: S608 - our constants
+            {"o": name, "parts": list(fingerprints), "fps": list(fingerprints.values()), "now": utcnow()},
+        )
+
+
 def shape_hash(columns: list[tuple[str, str]]) -> int:
     """The fingerprint of a relation's columns: (name, type) pairs in order."""
     return text_hash("|".join(f"{name} {kind}" for name, kind in columns))

@@ -35,6 +35,7 @@ from pipelines.fingerprints import (
     combine,
     inputs_fingerprint,
     store_inputs,
+    store_parts,
     stored_days,
     stored_inputs,
 )
@@ -249,16 +250,7 @@ def _refresh_days(
     for first, last in _ranges([d for d in stats.days_rebuilt if d not in set(ready)], days_per_statement):
         con.execute(f"insert into {name}\n{sql}", {"day_from": first, "day_to": last})
     if stats.days_rebuilt:
-        now = utcnow()
-        con.execute(
-            f"insert into {STATE} select $o, unnest($days), unnest($fps), $now",  # noqa: S608 - our constant
-            {
-                "o": name,
-                "days": stats.days_rebuilt,
-                "fps": [current[d] for d in stats.days_rebuilt],
-                "now": now,
-            },
-        )
+        store_parts(con, STATE, name, {d: current[d] for d in stats.days_rebuilt})
         row = one(
             con,
             f"select count(*) from {name} where list_contains($days, hour::date)",  # noqa: S608 - identifiers only
