@@ -309,6 +309,47 @@ def connect(
     return con
 
 
+# What a connection for ad-hoc SQL switches off once our own macros and catalogues are loaded: file access
+# (COPY, ATTACH, EXPORT, read_csv and friends, INSTALL), persistent secrets and extension auto-loading.
+# `allowed_directories`/`allowed_paths` are never set: DuckDB reopens COPY ... TO and ATTACH inside them.
+QUERY_LOCKDOWN = (
+    "allow_persistent_secrets",
+    "allow_community_extensions",
+    "autoinstall_known_extensions",
+    "autoload_known_extensions",
+    "enable_external_access",
+)
+# Temporary tables of an ad-hoc query spill to a private folder outside the warehouse's, at most this much
+QUERY_TEMP_LIMIT = "8GiB"
+
+
+@contextmanager
+def open_for_queries(
+    path: Path | str, settings: dict[str, Any] | None = None, wait: float = FILE_LOCK_WAIT_S
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection that DuckDB itself keeps from writing anything: no file is attached, copied,
+    read or created, no extension installed, no setting changed (`lock_configuration`); temporary tables
+    live in memory and spill to a private folder in the system's temp directory, removed on close.
+
+    This guards against mistakes and injected SQL; a local user who can write the warehouse's folder can
+    still change the file with DuckDB's own CLI, which is why acting needs a signed approval
+    (docs/reliability.md, "Ad-hoc SQL cannot write").
+    """
+    spill = tempfile.mkdtemp(prefix="wastewatch-sql-")
+    try:
+        con = connect(path, read_only=True, settings={**(settings or {}), "temp_directory": spill}, wait=wait)
+        try:
+            con.execute("set max_temp_directory_size = $v", {"v": QUERY_TEMP_LIMIT})
+            for name in QUERY_LOCKDOWN:
+                con.execute(f"set {name} = false")  # our own constant names
+            con.execute("set lock_configuration = true")
+            yield con
+        finally:
+            con.close()
+    finally:
+        shutil.rmtree(spill, ignore_errors=True)
+
+
 @contextmanager
 def open_warehouse(config: Config, read_only: bool = False) -> Iterator[duckdb.DuckDBPyConnection]:
     con = connect(config.warehouse_path, read_only=read_only, settings=config.duckdb_settings)
@@ -571,6 +612,7 @@ def publish(config: Config) -> Path:
     try:
         shutil.copyfile(src, tmp)
         shutil.copymode(src, tmp)  # mkstemp makes the file 0600; readers need the warehouse's permissions
+        _materialise_file_views(Path(tmp))
         failpoint("publish.copied")
         os.replace(tmp, dst)
         failpoint("publish.replaced")
@@ -578,6 +620,45 @@ def publish(config: Config) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return dst
+
+
+def _materialise_file_views(copy: Path) -> list[str]:
+    """Turn the copy's views over files (the Spark engine's Parquet marts) into tables of the same name, with
+    their comments: `wastewatch sql` opens the copy without file access, and no folder of marts is ever
+    whitelisted for it (DuckDB's allowed_directories would reopen COPY ... TO there). A view whose files
+    cannot be read here (an s3:// marts folder) stays a view; `sql` then names it as unreadable."""
+    con = duckdb.connect(str(copy))
+    done = []
+    try:
+        views = con.execute(
+            "select view_name, comment from duckdb_views() "
+            "where not internal and schema_name = 'main' and regexp_matches(sql, 'read_(parquet|csv|json)')"
+        ).fetchall()
+        for name, comment in views:
+            notes = con.execute(
+                "select column_name, comment from duckdb_columns() where table_name = $n and comment is not null",
+                {"n": name},
+            ).fetchall()
+            ident, staged = _quote_ident(name), _quote_ident(name + "__published")
+            try:
+                con.execute("begin transaction")
+                con.execute(f"create table {staged} as select * from {ident}")  # noqa: S608 - quoted catalogue names
+                con.execute(f"drop view {ident}")
+                con.execute(f"alter table {staged} rename to {ident}")
+                if comment:
+                    con.execute(f"comment on table {ident} is {_quote_text(comment)}")
+                for column, note in notes:
+                    con.execute(f"comment on column {ident}.{_quote_ident(column)} is {_quote_text(note)}")
+                con.execute("commit")
+            except duckdb.Error:
+                con.execute("rollback")
+                continue
+            done.append(name)
+        if done:
+            con.execute("checkpoint")
+    finally:
+        con.close()
+    return done
 
 
 # a publish's temp copy: `<published name>.<pid>.<random>.publishing`, renamed over the target when complete

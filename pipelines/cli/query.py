@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from pipelines.cli.common import Failure, ctx_config, say, wait_option, writing
+from pipelines.cli.common import EXIT_REJECTED, Failure, ctx_config, say, wait_option, writing
 
 
 class _SqlCommand(click.Command):
@@ -96,11 +96,12 @@ def sql(
     path = config.warehouse_path
     if not live and config.published_path.exists():
         path = config.published_path
+    settings = {k: v for k, v in config.duckdb_settings.items() if k != "temp_directory"}
     if path == config.warehouse_path and path.exists():
         with writing(config, wait_s, role="sql --live (reading)"):
-            results = _query(path, text, bound, source)
+            results = _query(path, text, bound, source, settings)
     else:
-        results = _query(path, text, bound, source)
+        results = _query(path, text, bound, source, settings)
     if len(results) > 1 and fmt != "table":
         lines = ", ".join(str(r.line) for r in results)
         raise Failure(
@@ -129,17 +130,19 @@ def _sql_text(query: str | None, file: str | None) -> tuple[str, str | None]:
         raise click.BadParameter(f"{file}: cannot read: {exc}", param_hint="--file") from None
 
 
-def _query(path: Path, text: str, params: dict[str, Any], source: str | None) -> list[Any]:
-    from pipelines.report.adhoc import ScriptError, run_script
-    from pipelines.warehouse import connect
+def _query(
+    path: Path, text: str, params: dict[str, Any], source: str | None, settings: dict[str, Any]
+) -> list[Any]:
+    from pipelines.report.adhoc import Refused, ScriptError, run_script
+    from pipelines.warehouse import open_for_queries
 
-    con = connect(path, read_only=True)
-    try:
-        return run_script(con, text, params, source)
-    except ScriptError as exc:
-        raise Failure(f"query failed: {exc}") from None
-    finally:
-        con.close()
+    with open_for_queries(path, settings) as con:
+        try:
+            return run_script(con, text, params, source)
+        except Refused as exc:
+            raise Failure(str(exc), code=EXIT_REJECTED) from None
+        except ScriptError as exc:
+            raise Failure(f"query failed: {exc}") from None
 
 
 def format_rows(cols: list[str], data: list[tuple[Any, ...]], fmt: str, raw_csv: bool = False) -> str:

@@ -29,6 +29,24 @@ class ScriptError(Exception):
     """The script cannot run: the message names the source and line (or the parameter) and the problem."""
 
 
+class Refused(ScriptError):
+    """DuckDB refused a statement that would write, reach a file, load an extension or change a setting."""
+
+
+# how DuckDB words a refusal by the switches `warehouse.open_for_queries` sets
+_REFUSALS = (
+    "disabled by configuration",
+    "configuration has been locked",
+    "in read-only mode",
+    "Persistent secrets are disabled",
+    "Cannot attach",
+)
+REFUSED_HINT = (
+    "refused: `wastewatch sql` only reads the warehouse (no writes, files, attachments, extensions or "
+    "settings; docs/reliability.md)"
+)
+
+
 @dataclass(frozen=True)
 class Result:
     line: int  # the line of the script where the statement's SQL starts
@@ -138,5 +156,7 @@ def run_script(
         except duckdb.Error as exc:
             message, relative = _problem(exc)
             at = _line_of(sql, start) + relative - 1 if relative else line
+            if isinstance(exc, duckdb.PermissionException) or any(r in message for r in _REFUSALS):
+                raise Refused(f"{_where(source, at)}: {REFUSED_HINT}: {message}") from None
             raise ScriptError(f"{_where(source, at)}: {message}") from None
     return results

@@ -218,7 +218,6 @@ def test_sql_table(landed: Landed) -> None:
     [
         ("selec 1", "syntax error"),
         ("select * from no_such_table", "no_such_table"),
-        ("delete from billing_lines", "read-only"),
     ],
 )
 def test_sql_bad_query_exits_2_with_a_message(landed: Landed, query: str, message: str) -> None:
@@ -227,6 +226,19 @@ def test_sql_bad_query_exits_2_with_a_message(landed: Landed, query: str, messag
     config_line, error = result.stderr.splitlines()  # which config was read, then the one error line
     assert config_line == f"config: {landed.config} (from --config)"
     assert error.startswith("error: query failed:") and message in error
+    assert result.stdout == ""
+
+
+def test_sql_a_write_is_refused_with_exit_1(landed: Landed) -> None:
+    """A statement DuckDB refuses on the locked connection (tests/warehouse/test_query_lockdown.py tries
+    every kind) is exit 1, not a usage error."""
+    result = _sql(landed, "delete from billing_lines", "csv")
+    assert result.exit_code == 1
+    error = result.stderr.splitlines()[-1]
+    assert (
+        error.startswith("error: line 1: refused: `wastewatch sql` only reads the warehouse")
+        and "read-only" in error
+    )
     assert result.stdout == ""
 
 
