@@ -25,7 +25,7 @@ from pipelines.config import Config
 from pipelines.errors import WarehouseBusy, WarehouseError
 from pipelines.failpoints import failpoint
 
-SCHEMA_VERSION = 17
+SCHEMA_VERSION = 18
 RAW_TABLES = (
     "schema_version",
     "ingest_files",

@@ -102,7 +102,8 @@ def apply_command(
     run than the apply. Exit 0 every action applied, already done or checked; 1 some action was refused or
     failed; 2 an unknown action or a usage error, nothing done; 3 the warehouse is held by another writer.
     """
-    from pipelines.remediate.apply import BAD_RESULTS, Attempt, RemediateError, apply_actions
+    from pipelines.remediate.apply import BAD_RESULTS, Attempt, ChainBroken, RemediateError, apply_actions
+    from pipelines.remediate.keys import ApprovalKeyError
     from pipelines.warehouse import connect
 
     config = ctx_config(ctx)
@@ -119,10 +120,19 @@ def apply_command(
         con = connect(config.warehouse_path, settings=config.duckdb_settings)
         try:
             attempts = apply_actions(
-                con, config, list(actions), approve=approve, actor=actor, yes=yes, notice=show
+                con,
+                config,
+                list(actions),
+                approve=approve,
+                actor=actor,
+                yes=yes,
+                notice=show,
+                say=lambda m: say(f"note: {m}", err=True),
             )
-        except RemediateError as exc:
+        except (RemediateError, ApprovalKeyError) as exc:
             raise Failure(str(exc)) from None
+        except ChainBroken as exc:
+            raise Failure(str(exc), code=EXIT_REJECTED) from None
         finally:
             con.close()
     bad = [t for t in attempts if t.outcome.result in BAD_RESULTS]
@@ -130,3 +140,98 @@ def apply_command(
         click.echo("dry run: nothing was touched (add --yes to act)")
     if bad:
         raise Failure(f"{len(bad)} of {len(attempts)} action(s) refused or failed", code=EXIT_REJECTED)
+
+
+@remediate.command("log")
+@click.option("--verify", is_flag=True, help="Check the chain of HMACs; exit 1 naming the first bad row.")
+@click.option(
+    "--restart",
+    "restart",
+    metavar="REASON",
+    help="Seal the log as it is under the current key (after a break you have looked into), saying why.",
+)
+@click.option("--limit", type=click.IntRange(0), default=20, show_default=True, help="Newest rows to print.")
+@click.option("--by", "actor", envvar="USER", help="Who restarts the chain (default $USER).")
+@wait_option
+@click.pass_context
+def log_command(
+    ctx: click.Context, verify: bool, restart: str | None, limit: int, actor: str | None, wait_s: float
+) -> None:
+    """The remediation audit trail: the newest rows, and with --verify a check of its chain.
+
+    Every row of remediation_log carries an HMAC, under the approval key kept outside the warehouse, over
+    its content and the previous row's HMAC: a row inserted, changed or deleted by anyone without the key
+    breaks the chain, and apply refuses to act until it verifies. Exit 0 verified; 1 broken (the first bad
+    row is named); 2 no warehouse or no key.
+    """
+    from pipelines.remediate import audit
+    from pipelines.remediate.keys import ApprovalKeyError, load_key
+    from pipelines.warehouse import connect, rows, sql_text
+
+    config = ctx_config(ctx)
+    if not config.warehouse_path.exists():
+        raise Failure(f"{config.warehouse_path}: no warehouse here yet (run `wastewatch ingest` first)")
+    try:
+        ring = load_key(config)
+    except ApprovalKeyError as exc:
+        raise Failure(str(exc)) from None
+    with writing(config, wait_s, role="remediate log"):
+        con = connect(config.warehouse_path, settings=config.duckdb_settings)
+        try:
+            if restart is not None:
+                if not restart.strip():
+                    raise Failure("--restart needs a reason: say why the log is sealed as it is")
+                if ring is None:
+                    raise Failure("no approval key yet: the first approval starts the chain")
+                covered = audit.start_chain(con, ring, restart.strip(), actor)
+                say(f"remediation_log sealed under key {ring.current}: {covered} earlier row(s) covered")
+            verdict = audit.verify(con, ring)
+            newest = rows(con, sql_text("remediate", "log_rows"))[-limit:] if limit else []
+        finally:
+            con.close()
+    for r in newest:
+        say(
+            f"{r['seq'] if r['seq'] is not None else '-':>5}  {r['logged_at']:%Y-%m-%d %H:%M:%S}  "
+            f"{r['event']:<12} {r['action_id'] or '':<16} {r['result']:<17} "
+            f"{r['actor'] or ''}/{r['os_user'] or ''}  {r['detail'] or ''}"
+        )
+    if not verify:
+        return
+    if verdict.problem is not None:
+        raise Failure(str(verdict.problem), code=EXIT_REJECTED)
+    extra = f", {verdict.before_signing} from before signing (sealed)" if verdict.before_signing else ""
+    lost = f", {verdict.unverifiable} signed by a key no longer kept (sealed)" if verdict.unverifiable else ""
+    click.echo(f"remediation_log verified: {verdict.chained} chained row(s){extra}{lost}")
+
+
+@remediate.group("key")
+def key_group() -> None:
+    """The approval key (outside the warehouse; never printed)."""
+
+
+@key_group.command("rotate")
+@click.option("--by", "actor", envvar="USER", help="Who rotates the key (default $USER).")
+@wait_option
+@click.pass_context
+def key_rotate(ctx: click.Context, actor: str | None, wait_s: float) -> None:
+    """Put a new approval key in use. Approvals signed with the old key stop counting (approve again); the
+    old key stays in the key file so that the log it signed still verifies."""
+    from pipelines.remediate import audit
+    from pipelines.remediate.apply import ChainBroken, open_chain
+    from pipelines.remediate.keys import ApprovalKeyError, rotate_key
+    from pipelines.warehouse import connect
+
+    config = ctx_config(ctx)
+    with writing(config, wait_s, role="remediate key rotate"):
+        con = connect(config.warehouse_path, settings=config.duckdb_settings)
+        try:
+            open_chain(con, config, actor, create=False)  # a broken chain is not carried over to a new key
+            ring, old = rotate_key(config)
+            audit.note_rotation(con, ring, old, actor)
+        except ApprovalKeyError as exc:
+            raise Failure(str(exc)) from None
+        except ChainBroken as exc:
+            raise Failure(str(exc), code=EXIT_REJECTED) from None
+        finally:
+            con.close()
+    click.echo(f"approval key rotated: {old} -> {ring.current}; approve pending actions again")

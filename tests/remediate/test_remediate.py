@@ -563,7 +563,7 @@ def test_an_approval_covers_the_planned_parameters_it_was_given_for(site: Site) 
     stale = cli(site, "remediate", "apply", action, "--yes")
     assert (
         stale.exit_code == 1
-        and "refused: not approved (or planned again with other parameters)" in stale.output
+        and "refused: not approved: no signed approval for exactly this action" in stale.output
     )
     assert len(keys_under(site, "llm/run-40/")) == 3
     cli(site, "remediate", "apply", action, "--approve", "still failed")

@@ -46,7 +46,7 @@ def test_the_webhook_lists_the_weeks_top_actions_and_what_applied_actions_saved(
     (stopped,) = build_plan(con, W47.start.date())
     applied_at = W47.start + timedelta(days=4)
     con.execute(
-        "insert into remediation_log values ('r1', $a, 'apply', 'ops', $t, false, '{}', 'applied', null, 'stopping', null)",
+        "insert into remediation_log (run_id, action_id, event, actor, logged_at, dry_run, params, result, reason, detail, error) values ('r1', $a, 'apply', 'ops', $t, false, '{}', 'applied', null, 'stopping', null)",
         {"a": stopped["action_id"], "t": applied_at.replace(tzinfo=None)},
     )
     put_findings(con, W48, "GPU001", [
