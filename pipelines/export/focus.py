@@ -383,6 +383,7 @@ def parse_write_record(text: str, write_id: str) -> dict[str, Any] | None:
         or not isinstance(files, list)
         or not isinstance(replaces, list)
         or not isinstance(data.get("pid"), int)
+        or not 0 < data["pid"] < 2**31
         or not isinstance(data.get("host"), str)
     ):
         return None
