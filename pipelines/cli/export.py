@@ -45,8 +45,10 @@ def export_focus_command(
     prefixed); Tags as JSON; Parquet timestamps in UTC, CSV ones as 2024-09-01T00:00:00Z. An exported period
     is replaced whole (a restated month): readers see the old partition or the new one, never half, and a
     manifest (_manifest.json) names each period's files. Reads the live warehouse while holding its lock.
-    Exit 0 written; 1 the destination failed part-way (the periods written are listed); 2 a wrong period,
-    format or destination, nothing written; 3 the warehouse is held by another writer.
+    Only files a manifest or write record of ours names are replaced or deleted: a destination holding
+    anything else is refused, naming the files. Exit 0 written; 1 the destination failed part-way (the periods
+    written are listed); 2 a wrong period, format or destination (a foreign file there), nothing written; 3
+    the warehouse is held by another writer.
     """
     from pipelines.errors import S3Error
     from pipelines.export.focus import (

@@ -225,7 +225,8 @@ def _dead_pid() -> int:
 
 def test_leftovers_of_a_killed_export_are_cleared_or_put_back(tmp_path: Path) -> None:
     """A run killed after moving September aside but before renaming the new one in: the next run puts the
-    old partition back (it does not export September) and deletes the half-written folders."""
+    old partition back (it does not export September) and deletes the half-written folders; a live process's
+    folders (another's, or this process's own) are left alone."""
     root = _project(tmp_path)
     con = _two_periods(root)
     out = tmp_path / "out"
@@ -239,6 +240,8 @@ def test_leftovers_of_a_killed_export_are_cleared_or_put_back(tmp_path: Path) ->
     scratch.mkdir()
     live = out / f".billing_period=2024-10.new-{os.getppid()}-00000000"  # a live process's: left alone
     live.mkdir()
+    own = out / f".focus-export-{os.getpid()}-0badcafe"  # this process is live too
+    own.mkdir()
 
     result = export_focus(con, str(out), periods=["2024-10"])
     con.close()
@@ -250,7 +253,7 @@ def test_leftovers_of_a_killed_export_are_cleared_or_put_back(tmp_path: Path) ->
         ]
     )
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        [MANIFEST, "billing_period=2024-09", "billing_period=2024-10", live.name]
+        [MANIFEST, "billing_period=2024-09", "billing_period=2024-10", live.name, own.name]
     )
     assert len(_costs(out / "billing_period=2024-09" / "part-0.parquet")) == 999
 
@@ -274,9 +277,6 @@ def test_on_s3_a_restated_period_goes_under_a_new_prefix_then_the_manifest_then_
     old_key = "finops/focus/" + first["periods"]["2024-10"]["files"][0]
     sep_key = "finops/focus/" + first["periods"]["2024-09"]["files"][0]
     assert old_key.startswith("finops/focus/billing_period=2024-10/") and old_key.endswith("/part-0.parquet")
-    # a killed run's upload that no manifest names
-    stray = "finops/focus/billing_period=2024-10/19990101T000000Z-deadbeef/part-0.parquet"
-    s3.put_object(Bucket="focus-out", Key=stray, Body=b"PAR1 half")
     con.close()
 
     want = _restate_october(root)
@@ -312,7 +312,10 @@ def test_cli_exports_and_says_what_it_wrote_and_refuses_wrong_input_with_exit_2(
     (tmp_path / "elsewhere").mkdir()
     (tmp_path / "elsewhere" / "notes.txt").write_text("mine")
     foreign = _cli(root, "export", "focus", "--out", str(tmp_path / "elsewhere"))
-    assert foreign.exit_code == 2 and "not empty and not a FOCUS export" in foreign.output
+    assert (
+        foreign.exit_code == 2
+        and "holds 1 file(s) no wastewatch FOCUS export wrote (notes.txt)" in foreign.output
+    )
     assert sorted(p.name for p in (tmp_path / "elsewhere").iterdir()) == ["notes.txt"]
 
 

@@ -9,7 +9,15 @@ from pydantic import Field
 from pipelines.coverage import load_history_start
 from pipelines.defs.partitions import definitions_config_path
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
-from pipelines.export.focus import FORMATS, default_destination, export_focus, periods_in, s3_client_maker
+from pipelines.errors import S3Error
+from pipelines.export.focus import (
+    FORMATS,
+    ExportError,
+    default_destination,
+    export_focus,
+    periods_in,
+    s3_client_maker,
+)
 from pipelines.redact import redact
 
 
@@ -69,7 +77,11 @@ def _focus_export_asset(periods: dg.PartitionsDefinition) -> dg.AssetsDefinition
                 note = f"no billing lines for {period}: nothing exported"
                 context.log.info(note)
                 return dg.MaterializeResult(metadata={"period": period, "lines": 0, "note": note})
-            result = export_focus(con, destination, fmt=config.format, periods=[period], s3_client=maker)
+            try:
+                result = export_focus(con, destination, fmt=config.format, periods=[period], s3_client=maker)
+            except (ExportError, S3Error) as exc:
+                # the CLI's one line (a foreign file at the destination, an unreachable bucket), not a traceback
+                raise dg.Failure(description=redact(str(exc))) from None
         (written,) = result.periods
         metadata: dict[str, object] = {
             "period": period,
