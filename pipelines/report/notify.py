@@ -99,10 +99,13 @@ def shorten(text: str, limit: int) -> str:
     and a code span the cut left open is closed."""
     if slack_len(text) <= limit:
         return text
-    keep = limit - 2  # room for "…" and a closing backtick
-    cut = text[:keep]
-    while slack_len(cut) > keep:
-        cut = cut[: len(cut) - (slack_len(cut) - keep)]
+    keep, used, end = limit - 2, 0, 0  # room for "…" and a closing backtick
+    for ch in text:
+        used += 2 if ord(ch) > 0xFFFF else 1
+        if used > keep:
+            break
+        end += 1
+    cut = text[:end]
     amp = cut.rfind("&")
     if amp >= 0 and len(cut) - amp < len("&amp;") and ";" not in cut[amp:]:
         cut = cut[:amp]
@@ -491,8 +494,8 @@ def post_parts(
             if post.total == 1:
                 raise
             k, n = post.number, post.total
-            done = f"parts 1 to {k - 1} of {n} were posted" if k > 1 else f"none of the {n} parts was posted"
-            raise NotifyError(f"{exc}; part {k} of {n} failed, {done}", retryable=exc.retryable) from None
+            done = {1: "none was posted", 2: "part 1 was posted"}.get(k, f"parts 1 to {k - 1} were posted")
+            raise NotifyError(f"{exc}; part {k} of {n} not posted, {done}", retryable=exc.retryable) from None
         if on_sent is not None:
             on_sent(post)
     return attempts
