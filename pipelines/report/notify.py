@@ -126,6 +126,8 @@ class Section:
 
 @dataclass(frozen=True)
 class Block:
+    """One section block of a post: its mrkdwn text and the keys of the lines it holds."""
+
     text: str
     keys: tuple[str, ...] = ()
 
@@ -184,7 +186,8 @@ def split_message(title: str, sections: Sequence[Section]) -> list[Post]:
     """A message as the posts Slack takes: every line once, in order, each post headed by the title (and
     "(part k of n)" when there are several) and within Slack's limits."""
     title = shorten(title, MAX_SECTION_CHARS // 3 - _PART_RESERVE)
-    budget = MAX_BLOCKS_CHARS - slack_len(title) - _PART_RESERVE
+    # a post's `text` is its blocks' texts joined by blank lines: within MAX_TEXT_CHARS with them
+    budget = min(MAX_BLOCKS_CHARS, MAX_TEXT_CHARS - 2 * MAX_BLOCKS) - slack_len(title) - _PART_RESERVE
     parts: list[list[Block]] = [[]]
     used = 0
     for block in (b for s in sections for b in _blocks(s)):
