@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import math
 import socket
 import threading
 import time
@@ -62,6 +63,8 @@ MAX_TEXT_CHARS = 40_000
 PACE_S = 1.0
 # what is read back of a webhook's answer: enough for an error's text, never a peer's stream
 MAX_ANSWER_BYTES = 4_096
+# the longest wait a receiver's Retry-After obtains before a retry (Slack sends one with HTTP 429)
+MAX_RETRY_AFTER_S = 30.0
 # the longest "(part k of n)" suffix a title is given, reserved in each post's budget
 _PART_RESERVE = len(" (part 9999 of 9999)")
 
@@ -70,9 +73,10 @@ class NotifyError(Exception):
     """A delivery failed; the message names the target and the problem. `retryable`: the receiver may take
     the same post later (a connection error, a timeout, HTTP 429 or 5xx), not a post it refused (4xx)."""
 
-    def __init__(self, message: str, retryable: bool = False) -> None:
+    def __init__(self, message: str, retryable: bool = False, retry_after_s: float = 0.0) -> None:
         super().__init__(message)
         self.retryable = retryable
+        self.retry_after_s = retry_after_s  # the receiver's Retry-After (429, 503), at most MAX_RETRY_AFTER_S
 
 
 def _money(value: Any, currency: str) -> str:
@@ -418,6 +422,16 @@ def _answer(response: Any) -> str:
     return " ".join(body.decode("utf-8", "replace").split())[:200]
 
 
+def _retry_after(value: str | None) -> float:
+    """A Retry-After header in seconds (its date form is not used by chat webhooks: 0), at most
+    MAX_RETRY_AFTER_S so that a receiver cannot hold the run."""
+    try:
+        seconds = float(value or 0)
+    except ValueError:
+        return 0.0
+    return 0.0 if math.isnan(seconds) else min(max(seconds, 0.0), MAX_RETRY_AFTER_S)
+
+
 def post_webhook(url: str, payload: dict[str, Any], timeout: float) -> None:
     """POST the payload within a total deadline of `timeout` seconds (connect, send, answer); NotifyError
     names the webhook by scheme and host only (its path is the secret)."""
@@ -433,8 +447,9 @@ def post_webhook(url: str, payload: dict[str, Any], timeout: float) -> None:
         except urllib.error.HTTPError as exc:
             text = _answer(exc)
             raise NotifyError(
-                redact(f"webhook {where}: HTTP {exc.code} {exc.reason}: {text}"),
+                redact(f"webhook {where}: HTTP {exc.code} {exc.reason}" + (f": {text}" if text else "")),
                 retryable=exc.code == 429 or exc.code >= 500,
+                retry_after_s=_retry_after(exc.headers.get("Retry-After")),
             ) from None
         except (urllib.error.URLError, OSError, ValueError, http.client.HTTPException) as exc:
             if deadline.expired:
@@ -458,8 +473,9 @@ def post_with_retry(
     sleep: Callable[[float], None] = time.sleep,
 ) -> int:
     """post_webhook, tried again up to `retries` times while the failure is retryable, waiting `backoff_s`
-    seconds and twice as long before each next attempt; returns the attempts made. The last failure is
-    raised (its message redacted, naming the webhook by scheme and host and the attempts)."""
+    seconds and twice as long before each next attempt (longer when the receiver's Retry-After says so);
+    returns the attempts made. The last failure is raised (its message redacted, naming the webhook by
+    scheme and host and the attempts)."""
     remember(url)
     attempt, wait = 1, backoff_s
     while True:
@@ -470,7 +486,8 @@ def post_with_retry(
             if not exc.retryable or attempt > retries:
                 suffix = f" (after {attempt} attempts)" if attempt > 1 else ""
                 raise NotifyError(f"{exc}{suffix}", retryable=exc.retryable) from None
-        sleep(wait)
+            asked = exc.retry_after_s
+        sleep(max(wait, asked))
         attempt, wait = attempt + 1, wait * 2
 
 

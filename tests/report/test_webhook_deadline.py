@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pipelines.redact import url_label
-from pipelines.report.notify import NotifyError, post_webhook
+from pipelines.report.notify import MAX_RETRY_AFTER_S, NotifyError, post_webhook, post_with_retry
 
 PAYLOAD = {"text": "hello", "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": "hello"}}]}
 STATUS_500 = b"HTTP/1.1 500 Internal Server Error\r\n"
@@ -113,4 +113,19 @@ def test_a_redirect_is_not_followed(peer: tuple[str, type[Peer]]) -> None:
     )
     elapsed, error = timed_post(url, timeout=5.0)
     assert error is not None and not error.retryable
-    assert str(error) == f"webhook {url_label(url)}: HTTP 302 Found: "
+    assert str(error) == f"webhook {url_label(url)}: HTTP 302 Found"
+
+
+def test_a_retry_waits_as_long_as_the_receivers_retry_after_says_up_to_a_cap(
+    peer: tuple[str, type[Peer]],
+) -> None:
+    url, handler = peer
+    waits: list[float] = []
+    for asked, expected in (("3", 3.0), ("86400", MAX_RETRY_AFTER_S), ("soon", 0.5)):
+        handler.head = (
+            f"HTTP/1.1 429 Too Many Requests\r\nRetry-After: {asked}\r\nContent-Length: 0\r\n\r\n".encode()
+        )
+        waits.clear()
+        with pytest.raises(NotifyError, match=r"HTTP 429 Too Many Requests \(after 2 attempts\)$"):
+            post_with_retry(url, PAYLOAD, timeout=5, retries=1, backoff_s=0.5, sleep=waits.append)
+        assert waits == [expected], asked  # never less than the backoff, never more than the cap
