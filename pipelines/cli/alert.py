@@ -25,9 +25,11 @@ def alert(ctx: click.Context, dry_run: bool, as_of: datetime | None, wait_s: flo
     and costs at least `alert.min_daily_waste` a day, once per finding until it changes, with the planned
     remediation action, to alert.webhook_url (else notify.webhook_url).
 
-    Exit 0 posted, or nothing new to post; 1 the webhook did not take the post (nothing recorded as sent);
-    2 a usage or config error (e.g. no `alert:` section), nothing done; 3 the warehouse is held by another
-    writer.
+    A message too long for one Slack post is sent as several ("part k of n", a second apart).
+
+    Exit 0 posted, or nothing new to post; 1 the webhook did not take a post (the findings of the posts it
+    took are recorded as sent, the rest are not); 2 a usage or config error (e.g. no `alert:` section),
+    nothing done; 3 the warehouse is held by another writer.
     """
     from pipelines.report.alert import SEND, AlertError, finding_lines, headline, run_alert
     from pipelines.warehouse import connect
@@ -64,6 +66,7 @@ def alert(ctx: click.Context, dry_run: bool, as_of: datetime | None, wait_s: flo
     if dry_run:
         click.echo(f"dry run: {len(result.to_send)} finding(s) would be posted; nothing posted or recorded")
     elif run.posted_to:
-        say(f"posted {len(result.to_send)} finding(s) to {run.posted_to}")
+        parts = f" in {run.parts} posts" if run.parts > 1 else ""
+        say(f"posted {len(result.to_send)} finding(s) to {run.posted_to}{parts}")
     else:
         click.echo("nothing new to post")

@@ -34,7 +34,16 @@ import polars as pl
 from pipelines.config import AlertConfig, Config
 from pipelines.redact import url_label
 from pipelines.report.acks import in_force
-from pipelines.report.notify import NotifyError, code_span, mrkdwn, post_with_retry
+from pipelines.report.notify import (
+    PACE_S,
+    NotifyError,
+    Post,
+    Section,
+    code_span,
+    mrkdwn,
+    post_parts,
+    split_message,
+)
 from pipelines.warehouse import one, rows, scalar, sql_text, transaction, utcnow
 from rules import Window, get_rule
 from rules._contract import finding_key
@@ -215,21 +224,25 @@ def finding_lines(f: LiveFinding) -> list[str]:
     ]
 
 
-def slack_payload(result: AlertCheck) -> dict[str, Any]:
-    """The post: a headline section, then one section per finding; data strings escaped for mrkdwn."""
-    sections = [f"*{mrkdwn(headline(result))}*"]
+def slack_posts(result: AlertCheck) -> list[Post]:
+    """The message: the headline, then one section per finding (data strings escaped for mrkdwn), as the
+    posts Slack takes; each post names the findings it carries (Post.keys)."""
+    sections = []
     for f in result.to_send:
         who = "/".join(x for x in (f.team, f.owner) if x) or "unassigned"
         sections.append(
-            f"• {mrkdwn(f.rule_id)} {mrkdwn(f.rule_name)} `{code_span(f.resource_id)}` ({mrkdwn(who)}): "
-            f"{mrkdwn(_money(f.daily_waste, f.currency))} in the last 24 h, still running ({mrkdwn(f.why)})\n"
-            f"{mrkdwn(f.reason)}\n"
-            f"Action: {mrkdwn(action_text(f))}"
+            Section(
+                None,
+                (
+                    f"• {mrkdwn(f.rule_id)} {mrkdwn(f.rule_name)} `{code_span(f.resource_id)}` ({mrkdwn(who)}): "
+                    f"{mrkdwn(_money(f.daily_waste, f.currency))} in the last 24 h, still running ({mrkdwn(f.why)})\n"
+                    f"{mrkdwn(f.reason)}\n"
+                    f"Action: {mrkdwn(action_text(f))}",
+                ),
+                (f.finding_key,),
+            )
         )
-    return {
-        "text": "\n\n".join(sections),
-        "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": s}} for s in sections],
-    }
+    return split_message(f"*{mrkdwn(headline(result))}*", sections)
 
 
 @dataclass
@@ -237,6 +250,7 @@ class AlertRun:
     check: AlertCheck
     posted_to: str | None = None
     attempts: int = 0
+    parts: int = 0  # the posts the message took (split_message)
 
 
 def run_alert(
@@ -245,9 +259,12 @@ def run_alert(
     as_of: datetime | None = None,
     dry_run: bool = False,
     now: datetime | None = None,
+    pace_s: float = PACE_S,
 ) -> AlertRun:
-    """Check, and unless `dry_run`: record which sent findings still run, post what changed, and record it
-    as sent only once the webhook took it. A failed post raises AlertError with nothing recorded as sent."""
+    """Check, and unless `dry_run`: record which sent findings still run, post what changed, and record
+    each part's findings as sent once the webhook took that part (a long message's parts `pace_s` seconds
+    apart). A failed part raises AlertError: the findings of the parts posted before it are recorded, the
+    rest are not, so the next check posts only those."""
     result = check(con, config, as_of)
     run = AlertRun(result)
     if dry_run or result.as_of is None:
@@ -265,30 +282,47 @@ def run_alert(
             "alert.webhook_url: no webhook to post to (set alert.webhook_url or notify.webhook_url)"
         )
     settings = result.settings
+    by_key = {f.finding_key: f for f in result.to_send}
+    recorded: list[str] = []
+
+    def record(post: Post) -> None:
+        at = now or utcnow()
+        with transaction(con):
+            for key in post.keys:
+                f = by_key[key]
+                con.execute(
+                    sql_text("alerts", "save_sent"),
+                    {
+                        "finding_key": f.finding_key,
+                        "rule_id": f.rule_id,
+                        "resource_id": f.resource_id,
+                        "status": f.status,
+                        "daily_waste": f.daily_waste,
+                        "currency": f.currency,
+                        "as_of": result.as_of,
+                        "action_id": f.action_id,
+                        "action_kind": f.action_kind,
+                        "reason": f.reason,
+                        "sent_at": at,
+                    },
+                )
+        recorded.extend(post.keys)
+
+    posts = slack_posts(result)
+    run.parts = len(posts)
     try:
-        run.attempts = post_with_retry(
-            url, slack_payload(result), settings.timeout_s, settings.retries, settings.retry_backoff_s
+        run.attempts = post_parts(
+            url,
+            posts,
+            settings.timeout_s,
+            settings.retries,
+            settings.retry_backoff_s,
+            pace_s=pace_s,
+            on_sent=record,
         )
     except NotifyError as exc:
-        raise AlertError(f"{exc}; {len(result.to_send)} finding(s) not recorded as sent") from None
+        left = len(result.to_send) - len(recorded)
+        posted = f", {len(recorded)} posted and recorded" if recorded else ""
+        raise AlertError(f"{exc}; {left} finding(s) not recorded as sent{posted}") from None
     run.posted_to = url_label(url)
-    at = now or utcnow()
-    with transaction(con):
-        for f in result.to_send:
-            con.execute(
-                sql_text("alerts", "save_sent"),
-                {
-                    "finding_key": f.finding_key,
-                    "rule_id": f.rule_id,
-                    "resource_id": f.resource_id,
-                    "status": f.status,
-                    "daily_waste": f.daily_waste,
-                    "currency": f.currency,
-                    "as_of": result.as_of,
-                    "action_id": f.action_id,
-                    "action_kind": f.action_kind,
-                    "reason": f.reason,
-                    "sent_at": at,
-                },
-            )
     return run

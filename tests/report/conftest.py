@@ -1,4 +1,4 @@
-"""Fixtures of the report tests: the hand-worked fleet's report for 2026-W48, a webhook receiver, and a real
+"""Fixtures of the report tests: the hand-worked fleet's report for 2026-W48, webhook receivers, and a real
 headless Chromium (Debian's; without it the browser tests skip, unless WASTEWATCH_REQUIRE_BROWSER=1)."""
 
 from __future__ import annotations
@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
+import time
 from collections.abc import Iterator
 from http.server import HTTPServer
 from pathlib import Path
@@ -64,6 +65,28 @@ def receiver() -> Iterator[tuple[str, type[WebhookReceiver]]]:
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}/hooks/T000/B000/XXXX", handler
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def timed() -> Iterator[tuple[str, type[WebhookReceiver]]]:
+    """The webhook receiver, also recording when each post arrived; a status per post number."""
+
+    class Timed(WebhookReceiver):
+        received: list[dict[str, Any]] = []
+        at: list[float] = []
+        fail: dict[int, int] = {}
+
+        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            type(self).status = type(self).fail.get(len(type(self).received) + 1, 200)
+            type(self).at.append(time.monotonic())
+            super().do_POST()
+
+    server = HTTPServer(("127.0.0.1", 0), Timed)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/hooks/T000/B000/XXXX", Timed
     server.shutdown()
     server.server_close()
 

@@ -11,6 +11,7 @@ end of the data). The data's "now" is the end of the newest billed hour.
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -26,6 +27,7 @@ from click.testing import CliRunner, Result
 from pipelines.cli import main
 from pipelines.config import ConfigError, load_config
 from pipelines.defs.resources import WastewatchResource
+from pipelines.report.alert import AlertError, run_alert
 from pipelines.transform import build_mart
 from pipelines.warehouse import connect
 from tests.helpers.config import write_config
@@ -371,3 +373,65 @@ def test_the_schedule_skips_without_an_alert_section(tmp_path: Path, monkeypatch
     assert (
         not data.run_requests and data.skip_message is not None and "no `alert:` section" in data.skip_message
     )
+
+
+def test_a_long_alert_goes_in_parts_and_after_a_failed_part_only_the_rest_is_sent(
+    tmp_path: Path, empty_marts: Path, timed: tuple[str, Any]
+) -> None:
+    # 90 idle 8-GPU instances, each billed 50.00 + i an hour all day: 90 findings, too many for one post
+    url, handler = timed
+    path = write_config(
+        tmp_path, f'notify: {{webhook_url: "{url}"}}\nalert: {{min_daily_waste: 500, retries: 0}}\n'
+    )
+    config = load_config(path)
+    open_copy(empty_marts, config.warehouse_path).close()
+    ids = [f"i-0{i:016x}" for i in range(90)]
+    site = Site(path, url, handler)
+    site.given(
+        {
+            "resources": [{"resource_id": r, "team": "nlp"} for r in ids],
+            "cost_hourly": [
+                {"resource_id": r, "from": D0, "to": D0 + DAY, "effective_cost": 50.0 + i} for i, r in enumerate(ids)
+            ],
+            "gpu_job_hours": [
+                {"resource_id": r, "gpus": 8, "from": D0, "to": D0 + DAY, "util_mean": 0.4} for r in ids
+            ],
+        }
+    )  # fmt: skip
+    handler.fail = {2: 503}  # the webhook takes the first part, then fails
+    con = connect(config.warehouse_path)
+    try:
+        with pytest.raises(AlertError) as failed:
+            run_alert(con, config, pace_s=0)
+    finally:
+        con.close()
+    [first, _refused] = [p["body"] for p in handler.received]
+    n = int(first["blocks"][0]["text"]["text"].rsplit(" of ", 1)[1].rstrip(")"))
+    assert n >= 3 and "(part 1 of " in first["blocks"][0]["text"]["text"]
+    in_first = re.findall(r"`(i-0[0-9a-f]{16})`", first["text"])
+    message = str(failed.value)
+    assert (
+        f"HTTP 503 Service Unavailable: invalid_payload; part 2 of {n} not posted, part 1 was posted"
+        in message
+    )
+    assert (
+        f"; {90 - len(in_first)} finding(s) not recorded as sent, {len(in_first)} posted and recorded"
+        in message
+    )
+    assert "XXXX" not in message
+    # exactly the first part's findings are recorded as sent
+    assert sorted(r for (r,) in site.query("select resource_id from alerts_sent")) == sorted(in_first)
+    # the next check posts only the rest, each once, within Slack's limits
+    handler.received.clear()
+    handler.fail = {}
+    con = connect(config.warehouse_path)
+    try:
+        run = run_alert(con, config, pace_s=0)
+    finally:
+        con.close()
+    rest = [p["body"] for p in handler.received]
+    assert run.parts == len(rest) >= 2
+    in_rest = [r for body in rest for r in re.findall(r"`(i-0[0-9a-f]{16})`", body["text"])]
+    assert sorted(in_first + in_rest) == sorted(ids)
+    assert rest[0]["blocks"][0]["text"]["text"].startswith(f"*wastewatch alert: {90 - len(in_first)} live")
+    assert site.query("select count(*), sum(sends) from alerts_sent") == [(90, 90)]
