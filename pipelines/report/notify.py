@@ -28,6 +28,7 @@ links pass through `redact()`.
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import json
 import math
@@ -39,6 +40,7 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pipelines.config import NotifyConfig
@@ -553,10 +555,56 @@ def deliver(
     if cfg.webhook_url:
         remember(cfg.webhook_url)
         posts = slack_posts(report, cfg)
+        ledger = PostedParts(report.directory / POSTED_FILE, cfg.webhook_url)
+        left = [p for p in posts if not ledger.has(p)]
         try:
-            post_parts(cfg.webhook_url, posts, cfg.timeout_s, pace_s=pace_s)
+            post_parts(cfg.webhook_url, left, cfg.timeout_s, pace_s=pace_s, on_sent=ledger.add)
             parts = f" in {len(posts)} parts" if len(posts) > 1 else ""
-            done.append(f"posted to {url_label(cfg.webhook_url)}{parts}")
+            if not left:
+                done.append(f"already posted to {url_label(cfg.webhook_url)}{parts}: nothing sent again")
+            elif len(left) < len(posts):
+                done.append(
+                    f"posted the {len(left)} part(s) of {len(posts)} not yet posted to {url_label(cfg.webhook_url)}"
+                )
+            else:
+                done.append(f"posted to {url_label(cfg.webhook_url)}{parts}")
         except NotifyError as exc:
             problems.append(str(exc))
     return done, problems
+
+
+# which parts of the week's post the webhook took, kept beside the report (our own file): a re-run after a
+# failed part sends only the parts not yet taken; a changed report is a new message and is posted again
+POSTED_FILE = ".chat-posted.json"
+
+
+class PostedParts:
+    """The digests of the posts a webhook took for one report folder (the URL's digest, never the URL)."""
+
+    def __init__(self, path: Path, url: str) -> None:
+        self.path = path
+        self.url = hashlib.sha256(url.encode()).hexdigest()[:16]
+        try:
+            self.taken = set(json.loads(path.read_text(encoding="utf-8")).get(self.url, []))
+        except (OSError, ValueError, AttributeError):
+            self.taken = set()
+
+    @staticmethod
+    def digest(post: Post) -> str:
+        text = json.dumps(post.payload(), sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def has(self, post: Post) -> bool:
+        return self.digest(post) in self.taken
+
+    def add(self, post: Post) -> None:
+        self.taken.add(self.digest(post))
+        try:
+            every = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            every = {}
+        every = every if isinstance(every, dict) else {}
+        every[self.url] = sorted(self.taken)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        tmp.write_text(json.dumps(every, indent=1) + "\n", encoding="utf-8")
+        tmp.replace(self.path)

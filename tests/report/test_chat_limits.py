@@ -22,6 +22,7 @@ from pipelines.redact import url_label
 from pipelines.report.alert import SEND, AlertCheck, LiveFinding
 from pipelines.report.alert import slack_posts as alert_posts
 from pipelines.report.notify import (
+    POSTED_FILE,
     NotifyConfig,
     NotifyError,
     Section,
@@ -147,8 +148,13 @@ def test_the_parts_are_posted_a_pace_apart_and_a_failed_part_stops_the_rest(
     assert [p["body"] for p in handler.received] == [p.payload() for p in posts]
     gaps = [b - a for a, b in zip(handler.at, handler.at[1:], strict=False)]
     assert len(gaps) == 2 and all(g >= 0.3 for g in gaps), gaps
-    # the second part refused: the third is not posted, and the message says which parts went
+    # the report run again: the parts the webhook took are recorded beside the report, nothing is re-sent
     handler.received.clear()
+    done, failed = deliver(report, NotifyConfig(webhook_url=url), pace_s=0)
+    assert failed == [] and handler.received == []
+    assert done == [f"already posted to {url_label(url)} in 3 parts: nothing sent again"]
+    # a fresh week's folder; the second part refused: the third is not posted, the message says which went
+    (report.directory / POSTED_FILE).unlink()
     handler.fail = {2: 400}
     done, failed = deliver(report, NotifyConfig(webhook_url=url), pace_s=0)
     assert done == [] and failed == [
@@ -156,6 +162,15 @@ def test_the_parts_are_posted_a_pace_apart_and_a_failed_part_stops_the_rest(
         "part 1 was posted"
     ]
     assert len(handler.received) == 2
+    # the retry sends only the parts not yet taken
+    handler.received.clear()
+    handler.fail = {}
+    done, failed = deliver(report, NotifyConfig(webhook_url=url), pace_s=0)
+    assert failed == [] and done == [f"posted the 2 part(s) of 3 not yet posted to {url_label(url)}"]
+    assert [p["body"] for p in handler.received] == [p.payload() for p in posts[1:]]
+    assert url not in (report.directory / POSTED_FILE).read_text()  # the URL's digest, never the URL
+    (report.directory / POSTED_FILE).unlink()  # the built report is shared with other tests
+    handler.received.clear()
     # what was taken is told part by part (the alert records a part's findings then): here none
     handler.received.clear()
     handler.fail = {1: 400}
