@@ -36,16 +36,28 @@ def _describe(a: dict[str, Any]) -> str:
 @click.option(
     "--week", help="ISO week whose findings to plan from, e.g. 2026-W48 (default: the last complete one)."
 )
+@click.option(
+    "--min-waste",
+    type=click.FloatRange(0),
+    default=10.0,
+    show_default=True,
+    help="List the executable actions of at least this weekly waste (in their currency); the rest are summed.",
+)
+@click.option("--all", "show_all", is_flag=True, help="List every action, small and manual ones too.")
 @wait_option
 @click.pass_context
-def plan_command(ctx: click.Context, week: str | None, wait_s: float) -> None:
+def plan_command(
+    ctx: click.Context, week: str | None, min_waste: float, show_all: bool, wait_s: float
+) -> None:
     """One action per actionable finding of the week (waste, not acknowledged): stop an idle instance
     (GPU001), abort incomplete multipart uploads (STO004), put a lifecycle transition on cold checkpoints
     (STO003), delete an orphaned run's checkpoints (STO001). The plan is kept in the warehouse
     (remediation_actions) and written as JSON, grouped by owner, beside the week's report for other tooling
-    (it lists what wastewatch cannot act on itself too). Nothing outside the warehouse is touched.
+    (it holds every action, also those wastewatch cannot act on itself). Printed: a summary by rule and kind,
+    then the executable actions of at least --min-waste a week (--all: every action). Nothing outside the
+    warehouse is touched.
     """
-    from pipelines.remediate.plan import build_plan, plan_document, write_plan
+    from pipelines.remediate.plan import build_plan, plan_document, summary, write_plan
     from pipelines.warehouse import connect
     from rules import Window
 
@@ -67,8 +79,24 @@ def plan_command(ctx: click.Context, week: str | None, wait_s: float) -> None:
         f"remediation plan for {label}: {len(actions)} action(s), {automatic} wastewatch can apply, "
         f"{len(actions) - automatic} for other tooling"
     )
-    for a in actions:
-        say(_describe(a))
+    if actions and not show_all:
+        say("by rule and kind:")
+        for line in summary(actions):
+            say(f"  {line['rule_id']} {line['kind']:<24} {line['count']:>5} action(s)  "
+                f"{'; '.join(fmt_money(v, c) for c, v in line['waste'].items())}/week  "
+                f"{line['executable']} executable, {line['manual']} for other tooling")  # fmt: skip
+        shown = [a for a in actions if a["executable"] and float(a["estimated_waste"] or 0) >= min_waste]
+        left = len(actions) - len(shown)
+        say(f"executable actions of {min_waste:,.2f} a week or more: {len(shown)} of {automatic}")
+        for a in shown:
+            say(_describe(a))
+        if left:
+            say(
+                f"{left} smaller or manual action(s) not listed: --all lists every action; the JSON plan holds them"
+            )
+    else:
+        for a in actions:
+            say(_describe(a))
     say(f"plan written: {path}")
     if automatic:
         click.echo('approve and check: wastewatch remediate apply ACTION... --approve "why"  (a dry run)')

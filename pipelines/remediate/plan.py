@@ -38,6 +38,29 @@ def build_plan(
     return planned
 
 
+def summary(actions: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One line per rule and kind: how many actions, their weekly waste by currency, how many wastewatch
+    can apply and how many are for other tooling; biggest waste first."""
+    lines: dict[tuple[str, str], dict[str, Any]] = {}
+    for a in actions:
+        line = lines.setdefault(
+            (a["rule_id"], a["kind"]),
+            {
+                "rule_id": a["rule_id"],
+                "kind": a["kind"],
+                "count": 0,
+                "waste": {},
+                "executable": 0,
+                "manual": 0,
+            },
+        )
+        line["count"] += 1
+        currency = a["currency"] or ""
+        line["waste"][currency] = line["waste"].get(currency, Decimal(0)) + Decimal(a["estimated_waste"] or 0)
+        line["executable" if a["executable"] else "manual"] += 1
+    return sorted(lines.values(), key=lambda x: (-sum(x["waste"].values()), x["rule_id"], x["kind"]))
+
+
 def group_key(action: dict[str, Any]) -> str:
     """Who an action goes to: its owner, else its team, else `unassigned`."""
     return action.get("owner") or action.get("team") or "unassigned"

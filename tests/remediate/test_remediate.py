@@ -471,7 +471,7 @@ def test_plan_prints_each_action_and_what_to_run_next(site: Site) -> None:
         {"resource_id": "i-0123456789abcdef0", "estimated_waste": 1234.5, "team": "nlp", "owner": "alice"},
         {"resource_id": "slurm-node-3", "estimated_waste": 10},
     ])  # fmt: skip
-    result = cli(site, "remediate", "plan", "--week", THIS_WEEK.label)
+    result = cli(site, "remediate", "plan", "--week", THIS_WEEK.label, "--all")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert (
@@ -488,6 +488,17 @@ def test_plan_prints_each_action_and_what_to_run_next(site: Site) -> None:
         == "    not applied by wastewatch: not an EC2 instance: stop it through its scheduler or cloud (Slurm, Kubernetes, ...)"
     )
     assert any(line.startswith("plan written: ") and line.endswith("remediation-plan.json") for line in lines)
+    # by default: a summary by rule and kind, then the executable actions worth acting on
+    default = cli(site, "remediate", "plan", "--week", THIS_WEEK.label).stdout.splitlines()
+    assert default[1:6] == [
+        "by rule and kind:",
+        "  GPU001 stop_instance                2 action(s)  USD 1,244.50/week  1 executable, 1 for other tooling",
+        "executable actions of 10.00 a week or more: 1 of 1",
+        lines[1],
+        "1 smaller or manual action(s) not listed: --all lists every action; the JSON plan holds them",
+    ]
+    small = cli(site, "remediate", "plan", "--week", THIS_WEEK.label, "--min-waste", "2000").stdout
+    assert "executable actions of 2,000.00 a week or more: 0 of 1" in small and "4374f7e65c0731a9" not in small
 
 
 def test_plan_without_a_warehouse_or_findings(site: Site) -> None:
