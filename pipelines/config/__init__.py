@@ -438,7 +438,8 @@ def parse_config(text: str, path: Path) -> Config:
     config = config.model_copy(update={"path": path.resolve()})
     problem = warehouse_problem(config.warehouse_path)
     if problem:
-        raise ConfigError(f"{path}:{_line_of(root, ('warehouse',))}: warehouse: {problem}")
+        line = _line_of(root, ("warehouse",)) if "warehouse" in data else None  # else the default path
+        raise ConfigError(f"{path}:{line}: warehouse: {problem}" if line else f"{path}: warehouse: {problem}")
     _check_source_options(config, root, path)
     _check_alert(config, root, path)
     return _check_rule_overrides(config, root, path)

@@ -114,3 +114,15 @@ def test_a_duckdb_file_and_a_path_yet_to_exist_load(tmp_path: Path) -> None:
     assert not config.warehouse_path.exists()
     connect(config.warehouse_path).close()  # creates it
     assert load_config(path).warehouse_path == config.warehouse_path
+
+
+def test_the_default_warehouse_path_as_a_folder_is_named_without_a_line(tmp_path: Path) -> None:
+    folder = tmp_path / "warehouse" / "wastewatch.duckdb"
+    folder.mkdir(parents=True)
+    path = write_config(tmp_path, "currency: USD\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value) == (
+        f"{path}: warehouse: {folder} is a folder, not a DuckDB file: name the file in it, "
+        f"e.g. {folder / 'wastewatch.duckdb'}"
+    )
