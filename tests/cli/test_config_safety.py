@@ -3,6 +3,9 @@ traceback without -v, and a webhook's token never printed nor stored in Dagster'
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import HTTPServer
@@ -126,6 +129,21 @@ def test_an_error_raised_after_the_command_is_one_redacted_line_and_exit_1() -> 
     )
     verbose = CliRunner().invoke(_group(), ["-v", "closing"])
     assert isinstance(verbose.exception, RuntimeError)  # -v: the exception, with its traceback
+
+
+def test_a_reader_that_closes_stdout_ends_the_command_quietly(tmp_path: Path) -> None:
+    """`wastewatch rules list | head -0`: no `error: BrokenPipeError` line and no traceback, exit 1."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pipelines.cli", "rules", "list"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        cwd=tmp_path,
+        env={**os.environ, "WASTEWATCH_CONFIG": "", "PYTHONPATH": str(Path(__file__).parents[2])},
+    )
+    assert process.stdout is not None and process.stderr is not None
+    process.stdout.close()  # the reader is gone before the first line is written
+    stderr = process.stderr.read().decode()
+    assert (process.wait(timeout=60), stderr) == (1, "")
 
 
 @pytest.fixture
