@@ -4,6 +4,7 @@ traceback without -v, and a webhook's token never printed nor stored in Dagster'
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import threading
@@ -158,13 +159,32 @@ def receiver() -> Iterator[tuple[str, type[WebhookReceiver]]]:
     server.server_close()
 
 
-def test_a_webhook_token_never_reaches_dagster_run_storage_or_compute_logs(
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_config_secrets_never_reach_dagster_run_storage_or_compute_logs(
     tmp_path: Path, receiver: tuple[str, type[WebhookReceiver]], empty_marts: Path
 ) -> None:
-    """`report` with run history on (WASTEWATCH_RUN_HISTORY=sqlite): the post is made with the token, and no
-    file under .dagster/ (run and event storage, compute logs) nor any output holds it."""
+    """With run history on (WASTEWATCH_RUN_HISTORY=sqlite): `report` posts with the webhook's token (the
+    receiver answers 500, a logged warning) and `ingest` fails on an S3 endpoint holding a password; no file
+    under .dagster/ (run and event storage, compute logs) nor any output holds either secret."""
     url, handler = receiver
-    body = {"history_start": "2026-11-23", "notify": {"webhook_url": url}}
+    password = "sentinel-S3-pa55"
+    body = {
+        "history_start": "2026-11-23",
+        "notify": {"webhook_url": url},
+        "sources": [
+            {
+                "name": "bills",
+                "kind": "focus",
+                "uri": "s3://bills/focus/",
+                "endpoint_url": f"http://ops:{password}@127.0.0.1:{_closed_port()}",
+            }
+        ],
+    }
     config_path = write_config(tmp_path, yaml.safe_dump(body))
     config = load_config(config_path)
     con = open_copy(empty_marts, config.warehouse_path)
@@ -178,18 +198,23 @@ def test_a_webhook_token_never_reaches_dagster_run_storage_or_compute_logs(
         )
     finally:
         con.close()
-    result = cli(
-        config_path,
-        "report",
-        "--week",
-        "2026-W48",
-        env={"WASTEWATCH_RUN_HISTORY": "sqlite", "DAGSTER_HOME": None},
-    )
-    assert result.exit_code == 0, result.output  # a refused post is a warning, never a lost report
+    env: dict[str, str | None] = {
+        "WASTEWATCH_RUN_HISTORY": "sqlite",
+        "DAGSTER_HOME": None,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+    }
+    report = cli(config_path, "report", "--week", "2026-W48", env=env)
+    assert report.exit_code == 0, report.output  # a refused post is a warning, never a lost report
     assert [post["path"] for post in handler.received] == [f"/hooks/T0/B0/{TOKEN}"]
-    assert f"webhook http://127.0.0.1:{url.split(':')[2].split('/')[0]}/***: HTTP 500" in result.stderr
-    assert TOKEN not in result.output
+    assert f"webhook http://127.0.0.1:{url.split(':')[2].split('/')[0]}/***: HTTP 500" in report.stderr
+    ingest = cli(config_path, "ingest", env=env)
+    assert ingest.exit_code == 1
+    assert "error: source 'bills': s3://bills/focus/: cannot list: " in ingest.stderr
+    assert "http://***@127.0.0.1:" in ingest.stderr  # the endpoint quoted, masked
     stored = [p for p in (tmp_path / ".dagster").rglob("*") if p.is_file()]
-    assert any(p.suffix == ".db" for p in stored)  # the run was recorded
+    assert len([p for p in stored if p.parent.name == "runs" and p.suffix == ".db"]) >= 3  # index + 2 runs
     assert any("compute_logs" in p.parts for p in stored)
-    assert [p for p in stored if TOKEN.encode() in p.read_bytes()] == []
+    for secret in (TOKEN, password):
+        assert secret not in report.output + ingest.output
+        assert [p for p in stored if secret.encode() in p.read_bytes()] == []
