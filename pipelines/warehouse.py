@@ -21,7 +21,7 @@ from typing import Any
 
 import duckdb
 
-from pipelines.config import Config
+from pipelines.config import Config, warehouse_problem
 from pipelines.errors import WarehouseBusy, WarehouseError
 from pipelines.failpoints import failpoint
 
@@ -289,11 +289,17 @@ def connect(
     then fails with WarehouseBusy naming that process.
     """
     p = Path(path)
+    problem = warehouse_problem(p)
+    if problem:
+        raise WarehouseError(problem)
     if read_only and not p.exists():
         raise WarehouseError(f"{p}: no warehouse here yet (run `wastewatch ingest` first)")
-    if not read_only:
-        p.parent.mkdir(parents=True, exist_ok=True)
-    con = _open(p, read_only, wait)
+    try:
+        if not read_only:
+            p.parent.mkdir(parents=True, exist_ok=True)
+        con = _open(p, read_only, wait)
+    except OSError as exc:
+        raise WarehouseError(f"{p}: cannot open the warehouse: {exc.strerror or exc}") from None
     try:
         _configure(con, settings)
         if not read_only:
@@ -303,10 +309,15 @@ def connect(
     except WarehouseError as exc:
         con.close()  # a refused file must not stay locked by this process
         raise WarehouseError(f"{p}: {exc}") from None
-    except BaseException:
+    except BaseException as exc:
         con.close()
+        if _NO_SPACE in str(exc):  # DuckDB's IOException or a commit that could not write
+            raise WarehouseError(f"{p}: {_NO_SPACE}: free space on its disk or move `warehouse:`") from None
         raise
     return con
+
+
+_NO_SPACE = "No space left on device"
 
 
 # What a connection for ad-hoc SQL switches off once our own macros and catalogues are loaded: file access

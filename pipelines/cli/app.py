@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,8 +14,23 @@ from pipelines.config import DEFAULT_CONFIG_NAME, ORIGIN_DEFAULT, ConfigError, f
 from pipelines.errors import WarehouseBusy, WarehouseError
 
 
+def _one_line(exc: BaseException) -> Failure:
+    """Any exception as one `error:` line (redacted when shown) and exit 1."""
+    text = str(exc).strip().splitlines()
+    return Failure(
+        f"{type(exc).__name__}: {text[0] if text else 'no message'} (run with -v for the traceback)",
+        code=EXIT_REJECTED,
+    )
+
+
 class _Main(click.Group):
-    """The command group: errors nobody caught end as one redacted line (a traceback only with -v)."""
+    """The command group: errors nobody caught end as one redacted line (a traceback only with -v).
+
+    `invoke` turns what a command raises into that line; `main` does the same for anything raised around
+    the command (closing its context, its resources), so no code path prints a traceback without -v.
+    """
+
+    verbose = False  # -v of the current invocation, kept for `main`, which runs after the context is gone
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -25,14 +41,29 @@ class _Main(click.Group):
             raise Failure(str(exc), code=EXIT_BUSY) from None
         except (WarehouseError, ConfigError) as exc:
             raise Failure(str(exc)) from None
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:  # the reader of stdout went away (`| head`): click ends quietly
+                raise
+            if (ctx.obj or {}).get("verbose"):
+                raise
+            raise _one_line(exc) from None
         except Exception as exc:
             if (ctx.obj or {}).get("verbose"):
                 raise
-            text = str(exc).strip().splitlines()
-            raise Failure(
-                f"{type(exc).__name__}: {text[0] if text else 'no message'} (run with -v for the traceback)",
-                code=EXIT_REJECTED,
-            ) from None
+            raise _one_line(exc) from None
+        finally:
+            type(self).verbose = bool((ctx.obj or {}).get("verbose"))
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:
+        type(self).verbose = False
+        try:
+            return super().main(*args, **kwargs)
+        except Exception as exc:
+            if type(self).verbose or not kwargs.get("standalone_mode", True):
+                raise
+            failure = _one_line(exc)
+            failure.show()
+            sys.exit(failure.exit_code)
 
 
 @click.group(cls=_Main, context_settings={"help_option_names": ["-h", "--help"]})

@@ -142,6 +142,22 @@ def _nothing_new(config: Config, found: nothing_new.Check) -> int:
     return EXIT_REJECTED if stale else EXIT_OK
 
 
+def need_sources(config: Config, command: str) -> None:
+    """`ingest` and `run` with no source to read are a configuration error (exit 2), not a quiet empty run."""
+    where = config.path or "the configuration"
+    if not config.sources:
+        raise Failure(
+            f"{where}: no sources configured, so `{command}` has nothing to read: add a `sources:` list "
+            "(`wastewatch init NEW.yaml` writes a starter file with examples; README.md, Configuration)"
+        )
+    if not any(s.enabled for s in config.sources):
+        names = ", ".join(s.name for s in config.sources)
+        raise Failure(
+            f"{where}: every source has `enabled: false` ({names}), so `{command}` has nothing to read: "
+            "enable one"
+        )
+
+
 full_option = click.option(
     "--full", is_flag=True, help="Run every step even when no source lists anything new."
 )
@@ -154,6 +170,7 @@ full_option = click.option(
 def ingest(ctx: click.Context, wait_s: float, full: bool) -> None:
     """Load new and changed source files, rebuild the marts, publish the read-only warehouse."""
     config = ctx_config(ctx)
+    need_sources(config, "ingest")
     with writing(config, wait_s):
         code = do_ingest(ctx, config, full)
     ctx.exit(code)
@@ -245,6 +262,7 @@ def run(ctx: click.Context, week: str | None, wait_s: float, full: bool) -> None
     What the weekly cron entry runs (Mondays, after the week ends); the nightly entry runs `ingest` alone.
     """
     config = ctx_config(ctx)
+    need_sources(config, "run")
     w = pick_week(week)
     with writing(config, wait_s):
         code = do_ingest(ctx, config, full)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from pipelines.config.sections import (  # noqa: F401 - re-exported: callers import them from pipelines.config
@@ -37,6 +37,7 @@ from pipelines.config.sections import (  # noqa: F401 - re-exported: callers imp
     _Strict,
 )
 from pipelines.config.starter import STARTER_CONFIG  # noqa: F401 - re-exported for `wastewatch init`
+from pipelines.config.urls import EndpointUrl, check_endpoint, check_source_uri
 from pipelines.errors import ConfigError
 from pipelines.sources.registry import EXPECTED_EVERY, HOST_SILENCE, kind_names, options_of, source_kind
 from pipelines.units import parse_duration
@@ -44,6 +45,9 @@ from pipelines.units import parse_duration
 M = TypeVar("M", bound=BaseModel)
 
 DEFAULT_CONFIG_NAME = "wastewatch.yaml"
+
+# the kinds whose uri is an HTTP API's base URL rather than files
+HTTP_KINDS = ("prometheus",)
 
 CanonicalTag = Literal["team", "project", "owner", "job_id", "host"]
 BudgetDimension = Literal["team", "project"]
@@ -63,7 +67,7 @@ class Source(_Strict):
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$", description="Unique name, used in the ledger.")
     kind: str = Field(description="One of the registered kinds (pipelines/sources/registry.py).")
     uri: str = Field(description="File, folder, glob, s3://bucket/prefix/, or an API's http(s):// URL.")
-    endpoint_url: str | None = Field(None, description="S3-compatible endpoint (MinIO, Ceph, ...).")
+    endpoint_url: EndpointUrl | None = Field(None, description="S3-compatible endpoint (MinIO, Ceph, ...).")
     region: str | None = None
     enabled: bool = True
     options: dict[str, Any] = Field(default_factory=dict, description="Reader-specific options.")
@@ -94,6 +98,12 @@ class Source(_Strict):
             raise PydanticCustomError(
                 "literal_error", "Input should be one of {expected}", {"expected": expected}
             )
+        return value
+
+    @field_validator("uri")
+    @classmethod
+    def _uri(cls, value: str, info: ValidationInfo) -> str:
+        check_source_uri(value, str(info.data.get("kind", "")), HTTP_KINDS)
         return value
 
     @field_validator("expected_every", "host_silence")
@@ -334,11 +344,56 @@ def _explain(err: dict[str, Any]) -> str:
     return re.sub(r"^Value error, ", "", msg)
 
 
-def parse_config(text: str, path: Path) -> Config:
-    """Parse and validate YAML text; errors name `path`, the line and the key."""
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader, noting every key a mapping gives twice (YAML keeps the last one silently: two
+    `sources:` blocks would drop the first block's sources)."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.key_paths: dict[int, str] = {}  # id of a mapping node -> its place (`notify`, `sources[0]`)
+        self.duplicates: list[tuple[int, str, int]] = []  # (line given again, key path, first line)
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first: dict[Any, yaml.Node] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # `<<: *defaults`: keys given beside it override
+                continue
+            key = self.construct_object(key_node, deep=True)
+            try:
+                earlier = first.setdefault(key, key_node)
+            except TypeError:  # an unhashable key: the base class says so
+                continue
+            if earlier is not key_node:
+                where = self.key_paths.get(id(node), "")
+                line, first_line = key_node.start_mark.line + 1, earlier.start_mark.line + 1
+                self.duplicates.append((line, f"{where}.{key}" if where else str(key), first_line))
+        return super().construct_mapping(node, deep)
+
+
+def _key_paths(root: yaml.Node | None) -> dict[int, str]:
+    """Each mapping node's place in the file, as `_format_loc` writes it."""
+    out: dict[int, str] = {}
+    stack: list[tuple[yaml.Node | None, str]] = [(root, "")]
+    while stack:
+        node, where = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            out[id(node)] = where
+            for key_node, value_node in node.value:
+                key = str(key_node.value)
+                stack.append((value_node, f"{where}.{key}" if where else key))
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend((child, f"{where}[{i}]") for i, child in enumerate(node.value))
+    return out
+
+
+def _read_yaml(text: str, path: Path) -> tuple[yaml.Node | None, Any]:
+    """The YAML's node tree (for line numbers) and its data; ConfigError for bad YAML and duplicate keys."""
+    loader = _UniqueKeyLoader(text)
+    root = None
     try:
-        root = yaml.compose(text)
-        data = yaml.safe_load(text)
+        root = loader.get_single_node()
+        loader.key_paths = _key_paths(root)
+        data = loader.construct_document(root) if root is not None else None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
@@ -346,6 +401,23 @@ def parse_config(text: str, path: Path) -> Config:
         raise ConfigError(f"{where}: not valid YAML: {problem}") from None
     except ValueError as exc:  # YAML reads 2020-13-01 as a date and fails building it
         raise ConfigError(f"{_bad_timestamp(root, path)}: not a valid date: {exc}") from None
+    finally:
+        loader.dispose()
+    if loader.duplicates:
+        raise ConfigError(
+            "\n".join(
+                f"{path}:{second}: {key}: given twice "
+                + (f"(lines {first} and {second})" if first != second else f"on line {second}")
+                + "; YAML would keep only the second silently: keep one"
+                for second, key, first in sorted(loader.duplicates)
+            )
+        )
+    return root, data
+
+
+def parse_config(text: str, path: Path) -> Config:
+    """Parse and validate YAML text; errors name `path`, the line and the key."""
+    root, data = _read_yaml(text, path)
     if data is None:
         data = {}
     if not isinstance(data, dict):
@@ -364,9 +436,38 @@ def parse_config(text: str, path: Path) -> Config:
             lines.append(f"{where}: {_format_loc(loc)}: {_explain(err)}")
         raise ConfigError("\n".join(lines)) from None
     config = config.model_copy(update={"path": path.resolve()})
+    problem = warehouse_problem(config.warehouse_path)
+    if problem:
+        line = _line_of(root, ("warehouse",)) if "warehouse" in data else None  # else the default path
+        raise ConfigError(f"{path}:{line}: warehouse: {problem}" if line else f"{path}: warehouse: {problem}")
     _check_source_options(config, root, path)
     _check_alert(config, root, path)
     return _check_rule_overrides(config, root, path)
+
+
+# bytes 8-11 of every DuckDB database file (after its header's checksum)
+_DUCKDB_MAGIC = b"DUCK"
+
+
+def warehouse_problem(p: Path) -> str | None:
+    """Why `p` cannot be a warehouse (a folder, a device, a file of something else), or None: a DuckDB file
+    or nothing yet."""
+    try:
+        if not p.exists():
+            return None
+        if p.is_dir():
+            return f"{p} is a folder, not a DuckDB file: name the file in it, e.g. {p / 'wastewatch.duckdb'}"
+        if not p.is_file():
+            return f"{p} is not a DuckDB file (a device, pipe or socket): name a DuckDB file, or where to create one"
+        with p.open("rb") as f:
+            head = f.read(12)
+    except OSError:
+        return None  # unreadable: DuckDB's own error says why
+    if head and head[8:12] != _DUCKDB_MAGIC:
+        return (
+            f"{p} is not a DuckDB file (it holds something else): name a DuckDB file, or where to create one"
+        )
+    return None
 
 
 def _check_alert(config: Config, root: yaml.Node | None, path: Path) -> None:
@@ -407,6 +508,15 @@ def _check_source_options(config: Config, root: yaml.Node | None, path: Path) ->
                 loc = ("sources", i, "options", *err["loc"])
                 line = _line_of(root, loc)
                 problems.append(f"{path}:{line}: {_format_loc(loc)}: {_explain(err)}")
+            continue
+        # the options models (pipelines/sources/options.py) keep an endpoint as a plain string
+        endpoint = source.options.get("endpoint_url")
+        if isinstance(endpoint, str):
+            try:
+                check_endpoint(endpoint)
+            except ValueError as exc:
+                loc = ("sources", i, "options", "endpoint_url")
+                problems.append(f"{path}:{_line_of(root, loc)}: {_format_loc(loc)}: {exc}")
     if problems:
         raise ConfigError("\n".join(problems))
 

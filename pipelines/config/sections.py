@@ -6,9 +6,11 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from pipelines.config.urls import EndpointUrl, LinkUrl, WebhookUrl, check_spark_url
 
 
 class _Strict(BaseModel):
@@ -161,10 +163,13 @@ class PricingEntry(_Strict):
 class NotifyConfig(_Strict):
     """The optional `notify:` section: where the weekly report is announced (see pipelines/report/notify.py)."""
 
-    webhook_url: str | None = Field(None, description="Slack-compatible incoming webhook URL.")
+    webhook_url: WebhookUrl | None = Field(
+        None,
+        description="Slack-compatible incoming webhook URL (https://; http:// only to a loopback address).",
+    )
     email_html: bool = Field(False, description="Write an e-mail-ready email.html beside the report.")
     teams: bool = Field(True, description="Add one line per team to the post.")
-    report_url: str | None = Field(None, description="Base URL where the reports folder is served.")
+    report_url: LinkUrl | None = Field(None, description="Base URL where the reports folder is served.")
     timeout_s: float = Field(10.0, gt=0, le=120, description="Webhook timeout in seconds.")
 
 
@@ -177,13 +182,13 @@ class RemediationConfig(_Strict):
         description="A target (instance, bucket or object) carrying this tag key is never touched "
         "(unless its value is false, no or 0).",
     )
-    s3_endpoint_url: str | None = Field(
+    s3_endpoint_url: EndpointUrl | None = Field(
         None,
         description="S3-compatible endpoint for the buckets acted on (default: the endpoint of a source "
         "in the same bucket, else AWS).",
     )
     s3_region: str | None = None
-    ec2_endpoint_url: str | None = Field(None, description="EC2 endpoint (default: AWS).")
+    ec2_endpoint_url: EndpointUrl | None = Field(None, description="EC2 endpoint (default: AWS).")
     ec2_region: str | None = Field(None, description="Region of instances whose finding names none.")
 
 
@@ -219,7 +224,7 @@ class AlertConfig(_Strict):
         description="Re-send a finding already sent when its 24-hour waste moved by at least this percent "
         "of the amount last sent (up or down), or its currency changed.",
     )
-    webhook_url: str | None = Field(
+    webhook_url: WebhookUrl | None = Field(
         None, description="Slack-compatible webhook (default: notify.webhook_url)."
     )
     timeout_s: float = Field(10.0, gt=0, le=120, description="Webhook timeout in seconds, per attempt.")
@@ -259,7 +264,7 @@ SPARK_MARTS_LATER = (
 class SparkSettings(_Strict):
     """Where the heavy marts run when `engine: spark` (docs/scaling.md, "Spark engine")."""
 
-    url: str = Field(
+    url: Annotated[str, AfterValidator(check_spark_url)] = Field(
         min_length=1,
         description="A Spark Connect URL (sc://host:15002) or a master URL (local[4], spark://host:7077, yarn).",
     )

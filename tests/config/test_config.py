@@ -626,8 +626,9 @@ def test_config_is_immutable(tmp_path: Path) -> None:
 @pytest.mark.parametrize("kind", kind_names())
 def test_an_unknown_option_of_any_kind_is_a_config_error(tmp_path: Path, kind: str) -> None:
     """Every kind's options come from its registry model: a misspelt key stops the run at config load."""
+    uri = "http://127.0.0.1:9090" if kind == "prometheus" else "x/"  # an HTTP API's uri is its URL
     path = write_config(
-        tmp_path, f"sources:\n  - {{name: s, kind: {kind}, uri: x/, options: {{colour: blue}}}}\n"
+        tmp_path, f"sources:\n  - {{name: s, kind: {kind}, uri: '{uri}', options: {{colour: blue}}}}\n"
     )
     with pytest.raises(ConfigError) as err:
         load_config(path)
