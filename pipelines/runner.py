@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,9 @@ from pipelines.defs.resources import WastewatchResource
 from pipelines.instance import open_instance, run_tags
 from pipelines.redact import redact
 
-QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+# Without -v Dagster's console prints nothing (a step's failure would come with its stack trace): the CLI
+# prints each failure as one line and each warning an asset logged as `warning: ...` (RunOutcome.warnings)
+QUIET_LOGS = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 
 @dataclass
@@ -28,6 +31,7 @@ class RunOutcome:
     success: bool
     metadata: dict[str, dict[str, Any]] = field(default_factory=dict)  # asset key -> metadata values
     failures: list[str] = field(default_factory=list)  # one redacted line each: the step and the cause
+    warnings: list[str] = field(default_factory=list)  # what the assets logged at WARNING or above, redacted
     busy: bool = False  # a step or the run's resources failed because another writer holds the warehouse
     outside: bool = False  # the week is not one wastewatch evaluates (before history_start, or to come)
 
@@ -56,7 +60,13 @@ def _materialize(
             instance=instance,
             tags=run_tags(),
         )
+        logged = instance.all_logs(result.run_id)
     outcome = RunOutcome(success=result.success)
+    for entry in logged:
+        if entry.dagster_event is None and entry.level >= logging.WARNING:
+            line = redact(" ".join(entry.user_message.split()))
+            if line and line not in outcome.warnings:
+                outcome.warnings.append(line)
     for event in result.get_asset_materialization_events():
         mat = event.materialization
         assert mat is not None
@@ -71,6 +81,8 @@ def _materialize(
         outcome.busy = outcome.busy or err.cls_name == "WarehouseBusy"
         line = _one_line(err.message, err.cls_name)
         where = event.step_key or "run"
+        if where == "run" and any(f.endswith(f": {line}") for f in outcome.failures):
+            continue  # the run failed because that step did: said once
         if f"{where}: {line}" not in outcome.failures:
             outcome.failures.append(f"{where}: {line}")
     if not outcome.success and not outcome.failures:

@@ -101,6 +101,10 @@ def do_ingest(ctx: click.Context, config: Config, full: bool = False) -> int:
             "select error from ingest_files where checked_at >= $t and status = 'duplicate' order by uri",
             {"t": started},
         )
+    said = {f for f in failures} | {r["error"] for r in rejected} | {r["error"] for r in duplicates}
+    for w in outcome.warnings:  # what an asset logged that the lines below do not already say
+        if w not in said:
+            say(f"warning: {w}", err=True)
     for r in duplicates:  # copies of billing content the warehouse holds: never loaded, not an error
         say(f"duplicate: {r['error']}", err=True)
     for r in rejected:
@@ -193,6 +197,8 @@ def do_weekly(ctx: click.Context, config: Config, week: str, evaluate: bool, rep
         )
     from rules import ALL_RULES
 
+    for w in outcome.warnings:  # a failed webhook post, a week without data: never a lost report
+        say(f"warning: {w}", err=True)
     # attention rules (unattributed spend, budgets, anomalies) report an amount at stake, never waste
     attention = {f"findings/{r.folder}": r.attention for r in ALL_RULES}
     lines: dict[str, list[Decimal]] = {}  # the waste lines printed, by currency, as printed

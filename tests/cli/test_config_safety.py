@@ -218,3 +218,24 @@ def test_config_secrets_never_reach_dagster_run_storage_or_compute_logs(
     for secret in (TOKEN, password):
         assert secret not in report.output + ingest.output
         assert [p for p in stored if secret.encode() in p.read_bytes()] == []
+
+
+def test_a_step_that_fails_inside_dagster_is_one_line_without_dagsters_stack_trace(tmp_path: Path) -> None:
+    """A failure inside a run's step (here the report's folder under a regular file) ends as one `error:`
+    line naming the step, exit 1; Dagster's own console (its "Stack Trace:") prints only with -v."""
+    from tests.helpers.paths import FOCUS_SAMPLE, copy_into
+
+    copy_into(FOCUS_SAMPLE, tmp_path / "landing" / "billing")
+    (tmp_path / "blocker").write_text("a file, not a folder")
+    config = write_config(
+        tmp_path,
+        "reports_dir: blocker/reports\nsources:\n  - {name: focus, kind: focus, uri: landing/billing/}\n",
+    )
+    result = cli(config, "-q", "run", "--week", "2024-W37")
+    assert result.exit_code == 1
+    assert [x for x in result.stderr.splitlines() if not x.startswith("ingesting ")] == [
+        f"error: 2024-W37: reports__weekly_report: [Errno 20] Not a directory: "
+        f"'{tmp_path / 'blocker' / 'reports' / '2024-W37'}'"
+    ]
+    verbose = cli(config, "-q", "-v", "report", "--week", "2024-W37")
+    assert verbose.exit_code == 1 and "Stack Trace:" in verbose.stderr

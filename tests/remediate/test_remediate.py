@@ -498,7 +498,9 @@ def test_plan_prints_each_action_and_what_to_run_next(site: Site) -> None:
         "1 smaller or manual action(s) not listed: --all lists every action; the JSON plan holds them",
     ]
     small = cli(site, "remediate", "plan", "--week", THIS_WEEK.label, "--min-waste", "2000").stdout
-    assert "executable actions of 2,000.00 a week or more: 0 of 1" in small and "4374f7e65c0731a9" not in small
+    assert (
+        "executable actions of 2,000.00 a week or more: 0 of 1" in small and "4374f7e65c0731a9" not in small
+    )
 
 
 def test_plan_without_a_warehouse_or_findings(site: Site) -> None:
