@@ -111,7 +111,7 @@ class DownloadFloor:
     def too_slow(self, url: str, got: int, seconds: float) -> LimitHit:
         return LimitHit(
             f"{bare_url(url)}: the download fell below min_download_kbps = {self.min_kbps:g} KB/s "
-            f"({got / KB:.1f} KB in the last {seconds:.1f} s, download_window = {self.window_s:g} s); "
+            f"({got:,} bytes in the last {seconds:.1f} s, download_window = {self.window_s:g} s); "
             "lower the source's `min_download_kbps` option or lengthen its `download_window`"
         )
 

@@ -338,7 +338,7 @@ class HostsCsvOptions(S3ReadOptions):
 # -- storage -----------------------------------------------------------------------------------------
 
 
-class S3InventoryOptions(AnswerOptions):
+class S3InventoryOptions(S3ReadOptions):
     keep_inventories: StrictInt = Field(2, ge=1, description="Daily inventories kept per bucket.")
     verify_md5: StrictBool = Field(True, description="Check each inventory file against its manifest's MD5.")
     retries: StrictInt = Field(5, ge=1, description="S3 attempts per request.")

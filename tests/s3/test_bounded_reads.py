@@ -1,0 +1,108 @@
+"""Bounded reads through boto3 and by hand (pipelines/netlimits.py): an S3 download that falls below its
+throughput floor fails in about one window, naming the object, the floor and the options that move it, and
+leaves no partial file; an answer's size cap holds whether or not the answer declares its length."""
+
+from __future__ import annotations
+
+import io
+import time
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from pipelines import s3 as s3mod
+from pipelines.errors import S3Error
+from pipelines.netlimits import AnswerLimits, DownloadFloor, LimitHit, read_answer
+from tests.helpers.ingest_run import ingest_project
+from tests.helpers.slow_peer import slow_peer
+
+OBJECT = b"billing,data\n" * 200  # 2,600 bytes: over eight minutes at the drip's 5 bytes a second
+FLOOR = DownloadFloor(min_kbps=1, window_s=1)  # 1 KB/s over each second
+
+
+@pytest.fixture(autouse=True)
+def _credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Dummy credentials: the peer checks no signature, boto3 still signs."""
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+
+
+def _object(size: int) -> s3mod.S3Object:
+    return s3mod.S3Object("bkt", "exports/focus.csv", size, "0f1e2d", datetime(2026, 11, 30))
+
+
+def test_a_download_below_the_floor_fails_in_about_one_window_and_leaves_no_file(tmp_path: Path) -> None:
+    with slow_peer(OBJECT, interval=0.2, content_type="text/csv", headers={"ETag": '"0f1e2d"'}) as peer:
+        client = s3mod.client_at(peer.url, "us-east-1", retries=1, floor=FLOOR)
+        dest = tmp_path / "cache" / "focus.csv"
+        started = time.monotonic()
+        with pytest.raises(S3Error) as caught:
+            s3mod.download(client, _object(len(OBJECT)), dest)
+        took = time.monotonic() - started
+    assert str(caught.value).startswith(
+        f"s3://bkt/exports/focus.csv: cannot download: {peer.url}/bkt/exports/focus.csv: the download fell "
+        "below min_download_kbps = 1 KB/s ("
+    ), str(caught.value)
+    assert str(caught.value).endswith(
+        "download_window = 1 s); lower the source's `min_download_kbps` option or lengthen its `download_window`"
+    )
+    assert 1.0 <= took < 3.0, took
+    assert not dest.exists() and not dest.with_name("focus.csv.part").exists()
+    assert len(peer.paths) == 1  # not retried
+
+
+def test_a_download_above_the_floor_arrives_whole(tmp_path: Path) -> None:
+    with slow_peer(OBJECT, content_type="text/csv", headers={"ETag": '"0f1e2d"'}) as peer:
+        client = s3mod.client_at(peer.url, "us-east-1", retries=1, floor=FLOOR)
+        dest = tmp_path / "focus.csv"
+        s3mod.download(client, _object(len(OBJECT)), dest)
+    assert dest.read_bytes() == OBJECT
+
+
+def test_a_billing_file_below_its_floor_is_rejected_and_the_other_sources_load(tmp_path: Path) -> None:
+    """The `min_download_kbps` and `download_window` options of a billing source on S3 reach its downloads."""
+    listing = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+        "<Name>bkt</Name><Prefix>exports/</Prefix><KeyCount>1</KeyCount><MaxKeys>1000</MaxKeys>"
+        "<IsTruncated>false</IsTruncated><Contents><Key>exports/focus.csv</Key>"
+        f"<LastModified>2026-11-30T00:00:00.000Z</LastModified><ETag>&quot;0f1e2d&quot;</ETag><Size>{len(OBJECT)}</Size>"
+        "<StorageClass>STANDARD</StorageClass></Contents></ListBucketResult>"
+    ).encode()
+    with slow_peer(OBJECT, interval=0.2, content_type="text/csv", fast={"/bkt": listing}) as peer:
+        sources = (
+            f"  - {{name: bill, kind: focus, uri: 's3://bkt/exports/', endpoint_url: '{peer.url}', "
+            "options: {min_download_kbps: 1, download_window: 1}}\n"
+            "  - {name: slurm, kind: jobs_csv, uri: jobs/}\n"
+        )
+        jobs = "job_id,user,state,started_at,ended_at,hosts,gpus\nj1,ann,COMPLETED,2026-11-30 01:00:00,2026-11-30 02:00:00,h1,1\n"
+        started = time.monotonic()
+        report, got = ingest_project(tmp_path, sources, {"jobs/jobs.csv": jobs}, "select job_id from jobs")
+        took = time.monotonic() - started
+    assert len(report.rejected) == 1, report.summary()
+    error = report.rejected[0].error or ""
+    assert error.startswith(
+        f"s3://bkt/exports/focus.csv: cannot download: {peer.url}/bkt/exports/focus.csv: the download fell "
+        "below min_download_kbps = 1 KB/s ("
+    ) and error.endswith(
+        "download_window = 1 s); lower the source's `min_download_kbps` option or lengthen its `download_window`"
+    ), error
+    assert got == [{"job_id": "j1"}]
+    assert took < 8, took
+
+
+def test_an_answer_over_its_cap_fails_whether_or_not_it_declares_its_length() -> None:
+    limits = AnswerLimits(timeout=5, max_mb=1 / 1024)  # 1 KB
+    started = time.monotonic()
+    assert read_answer(io.BytesIO(b"x" * 1024), limits, started, "http://h/p") == b"x" * 1024
+    with pytest.raises(
+        LimitHit, match=r"^http://h/p: the answer is larger than max_response_mb = 0.000976562 MB"
+    ):
+        read_answer(io.BytesIO(b"x" * 1025), limits, started, "http://u:pw@h/p?token=t")
+
+    class Unread(io.BytesIO):
+        def read1(self, size: int = -1) -> bytes:
+            raise AssertionError("a body declared too large is not read")
+
+    with pytest.raises(LimitHit, match="larger than max_response_mb"):
+        read_answer(Unread(), limits, started, "http://h/p", length="1025")
