@@ -142,6 +142,20 @@ class FloorStream:
             self._mark, self._mark_bytes = now, self._bytes
         return part
 
+    def readinto(self, buffer: Any) -> int:
+        part = self.read(len(buffer))
+        buffer[: len(part)] = part
+        return len(part)
+
+    def readlines(self) -> list[bytes]:
+        return self.read().splitlines(keepends=True)
+
+    def readable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._bytes
+
     def stream(self, amt: int = CHUNK) -> Iterator[bytes]:
         while part := self.read(amt):
             yield part

@@ -1,4 +1,4 @@
-"""A misbehaving HTTP peer on 127.0.0.1: it answers every request (any path, GET or POST) with 200 and a body
+"""A misbehaving HTTP peer on 127.0.0.1: it answers every request (any path, GET, HEAD or POST) with 200 and a body
 it either drips (one byte per `interval` seconds) or sends at once however large, for the bounded-read
 tests (pipelines/netlimits.py). It speaks enough HTTP for urllib and for boto3 (an S3 GetObject or
 ListObjectsV2, an EC2 DescribeInstances): headers are sent at once, only the body drips."""
@@ -37,6 +37,15 @@ def slow_peer(
 
         def do_GET(self) -> None:  # noqa: N802 - the http.server API
             self._answer()
+
+        def do_HEAD(self) -> None:  # noqa: N802 - the http.server API
+            peer.paths.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", content_type)
+            self.send_header("Content-Length", str(len(body)))
+            for k, v in (headers or {}).items():
+                self.send_header(k, v)
+            self.end_headers()
 
         def do_POST(self) -> None:  # noqa: N802 - the http.server API
             self.rfile.read(int(self.headers.get("Content-Length") or 0))

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pipelines import s3 as s3mod
+from pipelines.config import Source
 from pipelines.errors import S3Error
 from pipelines.netlimits import AnswerLimits, DownloadFloor, LimitHit, read_answer
 from tests.helpers.ingest_run import ingest_project
@@ -58,6 +59,24 @@ def test_a_download_above_the_floor_arrives_whole(tmp_path: Path) -> None:
         dest = tmp_path / "focus.csv"
         s3mod.download(client, _object(len(OBJECT)), dest)
     assert dest.read_bytes() == OBJECT
+
+
+def test_an_inventory_source_s_floor_reaches_boto3_s_download_file(tmp_path: Path) -> None:
+    """s3_inventory reads its data files with download_file (s3transfer's threads): the client made for the
+    source carries its options there too."""
+    source = Source(
+        name="inv",
+        kind="s3_inventory",
+        uri="s3://bkt/inventory/",
+        options={"min_download_kbps": 1, "download_window": 1, "retries": 1},
+    )
+    with slow_peer(OBJECT, interval=0.2, content_type="text/csv", headers={"ETag": '"0f1e2d"'}) as peer:
+        client = s3mod.client(source.model_copy(update={"endpoint_url": peer.url}), retries=1)
+        started = time.monotonic()
+        with pytest.raises(LimitHit, match=r"the download fell below min_download_kbps = 1 KB/s"):
+            client.download_file("bkt", "inventory/data/1.csv.gz", str(tmp_path / "1.csv.gz"))
+        took = time.monotonic() - started
+    assert took < 4, took
 
 
 def test_a_billing_file_below_its_floor_is_rejected_and_the_other_sources_load(tmp_path: Path) -> None:
