@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from pipelines import s3 as s3mod
-from pipelines.config import Source
-from pipelines.errors import S3Error
+from pipelines.config import Source, load_config
+from pipelines.errors import ConfigError, S3Error
 from pipelines.netlimits import AnswerLimits, DownloadFloor, LimitHit, read_answer
+from tests.helpers.config import write_config
 from tests.helpers.ingest_run import ingest_project
 from tests.helpers.slow_peer import slow_peer
 
@@ -125,3 +126,22 @@ def test_an_answer_over_its_cap_fails_whether_or_not_it_declares_its_length() ->
 
     with pytest.raises(LimitHit, match="larger than max_response_mb"):
         read_answer(Unread(), limits, started, "http://h/p", length="1025")
+
+
+@pytest.mark.parametrize(
+    ("kind", "options", "problem"),
+    [
+        ("prometheus", "{max_response_mb: 0}", "max_response_mb"),
+        ("ec2_instances", "{timeout: -1}", "timeout"),
+        ("focus", "{min_download_kbps: 0}", "min_download_kbps"),
+        ("s3_listing", "{download_window: 30}", "download_window"),  # a listing downloads nothing
+    ],
+    ids=["cap-zero", "negative-timeout", "floor-zero", "not-an-option-of-the-kind"],
+)
+def test_a_limit_that_cannot_be_is_a_config_error_naming_the_key(
+    tmp_path: Path, kind: str, options: str, problem: str
+) -> None:
+    write_config(tmp_path, f"sources:\n  - {{name: s, kind: {kind}, uri: 's3://b/', options: {options}}}\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(tmp_path / "wastewatch.yaml")
+    assert problem in str(err.value) and "wastewatch.yaml" in str(err.value)
