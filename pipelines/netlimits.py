@@ -53,12 +53,17 @@ def bare_url(url: str) -> str:
 class AnswerLimits:
     """The deadline (seconds from the request) and size cap (MB) of one API answer."""
 
-    timeout: float = 60.0
-    max_mb: float = 64.0
+    timeout: float
+    max_mb: float
 
     @classmethod
     def of(cls, opts: AnswerOptions | PrometheusOptions) -> AnswerLimits:
         return cls(float(opts.timeout), float(opts.max_response_mb))
+
+    @classmethod
+    def default(cls) -> AnswerLimits:
+        """The defaults of the options (pipelines/sources/options.py), for a kind without them."""
+        return cls.of(AnswerOptions())
 
     @property
     def max_bytes(self) -> int:
@@ -101,12 +106,17 @@ def read_answer(
 class DownloadFloor:
     """The slowest acceptable download: `min_kbps` KB/s over each `window_s` seconds."""
 
-    min_kbps: float = 64.0
-    window_s: float = 30.0
+    min_kbps: float
+    window_s: float
 
     @classmethod
     def of(cls, opts: DownloadOptions) -> DownloadFloor:
         return cls(float(opts.min_download_kbps), float(opts.download_window))
+
+    @classmethod
+    def default(cls) -> DownloadFloor:
+        """The defaults of the options (pipelines/sources/options.py), for a kind without them."""
+        return cls.of(DownloadOptions())
 
     def too_slow(self, url: str, got: int, seconds: float) -> LimitHit:
         return LimitHit(

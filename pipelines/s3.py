@@ -72,9 +72,9 @@ def source_limits(source: Source) -> tuple[AnswerLimits, DownloadFloor]:
     try:
         opts = source_kind(source.kind).options.model_validate(source.options)
     except KeyError:  # not a registered kind (a destination made up as a source): the defaults
-        return AnswerLimits(), DownloadFloor()
-    answers = AnswerLimits.of(opts) if isinstance(opts, AnswerOptions) else AnswerLimits()
-    floor = DownloadFloor.of(opts) if isinstance(opts, DownloadOptions) else DownloadFloor()
+        return AnswerLimits.default(), DownloadFloor.default()
+    answers = AnswerLimits.of(opts) if isinstance(opts, AnswerOptions) else AnswerLimits.default()
+    floor = DownloadFloor.of(opts) if isinstance(opts, DownloadOptions) else DownloadFloor.default()
     return answers, floor
 
 
@@ -93,7 +93,7 @@ def client_at(
     import boto3
     from botocore.config import Config as BotoConfig
 
-    answers = answers or AnswerLimits()
+    answers = answers or AnswerLimits.default()
     remember(*_userinfo_secrets(endpoint_url))
     made = boto3.session.Session().client(
         service,
@@ -105,7 +105,7 @@ def client_at(
             read_timeout=answers.timeout,
         ),
     )
-    return bound_client(made, answers, floor or DownloadFloor())
+    return bound_client(made, answers, floor or DownloadFloor.default())
 
 
 def _userinfo_secrets(url: str | None) -> list[str]:

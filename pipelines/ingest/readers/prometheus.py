@@ -162,12 +162,10 @@ class _Client:
                 split = _SPLIT if path == "/api/v1/query_range" else ""
                 raise SourceFailed(f"{exc}{split} ({what})") from None
             except urllib.error.HTTPError as exc:
+                # an error page too slow or too large to read is left unread: its status says enough
                 try:
                     body = read_answer(exc, self.limits, started, url, exc.headers.get("Content-Length"))
-                except (
-                    LimitHit,
-                    OSError,
-                ):  # an error page too slow or too large to read: its status says enough
+                except (LimitHit, OSError):
                     body = b""
                 if exc.code in RETRY_STATUS and attempt < attempts:
                     retry_after = _retry_after(exc.headers.get("Retry-After"))
