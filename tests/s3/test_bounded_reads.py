@@ -49,7 +49,7 @@ def test_a_download_below_the_floor_fails_in_about_one_window_and_leaves_no_file
     assert str(caught.value).endswith(
         "download_window = 1 s); lower the source's `min_download_kbps` option or lengthen its `download_window`"
     )
-    assert 1.0 <= took < 3.0, took
+    assert 1.0 <= took < 5.0, took  # the object alone would take over eight minutes
     assert not dest.exists() and not dest.with_name("focus.csv.part").exists()
     assert len(peer.paths) == 1  # not retried
 
@@ -77,7 +77,7 @@ def test_an_inventory_source_s_floor_reaches_boto3_s_download_file(tmp_path: Pat
         with pytest.raises(LimitHit, match=r"the download fell below min_download_kbps = 1 KB/s"):
             client.download_file("bkt", "inventory/data/1.csv.gz", str(tmp_path / "1.csv.gz"))
         took = time.monotonic() - started
-    assert took < 4, took
+    assert took < 6, took
 
 
 def test_a_billing_file_below_its_floor_is_rejected_and_the_other_sources_load(tmp_path: Path) -> None:

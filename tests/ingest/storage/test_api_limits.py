@@ -55,5 +55,5 @@ def test_a_dripping_describe_log_groups_fails_the_source_at_its_timeout(tmp_path
         f"source 'logs': DescribeLogGroups: {peer.url}/: the answer did not arrive whole within timeout = 1 s; "
         "raise the source's `timeout` option"
     ]
-    assert took < 5, took  # the page alone would take 40 s
+    assert took < 8, took  # the page alone would take 40 s
     assert len(peer.paths) == 1  # not retried

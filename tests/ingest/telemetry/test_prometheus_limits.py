@@ -74,7 +74,7 @@ def test_a_dripping_answer_fails_the_source_at_its_timeout_and_the_others_load(t
         "raise the source's `timeout` option, or lower hours_per_query or series_per_query to split the "
         "query (query_range 2026-11-30 00:00..2026-11-30 01:00 UTC)"
     ]
-    assert 1.0 <= took < 5.0, took
+    assert 1.0 <= took < 8.0, took  # the answer alone would take two minutes
     assert [p.split("?")[0] for p in peer.paths] == ["/api/v1/label/instance/values", "/api/v1/query_range"]
     assert jobs == [{"job_id": "j1"}]  # the other source loaded
 
@@ -92,7 +92,7 @@ def test_an_answer_larger_than_max_response_mb_fails_the_source_and_one_under_it
             "raise the source's `max_response_mb` option, or lower hours_per_query or series_per_query to "
             "split the query (query_range 2026-11-30 00:00..2026-11-30 01:00 UTC)"
         ]
-        assert jobs == [{"job_id": "j1"}] and took < 3.0
+        assert jobs == [{"job_id": "j1"}] and took < 8.0
         report, _, _ = _ingest(tmp_path / "large", source % 4)
     assert not report.failures and not report.rejected, report.summary()
 
