@@ -5,6 +5,10 @@ container roles); a source's `endpoint_url` and `region` reach S3-compatible sto
 Aliyun OSS, Tencent COS). Every message this module builds goes through `message()` and `problem()`, which
 word what reaches a user about an S3 request and pass it through `redact()`: an endpoint's password, a
 presigned URL's signature or a credential never reaches a message.
+
+Every client made here reads bounded (pipelines/netlimits.py): each answer (a listing page, an error body)
+whole within the source's `timeout` and at most its `max_response_mb`, each download (GetObject, also
+through boto3's download_file) above `min_download_kbps` over `download_window`.
 """
 
 from __future__ import annotations
@@ -17,7 +21,10 @@ from typing import Any
 
 from pipelines.config import Source
 from pipelines.errors import S3Error
+from pipelines.netlimits import AnswerLimits, DownloadFloor, LimitHit, bound_client
 from pipelines.redact import redact, remember
+from pipelines.sources.options import AnswerOptions, DownloadOptions
+from pipelines.sources.registry import source_kind
 
 
 @dataclass(frozen=True)
@@ -53,27 +60,52 @@ def split_uri(uri: str) -> tuple[str, str]:
 
 def client(source: Source, retries: int = 5) -> Any:
     """A boto3 S3 client for the source: default credential chain, its endpoint and region, standard retries,
-    and timeouts so that an unreachable endpoint fails in seconds rather than hanging a nightly run."""
-    return client_at(source.endpoint_url, source.region, retries)
+    and its limits (`timeout`, `max_response_mb`, `min_download_kbps`, `download_window`; defaults for a
+    kind without them) so that an unreachable, drip-feeding or oversized endpoint fails in bounded time
+    rather than hanging a nightly run."""
+    answers, floor = source_limits(source)
+    return client_at(source.endpoint_url, source.region, retries, answers=answers, floor=floor)
 
 
-def client_at(endpoint_url: str | None, region: str | None, retries: int = 5, service: str = "s3") -> Any:
-    """A boto3 client for `service` (s3, ec2) at an endpoint (None: AWS) and region, as `client` makes it;
-    the password of an endpoint's user info is redacted from every message from then on."""
+def source_limits(source: Source) -> tuple[AnswerLimits, DownloadFloor]:
+    """The answer limits and download floor of a source's options (pipelines/netlimits.py)."""
+    try:
+        opts = source_kind(source.kind).options.model_validate(source.options)
+    except KeyError:  # not a registered kind (a destination made up as a source): the defaults
+        return AnswerLimits.default(), DownloadFloor.default()
+    answers = AnswerLimits.of(opts) if isinstance(opts, AnswerOptions) else AnswerLimits.default()
+    floor = DownloadFloor.of(opts) if isinstance(opts, DownloadOptions) else DownloadFloor.default()
+    return answers, floor
+
+
+def client_at(
+    endpoint_url: str | None,
+    region: str | None,
+    retries: int = 5,
+    service: str = "s3",
+    answers: AnswerLimits | None = None,
+    floor: DownloadFloor | None = None,
+) -> Any:
+    """A boto3 client for `service` (s3, ec2, logs) at an endpoint (None: AWS) and region, as `client` makes
+    it: each answer whole within `answers.timeout` s and at most `answers.max_response_mb`, each download
+    above the `floor` (defaults: pipelines/sources/options.py); the password of an endpoint's user info is
+    redacted from every message from then on."""
     import boto3
     from botocore.config import Config as BotoConfig
 
+    answers = answers or AnswerLimits.default()
     remember(*_userinfo_secrets(endpoint_url))
-    return boto3.session.Session().client(
+    made = boto3.session.Session().client(
         service,
         endpoint_url=endpoint_url,
         region_name=region,
         config=BotoConfig(
             retries={"max_attempts": max(1, retries), "mode": "standard"},
-            connect_timeout=10,
-            read_timeout=60,
+            connect_timeout=min(10, answers.timeout),
+            read_timeout=answers.timeout,
         ),
     )
+    return bound_client(made, answers, floor or DownloadFloor.default())
 
 
 def _userinfo_secrets(url: str | None) -> list[str]:
@@ -153,7 +185,8 @@ def list_objects(s3: Any, uri: str) -> list[S3Object]:
 
 
 def download(s3: Any, obj: S3Object, dest: Path, chunk: int = 8 << 20) -> None:
-    """Stream the object to `dest` (written beside it, renamed when complete); never held in memory."""
+    """Stream the object to `dest` (written beside it, renamed when complete); never held in memory. A download
+    slower than the client's floor (`min_download_kbps` over `download_window`) fails with S3Error."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(dest.name + ".part")
     try:
@@ -166,7 +199,7 @@ def download(s3: Any, obj: S3Object, dest: Path, chunk: int = 8 << 20) -> None:
         tmp.replace(dest)
     except BaseException as exc:
         tmp.unlink(missing_ok=True)
-        if _is_boto_error(exc):
+        if _is_boto_error(exc) or isinstance(exc, LimitHit):
             raise S3Error(message(obj.uri, "cannot download", exc)) from None
         raise
 

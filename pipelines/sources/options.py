@@ -21,10 +21,49 @@ class Options(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
 
 
+# -- network limits (pipelines/netlimits.py, docs/reliability.md "Bounded network reads") ---------------
+
+
+class AnswerOptions(Options):
+    """Limits of each API answer a source reads (a ListObjectsV2, DescribeInstances or DescribeLogGroups
+    page): one that takes longer or grows larger fails the source, naming the limit."""
+
+    timeout: float = Field(
+        60.0,
+        gt=0,
+        description="Seconds one API answer (a listing page) may take whole, from the request to its last "
+        "byte; also the longest wait for a byte.",
+    )
+    max_response_mb: float = Field(
+        64.0,
+        gt=0,
+        description="Largest API answer (a listing page) in MB (2^20 bytes). The largest pages are "
+        "DescribeInstances': 1,000 instances of up to ~20 KB of XML each, ~20 MB; 64 leaves room for three.",
+    )
+
+
+class DownloadOptions(Options):
+    """The throughput floor of a file download (an S3 object, possibly many GB): no deadline, but a download
+    that receives fewer than `min_download_kbps` KB/s over `download_window` fails, naming both."""
+
+    min_download_kbps: float = Field(
+        64.0, gt=0, description="Slowest acceptable download, in KB/s (2^10 bytes) over `download_window`."
+    )
+    download_window: float = Field(
+        30.0,
+        gt=0,
+        description="Seconds the download rate is measured over (each window in turn must reach the floor).",
+    )
+
+
+class S3ReadOptions(AnswerOptions, DownloadOptions):
+    """Options of a kind whose files may sit under an s3:// prefix: limits on its listing and downloads."""
+
+
 # -- billing ---------------------------------------------------------------------------------------
 
 
-class BillingOptions(Options):
+class BillingOptions(S3ReadOptions):
     """`options:` of a billing source (every billing kind)."""
 
     manifest: Literal["auto", "required", "ignore"] = Field(
@@ -70,7 +109,7 @@ class GcpOptions(BillingOptions):
 # -- telemetry -------------------------------------------------------------------------------------
 
 
-class HostOptions(Options):
+class HostOptions(S3ReadOptions):
     """Where a sample's host comes from when the file does not say it."""
 
     host: str | None = Field(None, description="Host name for every sample of the source.")
@@ -147,7 +186,21 @@ class PrometheusOptions(Options):
     )
     ca_file: str | None = Field(None, description="PEM file of the CA that signed the server's certificate.")
     insecure_skip_verify: StrictBool = Field(False, description="Do not verify the server's TLS certificate.")
-    timeout: float = Field(60.0, gt=0, description="Seconds to wait for one response.")
+    timeout: float = Field(
+        60.0,
+        gt=0,
+        description="Seconds one answer may take whole, from the request to its last byte (a server that "
+        "drips bytes fails then, not retried); also the longest wait for a byte (a timeout, retried).",
+    )
+    # A day of 4,000 GPUs in one answer (step 1h): 80,000 series (20 statistics a GPU), each ~450 bytes of
+    # DCGM exporter labels plus 24 points of ~38 bytes, ~1.36 KB; ~109 MB in all, rounded up to 128.
+    max_response_mb: float = Field(
+        128.0,
+        gt=0,
+        description="Largest answer in MB (2^20 bytes): a day of 4,000 GPUs at step 1h is ~109 MB. Parsing "
+        "takes about four times the answer's size in memory; lower hours_per_query or series_per_query "
+        "rather than raising this far.",
+    )
     retries: StrictInt = Field(
         4, ge=0, description="Attempts after the first on a connection error, a timeout, 429 or 5xx."
     )
@@ -170,7 +223,7 @@ class PrometheusOptions(Options):
         return self
 
 
-class MetricsCsvOptions(Options):
+class MetricsCsvOptions(S3ReadOptions):
     columns: dict[str, str] = Field(default_factory=dict, description="Canonical name -> the file's column.")
     metrics: dict[str, Any] | None = Field(
         None, description="Metric name -> gpu_samples column, or {column, scale}; wins over the catalogue."
@@ -184,7 +237,7 @@ class MetricsCsvOptions(Options):
     )
 
 
-class TrainLogOptions(Options):
+class TrainLogOptions(S3ReadOptions):
     """`options:` of a `train_log` source: a training throughput log (JSON lines or CSV)."""
 
     format: Literal["auto", "csv", "jsonl", "kv"] = Field(
@@ -222,7 +275,7 @@ class TrainLogOptions(Options):
 # -- jobs --------------------------------------------------------------------------------------------
 
 
-class SlurmSacctOptions(Options):
+class SlurmSacctOptions(S3ReadOptions):
     timezone: str = Field("UTC", description="Zone sacct printed its times in.")
     fields: list[str] | str | None = Field(
         None, description="Column names of output written without a header."
@@ -232,12 +285,12 @@ class SlurmSacctOptions(Options):
     project_from: Literal["wckey", "account", "none"] = Field("wckey", description="Where its project is.")
 
 
-class K8sPodsOptions(Options):
+class K8sPodsOptions(S3ReadOptions):
     cluster: str | None = Field(None, description="Cluster name for every pod of the source.")
     gpu_only: StrictBool = Field(True, description="Keep only pods that request GPUs.")
 
 
-class JobsCsvOptions(Options):
+class JobsCsvOptions(S3ReadOptions):
     columns: dict[str, str] = Field(default_factory=dict, description="Canonical name -> the file's column.")
     host: str | None = None
     instance_id: str | None = None
@@ -252,7 +305,7 @@ class JobsCsvOptions(Options):
 # -- resources ---------------------------------------------------------------------------------------
 
 
-class Ec2InstancesOptions(Options):
+class Ec2InstancesOptions(AnswerOptions):
     region: str | None = None
     endpoint_url: str | None = None
     filters: dict[str, Any] | list[dict[str, Any]] | None = Field(
@@ -262,7 +315,7 @@ class Ec2InstancesOptions(Options):
     states: list[str] = Field(default_factory=list, description="Instance states to keep (default: all).")
 
 
-class CloudWatchLogsOptions(Options):
+class CloudWatchLogsOptions(S3ReadOptions):
     region: str | None = None
     endpoint_url: str | None = None
     prefix: str | None = Field(
@@ -276,7 +329,7 @@ class CloudWatchLogsOptions(Options):
     )
 
 
-class HostsCsvOptions(Options):
+class HostsCsvOptions(S3ReadOptions):
     columns: dict[str, str] = Field(default_factory=dict, description="Canonical name -> the file's column.")
     provider: str | None = None
     timezone: str = "UTC"
@@ -285,13 +338,13 @@ class HostsCsvOptions(Options):
 # -- storage -----------------------------------------------------------------------------------------
 
 
-class S3InventoryOptions(Options):
+class S3InventoryOptions(S3ReadOptions):
     keep_inventories: StrictInt = Field(2, ge=1, description="Daily inventories kept per bucket.")
     verify_md5: StrictBool = Field(True, description="Check each inventory file against its manifest's MD5.")
     retries: StrictInt = Field(5, ge=1, description="S3 attempts per request.")
 
 
-class S3ListingOptions(Options):
+class S3ListingOptions(AnswerOptions):
     checksums: StrictBool = Field(
         False, description="HeadObject each object for its checksum (one call each)."
     )

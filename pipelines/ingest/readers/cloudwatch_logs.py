@@ -14,6 +14,10 @@ the source's rows. Configure it as
 The region is the source's `region`, else the `region` option, else the uri's `logs://<region>`, else
 boto3's default; `endpoint_url` (source field or option) points at another endpoint (tests use moto's
 server). Credentials come from boto3's usual chain. A group's account and region come from its ARN.
+
+Bounded reads (pipelines/netlimits.py): each DescribeLogGroups page must arrive whole within `timeout`
+seconds and be at most `max_response_mb` (defaults 60 s, 64 MB), else the source fails naming the limit and
+keeps its rows; a saved listing downloaded from S3 must keep above `min_download_kbps` over `download_window`.
 """
 
 from __future__ import annotations
@@ -30,9 +34,10 @@ import pyarrow as pa
 
 from pipelines import s3 as s3mod
 from pipelines.config import Source
-from pipelines.errors import RejectedFile, S3Error
+from pipelines.errors import RejectedFile, S3Error, SourceFailed
 from pipelines.ingest.files import clean_cache, fetch, list_files, source_cache
 from pipelines.ingest.readers.base import LoadContext, LoadResult, SourceReader, duckdb_problem
+from pipelines.netlimits import AnswerLimits, LimitHit
 from pipelines.sources.options import CloudWatchLogsOptions
 from pipelines.warehouse import sql_text
 
@@ -165,8 +170,6 @@ class CloudWatchLogsReader(SourceReader):
 
     def _describe(self, source: Source, opts: CloudWatchLogsOptions) -> list[dict[str, Any]]:
         """DescribeLogGroups, every page, as rows stamped with the time of the call."""
-        import boto3
-        from botocore.config import Config
         from botocore.exceptions import BotoCoreError, ClientError
 
         where = source.uri
@@ -175,13 +178,9 @@ class CloudWatchLogsReader(SourceReader):
         listed_at = datetime.now(UTC).replace(tzinfo=None, microsecond=0)
         groups: list[Any] = []
         try:
-            client = boto3.client(
-                "logs",
-                region_name=region,
-                endpoint_url=source.endpoint_url or opts.endpoint_url,
-                config=Config(
-                    connect_timeout=10, read_timeout=60, retries={"max_attempts": 3, "mode": "standard"}
-                ),
+            endpoint = source.endpoint_url or opts.endpoint_url
+            client = s3mod.client_at(
+                endpoint, region, retries=3, service="logs", answers=AnswerLimits.of(opts)
             )
             region = client.meta.region_name
             kwargs: dict[str, Any] = {"PaginationConfig": {"PageSize": opts.page_size}}
@@ -189,6 +188,8 @@ class CloudWatchLogsReader(SourceReader):
                 kwargs["logGroupNamePrefix"] = opts.prefix
             for page in client.get_paginator("describe_log_groups").paginate(**kwargs):
                 groups.extend(page.get("logGroups", []))
+        except LimitHit as exc:  # a page too slow or too large: the source fails, its rows are kept
+            raise SourceFailed(f"DescribeLogGroups: {exc}") from None
         except (BotoCoreError, ClientError) as exc:
             raise RejectedFile(where, f"DescribeLogGroups failed: {s3mod.problem(exc)}") from None
         return [group_row(g, where, i, region, listed_at) for i, g in enumerate(groups)]

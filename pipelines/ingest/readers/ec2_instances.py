@@ -10,7 +10,9 @@ boto3's default; `endpoint_url` (source field or option) points at another endpo
 server). Credentials come from boto3's usual chain (environment, profile, instance role). Options:
 `filters` ({Name: [values]} or DescribeInstances' own [{Name, Values}] list), `page_size` (default 1000),
 `states` (instance states to keep, e.g. [running, stopped]; default all: terminated instances are kept,
-with terminated_at, because the bill still names them).
+with terminated_at, because the bill still names them), `timeout` and `max_response_mb` (each page whole
+within 60 s and at most 64 MB by default: a page that is not fails the source, naming the limit; its rows
+are kept).
 
 Per instance: instance id (also the bill's resource id), host = the first tag named in config
 `tags.host` (hostname, Name, host by default), else the private DNS name, else the instance id;
@@ -28,10 +30,12 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from pipelines import s3 as s3mod
 from pipelines.config import Source
-from pipelines.errors import RejectedFile
+from pipelines.errors import RejectedFile, SourceFailed
 from pipelines.ingest.readers.base import LoadContext, LoadResult, SourceReader, duckdb_problem
 from pipelines.ingest.readers.jobs_common import norm_keys
+from pipelines.netlimits import AnswerLimits, LimitHit
 from pipelines.sources.options import Ec2InstancesOptions
 from pipelines.warehouse import sql_text
 
@@ -77,8 +81,6 @@ def _filters(option: Any, where: str) -> list[dict[str, Any]]:
 
 class Ec2InstancesReader(SourceReader):
     def load_source(self, con: duckdb.DuckDBPyConnection, source: Source, ctx: LoadContext) -> LoadResult:
-        import boto3
-        from botocore.config import Config
         from botocore.exceptions import BotoCoreError, ClientError
 
         where = source.uri
@@ -95,13 +97,8 @@ class Ec2InstancesReader(SourceReader):
         host_keys = norm_keys(con, ctx.config.tags["host"])
         instances: list[dict[str, Any]] = []
         try:
-            client = boto3.client(
-                "ec2",
-                region_name=region,
-                endpoint_url=endpoint,
-                config=Config(
-                    connect_timeout=10, read_timeout=60, retries={"max_attempts": 3, "mode": "standard"}
-                ),
+            client = s3mod.client_at(
+                endpoint, region, retries=3, service="ec2", answers=AnswerLimits.of(opts)
             )
             region = client.meta.region_name
             pages = client.get_paginator("describe_instances").paginate(
@@ -110,6 +107,8 @@ class Ec2InstancesReader(SourceReader):
             for page in pages:
                 for reservation in page.get("Reservations", []):
                     instances.extend(reservation.get("Instances", []))
+        except LimitHit as exc:  # a page too slow or too large: the source fails, its rows are kept
+            raise SourceFailed(f"DescribeInstances: {exc}") from None
         except (BotoCoreError, ClientError) as exc:
             raise RejectedFile(where, f"DescribeInstances failed: {exc}") from None
         rows = []

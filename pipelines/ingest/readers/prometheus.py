@@ -26,6 +26,11 @@ file; a user:password in the URL works too), registered for redaction so that no
 a doubling back-off (honouring Retry-After); a server that still cannot be reached, or refuses the
 credentials, fails the source (`error: source '<name>': ...`, exit 1) and keeps its rows; a response that is
 not a query result rejects the run's read naming the query and the problem.
+
+Bounded reads (pipelines/netlimits.py): each answer must arrive whole within `timeout` seconds of its request
+(also the longest wait for a byte) and be at most `max_response_mb` (default 128: a day of 4,000 GPUs at
+step 1h is ~109 MB). A server that drips its answer, or sends a larger one, fails the source at once (not
+retried), naming the URL, the limit and the option that moves it.
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from pipelines.config import Source
 from pipelines.errors import RejectedFile, SourceFailed
 from pipelines.ingest.readers.base import LoadContext, LoadResult, SourceReader, duckdb_problem
 from pipelines.ingest.readers.dcgm import metric_catalog
+from pipelines.netlimits import AnswerLimits, LimitHit, read_answer
 from pipelines.redact import redact, remember
 from pipelines.sources.options import PrometheusOptions
 from pipelines.units import parse_duration
@@ -61,6 +67,8 @@ HOUR = timedelta(hours=1)
 RETRY_STATUS = {429, 500, 502, 503, 504}
 MAX_BACKOFF_S = 30.0
 STAT_LABEL = "ww_stat"
+# what else moves a limit of a query_range answer: a smaller query is smaller and quicker
+_SPLIT = ", or lower hours_per_query or series_per_query to split the query"
 
 # statistic -> (PromQL function of a range vector, the catalogue columns whose metrics it reads); the
 # first column's metrics are used, else the next one's (SM activity falls back to graphics-engine activity)
@@ -126,6 +134,7 @@ class _Client:
     headers: dict[str, str]
     context: ssl.SSLContext | None
     opts: PrometheusOptions
+    limits: AnswerLimits  # each answer whole within `timeout` s and at most `max_response_mb`
 
     def get(self, path: str, params: list[tuple[str, str]], what: str, post: bool = False) -> Any:
         """GET `path` (JSON), retrying what may pass; SourceFailed when the server cannot answer. With
@@ -142,14 +151,22 @@ class _Client:
         for attempt in range(1, attempts + 1):
             request = urllib.request.Request(url, data=body_out, headers=headers)  # noqa: S310 - http(s) only
             retry_after: float | None = None
+            started = time.monotonic()
             try:
                 with urllib.request.urlopen(  # noqa: S310 - http(s) only, checked
                     request, timeout=self.opts.timeout, context=self.context
                 ) as resp:
-                    body = resp.read()
+                    body = read_answer(resp, self.limits, started, url, resp.headers.get("Content-Length"))
                 break
+            except LimitHit as exc:  # too slow or too large: the same answer would be again, not retried
+                split = _SPLIT if path == "/api/v1/query_range" else ""
+                raise SourceFailed(f"{exc}{split} ({what})") from None
             except urllib.error.HTTPError as exc:
-                body = exc.read()
+                # an error page too slow or too large to read is left unread: its status says enough
+                try:
+                    body = read_answer(exc, self.limits, started, url, exc.headers.get("Content-Length"))
+                except (LimitHit, OSError):
+                    body = b""
                 if exc.code in RETRY_STATUS and attempt < attempts:
                     retry_after = _retry_after(exc.headers.get("Retry-After"))
                 elif exc.code in (401, 403):
@@ -241,7 +258,7 @@ def _client(source: Source, opts: PrometheusOptions, ca_file: str | None) -> _Cl
         if opts.insecure_skip_verify:
             context.check_hostname = False
             context.verify_mode = ssl.CERT_NONE
-    return _Client(base, headers, context, opts)
+    return _Client(base, headers, context, opts, AnswerLimits.of(opts))
 
 
 def _window(client: _Client) -> tuple[str, float]:

@@ -15,9 +15,12 @@ Options:
     page_size: 1000         MaxKeys per ListObjectsV2 page
     workers: 16             parallel HeadObject/ListParts requests
     retries: 5              attempts per request (botocore standard retry mode)
+    timeout: 60             seconds each answer (a page) may take whole, request to last byte
+    max_response_mb: 64     largest answer (a page); ListObjectsV2's 1,000 keys are at most ~1.5 MB
 
 A listing that fails part-way (a page that cannot be fetched after the retries, or a truncated page without
-a continuation token) rejects the source run: nothing of it is written and the previous listing stays.
+a continuation token, or a page that takes longer than `timeout` or is larger than `max_response_mb`: see
+pipelines/netlimits.py) rejects the source run: nothing of it is written and the previous listing stays.
 """
 
 from __future__ import annotations
