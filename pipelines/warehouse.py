@@ -346,19 +346,38 @@ def open_for_queries(
     still change the file with DuckDB's own CLI, which is why acting needs a signed approval
     (docs/reliability.md, "Ad-hoc SQL cannot write").
     """
-    spill = tempfile.mkdtemp(prefix="wastewatch-sql-")
+    _remove_stale_spills()
+    spill = tempfile.mkdtemp(prefix=f"{SPILL_PREFIX}{os.getpid()}-")
     try:
         con = connect(path, read_only=True, settings={**(settings or {}), "temp_directory": spill}, wait=wait)
         try:
             con.execute("set max_temp_directory_size = $v", {"v": QUERY_TEMP_LIMIT})
-            for name in QUERY_LOCKDOWN:
-                con.execute(f"set {name} = false")  # our own constant names
-            con.execute("set lock_configuration = true")
+            lock_down(con)
             yield con
         finally:
             con.close()
     finally:
         shutil.rmtree(spill, ignore_errors=True)
+
+
+SPILL_PREFIX = "wastewatch-sql-"
+
+
+def _remove_stale_spills() -> None:
+    """Remove the spill folders of `sql` processes that are gone (a killed one leaves its folder)."""
+    for folder in Path(tempfile.gettempdir()).glob(f"{SPILL_PREFIX}*"):
+        pid = folder.name[len(SPILL_PREFIX) :].split("-", 1)[0]
+        if pid.isdigit() and not folder.is_symlink() and folder.is_dir() and not _running(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def lock_down(con: duckdb.DuckDBPyConnection) -> None:
+    """Switch off file access, persistent secrets and extension loading, then lock the configuration: the
+    connection still reads and writes its own database, but no SQL it runs (a view's included) reaches a
+    file. Call it once our own macros and catalogues are loaded."""
+    for name in QUERY_LOCKDOWN:
+        con.execute(f"set {name} = false")  # our own constant names
+    con.execute("set lock_configuration = true")
 
 
 @contextmanager
@@ -623,7 +642,7 @@ def publish(config: Config) -> Path:
     try:
         shutil.copyfile(src, tmp)
         shutil.copymode(src, tmp)  # mkstemp makes the file 0600; readers need the warehouse's permissions
-        _materialise_file_views(Path(tmp))
+        _materialise_file_views(Path(tmp), config.spark_marts_dir)
         failpoint("publish.copied")
         os.replace(tmp, dst)
         failpoint("publish.replaced")
@@ -633,14 +652,18 @@ def publish(config: Config) -> Path:
     return dst
 
 
-def _materialise_file_views(copy: Path) -> list[str]:
+def _materialise_file_views(copy: Path, marts_dir: str | None) -> list[str]:
     """Turn the copy's views over files (the Spark engine's Parquet marts) into tables of the same name, with
     their comments: `wastewatch sql` opens the copy without file access, and no folder of marts is ever
-    whitelisted for it (DuckDB's allowed_directories would reopen COPY ... TO there). A view whose files
-    cannot be read here (an s3:// marts folder) stays a view; `sql` then names it as unreadable."""
+    whitelisted for it (DuckDB's allowed_directories would reopen COPY ... TO there). This connection may
+    read the marts folder only: a view over any other file (one planted in the warehouse to carry a secret
+    into the readers' copy) cannot be read here and stays a view, which `sql` refuses to read."""
     con = duckdb.connect(str(copy))
     done = []
     try:
+        if marts_dir and not marts_dir.startswith("s3://"):
+            con.execute("set allowed_directories = $d", {"d": [marts_dir.rstrip("/") + "/"]})
+        lock_down(con)
         views = con.execute(
             "select view_name, comment from duckdb_views() "
             "where not internal and schema_name = 'main' and regexp_matches(sql, 'read_(parquet|csv|json)')"

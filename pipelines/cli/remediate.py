@@ -24,6 +24,16 @@ def remediate() -> None:
     """Plan, approve and apply remediation of findings: stop, abort, tier, delete."""
 
 
+def _connect(config: Any) -> Any:
+    """The warehouse as plan and apply open it (no file access; no table replaced by a view): exit 1 if not."""
+    from pipelines.remediate.apply import ChainBroken, connect_for_acting
+
+    try:
+        return connect_for_acting(config)
+    except ChainBroken as exc:
+        raise Failure(str(exc), code=EXIT_REJECTED) from None
+
+
 def _describe(a: dict[str, Any]) -> str:
     who = "/".join(x for x in (a.get("team"), a.get("owner")) if x) or "unassigned"
     cost = fmt_money(a["estimated_waste"], a["currency"] or "")
@@ -58,7 +68,6 @@ def plan_command(
     warehouse is touched.
     """
     from pipelines.remediate.plan import build_plan, plan_document, summary, write_plan
-    from pipelines.warehouse import connect
     from rules import Window
 
     label = pick_week(week)
@@ -66,7 +75,7 @@ def plan_command(
     if not config.warehouse_path.exists():
         raise Failure(f"{config.warehouse_path}: no warehouse here yet (run `wastewatch ingest` first)")
     with writing(config, wait_s, role="remediate plan"):
-        con = connect(config.warehouse_path, settings=config.duckdb_settings)
+        con = _connect(config)
         try:
             actions = build_plan(con, Window.iso_week(label).start.date())
         finally:
@@ -132,7 +141,6 @@ def apply_command(
     """
     from pipelines.remediate.apply import BAD_RESULTS, Attempt, ChainBroken, RemediateError, apply_actions
     from pipelines.remediate.keys import ApprovalKeyError
-    from pipelines.warehouse import connect
 
     config = ctx_config(ctx)
     if not config.warehouse_path.exists():
@@ -140,12 +148,12 @@ def apply_command(
 
     def show(attempt: Attempt) -> None:
         a, o = attempt.action, attempt.outcome
-        say(f"{a['action_id']}  {a['kind']} {a['target']}: {o.result}: {o.detail}")
+        say(f"{a['action_id']}  {a['kind']} {a['target']}: {o.result}: {' '.join(str(o.detail).split())}")
         if o.error:
-            say(f"    {o.error}", err=True)
+            say("    " + " ".join(str(o.error).split()), err=True)
 
     with writing(config, wait_s, role="remediate apply"):
-        con = connect(config.warehouse_path, settings=config.duckdb_settings)
+        con = _connect(config)
         try:
             attempts = apply_actions(
                 con,
@@ -190,11 +198,11 @@ def log_command(
     Every row of remediation_log carries an HMAC, under the approval key kept outside the warehouse, over
     its content and the previous row's HMAC: a row inserted, changed or deleted by anyone without the key
     breaks the chain, and apply refuses to act until it verifies. Exit 0 verified; 1 broken (the first bad
-    row is named); 2 no warehouse or no key.
+    row is named), or signed rows but no key to check them with; 2 no warehouse.
     """
     from pipelines.remediate import audit
     from pipelines.remediate.keys import ApprovalKeyError, load_key
-    from pipelines.warehouse import connect, rows, sql_text
+    from pipelines.warehouse import rows, sql_text
 
     config = ctx_config(ctx)
     if not config.warehouse_path.exists():
@@ -204,7 +212,7 @@ def log_command(
     except ApprovalKeyError as exc:
         raise Failure(str(exc)) from None
     with writing(config, wait_s, role="remediate log"):
-        con = connect(config.warehouse_path, settings=config.duckdb_settings)
+        con = _connect(config)
         try:
             if restart is not None:
                 if not restart.strip():
@@ -221,7 +229,7 @@ def log_command(
         say(
             f"{r['seq'] if r['seq'] is not None else '-':>5}  {r['logged_at']:%Y-%m-%d %H:%M:%S}  "
             f"{r['event']:<12} {r['action_id'] or '':<16} {r['result']:<17} "
-            f"{r['actor'] or ''}/{r['os_user'] or ''}  {r['detail'] or ''}"
+            f"{r['actor'] or ''}/{r['os_user'] or ''}  {' '.join(str(r['detail'] or '').split())}"
         )
     if not verify:
         return
@@ -247,11 +255,10 @@ def key_rotate(ctx: click.Context, actor: str | None, wait_s: float) -> None:
     from pipelines.remediate import audit
     from pipelines.remediate.apply import ChainBroken, open_chain
     from pipelines.remediate.keys import ApprovalKeyError, rotate_key
-    from pipelines.warehouse import connect
 
     config = ctx_config(ctx)
     with writing(config, wait_s, role="remediate key rotate"):
-        con = connect(config.warehouse_path, settings=config.duckdb_settings)
+        con = _connect(config)
         try:
             open_chain(con, config, actor, create=False)  # a broken chain is not carried over to a new key
             ring, old = rotate_key(config)

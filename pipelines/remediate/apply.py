@@ -28,7 +28,9 @@ from pipelines.remediate import audit
 from pipelines.remediate.keys import Keyring, ensure_key, load_key
 from pipelines.remediate.targets import KINDS, Outcome, Target
 from pipelines.s3 import client_at, problem, split_uri
-from pipelines.warehouse import one, rows, sql_text, transaction, utcnow
+from pipelines.warehouse import connect, lock_down, one, rows, sql_text, transaction, utcnow
+from rules import Window, finding_id
+from rules._contract import finding_key
 
 # the action's state after a real apply, by result
 STATE_AFTER = {"applied": "applied", "nothing_to_do": "done", "refused": "refused", "failed": "failed"}
@@ -122,6 +124,35 @@ def destination(config: Config, action: dict[str, Any]) -> tuple[str | None, str
     return endpoint, region
 
 
+# what plan and apply read and write: each must be a table, not a view planted to run other SQL
+ACTING_TABLES = ("findings", "finding_acks", "remediation_actions", "remediation_log")
+
+
+def connect_for_acting(config: Config) -> duckdb.DuckDBPyConnection:
+    """The warehouse, writable, with file access switched off once our catalogues are loaded: SQL that
+    someone planted in it (a view in place of a table) runs in the approver's process, which can read the
+    approval key, so it must reach no file. A table replaced by a view is refused outright."""
+    con = connect(config.warehouse_path, settings=config.duckdb_settings)
+    try:
+        lock_down(con)
+        planted = [
+            r[0]
+            for r in con.execute(
+                "select view_name from duckdb_views() where not internal and list_contains($n, view_name)",
+                {"n": list(ACTING_TABLES)},
+            ).fetchall()
+        ]
+        if planted:
+            raise ChainBroken(
+                f"{', '.join(planted)} should be table(s) but are views: the warehouse was changed outside "
+                "wastewatch; restore it from a backup"
+            )
+    except BaseException:
+        con.close()
+        raise
+    return con
+
+
 def client_for(config: Config, action: dict[str, Any]) -> Any:
     """A boto3 client for the action's service at its destination."""
     service, _ = KINDS[action["kind"]]
@@ -132,7 +163,7 @@ def client_for(config: Config, action: dict[str, Any]) -> Any:
 
 
 # what an approval signs: every field that decides what is done, where
-SIGNED = ("rule_id", "finding_id", "kind", "target", "params")
+SIGNED = ("rule_id", "finding_id", "week_start", "kind", "target", "params")
 
 
 def action_digest(config: Config, action: dict[str, Any]) -> str:
@@ -164,6 +195,12 @@ def rederive(
     ]
     if differ:
         return None, f"the stored action's {', '.join(differ)} differ from its finding's: plan again"
+    week = Window.containing(fresh["week_start"]).label
+    if fresh["finding_id"] != finding_id(fresh["rule_id"], fresh["resource_id"], week):
+        return (
+            None,
+            f"its finding's id is not that of {fresh['rule_id']} on its resource in {week}: plan again",
+        )
     fresh["state"] = action["state"]
     fresh["params_text"] = json.dumps(fresh["params"], sort_keys=True, separators=(",", ":"))
     return fresh, ""
@@ -236,6 +273,13 @@ def open_chain(
     verify."""
     ring, created = ensure_key(config) if create else (load_key(config), False)
     notice = None
+    if ring is not None and not created and not audit.started(con):
+        emptied = audit.verify(con, ring).problem  # a log emptied behind the key's back is no new start
+        if emptied is not None:
+            raise ChainBroken(
+                f"{emptied} (`wastewatch remediate log --verify`); nothing is approved or applied until it "
+                'verifies: restore the warehouse from a backup, or seal it with `wastewatch remediate log --restart "why"`'
+            )
     if ring is not None and (created or not audit.started(con)):
         before = audit.verify(con, None)
         if before.chained and before.problem is not None and not created:
@@ -285,10 +329,16 @@ def apply_actions(
     attempts: list[Attempt] = []
     weeks: dict[Any, dict[str, dict[str, Any]]] = {}
     for stored in actions:
-        ack = one(
-            con, sql_text("remediate", "acked"), {"finding_key": stored["finding_key"], "on": utcnow().date()}
-        )
         action, why = rederive(con, stored, weeks)
+        # the ack of the finding the action's rule and resource name, whatever the stored key says
+        keys = {stored["finding_key"], finding_key(stored["rule_id"], stored["resource_id"])}
+        if action is not None:
+            keys.add(finding_key(action["rule_id"], action["resource_id"]))
+        today = utcnow().date()
+        acks = [
+            one(con, sql_text("remediate", "acked"), {"finding_key": k, "on": today}) for k in sorted(keys)
+        ]
+        ack = next((a for a in acks if a), None)
         if ack:  # an acknowledged finding is no candidate either: say why it is refused
             action = (action or stored) | {"digest": (action or {}).get("digest")}
             outcome: Outcome | None = Outcome(
@@ -311,6 +361,7 @@ def apply_actions(
                     )  # fmt: skip
                     if action["state"] not in ("applied", "done"):
                         _set_state(con, action["action_id"], "approved", at)
+                audit.record_head(con, ring)
             outcome, waiting = _gate(con, ring, action, run, utcnow(), yes)
         if outcome is None:
             try:
@@ -328,6 +379,7 @@ def apply_actions(
             _log(con, ring, run, action, "apply", actor, utcnow(), dry_run, outcome)
             if not dry_run and outcome.result in STATE_AFTER:
                 _set_state(con, action["action_id"], STATE_AFTER[outcome.result], utcnow())
+        audit.record_head(con, ring)
         attempt = Attempt(action, outcome)
         attempts.append(attempt)
         if notice:

@@ -12,8 +12,10 @@ from __future__ import annotations
 import getpass
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -117,6 +119,7 @@ def start_chain(con: duckdb.DuckDBPyConnection, ring: Keyring, reason: str, acto
         earlier = rows(con, sql_text("remediate", "log_rows"))
         detail = f"{len(earlier)} earlier row(s), sha256 {_digest(earlier)}"
         append(con, ring, _chain_row("chain_start", detail, reason, actor))
+    record_head(con, ring)
     return len(earlier)
 
 
@@ -129,6 +132,60 @@ def note_rotation(con: duckdb.DuckDBPyConnection, ring: Keyring, old_key: str, a
             _chain_row("key_rotated", f"from key {old_key} to key {ring.current}", None, actor),
             old_key,
         )
+    record_head(con, ring)
+
+
+def _head_path(ring: Keyring) -> Path:
+    return ring.path.with_name(ring.path.name + ".head")
+
+
+def _warehouse_id(con: duckdb.DuckDBPyConnection) -> str:
+    row = one(con, "select path from duckdb_databases() where database_name = current_database()")
+    return str(row[0]) if row else ""
+
+
+def record_head(con: duckdb.DuckDBPyConnection, ring: Keyring) -> None:
+    """Keep the chain's newest row (seq and HMAC) beside the key, outside the warehouse: rows deleted from
+    the log's end, or the whole log, leave no gap in the chain but no longer reach this row. Call it once
+    the rows are committed."""
+    last = one(con, sql_text("remediate", "last_link"))
+    path = _head_path(ring)
+    try:
+        heads = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        heads = {}
+    heads = heads if isinstance(heads, dict) else {}
+    heads[_warehouse_id(con)] = [last[0], last[1]] if last else None
+    tmp = path.with_name(path.name + f".{os.getpid()}.new")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(json.dumps(heads, indent=1, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def head_problem(
+    con: duckdb.DuckDBPyConnection, ring: Keyring, chained: list[dict[str, Any]]
+) -> Problem | None:
+    """Whether the log still reaches the newest row recorded beside the key for this warehouse."""
+    try:
+        head = json.loads(_head_path(ring).read_text(encoding="utf-8")).get(_warehouse_id(con))
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not head:
+        return None
+    seq, mac = head
+    found = [r for r in chained if r["seq"] == seq]
+    if not found:
+        ends = f"ends at row {chained[-1]['seq']}" if chained else "is empty"
+        return Problem(
+            f"row {seq}",
+            f"is the newest row recorded beside the approval key, but the log {ends}: rows were deleted from its end",
+        )
+    if found[0]["row_hmac"] != mac:
+        return Problem(
+            _where(found[0]), "is not the row recorded beside the approval key: the log was replaced"
+        )
+    return None
 
 
 def started(con: duckdb.DuckDBPyConnection) -> bool:
@@ -159,10 +216,15 @@ def verify(con: duckdb.DuckDBPyConnection, ring: Keyring | None) -> Verdict:
     def verdict(problem: Problem | None, unverifiable: int = 0) -> Verdict:
         return Verdict(len(everything), len(chained), len(before), unverifiable, problem)
 
-    if not chained:
-        return verdict(None)
     if ring is None:
-        return verdict(Problem("", "the chain is signed but there is no approval key to check it with"))
+        if not chained:
+            return verdict(None)
+        return verdict(
+            Problem("(every signed row)", "the chain is signed but there is no approval key to check it with")
+        )
+    head = head_problem(con, ring, chained)
+    if not chained:
+        return verdict(head)
     starts = [i for i, r in enumerate(chained) if r["event"] == "chain_start"]
     if starts:
         last = starts[-1]
@@ -171,8 +233,8 @@ def verify(con: duckdb.DuckDBPyConnection, ring: Keyring | None) -> Verdict:
         sealed = before + chained[:last]
         if r["key_id"] in ring.keys and _link_ok(ring, r, prev) and r["detail"] == _seal(r, sealed):
             lost = sum(1 for x in chained[:last] if x["key_id"] not in ring.keys)
-            return verdict(_walk(ring, chained, last, before), lost)
-    return verdict(_walk(ring, chained, 0, before))
+            return verdict(_walk(ring, chained, last, before) or head, lost)
+    return verdict(_walk(ring, chained, 0, before) or head)
 
 
 def _walk(
@@ -183,6 +245,8 @@ def _walk(
     for i in range(first, len(chained)):
         r = chained[i]
         expected = chained[i - 1]["seq"] + 1 if i else 1
+        if r["seq"] < expected:
+            return Problem(_where(r), "comes twice, or out of its place: a row was inserted")
         if r["seq"] != expected:
             return Problem(f"row {expected}", f"is missing (the next row is {r['seq']}): a row was deleted")
         if r["key_id"] not in ring.keys:

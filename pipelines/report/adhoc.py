@@ -40,6 +40,8 @@ _REFUSALS = (
     "in read-only mode",
     "Persistent secrets are disabled",
     "Cannot attach",
+    "Cannot detach",
+    "belongs to an attached database",
 )
 REFUSED_HINT = (
     "refused: `wastewatch sql` only reads the warehouse (no writes, files, attachments, extensions or "

@@ -311,3 +311,101 @@ def test_the_canonical_digest_covers_every_field_of_the_action(guarded: tuple[Si
     )
     assert action_digest(moved, base) != digest
     assert json.dumps(base["params"]) and action_digest(config, dict(base)) == digest
+
+
+def test_a_view_planted_in_the_warehouse_cannot_read_the_key_in_the_approvers_process(
+    guarded: tuple[Site, Recording],
+) -> None:
+    """The approver's process can read the key; SQL planted in the warehouse runs there. A table replaced by
+    a view is refused, and the connection reaches no file anyway (the adversarial probe's exfiltration)."""
+    site, proxy = guarded
+    iid = instance(site)
+    findings(site, "GPU001", [{"resource_id": iid, "estimated_waste": 120.5, "region_id": "us-east-1"}])
+    action = plan(site)[iid]
+    assert cli(site, "remediate", "apply", action, "--approve", "idle").exit_code == 0
+    key = key_path(load_config(site.config_path))
+    sql(
+        site,
+        "drop table finding_acks; create view finding_acks as select a.finding_key, date '2099-01-01' as "
+        f"acked_until, (select string_agg(content, '') from read_text('{key}')) as reason, 'm' as acked_by, "
+        "now()::timestamp as acked_at from remediation_actions as a",
+    )
+    result = cli(site, "remediate", "apply", action)
+    assert result.exit_code == 1 and result.output.strip().splitlines() == [
+        "error: finding_acks should be table(s) but are views: the warehouse was changed outside wastewatch; "
+        "restore it from a backup"
+    ]
+    secret = key.read_text().split()[1]
+    assert secret not in result.output and proxy.made(*ACTS) == []
+    from pipelines.remediate.apply import connect_for_acting
+
+    sql(site, "drop view finding_acks; create table finding_acks as select 1 as x")
+    con = connect_for_acting(load_config(site.config_path))
+    try:
+        with pytest.raises(duckdb.PermissionException):
+            con.execute("select * from read_text($k)", {"k": str(key)})
+    finally:
+        con.close()
+
+
+def test_an_approval_is_for_its_week_and_its_finding_id(guarded: tuple[Site, Recording]) -> None:
+    """Moving the finding and the action to another week (the probe's dodge of the "started again after
+    its idle week" check) needs a new approval: the week is signed and the finding id must be its own."""
+    site, proxy = guarded
+    iid = instance(site)
+    findings(site, "GPU001", [{"resource_id": iid, "estimated_waste": 120.5, "region_id": "us-east-1"}])
+    action = plan(site)[iid]
+    assert cli(site, "remediate", "apply", action, "--approve", "idle").exit_code == 0
+    later = THIS_WEEK.start.date() + timedelta(days=7 * 52)
+    sql(
+        site,
+        "update findings set week_start = $w, week_end = $w + 6 where resource_id = $r",
+        {"w": later, "r": iid},
+    )
+    sql(
+        site, "update remediation_actions set week_start = $w where action_id = $a", {"w": later, "a": action}
+    )
+    proxy.calls.clear()
+    moved = cli(site, "remediate", "apply", action, "--yes")
+    assert (
+        moved.exit_code == 1 and "its finding's id is not that of GPU001 on its resource in" in moved.output
+    )
+    assert proxy.calls == [] and running(site, iid)
+
+
+def test_rows_deleted_from_the_logs_end_are_found_by_the_head_kept_beside_the_key(
+    guarded: tuple[Site, Recording],
+) -> None:
+    site, proxy = guarded
+    iid = instance(site)
+    findings(site, "GPU001", [{"resource_id": iid, "estimated_waste": 120.5, "region_id": "us-east-1"}])
+    action = plan(site)[iid]
+    assert cli(site, "remediate", "apply", action, "--approve", "idle").exit_code == 0
+    sql(site, "delete from remediation_log where seq >= 2")
+    cut = cli(site, "remediate", "log", "--verify", "--limit", "0")
+    assert cut.exit_code == 1 and cut.output.strip() == (
+        "error: remediation_log row 3: is the newest row recorded beside the approval key, but the log ends at "
+        "row 1: rows were deleted from its end"
+    )
+    sql(site, "delete from remediation_log")
+    emptied = cli(site, "remediate", "apply", action, "--yes")
+    assert emptied.exit_code == 1 and "but the log is empty: rows were deleted from its end" in emptied.output
+    assert proxy.made(*ACTS) == [] and running(site, iid)
+
+
+def test_an_ack_is_found_by_the_actions_rule_and_resource_not_its_stored_key(
+    guarded: tuple[Site, Recording],
+) -> None:
+    site, proxy = guarded
+    iid = instance(site)
+    findings(site, "GPU001", [{"resource_id": iid, "estimated_waste": 120.5, "region_id": "us-east-1"}])
+    action = plan(site)[iid]
+    assert cli(site, "remediate", "apply", action, "--approve", "idle").exit_code == 0
+    until = (datetime.now(UTC) + timedelta(days=30)).date()
+    acked = cli(site, "ack", f"GPU001:{iid}", "--until", str(until), "--reason", "warm pool")
+    assert acked.exit_code == 0, acked.output
+    sql(site, "update findings set acknowledged = false")
+    sql(site, "update remediation_actions set finding_key = 'nothing' where action_id = $a", {"a": action})
+    result = cli(site, "remediate", "apply", action, "--yes")
+    assert result.exit_code == 1 and "refused: acknowledged until" in result.output
+    assert proxy.made(*ACTS) == [] and running(site, iid)

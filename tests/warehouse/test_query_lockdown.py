@@ -68,6 +68,8 @@ def _refusals(folder: Path) -> list[str]:
         "create view v as select 1 as a",
         "create macro m() as 1",
         "insert into remediation_log select * from remediation_log",
+        f"copy (select 1 as a) to '{live}'",
+        "detach wastewatch",
     ]
 
 
@@ -106,7 +108,8 @@ def test_temporary_objects_stay_allowed_and_leave_no_file(warehouse: Path, tmp_p
 
 def test_a_view_over_parquet_is_a_table_in_the_published_copy(tmp_path: Path) -> None:
     """The Spark engine's marts are views over Parquet in the warehouse; publish turns them into tables so
-    that `sql` reads them without file access (no folder is ever whitelisted)."""
+    that `sql` reads them without file access (no folder is ever whitelisted). Publishing reads the marts
+    folder only: a view planted over another file is not materialised (its secret never reaches the copy)."""
     from pipelines.warehouse import _materialise_file_views
 
     marts = tmp_path / "marts"
@@ -116,13 +119,19 @@ def test_a_view_over_parquet_is_a_table_in_the_published_copy(tmp_path: Path) ->
     con = duckdb.connect(str(copy))
     con.execute(f"create view spark_mart as select * from read_parquet('{marts}/*.parquet')")
     con.execute("comment on view spark_mart is 'one row per thing'")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("s3cret")
+    con.execute(f"create view leak as select * from read_csv('{secret}', header = false)")  # planted
     con.close()
-    assert _materialise_file_views(copy) == ["spark_mart"]
+    assert _materialise_file_views(copy, str(marts)) == ["spark_mart"]
     (marts / "part-0.parquet").unlink()  # the copy no longer needs the files
     with open_for_queries(copy) as con:
         assert run_script(con, "select a, b from spark_mart", {})[0].rows == [(1, "x")]
         kind = con.execute("select comment from duckdb_tables() where table_name = 'spark_mart'").fetchall()
+        with pytest.raises(Refused):
+            run_script(con, "select * from leak", {})
     assert kind == [("one row per thing",)]
+    assert b"s3cret" not in copy.read_bytes()
 
 
 def test_sql_exits_1_with_one_line_for_a_refused_statement(tmp_path: Path, warehouse: Path) -> None:
