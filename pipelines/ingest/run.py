@@ -146,7 +146,9 @@ def _ingest_files(
         if isinstance(reader, DeliveryReader):
             return ingest_deliveries(con, config, source, reader, target, files, s3, report.notes)
         if s3 is not None:
-            _fetch_changed(con, source, files, s3)
+            failed = _fetch_changed(con, source, files, s3)
+            report.failures.extend(f"source {source.name!r}: {error}" for error in failed.values())
+            files = [f for f in files if f.uri not in failed]  # tried again by the next run
         if isinstance(reader, BatchReader):
             return ingest_in_batches(con, config, source, reader, target, files)
         out: list[FileOutcome] = []
@@ -175,9 +177,18 @@ def missing_location(config: Config, source: Source) -> str | None:
     return f"{location} does not exist"
 
 
-def _fetch_changed(con: duckdb.DuckDBPyConnection, source: Source, files: list[SourceFile], s3: Any) -> None:
-    """Download the S3 objects the ledger does not have unchanged (same size and ETag)."""
+def _fetch_changed(
+    con: duckdb.DuckDBPyConnection, source: Source, files: list[SourceFile], s3: Any
+) -> dict[str, str]:
+    """Download the S3 objects the ledger does not have unchanged (same size and ETag); the ones that could
+    not be downloaded (a dropped connection, a peer below the throughput floor), with why. One failed
+    download is that file's failure: the source's other files and the other sources still load."""
     known = ledger.of_source(con, source)
+    failed: dict[str, str] = {}
     for f in files:
         if not ledger.unchanged(con, known.get(f.uri), f):
-            fetch(f, s3)
+            try:
+                fetch(f, s3)
+            except S3Error as exc:
+                failed[f.uri] = str(exc)
+    return failed

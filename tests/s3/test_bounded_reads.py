@@ -141,7 +141,32 @@ def test_an_answer_over_its_cap_fails_whether_or_not_it_declares_its_length() ->
 def test_a_limit_that_cannot_be_is_a_config_error_naming_the_key(
     tmp_path: Path, kind: str, options: str, problem: str
 ) -> None:
-    write_config(tmp_path, f"sources:\n  - {{name: s, kind: {kind}, uri: 's3://b/', options: {options}}}\n")
+    uri = "http://prometheus.internal:9090" if kind == "prometheus" else "s3://b/"  # a URL for the API kind
+    write_config(tmp_path, f"sources:\n  - {{name: s, kind: {kind}, uri: '{uri}', options: {options}}}\n")
     with pytest.raises(ConfigError) as err:
         load_config(tmp_path / "wastewatch.yaml")
     assert problem in str(err.value) and "wastewatch.yaml" in str(err.value)
+
+
+def test_a_jobs_file_below_its_floor_fails_that_file_and_the_other_sources_load(tmp_path: Path) -> None:
+    """A non-billing kind downloads its files before loading them: one that fails is a failure of its
+    source (named, not loaded, tried again next run), never the end of the ingest."""
+    listing = (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+        "<Name>bkt</Name><Prefix>jobs/</Prefix><KeyCount>1</KeyCount><MaxKeys>1000</MaxKeys>"
+        "<IsTruncated>false</IsTruncated><Contents><Key>jobs/jobs.csv</Key>"
+        f"<LastModified>2026-11-30T00:00:00.000Z</LastModified><ETag>&quot;0f1e2d&quot;</ETag><Size>{len(OBJECT)}</Size>"
+        "<StorageClass>STANDARD</StorageClass></Contents></ListBucketResult>"
+    ).encode()
+    with slow_peer(OBJECT, interval=0.2, content_type="text/csv", fast={"/bkt": listing}) as peer:
+        sources = (
+            f"  - {{name: remote, kind: jobs_csv, uri: 's3://bkt/jobs/', endpoint_url: '{peer.url}', "
+            "options: {min_download_kbps: 1, download_window: 1}}\n"
+            "  - {name: slurm, kind: jobs_csv, uri: jobs/}\n"
+        )
+        jobs = "job_id,user,state,started_at,ended_at,hosts,gpus\nj1,ann,COMPLETED,2026-11-30 01:00:00,2026-11-30 02:00:00,h1,1\n"
+        report, got = ingest_project(tmp_path, sources, {"jobs/jobs.csv": jobs}, "select job_id from jobs")
+    [failure] = report.failures
+    assert failure.startswith("source 'remote': s3://bkt/jobs/jobs.csv: cannot download:"), failure
+    assert "min_download_kbps = 1 KB/s" in failure
+    assert got == [{"job_id": "j1"}]
