@@ -203,5 +203,6 @@ def test_the_config_digest_holds_no_credential_so_a_new_one_changes_nothing(
     before = nothing_new.config_digest(load_config(tmp_path / "wastewatch.yaml"))
     write_config(tmp_path, base.replace("SECRET", "other-secret"))
     assert nothing_new.config_digest(load_config(tmp_path / "wastewatch.yaml")) == before
-    write_config(tmp_path, SOURCES + "notify:\n  webhook_url: https://chat.example.com/incoming\n")
+    # a webhook URL is a secret whole (its path carries the token): a setting beside it still counts
+    write_config(tmp_path, base.replace("SECRET", "other-secret") + "  teams: false\n")
     assert nothing_new.config_digest(load_config(tmp_path / "wastewatch.yaml")) != before
