@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import sys
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -145,6 +146,19 @@ def _query(
             raise Failure(f"query failed: {exc}") from None
 
 
+def table_cell(value: Any) -> str:
+    """A value as the table shows it: a DECIMAL (money is DECIMAL(38, 12)) with thousands separators and its
+    trailing zeros trimmed (16776.480000000000 -> 16,776.48, 0E-12 -> 0); csv and json keep exact values."""
+    if not isinstance(value, Decimal) or not value.is_finite():
+        return str(value)
+    digits = format(value, "f")
+    if "." in digits:
+        digits = digits.rstrip("0").rstrip(".")
+    whole, _, fraction = digits.lstrip("-").partition(".")
+    sign = "-" if value < 0 and (whole.strip("0") or fraction) else ""
+    return f"{sign}{int(whole or 0):,}" + (f".{fraction}" if fraction else "")
+
+
 def format_rows(cols: list[str], data: list[tuple[Any, ...]], fmt: str, raw_csv: bool = False) -> str:
     if fmt == "json":
         return json.dumps([dict(zip(cols, r, strict=True)) for r in data], default=str, indent=2) + "\n"
@@ -157,10 +171,16 @@ def format_rows(cols: list[str], data: list[tuple[Any, ...]], fmt: str, raw_csv:
         w.writerow([cell(c) for c in cols])
         w.writerows(["" if v is None else cell(v) for v in r] for r in data)
         return buf.getvalue()
-    text = [[("NULL" if v is None else str(v)).replace("\n", " ") for v in r] for r in data]
+    text = [[("NULL" if v is None else table_cell(v)).replace("\n", " ") for v in r] for r in data]
     widths = [max([len(c)] + [len(r[i]) for r in text]) for i, c in enumerate(cols)]
-    line = "  ".join(c.ljust(w) for c, w in zip(cols, widths, strict=True))
+    # a column of numbers is right-aligned, so that amounts of trimmed scale line up by their units
+    numeric = [bool(data) and all(isinstance(r[i], (int, float, Decimal)) or r[i] is None for r in data)
+               for i in range(len(cols))]  # fmt: skip
+    line = "  ".join(c.rjust(w) if n else c.ljust(w) for c, w, n in zip(cols, widths, numeric, strict=True))
     out = [line, "  ".join("-" * w for w in widths)]
-    out += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in text]
+    out += [
+        "  ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(r, widths, numeric, strict=True))
+        for r in text
+    ]
     out.append(f"({len(data)} row{'s' if len(data) != 1 else ''})")
     return "\n".join(out) + "\n"

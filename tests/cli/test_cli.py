@@ -273,7 +273,7 @@ def test_sql_runs_a_file_of_several_statements_with_a_question_header(landed: La
     assert [line.split() for line in first.splitlines()[2:-1]] == [
         [p, str(n)] for p, n in sorted(providers.items())
     ]
-    assert second.splitlines() == ["total", "-----", "1000 ", "(1 row)"]
+    assert second.splitlines() == ["total", "-----", " 1000", "(1 row)"]  # numbers right-aligned
     # the same text from stdin, and given as the argument (it starts with `--`, which is not an option)
     assert _sql_in(landed, "-", stdin=QUESTION).stdout == result.stdout
     assert _sql_in(landed, "--file", "-", stdin=QUESTION).stdout == result.stdout
@@ -639,3 +639,25 @@ def test_dagster_definitions_import_without_deprecation_warnings() -> None:
         cwd=REPO,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
+
+
+def test_sql_tables_show_money_with_its_scale_trimmed_and_csv_keeps_it_exact() -> None:
+    """Money is DECIMAL(38, 12): the table prints 16,776.48 and 0, not 16776.480000000000 and 0E-12, right-
+    aligned; csv and json keep the stored value."""
+    from decimal import Decimal
+
+    from pipelines.cli.query import format_rows
+
+    cols, data = (
+        ["team", "waste", "n"],
+        [("nlp", Decimal("16776.480000000000"), 3), ("ops", Decimal("0E-12"), 12)],
+    )
+    assert format_rows(cols, data, "table").splitlines() == [
+        "team      waste   n",
+        "----  ---------  --",
+        "nlp   16,776.48   3",
+        "ops           0  12",
+        "(2 rows)",
+    ]
+    assert format_rows(cols, data, "csv").splitlines()[1:] == ["nlp,16776.480000000000,3", "ops,0E-12,12"]
+    assert '"waste": "16776.480000000000"' in format_rows(cols, data, "json")
