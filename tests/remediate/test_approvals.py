@@ -94,6 +94,15 @@ def findings(site: Site, rule_id: str, items: list[dict[str, Any]]) -> None:
         con.close()
 
 
+def approved_idle_instance(site: Site) -> tuple[str, str]:
+    """A running instance with a GPU001 finding, planned and approved (a dry run): its id and action id."""
+    iid = instance(site)
+    findings(site, "GPU001", [{"resource_id": iid, "estimated_waste": 120.5, "region_id": "us-east-1"}])
+    action = plan(site)[iid]
+    assert cli(site, "remediate", "apply", action, "--approve", "idle").exit_code == 0
+    return iid, action
+
+
 def failed_run(site: Site, prefix: str) -> str:
     """Three checkpoint objects of a failed run and its STO001 finding; the run's target."""
     s3 = site.client("s3")
@@ -271,10 +280,7 @@ def test_rotation_and_loss_need_approval_again_and_keep_the_log_verifiable(
     guarded: tuple[Site, Recording],
 ) -> None:
     site, proxy = guarded
-    iid = instance(site)
-    findings(site, "GPU001", [{"resource_id": iid, "estimated_waste": 120.5, "region_id": "us-east-1"}])
-    action = plan(site)[iid]
-    assert cli(site, "remediate", "apply", action, "--approve", "idle").exit_code == 0
+    iid, action = approved_idle_instance(site)
     rotated = cli(site, "remediate", "key", "rotate")
     assert rotated.exit_code == 0 and "approval key rotated" in rotated.output
     stale = cli(site, "remediate", "apply", action, "--yes")
@@ -319,10 +325,7 @@ def test_a_view_planted_in_the_warehouse_cannot_read_the_key_in_the_approvers_pr
     """The approver's process can read the key; SQL planted in the warehouse runs there. A table replaced by
     a view is refused, and the connection reaches no file anyway (the adversarial probe's exfiltration)."""
     site, proxy = guarded
-    iid = instance(site)
-    findings(site, "GPU001", [{"resource_id": iid, "estimated_waste": 120.5, "region_id": "us-east-1"}])
-    action = plan(site)[iid]
-    assert cli(site, "remediate", "apply", action, "--approve", "idle").exit_code == 0
+    iid, action = approved_idle_instance(site)
     key = key_path(load_config(site.config_path))
     sql(
         site,
@@ -352,10 +355,7 @@ def test_an_approval_is_for_its_week_and_its_finding_id(guarded: tuple[Site, Rec
     """Moving the finding and the action to another week (the probe's dodge of the "started again after
     its idle week" check) needs a new approval: the week is signed and the finding id must be its own."""
     site, proxy = guarded
-    iid = instance(site)
-    findings(site, "GPU001", [{"resource_id": iid, "estimated_waste": 120.5, "region_id": "us-east-1"}])
-    action = plan(site)[iid]
-    assert cli(site, "remediate", "apply", action, "--approve", "idle").exit_code == 0
+    iid, action = approved_idle_instance(site)
     later = THIS_WEEK.start.date() + timedelta(days=7 * 52)
     sql(
         site,
@@ -377,10 +377,7 @@ def test_rows_deleted_from_the_logs_end_are_found_by_the_head_kept_beside_the_ke
     guarded: tuple[Site, Recording],
 ) -> None:
     site, proxy = guarded
-    iid = instance(site)
-    findings(site, "GPU001", [{"resource_id": iid, "estimated_waste": 120.5, "region_id": "us-east-1"}])
-    action = plan(site)[iid]
-    assert cli(site, "remediate", "apply", action, "--approve", "idle").exit_code == 0
+    iid, action = approved_idle_instance(site)
     sql(site, "delete from remediation_log where seq >= 2")
     cut = cli(site, "remediate", "log", "--verify", "--limit", "0")
     assert cut.exit_code == 1 and cut.output.strip() == (
@@ -397,10 +394,7 @@ def test_an_ack_is_found_by_the_actions_rule_and_resource_not_its_stored_key(
     guarded: tuple[Site, Recording],
 ) -> None:
     site, proxy = guarded
-    iid = instance(site)
-    findings(site, "GPU001", [{"resource_id": iid, "estimated_waste": 120.5, "region_id": "us-east-1"}])
-    action = plan(site)[iid]
-    assert cli(site, "remediate", "apply", action, "--approve", "idle").exit_code == 0
+    iid, action = approved_idle_instance(site)
     until = (datetime.now(UTC) + timedelta(days=30)).date()
     acked = cli(site, "ack", f"GPU001:{iid}", "--until", str(until), "--reason", "warm pool")
     assert acked.exit_code == 0, acked.output

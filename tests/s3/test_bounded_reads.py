@@ -30,6 +30,17 @@ def _credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
 
 
+def _listing(prefix: str, key: str) -> bytes:
+    """A ListObjectsV2 answer naming one object of OBJECT's size under `prefix` of bucket `bkt`."""
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
+        f"<Name>bkt</Name><Prefix>{prefix}</Prefix><KeyCount>1</KeyCount><MaxKeys>1000</MaxKeys>"
+        f"<IsTruncated>false</IsTruncated><Contents><Key>{key}</Key>"
+        f"<LastModified>2026-11-30T00:00:00.000Z</LastModified><ETag>&quot;0f1e2d&quot;</ETag><Size>{len(OBJECT)}</Size>"
+        "<StorageClass>STANDARD</StorageClass></Contents></ListBucketResult>"
+    ).encode()
+
+
 def _object(size: int) -> s3mod.S3Object:
     return s3mod.S3Object("bkt", "exports/focus.csv", size, "0f1e2d", datetime(2026, 11, 30))
 
@@ -82,13 +93,7 @@ def test_an_inventory_source_s_floor_reaches_boto3_s_download_file(tmp_path: Pat
 
 def test_a_billing_file_below_its_floor_is_rejected_and_the_other_sources_load(tmp_path: Path) -> None:
     """The `min_download_kbps` and `download_window` options of a billing source on S3 reach its downloads."""
-    listing = (
-        '<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
-        "<Name>bkt</Name><Prefix>exports/</Prefix><KeyCount>1</KeyCount><MaxKeys>1000</MaxKeys>"
-        "<IsTruncated>false</IsTruncated><Contents><Key>exports/focus.csv</Key>"
-        f"<LastModified>2026-11-30T00:00:00.000Z</LastModified><ETag>&quot;0f1e2d&quot;</ETag><Size>{len(OBJECT)}</Size>"
-        "<StorageClass>STANDARD</StorageClass></Contents></ListBucketResult>"
-    ).encode()
+    listing = _listing("exports/", "exports/focus.csv")
     with slow_peer(OBJECT, interval=0.2, content_type="text/csv", fast={"/bkt": listing}) as peer:
         sources = (
             f"  - {{name: bill, kind: focus, uri: 's3://bkt/exports/', endpoint_url: '{peer.url}', "
@@ -151,13 +156,7 @@ def test_a_limit_that_cannot_be_is_a_config_error_naming_the_key(
 def test_a_jobs_file_below_its_floor_fails_that_file_and_the_other_sources_load(tmp_path: Path) -> None:
     """A non-billing kind downloads its files before loading them: one that fails is a failure of its
     source (named, not loaded, tried again next run), never the end of the ingest."""
-    listing = (
-        '<?xml version="1.0" encoding="UTF-8"?>\n<ListBucketResult xmlns="http://s3.amazonaws.com/doc/2006-03-01/">'
-        "<Name>bkt</Name><Prefix>jobs/</Prefix><KeyCount>1</KeyCount><MaxKeys>1000</MaxKeys>"
-        "<IsTruncated>false</IsTruncated><Contents><Key>jobs/jobs.csv</Key>"
-        f"<LastModified>2026-11-30T00:00:00.000Z</LastModified><ETag>&quot;0f1e2d&quot;</ETag><Size>{len(OBJECT)}</Size>"
-        "<StorageClass>STANDARD</StorageClass></Contents></ListBucketResult>"
-    ).encode()
+    listing = _listing("jobs/", "jobs/jobs.csv")
     with slow_peer(OBJECT, interval=0.2, content_type="text/csv", fast={"/bkt": listing}) as peer:
         sources = (
             f"  - {{name: remote, kind: jobs_csv, uri: 's3://bkt/jobs/', endpoint_url: '{peer.url}', "
