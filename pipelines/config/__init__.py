@@ -472,11 +472,11 @@ def warehouse_problem(p: Path) -> str | None:
 
 def _check_alert(config: Config, root: yaml.Node | None, path: Path) -> None:
     """An `alert:` section needs somewhere to post: its own webhook_url or notify's."""
-    if config.alert is not None and config.alert_webhook_url is None:
+    if config.alert is not None and config.alert_webhook_url is None and config.alert.file is None:
         line = _line_of(root, ("alert",))
         raise ConfigError(
             f"{path}:{line}: alert.webhook_url: required key is missing (the alert posts to "
-            "alert.webhook_url, else to notify.webhook_url; neither is set)"
+            "alert.webhook_url, else to notify.webhook_url, or writes to alert.file; none is set)"
         )
 
 

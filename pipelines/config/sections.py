@@ -227,6 +227,11 @@ class AlertConfig(_Strict):
     webhook_url: WebhookUrl | None = Field(
         None, description="Slack-compatible webhook (default: notify.webhook_url)."
     )
+    file: Path | None = Field(
+        None,
+        description="Instead of a webhook, append each post (the Slack payload) as one JSON line to this file, "
+        "relative to the config's folder: to try the alert without a chat, or for a log shipper.",
+    )
     timeout_s: float = Field(10.0, gt=0, le=120, description="Webhook timeout in seconds, per attempt.")
     retries: int = Field(
         2, ge=0, le=10, description="Further attempts after a post failed on a connection error, 429 or 5xx."

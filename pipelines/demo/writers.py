@@ -276,6 +276,10 @@ budgets:
   team: {nlp: 260000, vision: 110000, speech: 60000}
 prices:
   storage_gb_month: {STANDARD: 0.023, STANDARD_IA: 0.0125, GLACIER_IR: 0.004}
+# the daily alert (`wastewatch alert`): here written to a file; a real config posts to a webhook_url
+alert:
+  min_daily_waste: 100
+  file: reports/alerts.jsonl
 """ + _pricing_text()
 
 

@@ -11,6 +11,7 @@ end of the data). The data's "now" is the end of the newest billed hour.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -435,3 +436,21 @@ def test_a_long_alert_goes_in_parts_and_after_a_failed_part_only_the_rest_is_sen
     assert sorted(in_first + in_rest) == sorted(ids)
     assert rest[0]["blocks"][0]["text"]["text"].startswith(f"*wastewatch alert: {90 - len(in_first)} live")
     assert site.query("select count(*), sum(sends) from alerts_sent") == [(90, 90)]
+
+
+def test_alert_file_stands_in_for_a_webhook_one_json_line_per_post(site: Site) -> None:
+    """`alert.file` (the demo's): each post appended as its Slack payload on one line, recorded as sent, so
+    the alert can be tried without a chat; the next check finds nothing new."""
+    config = site.path.read_text().replace(f'notify: {{webhook_url: "{site.url}"}}\n', "")
+    site.path.write_text(config.replace("retry_backoff_s: 0}", "retry_backoff_s: 0, file: out/alerts.jsonl}"))
+    site.load(until=D0 + DAY)
+    result = site.cli()
+    assert result.exit_code == 0, result.output
+    sink = site.path.parent / "out" / "alerts.jsonl"
+    assert f"posted 1 finding(s) to file {sink}" in result.output and site.posts() == []
+    [line] = sink.read_text().splitlines()
+    payload = json.loads(line)
+    assert "USD 2,359.68 in the last 24 h" in payload["text"] and payload["blocks"][0]["type"] == "section"
+    assert site.query("select resource_id, sends from alerts_sent") == [(IDLE, 1)]
+    again = site.cli()
+    assert "nothing new to post" in again.output and len(sink.read_text().splitlines()) == 1
