@@ -135,13 +135,8 @@ def connect_for_acting(config: Config) -> duckdb.DuckDBPyConnection:
     con = connect(config.warehouse_path, settings=config.duckdb_settings)
     try:
         lock_down(con)
-        planted = [
-            r[0]
-            for r in con.execute(
-                "select view_name from duckdb_views() where not internal and list_contains($n, view_name)",
-                {"n": list(ACTING_TABLES)},
-            ).fetchall()
-        ]
+        found = rows(con, sql_text("remediate", "planted_views"), {"names": list(ACTING_TABLES)})
+        planted = [r["view_name"] for r in found]
         if planted:
             raise ChainBroken(
                 f"{', '.join(planted)} should be table(s) but are views: the warehouse was changed outside "
@@ -287,7 +282,7 @@ def open_chain(
         covered = audit.start_chain(
             con, ring, "a new approval key" if before.chained else "signing begins", actor
         )
-        legacy = one(con, "select count(*) from remediation_log where seq is null and event = 'approve'")
+        legacy = one(con, sql_text("remediate", "unsigned_approvals"))
         if legacy and legacy[0]:
             notice = (
                 f"{legacy[0]} approval(s) given before approvals were signed no longer count: approve "

@@ -94,7 +94,6 @@ def append(
     last = one(con, sql_text("remediate", "last_link"))
     seq, prev = (last[0] + 1, last[1]) if last else (1, None)
     full = {k: None for k in CHAINED} | row | {"seq": seq, "key_id": key_id or ring.current}
-    full.setdefault("os_user", os_user())
     full["os_user"] = full["os_user"] or os_user()
     con.execute(
         sql_text("remediate", "log"),
@@ -117,8 +116,7 @@ def start_chain(con: duckdb.DuckDBPyConnection, ring: Keyring, reason: str, acto
     """A `chain_start` row under the current key covering every row so far; how many it covers."""
     with transaction(con):
         earlier = rows(con, sql_text("remediate", "log_rows"))
-        detail = f"{len(earlier)} earlier row(s), sha256 {_digest(earlier)}"
-        append(con, ring, _chain_row("chain_start", detail, reason, actor))
+        append(con, ring, _chain_row("chain_start", _seal(earlier), reason, actor))
     record_head(con, ring)
     return len(earlier)
 
@@ -140,7 +138,7 @@ def _head_path(ring: Keyring) -> Path:
 
 
 def _warehouse_id(con: duckdb.DuckDBPyConnection) -> str:
-    row = one(con, "select path from duckdb_databases() where database_name = current_database()")
+    row = one(con, sql_text("remediate", "warehouse_file"))
     return str(row[0]) if row else ""
 
 
@@ -202,7 +200,7 @@ def _link_ok(ring: Keyring, r: dict[str, Any], prev: str | None) -> bool:
     return ring.valid(message, r["row_hmac"], r["key_id"])
 
 
-def _seal(r: dict[str, Any], earlier: list[dict[str, Any]]) -> str:
+def _seal(earlier: list[dict[str, Any]]) -> str:
     return f"{len(earlier)} earlier row(s), sha256 {_digest(earlier)}"
 
 
@@ -231,7 +229,7 @@ def verify(con: duckdb.DuckDBPyConnection, ring: Keyring | None) -> Verdict:
         r = chained[last]
         prev = chained[last - 1]["row_hmac"] if last else None
         sealed = before + chained[:last]
-        if r["key_id"] in ring.keys and _link_ok(ring, r, prev) and r["detail"] == _seal(r, sealed):
+        if r["key_id"] in ring.keys and _link_ok(ring, r, prev) and r["detail"] == _seal(sealed):
             lost = sum(1 for x in chained[:last] if x["key_id"] not in ring.keys)
             return verdict(_walk(ring, chained, last, before) or head, lost)
     return verdict(_walk(ring, chained, 0, before) or head)
@@ -253,7 +251,7 @@ def _walk(
             return Problem(_where(r), "is signed by a key the key file does not hold (lost or foreign)")
         if not _link_ok(ring, r, prev):
             return Problem(_where(r), "its content or place does not match its HMAC: changed or inserted")
-        if r["event"] == "chain_start" and r["detail"] != _seal(r, before + chained[:i]):
+        if r["event"] == "chain_start" and r["detail"] != _seal(before + chained[:i]):
             recorded = int(str(r["detail"]).split(" ", 1)[0]) if str(r["detail"])[:1].isdigit() else -1
             if recorded != len(before) + i:
                 return Problem(

@@ -585,9 +585,12 @@ class PostedParts:
         self.path = path
         self.url = hashlib.sha256(url.encode()).hexdigest()[:16]
         try:
-            self.taken = set(json.loads(path.read_text(encoding="utf-8")).get(self.url, []))
-        except (OSError, ValueError, AttributeError):
-            self.taken = set()
+            every = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            every = {}
+        self.every: dict[str, list[str]] = every if isinstance(every, dict) else {}
+        taken = self.every.get(self.url)
+        self.taken = set(taken) if isinstance(taken, list) else set()
 
     @staticmethod
     def digest(post: Post) -> str:
@@ -599,12 +602,7 @@ class PostedParts:
 
     def add(self, post: Post) -> None:
         self.taken.add(self.digest(post))
-        try:
-            every = json.loads(self.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            every = {}
-        every = every if isinstance(every, dict) else {}
-        every[self.url] = sorted(self.taken)
+        self.every[self.url] = sorted(self.taken)
         tmp = self.path.with_name(self.path.name + ".tmp")
-        tmp.write_text(json.dumps(every, indent=1) + "\n", encoding="utf-8")
+        tmp.write_text(json.dumps(self.every, indent=1) + "\n", encoding="utf-8")
         tmp.replace(self.path)
