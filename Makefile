@@ -30,7 +30,7 @@ demo: $(STAMP)
 	$(BIN)/wastewatch --progress demo --dir demo
 	@echo ""
 	@echo "next, with the demo's config (demo/wastewatch.yaml; its Dagster runs are in demo/.dagster/):"
-	@echo "  $(BIN)/wastewatch --config demo/wastewatch.yaml sql \"select rule_id, count(*) as findings, sum(estimated_waste) as amount from findings group by 1 order by 1\""
+	@echo "  $(BIN)/wastewatch --config demo/wastewatch.yaml sql \"select rule_id, currency, count(*) as findings, sum(estimated_waste) as waste from findings where counted and week_start = (select max(week_start) from findings) group by all order by waste desc\""
 	@echo "  make dev    # the Dagster UI on http://127.0.0.1:3000 with this config and the runs above"
 	@echo "  open the report: $$(ls demo/reports/*/report.html | sort | tail -n 1)"
 
@@ -47,6 +47,7 @@ dev: $(STAMP)
 
 docs: $(STAMP)
 	$(BIN)/python -m rules docs > docs/rules.md
+	$(BIN)/python -m rules readme --write README.md
 	$(BIN)/python -m pipelines.schema_docs > docs/schema.md
 
 # The FinOps Foundation's focus-validator (2.x validates FOCUS 1.2 and needs Python 3.12) over the FOCUS export

@@ -275,6 +275,30 @@ def test_the_readmes_question_command_works_as_written(demo: Demo) -> None:
     assert result.stdout.splitlines()[-1] == f"({len(ask(demo, 'q01_waste_by_team'))} rows)"
 
 
+def test_the_first_query_make_demo_suggests_adds_up_to_the_reports_waste(demo: Demo) -> None:
+    """README's (and `make demo`'s) first `sql` example answers for the report's week and waste rules."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    lines = [
+        x.strip() for x in readme.splitlines() if x.strip().startswith(".venv/bin/wastewatch --config demo/")
+    ]
+    example = next(x for x in lines if ' sql "select ' in x)
+    query = shlex.split(example)[-1]
+    assert query.replace('"', '\\"') in (REPO / "Makefile").read_text(
+        encoding="utf-8"
+    )  # make demo says the same
+    result = CliRunner(env={"WASTEWATCH_CONFIG": None}).invoke(
+        main,
+        ["--config", str(demo.directory / "wastewatch.yaml"), "sql", "--format", "json", query],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    answer = json.loads(result.stdout)
+    assert {r["rule_id"] for r in answer} == {f["rule_id"] for f in demo.counted}
+    for h in demo.report.headline:
+        total = sum((Decimal(str(r["waste"])) for r in answer if r["currency"] == h["currency"]), Decimal(0))
+        assert h["waste"] > 0 and cents(total) == cents(h["waste"])
+
+
 def test_the_published_copy_carries_the_schema_notes(demo: Demo) -> None:
     con = connect(demo.directory / "warehouse" / "wastewatch.published.duckdb", read_only=True)
     try:

@@ -71,3 +71,20 @@ def test_list_and_show(capsys: pytest.CaptureFixture[str]) -> None:
         assert f"  {name} = " in shown
     assert main(["show", "NOPE999"]) == 2
     assert "unknown rule 'NOPE999'" in capsys.readouterr().err
+
+
+def test_the_readmes_rules_table_is_the_registrys(tmp_path: Path) -> None:
+    readme = ROOT / "README.md"
+    assert main(["readme", "--check", str(readme)]) == 0, (
+        "README's rules table is out of date: run `make docs`"
+    )
+    text = readme.read_text(encoding="utf-8")
+    for rule in ALL_RULES:  # every registered rule has its row, linked to its section of docs/rules.md
+        assert f"| [{rule.id}](docs/rules.md#{anchor(rule)}) | {rule.name} |" in text
+    stale = tmp_path / "README.md"
+    stale.write_text(text.replace("| [GPU005]", "| [GPU006]"), encoding="utf-8")
+    assert main(["readme", "--check", str(stale)]) == 1
+    assert main(["readme", "--write", str(stale)]) == 0
+    assert stale.read_text(encoding="utf-8") == text
+    (tmp_path / "bare.md").write_text("# no table here\n", encoding="utf-8")
+    assert main(["readme", "--check", str(tmp_path / "bare.md")]) == 2
