@@ -25,6 +25,8 @@ from tests.helpers.full import FULL, full_run
 from tests.helpers.paths import FIXTURES
 from tests.helpers.s3_server import moto_server
 
+pytest_plugins = ("tests.plugins.cpu_budget",)
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """The `fuzz` and `full` markers, and Hypothesis' profiles: derandomised always (the same examples on
