@@ -370,7 +370,7 @@ def write_pricing(con: duckdb.DuckDBPyConnection, config: Config) -> int:
                 "per_gpu_hour": c.per_gpu_hour if c else None,
                 "per_node_hour": c.per_node_hour if c else None,
                 "valid_from": c.valid_from if c else None,
-                "valid_to": c.valid_to if c else None,
+                "valid_to": c.valid_to if c else o.retired if o else None,  # the last day either model prices
                 "gpus": c.gpus if c else o.gpus if o else None,
                 "purchase_price": o.purchase_price if o else None,
                 "residual_value": o.residual_value if o else None,

@@ -118,6 +118,9 @@ class OwnedPricing(_Strict):
         Decimal(0), ge=0, description="What the host is worth at the end of its life."
     )
     in_service: date | None = Field(None, description="First day it cost (default: its first telemetry).")
+    retired: date | None = Field(
+        None, description="Last day it cost, inclusive (default: still in service at the end of the data)."
+    )
     pue: Decimal = Field(ge=1, le=5, description="Power usage effectiveness of the data centre.")
     kwh_price: Decimal = Field(ge=0, description="Price of one kWh.")
     facility_per_month: Decimal = Field(
@@ -139,6 +142,8 @@ class OwnedPricing(_Strict):
             raise ValueError(
                 f"residual_value {self.residual_value} must be below purchase_price {self.purchase_price}"
             )
+        if self.in_service and self.retired and self.retired < self.in_service:
+            raise ValueError(f"retired {self.retired} is before in_service {self.in_service}")
         return self
 
 

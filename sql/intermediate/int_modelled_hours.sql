@@ -4,7 +4,8 @@
 -- models"), whether or not telemetry covers the hour. The hours run from the first to the last hour of
 -- data in the warehouse (the earliest and latest telemetry sample, job start or end, billing charge
 -- period), not to the wall clock, so a run over the same data prices the same hours:
--- - owned: from in_service (else the host's first telemetry, else first sighting) to the end of data;
+-- - owned: from in_service (else the host's first telemetry, else first sighting) to retired (inclusive,
+--   else the end of data), every hour of it whether telemetry covers it or not;
 --   depreciation (purchase_price - residual_value) / life_years / (12 x days_per_month() x 24) per hour
 --   for the life_years after in_service, plus power: the GPUs' mean watts in the hour from telemetry (a
 --   GPU without power readings in the hour draws its nameplate: nameplate_watts, else its power limit)
@@ -51,7 +52,7 @@ hosts as (
             when 'owned' then coalesce(e.in_service::timestamp, p.first_telemetry, p.first_seen)
             else coalesce(e.valid_from::timestamp, p.first_seen)
         end as starts_at,
-        case when e.basis = 'contract' then e.valid_to::timestamp + interval 1 day end as ends_at
+        e.valid_to::timestamp + interval 1 day as ends_at  -- contract: valid_to; owned: retired
     from modelled as m
     inner join int_host_pricing as p on p.host_key = m.host_key
     inner join pricing_entries as e on e.position = m.position

@@ -12,7 +12,7 @@ create table if not exists pricing_entries (
     per_gpu_hour decimal(28, 12),         -- contract: rate per GPU-hour
     per_node_hour decimal(28, 12),        -- contract: rate per host-hour
     valid_from date,                      -- contract: first day (NULL: the host's first data)
-    valid_to date,                        -- contract: last day, inclusive (NULL: open)
+    valid_to date,                        -- last day it prices, inclusive (contract: valid_to; owned: retired; NULL: open)
     gpus integer,                         -- GPUs per host (owned: required; contract: NULL = as observed)
     purchase_price decimal(28, 12),       -- owned: price of one host
     residual_value decimal(28, 12),       -- owned: value at the end of its life

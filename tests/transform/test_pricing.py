@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import date, timedelta
 from decimal import Decimal
+from pathlib import Path
 
 import duckdb
 import pytest
 
-from pipelines.config import Config
+from pipelines.config import Config, ConfigError, load_config
 from pipelines.evaluate import evaluate_rule
-from pipelines.warehouse import rows, sql_text
+from pipelines.transform import write_pricing
+from pipelines.warehouse import connect, rows, sql_text
 from rules import get_rule
+from tests.helpers.config import write_config
 from tests.helpers.pricing import CENT, DGX01_WATTS, DGX02_WATTS, T0, WEEK, build_fleet, owned_hour
 
 
@@ -145,3 +148,41 @@ def test_gpu_rules_price_waste_on_modelled_hosts_as_from_a_bill(
     assert unused["status"] == "waste" and Decimal(str(unused["estimated_waste"])).quantize(CENT) == Decimal(
         "12.60"
     )
+
+
+def test_an_owned_host_costs_until_it_is_retired_and_no_later(
+    fleet: tuple[Config, duckdb.DuckDBPyConnection],
+) -> None:
+    """`retired:` (owned) ends the hours as `valid_to` does a contract's; each hour up to it is priced,
+    telemetry or not. The fleet's telemetry runs 2026-11-23 00:00-10:00."""
+    _, con = fleet
+    query = (
+        "select host_key, count(*) as n from int_modelled_hours where basis = 'owned' group by 1 order by 1"
+    )
+    con.begin()
+    try:
+        con.execute("update pricing_entries set valid_to = date '2026-11-23' where basis = 'owned'")
+        assert rows(con, query) == [{"host_key": "dgx-01", "n": 10}, {"host_key": "dgx-02", "n": 10}]
+        con.execute("update pricing_entries set valid_to = date '2026-11-22' where basis = 'owned'")
+        assert rows(con, query) == []  # retired the day before: its telemetry afterwards costs nothing
+    finally:
+        con.rollback()
+
+
+def test_retired_is_written_as_the_entrys_last_day_and_cannot_precede_in_service(tmp_path: Path) -> None:
+    owned = (
+        "pricing:\n  - match: {host: 'dgx-*'}\n    owned: {purchase_price: 90000, currency: USD, life_years: 3, "
+        "gpus: 8, pue: 1.3, kwh_price: 0.1, in_service: 2026-01-05, retired: %s}\n"
+    )
+    write_config(tmp_path, owned % "2026-11-30")
+    config = load_config(tmp_path / "wastewatch.yaml")
+    con = connect(config.warehouse_path)
+    try:
+        write_pricing(con, config)
+        got = rows(con, "select basis, in_service, valid_to from pricing_entries")
+    finally:
+        con.close()
+    assert got == [{"basis": "owned", "in_service": date(2026, 1, 5), "valid_to": date(2026, 11, 30)}]
+    write_config(tmp_path, owned % "2025-12-31")
+    with pytest.raises(ConfigError, match="retired 2025-12-31 is before in_service 2026-01-05"):
+        load_config(tmp_path / "wastewatch.yaml")
