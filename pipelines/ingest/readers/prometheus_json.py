@@ -25,7 +25,14 @@ import duckdb
 
 from pipelines.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, PerFileBatch, duckdb_problem
+from pipelines.ingest.readers.base import (
+    AheadOfClock,
+    LoadContext,
+    LoadResult,
+    PerFileBatch,
+    ahead_of_clock,
+    duckdb_problem,
+)
 from pipelines.ingest.readers.dcgm import metric_catalog
 from pipelines.sources.nvidia_smi import host_from_path
 from pipelines.sources.options import PrometheusJsonOptions
@@ -90,7 +97,34 @@ class PrometheusJsonReader(PerFileBatch):
             elif "NOT NULL constraint" in problem and ".ts" in problem:
                 problem = 'a point without a numeric timestamp (expected [<seconds>, "<value>"])'
             raise RejectedFile(file.uri, problem) from None
+        ahead = ahead_of_clock(con, [ctx])
+        if ahead is not None:
+            raise self._ahead_point(file, ahead)
         return LoadResult(rows=int(got[0]) if got else 0)
+
+    @staticmethod
+    def _ahead_point(file: SourceFile, ahead: AheadOfClock) -> RejectedFile:
+        """The first point of a catalogue metric's series dated after the clock check's limit, named by its
+        series (index and labels) and point index: a query response has no lines to speak of."""
+        names = {str(m["metric"]) for m in metric_catalog()}
+        opener = gzip.open if file.compressed else open
+        with opener(file.local_path, "rt", encoding="utf-8", errors="replace") as f:  # type: ignore[operator]
+            doc = json.loads(f.read())
+        for i, series in enumerate(doc["data"]["result"]):
+            labels = series.get("metric") or {}
+            if labels.get("__name__") not in names:
+                continue
+            points = series.get("values") or [series.get("value")]
+            for j, point in enumerate(points):
+                try:
+                    at = float(point[0])  # seconds, as the staging reads them
+                except (TypeError, ValueError, IndexError, KeyError):
+                    continue
+                if at > ahead.limit_s:
+                    shown = ", ".join(f'{k}="{v}"' for k, v in list(labels.items())[:6])
+                    seen = f"series {i} {{{shown}}}, point {j}: {json.dumps(point)}"
+                    return ahead.refusal(file.uri, at_s=at, seen=seen)
+        return ahead.refusal(file.uri)
 
     @staticmethod
     def _json_problem(file: SourceFile, exc: duckdb.Error) -> str:
