@@ -206,7 +206,8 @@ class AheadOfClock:
             problem += f": {seen}"
         return RejectedFile(
             uri,
-            f"{problem}; {self.samples:,} sample(s) of the file are that far ahead: fix the host's clock (NTP) "
+            f"{problem}; {self.samples:,} of its samples {'is' if self.samples == 1 else 'are'} that far ahead: "
+            "fix the host's clock (NTP) "
             "and write the file again, or raise the source's options.max_clock_skew",
             line=line,
         )

@@ -195,10 +195,10 @@ class MetricsCsvReader(PerFileBatch):
             # the first line of a metric the staging reads whose time is after the limit, as the staging reads it
             first = one(
                 con,
-                f"""{cte}select _row, epoch(at) from (
-                    select _row, coalesce(epoch_utc(try_cast(ts as double)), parse_utc(ts, $tz)) as at
+                f"""{cte}select _row, epoch(sample_ts) from (
+                    select _row, coalesce(epoch_utc(try_cast(ts as double)), parse_utc(ts, $tz)) as sample_ts
                     from _src inner join _metrics as m on m.metric = trim(_src.metric)
-                ) where at > $limit order by _row limit 1""",  # noqa: S608 - identifiers only, values are bound
+                ) where sample_ts > $limit order by _row limit 1""",  # noqa: S608 - identifiers only, values are bound
                 {**params, "metrics": metrics, "tz": tz, "limit": ahead.limit},
             )
             if first is None:
