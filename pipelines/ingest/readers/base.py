@@ -255,12 +255,20 @@ def epoch_seconds(n: float) -> float:
 
 def line_text(file: SourceFile, number: int, width: int = 120) -> str | None:
     """Line `number` (1-based) of a text file, decompressed, as a quoted excerpt for a message."""
+    found = line_with(file, number, "")
+    return found[1] if found else None
+
+
+def line_with(file: SourceFile, start: int, needle: str, width: int = 120) -> tuple[int, str] | None:
+    """The first line from line `start` on (1-based) that holds `needle`, and its quoted excerpt. A CSV
+    reader's row number is a lower bound of the row's line (DuckDB skips blank lines): its text is found
+    from there."""
     opener = gzip.open if file.compressed else open
     try:
         with opener(file.local_path, "rt", encoding="utf-8", errors="replace") as f:  # type: ignore[operator]
             for n, line in enumerate(f, 1):
-                if n == number:
-                    return repr(line.rstrip("\r\n")[:width])
+                if n >= start and needle in line:
+                    return n, repr(line.rstrip("\r\n")[:width])
     except (OSError, EOFError, zlib.error):
         return None
     return None

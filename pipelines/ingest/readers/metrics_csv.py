@@ -34,7 +34,7 @@ from pipelines.ingest.readers.base import (
     PerFileBatch,
     ahead_of_clock,
     duckdb_problem,
-    line_text,
+    line_with,
     quote_ident,
     quote_literal,
 )
@@ -195,16 +195,16 @@ class MetricsCsvReader(PerFileBatch):
             # the first line of a metric the staging reads whose time is after the limit, as the staging reads it
             first = one(
                 con,
-                f"""{cte}select _row, epoch(sample_ts) from (
-                    select _row, coalesce(epoch_utc(try_cast(ts as double)), parse_utc(ts, $tz)) as sample_ts
+                f"""{cte}select _row, epoch(sample_ts), ts from (
+                    select _row, ts, coalesce(epoch_utc(try_cast(ts as double)), parse_utc(ts, $tz)) as sample_ts
                     from _src inner join _metrics as m on m.metric = trim(_src.metric)
                 ) where sample_ts > $limit order by _row limit 1""",  # noqa: S608 - identifiers only, values are bound
                 {**params, "metrics": metrics, "tz": tz, "limit": ahead.limit},
             )
             if first is None:
                 raise ahead.refusal(file.uri)
-            line = int(first[0]) + 1
-            raise ahead.refusal(file.uri, line, first[1], line_text(file, line))
+            line, text = line_with(file, int(first[0]) + 1, str(first[2])) or (int(first[0]) + 1, None)
+            raise ahead.refusal(file.uri, line, first[1], text)
         return LoadResult(rows=int(got[0]) if got else 0)
 
     @staticmethod

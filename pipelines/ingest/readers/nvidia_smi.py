@@ -37,7 +37,7 @@ from pipelines.ingest.readers.base import (
     PlannedBatch,
     ahead_of_clock,
     duckdb_problem,
-    line_text,
+    line_with,
     quote_ident,
 )
 from pipelines.sources import nvidia_smi
@@ -199,8 +199,8 @@ class NvidiaSmiReader(PlannedBatch):
         ts = f"trim({dict(plan.mapping)['ts']})"
         found = one(
             con,
-            f"select _row, epoch(ts) from (select row_number() over () as _row, coalesce(local_utc("  # noqa: S608 - identifiers only, values are bound
-            f"nvidia_smi_time({ts}), $tz), parse_utc({ts}, $tz)) as ts from {self._from_clause(plan)}) "
+            f"select _row, epoch(ts), raw from (select row_number() over () as _row, {ts} as raw, coalesce("  # noqa: S608 - identifiers only, values are bound
+            f"local_utc(nvidia_smi_time({ts}), $tz), parse_utc({ts}, $tz)) as ts from {self._from_clause(plan)}) "
             "where ts > $limit order by _row limit 1",
             {
                 "paths": [str(plan.file.local_path)],
@@ -213,7 +213,8 @@ class NvidiaSmiReader(PlannedBatch):
         if found is None:
             return ahead.refusal(plan.file.uri)
         line = int(found[0]) + (1 if plan.has_header else 0)
-        return ahead.refusal(plan.file.uri, line, found[1], line_text(plan.file, line))
+        line, text = line_with(plan.file, line, str(found[2])) or (line, None)
+        return ahead.refusal(plan.file.uri, line, found[1], text)
 
     def _bad_line(self, con: duckdb.DuckDBPyConnection, plan: _Plan, tz: str) -> RejectedFile:
         """The slow path: the first short line or unreadable timestamp of one file, as a RejectedFile.

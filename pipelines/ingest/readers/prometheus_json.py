@@ -99,32 +99,40 @@ class PrometheusJsonReader(PerFileBatch):
             raise RejectedFile(file.uri, problem) from None
         ahead = ahead_of_clock(con, [ctx])
         if ahead is not None:
-            raise self._ahead_point(file, ahead)
+            raise self._ahead_point(con, doc, params, file.uri, ahead)
         return LoadResult(rows=int(got[0]) if got else 0)
 
     @staticmethod
-    def _ahead_point(file: SourceFile, ahead: AheadOfClock) -> RejectedFile:
+    def _ahead_point(
+        con: duckdb.DuckDBPyConnection, doc: str, params: dict[str, object], uri: str, ahead: AheadOfClock
+    ) -> RejectedFile:
         """The first point of a catalogue metric's series dated after the clock check's limit, named by its
         series (index and labels) and point index: a query response has no lines to speak of."""
-        names = {str(m["metric"]) for m in metric_catalog()}
-        opener = gzip.open if file.compressed else open
-        with opener(file.local_path, "rt", encoding="utf-8", errors="replace") as f:  # type: ignore[operator]
-            doc = json.loads(f.read())
-        for i, series in enumerate(doc["data"]["result"]):
-            labels = series.get("metric") or {}
-            if labels.get("__name__") not in names:
-                continue
-            points = series.get("values") or [series.get("value")]
-            for j, point in enumerate(points):
-                try:
-                    at = float(point[0])  # seconds, as the staging reads them
-                except (TypeError, ValueError, IndexError, KeyError):
-                    continue
-                if at > ahead.limit_s:
-                    shown = ", ".join(f'{k}="{v}"' for k, v in list(labels.items())[:6])
-                    seen = f"series {i} {{{shown}}}, point {j}: {json.dumps(point)}"
-                    return ahead.refusal(file.uri, at_s=at, seen=seen)
-        return ahead.refusal(file.uri)
+        first = one(
+            con,
+            f"""with series as (
+                select unnest(data.result) as s, generate_subscripts(data.result, 1) - 1 as i from {doc}
+            ),
+            points as (
+                select
+                    i,
+                    s.metric as labels,
+                    unnest(coalesce(s."values", [s.value])) as point,
+                    generate_subscripts(coalesce(s."values", [s.value]), 1) - 1 as j
+                from series
+            )
+            select i, j, labels, point::varchar, try_cast(json_extract(point, '$[0]') as double) as seconds
+            from points
+            where labels['__name__'] in (select unnest($names)) and seconds > $limit_s
+            order by i, j
+            limit 1""",  # noqa: S608 - identifiers only, values are bound
+            {**params, "names": [str(m["metric"]) for m in metric_catalog()], "limit_s": ahead.limit_s},
+        )
+        if first is None:
+            return ahead.refusal(uri)
+        i, j, labels, point, seconds = first
+        shown = ", ".join(f'{k}="{v}"' for k, v in list(labels.items())[:6])
+        return ahead.refusal(uri, at_s=float(seconds), seen=f"series {i} {{{shown}}}, point {j}: {point}")
 
     @staticmethod
     def _json_problem(file: SourceFile, exc: duckdb.Error) -> str:

@@ -177,21 +177,30 @@ def _prometheus_json(times: list[datetime]) -> str:
 
 
 KINDS = {
-    # kind: (file name, writer, the line of the third sample, how its text is shown)
-    "nvidia_smi": ("gpu-a_today.csv", _smi_text, 4),
-    "nvidia_smi_dmon": ("gpu-a_today.txt", _dmon, 5),
-    "dcgm": ("gpu-a_today.prom", _dcgm, 5),
-    "metrics_csv": ("gpu-a_today.csv", _metrics_csv, 4),
+    # kind: (file name, writer, the line of the third sample: after a blank line, which CSV readers skip)
+    "nvidia_smi": ("gpu-a_today.csv", _smi_text, 5),
+    "nvidia_smi_dmon": ("gpu-a_today.txt", _dmon, 6),
+    "dcgm": ("gpu-a_today.prom", _dcgm, 6),
+    "metrics_csv": ("gpu-a_today.csv", _metrics_csv, 5),
     "prometheus_json": ("gpu-a_today.json", _prometheus_json, None),
 }
 
 
+def _text(kind: str, times: list[datetime]) -> str:
+    """The kind's file of `times`; a text format has a blank line before its last sample."""
+    _, write, line = KINDS[kind]
+    text = write(times)
+    if line is None:
+        return text
+    head, last = text.rstrip("\n").rsplit("\n", 1)
+    return f"{head}\n\n{last}\n"
+
+
 def _run(tmp_path: Path, kind: str, times: list[datetime]) -> tuple[IngestReport, list[dict[str, Any]]]:
-    name, write, _ = KINDS[kind]
     return ingest_project(
         tmp_path,
         f"  - {{name: t, kind: {kind}, uri: telemetry/}}\n",
-        {f"telemetry/{name}": write(times)},
+        {f"telemetry/{KINDS[kind][0]}": _text(kind, times)},
         "select ts from gpu_samples order by ts",
     )
 
@@ -218,13 +227,13 @@ def test_each_kind_names_the_first_sample_ahead_and_loads_those_within_the_skew(
     ), refused.error
     assert refused.error.endswith(f"; 1 of its samples is that far ahead: {REMEDY}")
     if kind == "prometheus_json":  # no lines: the series and the point
-        stamp = json.dumps([times[2].replace(tzinfo=UTC).timestamp(), "50"])
+        stamp = json.dumps([times[2].replace(tzinfo=UTC).timestamp(), "50"], separators=(",", ":"))
         assert (
             ': series 0 {__name__="DCGM_FI_DEV_GPU_UTIL", Hostname="gpu-a", UUID="GPU-1", gpu="0"}, '
             f"point 2: {stamp};" in refused.error
         )
     else:  # the line's own text, its timestamp as the file writes it
-        text = KINDS[kind][1](times).splitlines()[line - 1]
+        text = _text(kind, times).splitlines()[line - 1]
         assert f": {text[:120]!r};" in refused.error
 
     # within the skew, and a replayed trace's sample from 2020: never too old
