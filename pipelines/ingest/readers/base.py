@@ -204,12 +204,10 @@ class AheadOfClock:
         )
         if seen:
             problem += f": {seen}"
+        verb = "is" if self.samples == 1 else "are"
+        remedy = "fix the host's clock (NTP) and write the file again, or raise the source's options.max_clock_skew"
         return RejectedFile(
-            uri,
-            f"{problem}; {self.samples:,} of its samples {'is' if self.samples == 1 else 'are'} that far ahead: "
-            "fix the host's clock (NTP) "
-            "and write the file again, or raise the source's options.max_clock_skew",
-            line=line,
+            uri, f"{problem}; {self.samples:,} of its samples {verb} that far ahead: {remedy}", line=line
         )
 
 
