@@ -3,7 +3,10 @@
 Each source has an expected cadence (`expected_every`, by default its family's in the registry). A source
 whose newest delivery (a file or snapshot loaded) is older than that, that never delivered anything, or a
 telemetry host that fell silent or sparse against its own source, is stale: the CLI's summary names it
-and exits 1, the Dagster check warns, and the weekly report lists it under data quality.
+and exits 1, the Dagster check warns, and the weekly report lists it under data quality. A host's silence
+is measured from its source's newest accepted sample: a file dated more than `max_clock_skew` ahead of the
+clock is rejected at ingest (pipelines/ingest/readers/base.py), so it cannot hide silent hosts, and a
+replayed old trace is judged against its own newest sample, not the wall clock.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Defaults here are the documented defaults (docs/ingestion.md and docs/billing.md
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
@@ -109,7 +109,29 @@ class GcpOptions(BillingOptions):
 # -- telemetry -------------------------------------------------------------------------------------
 
 
-class HostOptions(S3ReadOptions):
+class ClockOptions(Options):
+    """How far ahead of the wall clock a GPU sample may be dated (the kinds writing gpu_samples or
+    gpu_hourly_stats, whose newest sample the freshness check measures host silence from)."""
+
+    max_clock_skew: str = Field(
+        "1h",
+        description="A file with a sample dated more than this after the clock at ingest is rejected, naming "
+        "the line (90m, 2h, 1d; 0m allows none). Fix the host's clock rather than raising it far.",
+    )
+
+    @field_validator("max_clock_skew")
+    @classmethod
+    def _skew(cls, value: str) -> str:
+        if value.strip().startswith("-"):
+            raise ValueError(f"{value!r}: a clock skew cannot be negative (0m allows no sample ahead)")
+        parse_duration(value)  # ValueError names the value
+        return value
+
+    def clock_skew(self) -> timedelta:
+        return parse_duration(self.max_clock_skew)
+
+
+class HostOptions(S3ReadOptions, ClockOptions):
     """Where a sample's host comes from when the file does not say it."""
 
     host: str | None = Field(None, description="Host name for every sample of the source.")
@@ -139,7 +161,7 @@ class DcgmOptions(PrometheusJsonOptions):
     )
 
 
-class PrometheusOptions(Options):
+class PrometheusOptions(ClockOptions):
     """`options:` of a `prometheus` source: hourly statistics asked of a Prometheus-compatible HTTP API."""
 
     match: str | None = Field(
@@ -223,7 +245,7 @@ class PrometheusOptions(Options):
         return self
 
 
-class MetricsCsvOptions(S3ReadOptions):
+class MetricsCsvOptions(S3ReadOptions, ClockOptions):
     columns: dict[str, str] = Field(default_factory=dict, description="Canonical name -> the file's column.")
     metrics: dict[str, Any] | None = Field(
         None, description="Metric name -> gpu_samples column, or {column, scale}; wins over the catalogue."

@@ -1,7 +1,9 @@
 -- Telemetry hosts of one source that stopped reporting or report far less than they did: a host whose newest
 -- sample is more than $silence behind the source's newest (and that no inventory says was terminated), or
 -- whose samples in the source's last 24 hours are under half its daily average over the week before.
--- Hosts silent for more than eight days are gone, not stale, and drop out. Hours a metrics store
+-- Hosts silent for more than eight days are gone, not stale, and drop out. Every sample here passed the
+-- ingest's clock check (none more than the source's max_clock_skew after the clock it was loaded at), so one
+-- host dated ahead cannot move the source's newest time and drop the others out. Hours a metrics store
 -- pre-aggregated (gpu_hourly_stats) count as their samples, at the hour's start.
 -- The source's newest time is found first and the samples are streamed, not materialised: DuckDB
 -- materialises a CTE read twice, which would hold the whole window's samples in memory.

@@ -176,14 +176,8 @@ labelled as (
 timed as (
     select
         p.*,
-        coalesce(
-            case
-                -- Prometheus writes milliseconds, OpenMetrics seconds (epoch seconds stay below 1e11 until 5138)
-                when p.ts_num >= 100000000000 then make_timestamp((p.ts_num * 1000)::bigint)
-                else to_timestamp(p.ts_num)::timestamp
-            end,
-            f.file_ts
-        ) as sample_ts,
+        -- Prometheus writes milliseconds, OpenMetrics seconds
+        coalesce(epoch_utc(p.ts_num), f.file_ts) as sample_ts,
         f.uri,
         f.file_id,
         f.path_host,

@@ -7,12 +7,7 @@
 -- unless they carry an offset) or epoch seconds / milliseconds. Metrics not in `_metrics` are ignored.
 with typed as (
     select
-        case
-            when try_cast(ts as double) is not null and try_cast(ts as double) >= 100000000000
-                then make_timestamp((try_cast(ts as double) * 1000)::bigint)
-            when try_cast(ts as double) is not null then to_timestamp(try_cast(ts as double))::timestamp
-            else parse_utc(ts, $tz)
-        end as ts,
+        coalesce(epoch_utc(try_cast(ts as double)), parse_utc(ts, $tz)) as ts,
         coalesce($host, nullif(trim(host), '')) as host,
         nullif(trim(instance_id), '') as instance_id,
         nullif(trim(gpu_uuid), '') as gpu_uuid,

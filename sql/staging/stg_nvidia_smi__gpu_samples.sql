@@ -18,11 +18,7 @@ with local_times as (
 numbers as (
     select
         coalesce(
-            case
-                when ts_local is null then parse_utc(ts, $tz)
-                when $tz = 'UTC' then ts_local
-                else timezone('UTC', timezone($tz, ts_local))
-            end,
+            case when ts_local is null then parse_utc(ts, $tz) else local_utc(ts_local, $tz) end,
             error(
                 'wastewatch: unreadable timestamp ' || coalesce('''' || ts || '''', 'NULL')
                 || ' [file_id=' || _file_id || ']'

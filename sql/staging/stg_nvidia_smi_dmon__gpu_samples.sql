@@ -86,7 +86,7 @@ checked as (
 select
     _row,
     _problem,
-    case when $tz = 'UTC' then ts_local else timezone('UTC', timezone($tz, ts_local)) end as ts,
+    local_utc(ts_local, $tz) as ts,
     $host as host,
     null::varchar as instance_id,
     null::varchar as gpu_uuid,

@@ -11,10 +11,13 @@ One base class per way of ingesting, and the ingest loop picks the mode by class
 
 from __future__ import annotations
 
+import gzip
 import re
+import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,9 @@ import duckdb
 from pipelines.config import Config, Source
 from pipelines.errors import FileFailed, RejectedFile
 from pipelines.ingest.files import SourceFile
+from pipelines.sources.options import ClockOptions
+from pipelines.units import describe_duration
+from pipelines.warehouse import rows, sql_text, utcnow
 
 
 @dataclass
@@ -162,6 +168,108 @@ class SourceReader(Reader):
         """Why a run would read the source again, or None when it holds nothing the warehouse lacks (found
         without writing; pipelines/nothing_new.py). An API or a walk is read again on every run."""
         return f"source {source.name!r} ({source.kind}) is read whole on every run"
+
+
+EPOCH = datetime(1970, 1, 1)
+
+# -- samples dated ahead of the clock (docs/reliability.md "Telemetry dated ahead of the clock") ----------
+
+
+@dataclass(frozen=True)
+class AheadOfClock:
+    """Samples of one file of a load dated more than its source's `max_clock_skew` after the clock at ingest.
+    Times past the clock are epoch seconds: a misread one may lie past the year 9999 Python can hold."""
+
+    index: int  # the file's place in the load
+    samples: int  # how many of its samples are that far ahead
+    first_s: float  # the earliest of them
+    clock: datetime  # the clock at ingest (UTC)
+    skew: str  # the source's max_clock_skew as written
+    limit: datetime  # the clock plus the skew: a sample after it is ahead
+
+    @property
+    def limit_s(self) -> float:
+        return (self.limit - EPOCH).total_seconds()
+
+    def refusal(
+        self, uri: str, line: int | None = None, at_s: float | None = None, seen: str | None = None
+    ) -> RejectedFile:
+        """The file's rejection: the first sample ahead the reader found (its line and text, or `seen` naming
+        the series and point where a file has no lines to speak of), its time, and the remedy."""
+        at = self.first_s if at_s is None else at_s
+        clock_s = (self.clock - EPOCH).total_seconds()
+        problem = (
+            f"sample dated {_utc_text(at)}, {describe_duration(timedelta(seconds=at - clock_s))} ahead of the "
+            f"clock at ingest ({self.clock:%Y-%m-%d %H:%M:%S} UTC), more than max_clock_skew = {self.skew}"
+        )
+        if seen:
+            problem += f": {seen}"
+        verb = "is" if self.samples == 1 else "are"
+        remedy = "fix the host's clock (NTP) and write the file again, or raise the source's options.max_clock_skew"
+        return RejectedFile(
+            uri, f"{problem}; {self.samples:,} of its samples {verb} that far ahead: {remedy}", line=line
+        )
+
+
+def _utc_text(epoch_s: float) -> str:
+    try:
+        return f"{EPOCH + timedelta(seconds=epoch_s):%Y-%m-%d %H:%M:%S} UTC"
+    except OverflowError:
+        return f"{epoch_s:.0f} s after 1970 (past the year 9999)"
+
+
+def ahead_of_clock(con: duckdb.DuckDBPyConnection, ctxs: list[LoadContext]) -> AheadOfClock | None:
+    """The first file of a telemetry load (one source's files, their rows landed inside the load's
+    transaction) holding samples dated more than the source's `max_clock_skew` after the clock at ingest
+    (`loaded_at`), or None. Every telemetry reader asks this before its load returns and rejects the file it
+    names, so the freshness check only ever measures from samples that passed it."""
+    if not ctxs:
+        return None
+    source = ctxs[0].source
+    # the ingest modes set loaded_at (utcnow() as the load starts); a reader called on its own may not
+    clock = ctxs[0].loaded_at if isinstance(ctxs[0].loaded_at, datetime) else utcnow()
+    opts = source.options_as(ClockOptions)
+    limit = clock + opts.clock_skew()
+    found = {
+        r["file_id"]: r
+        for r in rows(
+            con,
+            sql_text("checks", "telemetry_ahead_of_clock"),
+            {"limit": limit, "ids": [c.file_id for c in ctxs]},
+        )
+    }
+    for i, ctx in enumerate(ctxs):
+        r = found.get(ctx.file_id)
+        if r is not None:
+            return AheadOfClock(i, int(r["samples"]), float(r["first_s"]), clock, opts.max_clock_skew, limit)
+    return None
+
+
+def epoch_seconds(n: float) -> float:
+    """An epoch time in seconds or milliseconds, in seconds, as the SQL macro epoch_utc reads it (from 1e11
+    on, milliseconds), for the readers that find a line in Python."""
+    return n / 1000 if n >= 100_000_000_000 else n
+
+
+def line_text(file: SourceFile, number: int, width: int = 120) -> str | None:
+    """Line `number` (1-based) of a text file, decompressed, as a quoted excerpt for a message."""
+    found = line_with(file, number, "")
+    return found[1] if found else None
+
+
+def line_with(file: SourceFile, start: int, needle: str, width: int = 120) -> tuple[int, str] | None:
+    """The first line from line `start` on (1-based) that holds `needle`, and its quoted excerpt. A CSV
+    reader's row number is a lower bound of the row's line (DuckDB skips blank lines): its text is found
+    from there."""
+    opener = gzip.open if file.compressed else open
+    try:
+        with opener(file.local_path, "rt", encoding="utf-8", errors="replace") as f:  # type: ignore[operator]
+            for n, line in enumerate(f, 1):
+                if n >= start and needle in line:
+                    return n, repr(line.rstrip("\r\n")[:width])
+    except (OSError, EOFError, zlib.error):
+        return None
+    return None
 
 
 def quote_ident(name: str) -> str:

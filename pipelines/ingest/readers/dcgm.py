@@ -32,6 +32,7 @@ since a value or timestamp cut short still reads as a sample.
 from __future__ import annotations
 
 import csv
+import gzip
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -42,7 +43,16 @@ import duckdb
 
 from pipelines.errors import FileFailed, RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, PlannedBatch, duckdb_problem
+from pipelines.ingest.readers.base import (
+    EPOCH,
+    AheadOfClock,
+    LoadContext,
+    LoadResult,
+    PlannedBatch,
+    ahead_of_clock,
+    duckdb_problem,
+    epoch_seconds,
+)
 from pipelines.sources.nvidia_smi import host_from_path
 from pipelines.sources.options import DcgmOptions
 from pipelines.warehouse import sql_text
@@ -116,6 +126,23 @@ def line_problem(line: str) -> str | None:
     return None
 
 
+def _name_and_time(line: str) -> tuple[str, float | None]:
+    """A sample line's metric name and its own timestamp (None without one, or when unreadable: such a line
+    was refused before); `promtool tsdb dump` lines carry the name as the `__name__` label."""
+    m = SAMPLE.match(line)
+    if m:
+        name, ts = m.group("name"), m.group("ts")
+    else:
+        labels, _, tail = line.partition("} ")
+        found = re.search(r'__name__="([^"]*)"', labels)
+        name, parts = (found.group(1) if found else ""), tail.split()
+        ts = parts[1] if len(parts) > 1 else None
+    try:
+        return name, float(ts) if ts else None
+    except ValueError:
+        return name, None
+
+
 def _labels_ok(text: str) -> bool:
     pos = 0
     while pos < len(text):
@@ -148,6 +175,7 @@ class _Plan:
     ctx: LoadContext
     file_ts: datetime
     path_host: str | None
+    file_time_from: str = "name"  # where file_ts came from: the file's name or its modification time
 
 
 class DcgmReader(PlannedBatch):
@@ -174,7 +202,9 @@ class DcgmReader(PlannedBatch):
                 file.uri, "file_time: name, but the file name holds no timestamp like 20261130T014200Z"
             )
         path_host = host_from_path(file.relative, opts.host_pattern)
-        return _Plan(file, ctx, named or file.modified_at, path_host)
+        return _Plan(
+            file, ctx, named or file.modified_at, path_host, "name" if named else "modification time"
+        )
 
     def _insert(self, con: duckdb.DuckDBPyConnection, plans: list[_Plan]) -> list[LoadResult]:
         opts = plans[0].ctx.source.options_as(DcgmOptions)
@@ -210,6 +240,9 @@ class DcgmReader(PlannedBatch):
             if len(plans) == 1:
                 raise RejectedFile(plans[0].file.uri, f"cannot load: {duckdb_problem(exc)}") from None
             raise
+        ahead = ahead_of_clock(con, [p.ctx for p in plans])
+        if ahead is not None:
+            raise FileFailed(ahead.index, self._ahead_line(plans[ahead.index], ahead))
         counts = dict(
             con.execute(
                 "select x_file_id, count(*) from gpu_samples where x_file_id in (select unnest($ids)) group by 1",
@@ -217,6 +250,28 @@ class DcgmReader(PlannedBatch):
             ).fetchall()
         )
         return [LoadResult(rows=int(counts.get(p.ctx.file_id, 0))) for p in plans]
+
+    @staticmethod
+    def _ahead_line(plan: _Plan, ahead: AheadOfClock) -> RejectedFile:
+        """The first line of a catalogue metric whose time (its own timestamp, else the file's) is after the
+        limit of the clock check."""
+        names = {str(m["metric"]) for m in metric_catalog()}
+        opener = gzip.open if plan.file.compressed else open
+        with opener(plan.file.local_path, "rt", encoding="utf-8", errors="replace") as f:  # type: ignore[operator]
+            for n, line in enumerate(f, 1):
+                text = line.rstrip("\r\n")
+                if not text or text.startswith("#"):
+                    continue
+                name, ts = _name_and_time(text)
+                if name not in names:
+                    continue
+                at = epoch_seconds(ts) if ts is not None else (plan.file_ts - EPOCH).total_seconds()
+                if at > ahead.limit_s:
+                    seen = repr(text[:120])
+                    if ts is None:
+                        seen += f" (no sample timestamp: the file's time, from its {plan.file_time_from})"
+                    return ahead.refusal(plan.file.uri, n, at, seen)
+        return ahead.refusal(plan.file.uri)
 
     def _explain(self, plan: _Plan, what: str) -> RejectedFile:
         """The slow path: name the first bad line of the file the statement stopped at."""
@@ -227,8 +282,6 @@ class DcgmReader(PlannedBatch):
                 "several scrapes of the same series without sample timestamps; keep the timestamps "
                 "(promtool / federation output) or write one scrape per file (its time from the file name)",
             )
-        import gzip
-
         opener = gzip.open if plan.file.compressed else open
         with opener(plan.file.local_path, "rt", encoding="utf-8", errors="replace") as f:  # type: ignore[operator]
             for n, line in enumerate(f, 1):

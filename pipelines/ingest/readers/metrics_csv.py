@@ -32,7 +32,9 @@ from pipelines.ingest.readers.base import (
     LoadContext,
     LoadResult,
     PerFileBatch,
+    ahead_of_clock,
     duckdb_problem,
+    line_with,
     quote_ident,
     quote_literal,
 )
@@ -188,6 +190,21 @@ class MetricsCsvReader(PerFileBatch):
             got = one(con, f"insert into gpu_samples by name\n{cte}select * from (\n{stg}\n)", bind)  # noqa: S608 - identifiers only, values are bound
         except duckdb.Error as exc:
             raise RejectedFile(file.uri, f"cannot load: {duckdb_problem(exc)}") from None
+        ahead = ahead_of_clock(con, [ctx])
+        if ahead is not None:
+            # the first line of a metric the staging reads whose time is after the limit, as the staging reads it
+            first = one(
+                con,
+                f"""{cte}select _row, epoch(sample_ts), ts from (
+                    select _row, ts, coalesce(epoch_utc(try_cast(ts as double)), parse_utc(ts, $tz)) as sample_ts
+                    from _src inner join _metrics as m on m.metric = trim(_src.metric)
+                ) where sample_ts > $limit order by _row limit 1""",  # noqa: S608 - identifiers only, values are bound
+                {**params, "metrics": metrics, "tz": tz, "limit": ahead.limit},
+            )
+            if first is None:
+                raise ahead.refusal(file.uri)
+            line, text = line_with(file, int(first[0]) + 1, str(first[2])) or (int(first[0]) + 1, None)
+            raise ahead.refusal(file.uri, line, first[1], text)
         return LoadResult(rows=int(got[0]) if got else 0)
 
     @staticmethod

@@ -30,7 +30,16 @@ import duckdb
 
 from pipelines.errors import FileFailed, RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, PlannedBatch, duckdb_problem, quote_ident
+from pipelines.ingest.readers.base import (
+    AheadOfClock,
+    LoadContext,
+    LoadResult,
+    PlannedBatch,
+    ahead_of_clock,
+    duckdb_problem,
+    line_with,
+    quote_ident,
+)
 from pipelines.sources import nvidia_smi
 from pipelines.sources.nvidia_smi import CANONICAL
 from pipelines.sources.options import NvidiaSmiOptions
@@ -163,6 +172,9 @@ class NvidiaSmiReader(PlannedBatch):
                 if len(plans) == 1:
                     raise RejectedFile(plans[0].file.uri, f"cannot load: {duckdb_problem(exc)}") from None
                 raise
+        ahead = ahead_of_clock(con, [p.ctx for p in plans])
+        if ahead is not None:
+            raise FileFailed(ahead.index, self._ahead_line(con, plans[ahead.index], tz, ahead))
         counts = dict(
             con.execute(
                 "select x_file_id, count(*) from gpu_samples where x_file_id in (select unnest($ids)) group by 1",
@@ -178,6 +190,31 @@ class NvidiaSmiReader(PlannedBatch):
                 )
             results.append(LoadResult(rows=int(counts.get(p.ctx.file_id, 0)), warnings=warnings))
         return results
+
+    def _ahead_line(
+        self, con: duckdb.DuckDBPyConnection, plan: _Plan, tz: str, ahead: AheadOfClock
+    ) -> RejectedFile:
+        """The first line of a file whose sample is dated more than max_clock_skew after the clock, as the
+        staging reads its time (the transaction is still open: its rows are rolled back by the caller)."""
+        ts = f"trim({dict(plan.mapping)['ts']})"
+        found = one(
+            con,
+            f"select _row, epoch(ts), raw from (select row_number() over () as _row, {ts} as raw, coalesce("  # noqa: S608 - identifiers only, values are bound
+            f"local_utc(nvidia_smi_time({ts}), $tz), parse_utc({ts}, $tz)) as ts from {self._from_clause(plan)}) "
+            "where ts > $limit order by _row limit 1",
+            {
+                "paths": [str(plan.file.local_path)],
+                "columns": {f"c{i}": "VARCHAR" for i in range(len(plan.names))},
+                "delim": plan.delim,
+                "tz": tz,
+                "limit": ahead.limit,
+            },
+        )
+        if found is None:
+            return ahead.refusal(plan.file.uri)
+        line = int(found[0]) + (1 if plan.has_header else 0)
+        line, text = line_with(plan.file, line, str(found[2])) or (line, None)
+        return ahead.refusal(plan.file.uri, line, found[1], text)
 
     def _bad_line(self, con: duckdb.DuckDBPyConnection, plan: _Plan, tz: str) -> RejectedFile:
         """The slow path: the first short line or unreadable timestamp of one file, as a RejectedFile.

@@ -21,7 +21,14 @@ import duckdb
 
 from pipelines.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, PerFileBatch, duckdb_problem
+from pipelines.ingest.readers.base import (
+    LoadContext,
+    LoadResult,
+    PerFileBatch,
+    ahead_of_clock,
+    duckdb_problem,
+    line_text,
+)
 from pipelines.sources.nvidia_smi import host_from_path
 from pipelines.sources.options import NvidiaSmiDmonOptions
 from pipelines.warehouse import one, sql_text
@@ -80,5 +87,15 @@ class NvidiaSmiDmonReader(PerFileBatch):
             )
         except duckdb.Error as exc:
             raise RejectedFile(file.uri, f"cannot load: {duckdb_problem(exc)}") from None
+        ahead = ahead_of_clock(con, [ctx])
+        if ahead is not None:
+            first = one(
+                con,
+                f"select _row, epoch(ts) from {temp} where _problem is null and ts > $limit order by _row limit 1",  # noqa: S608 - identifiers only
+                {"limit": ahead.limit},
+            )
+            if first is None:
+                raise ahead.refusal(file.uri)
+            raise ahead.refusal(file.uri, int(first[0]), first[1], line_text(file, int(first[0])))
         con.execute(f"drop table {temp}")
         return LoadResult(rows=int(count[0]) if count else 0, warnings=warnings)

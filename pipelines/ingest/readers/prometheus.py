@@ -55,7 +55,14 @@ import pyarrow as pa
 
 from pipelines.config import Source
 from pipelines.errors import RejectedFile, SourceFailed
-from pipelines.ingest.readers.base import LoadContext, LoadResult, SourceReader, duckdb_problem
+from pipelines.ingest.readers.base import (
+    AheadOfClock,
+    LoadContext,
+    LoadResult,
+    SourceReader,
+    ahead_of_clock,
+    duckdb_problem,
+)
 from pipelines.ingest.readers.dcgm import metric_catalog
 from pipelines.netlimits import AnswerLimits, LimitHit, read_answer
 from pipelines.redact import redact, remember
@@ -359,6 +366,9 @@ class PrometheusReader(SourceReader):
                     "file_id": ctx.file_id,
                 },
             )
+            ahead = ahead_of_clock(con, [ctx])
+            if ahead is not None:
+                raise _ahead_hour(con, client.base, series, ahead)
         except duckdb.Error as exc:
             problem = duckdb_problem(exc)
             if "NOT NULL constraint" in problem and ".host" in problem:
@@ -413,6 +423,26 @@ class PrometheusReader(SourceReader):
         for i in range(0, len(values), opts.series_per_query):
             group = values[i : i + opts.series_per_query]
             yield f'{label}=~"' + "|".join(_escape_regex(v) for v in group) + '"'
+
+
+def _ahead_hour(
+    con: duckdb.DuckDBPyConnection,
+    where: str,
+    series: dict[tuple[tuple[str, str], ...], int],
+    ahead: AheadOfClock,
+) -> RejectedFile:
+    """The rejection of a read whose answers hold an hour after the clock check's limit (a server or proxy
+    that answered outside the range asked), naming the first such hour's series and statistic."""
+    first = one(
+        con,
+        "select series_id, stat, epoch(hour) from _prom_points where hour > $limit order by hour, series_id limit 1",
+        {"limit": ahead.limit},
+    )
+    if first is None:
+        return ahead.refusal(where)
+    labels = next(k for k, v in series.items() if v == first[0])
+    shown = ", ".join(f'{k}="{v}"' for k, v in labels[:6])
+    return ahead.refusal(where, at_s=float(first[2]), seen=f"the hour of series {{{shown}}} ({first[1]})")
 
 
 def _points(

@@ -25,7 +25,14 @@ import duckdb
 
 from pipelines.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, PerFileBatch, duckdb_problem
+from pipelines.ingest.readers.base import (
+    AheadOfClock,
+    LoadContext,
+    LoadResult,
+    PerFileBatch,
+    ahead_of_clock,
+    duckdb_problem,
+)
 from pipelines.ingest.readers.dcgm import metric_catalog
 from pipelines.sources.nvidia_smi import host_from_path
 from pipelines.sources.options import PrometheusJsonOptions
@@ -90,7 +97,42 @@ class PrometheusJsonReader(PerFileBatch):
             elif "NOT NULL constraint" in problem and ".ts" in problem:
                 problem = 'a point without a numeric timestamp (expected [<seconds>, "<value>"])'
             raise RejectedFile(file.uri, problem) from None
+        ahead = ahead_of_clock(con, [ctx])
+        if ahead is not None:
+            raise self._ahead_point(con, doc, params, file.uri, ahead)
         return LoadResult(rows=int(got[0]) if got else 0)
+
+    @staticmethod
+    def _ahead_point(
+        con: duckdb.DuckDBPyConnection, doc: str, params: dict[str, object], uri: str, ahead: AheadOfClock
+    ) -> RejectedFile:
+        """The first point of a catalogue metric's series dated after the clock check's limit, named by its
+        series (index and labels) and point index: a query response has no lines to speak of."""
+        first = one(
+            con,
+            f"""with series as (
+                select unnest(data.result) as s, generate_subscripts(data.result, 1) - 1 as i from {doc}
+            ),
+            points as (
+                select
+                    i,
+                    s.metric as labels,
+                    unnest(coalesce(s."values", [s.value])) as point,
+                    generate_subscripts(coalesce(s."values", [s.value]), 1) - 1 as j
+                from series
+            )
+            select i, j, labels, point::varchar, try_cast(json_extract(point, '$[0]') as double) as seconds
+            from points
+            where labels['__name__'] in (select unnest($names)) and seconds > $limit_s
+            order by i, j
+            limit 1""",  # noqa: S608 - identifiers only, values are bound
+            {**params, "names": [str(m["metric"]) for m in metric_catalog()], "limit_s": ahead.limit_s},
+        )
+        if first is None:
+            return ahead.refusal(uri)
+        i, j, labels, point, seconds = first
+        shown = ", ".join(f'{k}="{v}"' for k, v in list(labels.items())[:6])
+        return ahead.refusal(uri, at_s=float(seconds), seen=f"series {i} {{{shown}}}, point {j}: {point}")
 
     @staticmethod
     def _json_problem(file: SourceFile, exc: duckdb.Error) -> str:
