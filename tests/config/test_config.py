@@ -99,7 +99,7 @@ BAD_CONFIGS: dict[str, tuple[str, list[str]]] = {
           team: {nlp: 40000}
           region: {eu-west-1: 5000}
         """,
-        ["{f}:4: budgets.region: got 'region', expected one of 'team' or 'project'"],
+        ["{f}:4: budgets.region: unknown key"],
     ),
     "budget that is not a number": (
         """
