@@ -155,8 +155,13 @@ STORAGE_PREFIX_DEPTH = 3
 
 def _growth_limit(value: Any) -> dict[str, float]:
     """`10%` -> {"percent": 10.0}; `500 GiB`, `2 TiB` -> {"gib": ...}: the shape COST004's params take."""
-    if isinstance(value, dict):
-        return value  # already in that shape (a config built in code)
+    if isinstance(value, dict):  # already in that shape: one of percent or gib, not below 0
+        amounts = [v for k, v in value.items() if k in ("percent", "gib")]
+        if len(value) != 1 or len(amounts) != 1 or not isinstance(amounts[0], int | float) or amounts[0] < 0:
+            raise ValueError(
+                f"{value!r}: give one of {{percent: P}} or {{gib: G}}, not below 0, or '10%' / '500 GiB'"
+            )
+        return value
     text = str(value).strip()
     m = _GROWTH.fullmatch(text)
     if isinstance(value, bool) or m is None:

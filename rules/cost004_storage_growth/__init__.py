@@ -9,7 +9,7 @@ What it detects
 Why it is waste
     It is not waste by itself, so it is an attention rule: reported apart and never added to the waste
     total. Storage is billed every month for every byte kept, so a bucket growing 40 % a month doubles its
-    bill in under two months and keeps it; the growth is cheap to stop early (a retention rule, a
+    bill in about two months and keeps it; the growth is cheap to stop early (a retention rule, a
     checkpoint cadence, a dataset kept once) and expensive once nobody remembers what the bytes are. The
     amount at stake is what the month's growth adds to the storage bill each month.
 
@@ -48,10 +48,10 @@ Example finding
     resource_id: "storage-growth:s3://acme-ckpt-vision/"
     resource_type: storage growth budget
     status: waste
-    reason: "s3://acme-ckpt-vision/ grew 40.0 % a month (2,500.0 GiB on 2026-11-01 to 3,419.9 GiB on 2026-11-29, +1,000.0 GiB a month) against a budget of 10 % a month; the growth adds USD 23.00 to the monthly storage bill each month; grew most: s3://acme-ckpt-vision/vit-g/run-04/ (+400.0 GiB a month)."
-    estimated_waste: 23.0
+    reason: "s3://acme-ckpt-vision/ grew 40.0 % a month (5,000.0 GiB on 2026-11-01 to 6,839.7 GiB on 2026-11-29, +2,000.0 GiB a month) against a budget of 10 % a month; the growth adds USD 46.00 to the monthly storage bill each month; grew most: s3://acme-ckpt-vision/vit-g/run-07/ (+1,130.6 GiB a month), s3://acme-ckpt-vision/vit-h/run-01/ (+869.4 GiB a month)."
+    estimated_waste: 46.0
     currency: USD
-    waste_basis: "amount at stake, not waste: the monthly growth of stored bytes x the storage price per GB-month"
+    waste_basis: "amount at stake, not waste: the monthly growth of stored bytes (bytes at the last inventory date minus bytes at the first, scaled to 30.44 days) x the storage price per GB-month of its bucket and class: what the growth adds to the storage bill each month"
 
 Remediation
     Open the prefixes that grew most: expire old checkpoints (keep the last and the best, STO001), move
@@ -81,6 +81,16 @@ class Limit(BaseModel):
 
     percent: float | None = Field(None, ge=0, description="Percent of the scope's bytes a month.")
     gib: float | None = Field(None, ge=0, description="GiB (2^30 bytes) a month.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _not_text(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            raise ValueError(
+                f"{value!r}: write it under `budgets: storage_growth:` in wastewatch.yaml, or here as "
+                "{percent: 10} or {gib: 500}"
+            )
+        return value
 
     @model_validator(mode="after")
     def _one(self) -> Limit:

@@ -264,6 +264,12 @@ def evaluate(con: duckdb.DuckDBPyConnection, window: Window, params: RuleParams)
             f"{scope} grew {rate} ({_gib(first)} on {b0} to {_gib(last)} on {b1}, "
             f"+{monthly / GIB:,.1f} GiB a month) against a budget of {_limit_text(limit)}; {money_text}"
             + (f"; grew most: {top_text}" if top_text else "")
+            + (
+                "; not measured (fewer than two inventory dates "
+                f"{p.min_span_days} days apart): {', '.join(sorted(b.bucket for b in unmeasured))}"
+                if unmeasured
+                else ""
+            )
             + "."
         )
         money = added if status == "waste" else Decimal(0)

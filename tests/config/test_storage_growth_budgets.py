@@ -103,3 +103,15 @@ def test_the_cli_exits_2_with_one_line_naming_the_key(tmp_path: Path) -> None:
     assert len(lines) == 1 and "wastewatch.yaml:3: budgets.storage_growth.s3://acme-ckpt/:" in lines[0]
     assert "Traceback" not in result.output
     assert not (tmp_path / "warehouse").exists()  # nothing done
+
+
+def test_the_rules_own_form_is_checked_at_load_too(tmp_path: Path) -> None:
+    # `{percent: -5}` under budgets and text under `rules: COST004:` are named when the file is read
+    path = write_config(tmp_path, 'budgets:\n  storage_growth:\n    "s3://acme-ckpt/": {percent: -5}\n')
+    with pytest.raises(
+        ConfigError, match=r"wastewatch.yaml:3: budgets.storage_growth.s3://acme-ckpt/: .*not below 0"
+    ):
+        load_config(path)
+    path = write_config(tmp_path, 'rules:\n  COST004: {budgets: {"s3://acme-ckpt/": 10%}}\n')
+    with pytest.raises(ConfigError, match=r"rules.COST004.budgets.s3://acme-ckpt/: '10%': write it under"):
+        load_config(path)
