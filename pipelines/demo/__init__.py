@@ -167,9 +167,9 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
     write_inventory(directory, {GROWTH_BUCKET: growth["first"]}, growth["first_at"], config_id="month-ago")
     write_inventory(directory, {GROWTH_BUCKET: growth["newest"]}, growth["newest_at"])
     listings = write_log_groups(directory, end)
-    n_objects = sum(len(objs) for objs in objects.values())
+    n_objects = sum(len(objs) for objs in objects.values()) + len(growth["first"]) + len(growth["newest"])
     progress.done(
-        f"  jobs and storage: {len(planner.jobs)} Slurm jobs, {n_objects:,} objects in {len(objects)} "
+        f"  jobs and storage: {len(planner.jobs)} Slurm jobs, {n_objects:,} objects in {len(objects) + 2} "
         f"bucket inventories, {progress.seconds(t)}"
     )
     (directory / "wastewatch.yaml").write_text(config_text(), encoding="utf-8")
