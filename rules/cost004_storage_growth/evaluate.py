@@ -156,12 +156,14 @@ def evaluate(con: duckdb.DuckDBPyConnection, window: Window, params: RuleParams)
         ]  # fmt: skip
         if not measurable:
             if not buckets:
+                owned = kind in ("team", "project") and not scope.startswith(("s3:", "/"))
                 lacks = (
                     f"no inventory of a bucket billed to {kind} {name}"
-                    if kind in ("team", "project") and not scope.startswith(("s3:", "/"))
+                    if owned
                     else f"no inventory holding {scope}"
-                )
-                lacks += f" in the {p.lookback_days} days to {until}"
+                ) + f" in the {p.lookback_days} days to {until}"
+                if owned:
+                    lacks += f" (a bucket's {kind} is its bill's tag)"
             else:
                 dates = sorted({d for b in unmeasured for d in (b.first_date, b.last_date)})
                 lacks = (
@@ -256,9 +258,13 @@ def evaluate(con: duckdb.DuckDBPyConnection, window: Window, params: RuleParams)
             status = "suspect"
             money_text = (
                 "no storage price is known for the grown bytes (set prices: storage_gb_month:)"
-                if unpriced > 0 and not cost
+                if not cost
                 else f"the growth does not raise the storage bill ({currency} {added:,.2f} a month: it moved "
                 "to cheaper classes)"
+            )
+        if unpriced > 0 and cost:
+            money_text += (
+                f" ({unpriced / GIB:,.1f} GiB a month of it has no price: set prices: storage_gb_month:)"
             )
         reason = (
             f"{scope} grew {rate} ({_gib(first)} on {b0} to {_gib(last)} on {b1}, "
