@@ -7,6 +7,7 @@ from rules.com001_unused_commitment import RULE as COM001
 from rules.cost001_unattributed_spend import RULE as COST001
 from rules.cost002_budget_overrun import RULE as COST002
 from rules.cost003_spend_anomaly import RULE as COST003
+from rules.cost004_storage_growth import RULE as COST004
 from rules.gpu001_idle_gpu_instance import RULE as GPU001
 from rules.gpu002_overprovisioned_job import RULE as GPU002
 from rules.gpu003_input_starved_job import RULE as GPU003
@@ -21,7 +22,7 @@ from rules.sto005_log_retention import RULE as STO005
 
 ALL_RULES: tuple[Rule, ...] = (
     GPU001, GPU002, GPU003, GPU004, GPU005, COM001,
-    COST001, COST002, COST003,
+    COST001, COST002, COST003, COST004,
     NET001,
     STO001, STO002, STO003, STO004, STO005,
 )  # fmt: skip

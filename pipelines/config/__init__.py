@@ -11,11 +11,22 @@ import re
 from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import yaml
-from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
+from typing_extensions import TypedDict
 
 from pipelines.config.sections import (  # noqa: F401 - re-exported: callers import them from pipelines.config
     _CURRENCY,
@@ -134,6 +145,94 @@ class Source(_Strict):
         return options_of(self.kind, self.options, model)
 
 
+# a storage-growth budget's amount: "10%" of the scope's bytes a month, or "500 GiB" / "2 TiB" a month
+_GROWTH = re.compile(
+    r"(?P<amount>\d+(?:\.\d+)?)\s*(?P<unit>%|GiB|TiB)\s*(?:(?:/|a |per )\s*month)?", flags=re.IGNORECASE
+)
+# how deep a bucket prefix a budget may name: the folders sql/marts/storage_prefix_days.sql keeps
+STORAGE_PREFIX_DEPTH = 3
+
+
+def _growth_limit(value: Any) -> dict[str, float]:
+    """`10%` -> {"percent": 10.0}; `500 GiB`, `2 TiB` -> {"gib": ...}: the shape COST004's params take."""
+    if isinstance(value, dict):  # already in that shape: one of percent or gib, not below 0
+        amounts = [v for k, v in value.items() if k in ("percent", "gib")]
+        if len(value) != 1 or len(amounts) != 1 or not isinstance(amounts[0], int | float) or amounts[0] < 0:
+            raise ValueError(
+                f"{value!r}: give one of {{percent: P}} or {{gib: G}}, not below 0, or '10%' / '500 GiB'"
+            )
+        return value
+    text = str(value).strip()
+    m = _GROWTH.fullmatch(text)
+    if isinstance(value, bool) or m is None:
+        raise ValueError(
+            f"{text!r} is not a monthly growth: write a share of the stored bytes like '10%' or an amount "
+            "like '500 GiB' or '2 TiB' (a month)"
+        )
+    amount, unit = float(m.group("amount")), m.group("unit").lower()
+    if unit == "%":
+        return {"percent": amount}
+    return {"gib": amount * (1024 if unit == "tib" else 1)}
+
+
+def _growth_scope(value: str) -> str:
+    """A storage-growth budget's scope: `s3://bucket/[prefix/]`, a file-system path, `team:NAME` or
+    `project:NAME`; folders get their trailing '/' (a scope is a folder, never part of a name)."""
+    text = value.strip()
+    kind, _, name = text.partition(":")
+    if kind in ("team", "project") and name.strip() and not text.startswith(("team://", "project://")):
+        return f"{kind}:{name.strip()}"
+    if text.startswith("s3://"):
+        bucket, _, prefix = text[5:].partition("/")
+        if not re.fullmatch(r"[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]", bucket):
+            raise ValueError(f"{bucket!r} is not an S3 bucket name (3-63 characters: a-z, 0-9, '.', '-')")
+        folders = [f for f in prefix.split("/") if f]
+        if len(folders) > STORAGE_PREFIX_DEPTH:
+            raise ValueError(
+                f"a prefix {len(folders)} folders deep; storage growth is measured at most "
+                f"{STORAGE_PREFIX_DEPTH} folders below the bucket: name a shorter prefix"
+            )
+        return "s3://" + "/".join([bucket, *folders]) + "/"
+    if text.startswith("/"):
+        return text.rstrip("/") + "/"
+    raise ValueError(
+        "not a storage scope: write s3://bucket/ or s3://bucket/prefix/, a file-system path "
+        "(/data/ckpt/), team:NAME or project:NAME"
+    )
+
+
+def _distinct_scopes(value: Any) -> Any:
+    """Two keys naming the same folder (`s3://b` and `s3://b/`) would keep one budget silently."""
+    if not isinstance(value, dict):
+        return value
+    seen: dict[str, str] = {}
+    for key in value:
+        try:
+            scope = _growth_scope(str(key))
+        except ValueError:
+            continue  # the key's own check names it
+        if scope in seen:
+            raise ValueError(f"{seen[scope]!r} and {key!r} are the same scope ({scope}): keep one")
+        seen[scope] = str(key)
+    return value
+
+
+GrowthScope = Annotated[str, AfterValidator(_growth_scope)]
+GrowthLimit = Annotated[dict[Literal["percent", "gib"], float], BeforeValidator(_growth_limit)]
+GrowthBudgets = Annotated[dict[GrowthScope, GrowthLimit], BeforeValidator(_distinct_scopes)]
+
+
+class Budgets(TypedDict, total=False):
+    """`budgets:`: monthly spend per team or project (billing currency), and storage-growth limits."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
+
+    team: dict[str, Decimal]
+    project: dict[str, Decimal]
+    # scope -> the most its stored bytes may grow in a month (COST004)
+    storage_growth: GrowthBudgets
+
+
 # the advisors `advice:` configures (pipelines/advice/): their settings are checked when they run
 AdvisorKey = Literal["commitment", "spot"]
 
@@ -160,8 +259,10 @@ class Config(_Strict):
         default_factory=dict,
         description="Settings of the commitment and spot advice (docs/advice.md), checked when they run.",
     )
-    budgets: dict[BudgetDimension, dict[str, Decimal]] = Field(
-        default_factory=dict, description="Monthly budgets per 'team' or 'project'."
+    budgets: Budgets = Field(
+        default_factory=lambda: Budgets(),
+        description="Monthly spend budgets per 'team' or 'project', and `storage_growth` limits per bucket, "
+        "prefix, team or project ('10%' or '500 GiB' a month).",
     )
     prices: Prices = Field(default_factory=Prices)
     duckdb: DuckDBSettings = Field(default_factory=DuckDBSettings)

@@ -78,9 +78,11 @@ advice: {}
 #  commitment: {lookback_weeks: 4, percentile: 0.1, discounts: {p4d: 0.3}}
 #  spot: {interruption_rate: 0.005, restart_minutes: 15, spot_discounts: {p5: 0.5}}
 
-# Monthly budgets in the billing currency.
+# Monthly spend budgets in the billing currency (COST002), and how much stored bytes may grow a month
+# (COST004): per bucket or prefix, file-system path, team:NAME or project:NAME; a share or an amount.
 budgets: {}
 #  team: {nlp: 40000, vision: 15000}
+#  storage_growth: {"s3://acme-ckpt/": 10%, "team:vision": 500 GiB}
 
 # A consolidated view in one currency beside the per-currency figures (leave out for none). Rates are given
 # here, dated, and never fetched; a currency without a rate is named in the report as not converted.

@@ -71,7 +71,16 @@ from pipelines.demo.modelled import (
     write_hosts_csv,
     write_train_logs,
 )
-from pipelines.demo.scenario import P5, fleet, plan, plan_log_files, plan_metric_blocks, plan_storage
+from pipelines.demo.scenario import (
+    GROWTH_BUCKET,
+    P5,
+    fleet,
+    plan,
+    plan_log_files,
+    plan_metric_blocks,
+    plan_storage,
+    plan_storage_growth,
+)
 from pipelines.demo.writers import (
     config_text,
     write_inventory,
@@ -153,10 +162,14 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
         research, research_planner, research_notes, hourly_costs(research, watts), logs, start, weeks
     )
     write_inventory(directory, objects, end - timedelta(hours=23))
+    # COST004's growing bucket: planned from no draw of `rng`, its two inventories 28 days apart
+    growth = plan_storage_growth(end)
+    write_inventory(directory, {GROWTH_BUCKET: growth["first"]}, growth["first_at"], config_id="month-ago")
+    write_inventory(directory, {GROWTH_BUCKET: growth["newest"]}, growth["newest_at"])
     listings = write_log_groups(directory, end)
-    n_objects = sum(len(objs) for objs in objects.values())
+    n_objects = sum(len(objs) for objs in objects.values()) + len(growth["first"]) + len(growth["newest"])
     progress.done(
-        f"  jobs and storage: {len(planner.jobs)} Slurm jobs, {n_objects:,} objects in {len(objects)} "
+        f"  jobs and storage: {len(planner.jobs)} Slurm jobs, {n_objects:,} objects in {len(objects) + 2} "
         f"bucket inventories, {progress.seconds(t)}"
     )
     (directory / "wastewatch.yaml").write_text(config_text(), encoding="utf-8")
@@ -180,6 +193,7 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
         logs,
         len(research_planner.jobs),
         listings,
+        growth,
     )
     (directory / "expected.json").write_text(
         json.dumps(expected, indent=2, default=str) + "\n", encoding="utf-8"

@@ -17,6 +17,8 @@ from pipelines.demo.billing import EU_READS_USAGE_TYPE, INTER_REGION_PER_GB, RI_
 from pipelines.demo.modelled import STRAY_LINES
 from pipelines.demo.scenario import (
     GLACIER_IR,
+    GROWTH_BUCKET,
+    GROWTH_BUDGET,
     LOG_GROUPS,
     P4D,
     S3_STANDARD,
@@ -256,7 +258,7 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
               lines: list[dict[str, Any]], start: datetime, weeks: int, spike: tuple[int, str, Decimal], samples: int,
               starved_samples: dict[tuple[str, int, int], list[tuple[int, int]]], seed: int,
               last_week: str, modelled: dict[str, Any], logs: dict[int, dict[str, Any]],
-              research_jobs: int, listings: list[datetime]) -> dict[str, Any]:  # fmt: skip
+              research_jobs: int, listings: list[datetime], growth: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
     """expected.json: the report week's spend (billed, and modelled apart) and every rule's planted
     amount, GPU001 and GPU004 per week, the training logs and the sizes of what was written. `modelled` is
     the research cluster's (modelled.expected_modelled): its hosts are priced by the config's `pricing:`
@@ -399,6 +401,14 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
             if job_times(j, start)[0] < rw_end and job_times(j, start)[1] > rw_start
         }
     )
+
+    # COST004: the growth bucket's monthly growth (a straight line through its two inventories, scaled to
+    # 30.44 days) x the STANDARD price its bucket has (the config's fallback: the bucket is not on the bill)
+    span = Decimal((growth["newest_at"].date() - growth["first_at"].date()).days)
+    monthly_growth = Decimal(growth["newest_bytes"] - growth["first_bytes"]) * DAYS_PER_MONTH / span
+    growth_pct = 100 * monthly_growth / growth["first_bytes"]
+    growth_cost = monthly_growth / GIB * S3_STANDARD
+    allowed = Decimal(growth["first_bytes"]) * Decimal(GROWTH_BUDGET.rstrip("%")) / 100
 
     gpu001_rw = gpu001[rw]
     low = modelled["low_mfu"]
@@ -605,6 +615,27 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
                     "name": "budget-overrun",
                     "month_to_date_by_team": {k: money(v) for k, v in sorted(team_mtd.items())},
                     "budgets": {"nlp": 260000, "vision": 110000, "speech": 60000},
+                },
+                "COST004": {
+                    "name": "storage-growth",
+                    "resource_id": f"storage-growth:s3://{GROWTH_BUCKET}/",
+                    "budget": GROWTH_BUDGET,
+                    "first_date": growth["first_at"].date().isoformat(),
+                    "last_date": growth["newest_at"].date().isoformat(),
+                    "bytes_first": growth["first_bytes"],
+                    "bytes_last": growth["newest_bytes"],
+                    "growth_pct_per_month": float(round(growth_pct, 2)),
+                    "monthly_growth_gib": float(round(monthly_growth / GIB, 3)),
+                    "amount_at_stake": money(growth_cost),
+                    "over_budget_monthly_cost": money((monthly_growth - allowed) / GIB * S3_STANDARD),
+                    "grew_most": [
+                        f"s3://{GROWTH_BUCKET}/vit-g/run-07/",
+                        f"s3://{GROWTH_BUCKET}/vit-h/run-01/",
+                    ],
+                    "basis": "attention, never waste: (bytes at the last inventory - bytes at the first) x 30.44 / "
+                    "28 days = the monthly growth, x $0.023 per GiB-month (the config's STANDARD price): what "
+                    "the growth adds to the storage bill each month, against a budget of 10 % of the first "
+                    "inventory's bytes a month",
                 },
                 "COST003": {
                     "name": "spend-anomaly",

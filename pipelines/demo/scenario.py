@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any
 
-from pipelines.units import GIB, HOURS_PER_WEEK
+from pipelines.units import DAYS_PER_MONTH, GIB, HOURS_PER_WEEK
 
 S3_STANDARD = Decimal("0.023")
 GLACIER_IR = Decimal("0.004")  # the demo config's fallback price (prices: storage_gb_month:)
@@ -440,3 +440,55 @@ def plan_metric_blocks(end: datetime) -> list[tuple[str, int, datetime, str]]:
             key = f"thanos/{block}/{name}"
             out.append((key, size, made + timedelta(minutes=minutes), _etag(key, size)))
     return out
+
+
+# COST004's plant: acme-ckpt-vision, the vision team's checkpoint bucket (outside every `checkpoints:` pattern
+# and off the bill, so no other rule prices it), grows 40 % a month against a 10 % budget.
+GROWTH_BUCKET = "acme-ckpt-vision"
+GROWTH_PCT = Decimal(40)
+GROWTH_BUDGET = "10%"
+GROWTH_SPAN_DAYS = 28
+
+
+def plan_storage_growth(end: datetime) -> dict[str, Any]:
+    """The growth bucket's two inventories, 28 days apart (the newest the report week's Sunday 01:00): at the
+    first, vit-l/run-03/ (40 checkpoints of 60 GiB) and vit-g/run-07/ (40 of 65 GiB), 5,000 GiB; by the
+    second vit-g/run-07/ saved 16 more and vit-h/run-01/ started, 10 checkpoints holding the rest of 40 % a
+    month's growth: 5,000 GiB x 40 % x 28 / 30.44 days more. Planned from no random draw."""
+    newest_at = end - timedelta(hours=23)
+    first_at = newest_at - timedelta(days=GROWTH_SPAN_DAYS)
+
+    def ckpt(run: str, step: int, size: int, when: datetime) -> tuple[str, int, datetime, str]:
+        key = f"{run}/step-{step:06d}/model.safetensors"
+        return key, size, when, _etag(key, size)
+
+    old = [
+        ckpt("vit-l/run-03", 500 * (i + 1), 60 * GIB, first_at - timedelta(days=70 - i)) for i in range(40)
+    ]
+    old += [
+        ckpt("vit-g/run-07", 500 * (i + 1), 65 * GIB, first_at - timedelta(hours=12 * (40 - i)))
+        for i in range(40)
+    ]
+    first_bytes = sum(o[1] for o in old)
+    grown = int(
+        (Decimal(first_bytes) * GROWTH_PCT / 100 * GROWTH_SPAN_DAYS / DAYS_PER_MONTH).to_integral_value(
+            ROUND_HALF_UP
+        )
+    )
+    more = [
+        ckpt("vit-g/run-07", 500 * (41 + i), 65 * GIB, first_at + timedelta(days=1 + i)) for i in range(16)
+    ]
+    rest = grown - sum(o[1] for o in more)
+    sizes = [rest // 10] * 9 + [rest - 9 * (rest // 10)]
+    more += [
+        ckpt("vit-h/run-01", 1000 * (i + 1), size, first_at + timedelta(days=10 + 1.5 * i))
+        for i, size in enumerate(sizes)
+    ]
+    return {
+        "first_at": first_at,
+        "newest_at": newest_at,
+        "first": old,
+        "newest": old + more,
+        "first_bytes": first_bytes,
+        "newest_bytes": first_bytes + grown,
+    }

@@ -164,11 +164,15 @@ INVENTORY_SCHEMA = "Bucket, Key, Size, LastModifiedDate, ETag, StorageClass, IsM
 
 
 def write_inventory(
-    root: Path, objects: dict[str, list[tuple[str, int, datetime, str]]], when: datetime
+    root: Path,
+    objects: dict[str, list[tuple[str, int, datetime, str]]],
+    when: datetime,
+    config_id: str = "daily",
 ) -> None:
-    """One S3 Inventory report per bucket, dated `when`: a CSV.gz data file, manifest.json and its checksum."""
+    """One S3 Inventory report per bucket, dated `when`: a CSV.gz data file, manifest.json and its checksum,
+    under the inventory configuration `config_id`."""
     for bucket, objs in objects.items():
-        base = root / "landing" / "inventory" / bucket / "daily"
+        base = root / "landing" / "inventory" / bucket / config_id
         data = base / "data"
         data.mkdir(parents=True, exist_ok=True)
         buf = io.StringIO()
@@ -200,7 +204,7 @@ def write_inventory(
             "fileSchema": INVENTORY_SCHEMA,
             "files": [
                 {
-                    "key": f"{bucket}/daily/data/{name}",
+                    "key": f"{bucket}/{config_id}/data/{name}",
                     "size": len(blob),
                     "MD5checksum": hashlib.md5(blob).hexdigest(),
                 }
@@ -256,6 +260,12 @@ sources:
   - {name: datasets-inventory, kind: s3_inventory, uri: landing/inventory/acme-datasets/}
   - {name: datasets-eu-inventory, kind: s3_inventory, uri: landing/inventory/acme-datasets-eu/}
   - {name: scratch-inventory, kind: s3_inventory, uri: landing/inventory/acme-scratch/}
+  # the vision team's checkpoint bucket, growing 40 % a month (COST004 measures growth between inventories):
+  # its newest inventory, and one from 28 days earlier as a nightly ingest keeping a month of them holds it
+  - {name: ckpt-vision-inventory, kind: s3_inventory, uri: landing/inventory/acme-ckpt-vision/daily/,
+     options: {keep_inventories: 31}}
+  - {name: ckpt-vision-month-ago, kind: s3_inventory, uri: landing/inventory/acme-ckpt-vision/month-ago/,
+     expected_every: "off"}
   - {name: cloudwatch-logs, kind: cloudwatch_logs, uri: landing/cloudwatch-logs/}
   # the research team's clusters no bill lists (priced below) and the training logs of some jobs
   - {name: research-hosts, kind: hosts_csv, uri: landing/inventory/hosts/}
@@ -274,6 +284,8 @@ rules:
   GPU001: {max_util_pct: 5, min_idle_hours: 2}
 budgets:
   team: {nlp: 260000, vision: 110000, speech: 60000}
+  storage_growth:                 # the most stored bytes may grow in a month
+    "s3://acme-ckpt-vision/": 10%
 prices:
   storage_gb_month: {STANDARD: 0.023, STANDARD_IA: 0.0125, GLACIER_IR: 0.004}
 # the daily alert (`wastewatch alert`): here written to a file; a real config posts to a webhook_url

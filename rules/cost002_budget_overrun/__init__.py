@@ -83,7 +83,9 @@ class Params(RuleParams):
 
 
 def _from_config(config: Any) -> dict[str, Any]:
-    return {"budgets": dict(config.budgets), "budget_currency": config.currency}
+    # spend budgets only: `budgets: storage_growth:` is COST004's
+    spend = {k: v for k, v in config.budgets.items() if k in ("team", "project")}
+    return {"budgets": spend, "budget_currency": config.currency}
 
 
 RULE = Rule(

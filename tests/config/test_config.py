@@ -99,7 +99,7 @@ BAD_CONFIGS: dict[str, tuple[str, list[str]]] = {
           team: {nlp: 40000}
           region: {eu-west-1: 5000}
         """,
-        ["{f}:4: budgets.region: got 'region', expected one of 'team' or 'project'"],
+        ["{f}:4: budgets.region: unknown key"],
     ),
     "budget that is not a number": (
         """
@@ -600,7 +600,10 @@ def test_starter_config_commented_examples_are_valid_when_uncommented(tmp_path: 
     assert config.rule_overrides("GPU001") == {"max_util_pct": 5, "min_idle_hours": 2}
     assert config.advice["commitment"]["discounts"] == {"p4d": 0.3}
     assert config.advice["spot"]["restart_minutes"] == 15
-    assert config.budgets == {"team": {"nlp": Decimal(40000), "vision": Decimal(15000)}}
+    assert config.budgets == {
+        "team": {"nlp": Decimal(40000), "vision": Decimal(15000)},
+        "storage_growth": {"s3://acme-ckpt/": {"percent": 10.0}, "team:vision": {"gib": 500.0}},
+    }
     assert config.checkpoints == ["s3://acme-ckpt/{project}/{run_id}/**"]
     assert config.datasets == ["s3://acme-data/datasets/"]
     assert [e.basis for e in config.pricing] == ["owned", "contract"]
