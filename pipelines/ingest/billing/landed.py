@@ -15,9 +15,11 @@ from typing import Any
 import duckdb
 
 from pipelines.errors import RejectedFile
-from pipelines.ingest.billing.lines import LINES, Spec
+from pipelines.ingest.billing.lines import LINES, Check, Spec
 from pipelines.ingest.billing.relation import Relation
+from pipelines.ingest.billing.sql_expr import file_params, src_cte
 from pipelines.ingest.files import SourceFile
+from pipelines.ingest.readers.base import quote_ident
 from pipelines.warehouse import one, sql_text, utcnow
 from pipelines.warehouse import rows as fetch_rows
 
@@ -290,8 +292,19 @@ _STARTS = ("charge_period_start", "line_item_usage_start_date", "usage_date", "u
 _ENDS = ("charge_period_end", "line_item_usage_end_date", "usage_date", "usage_end_time")
 
 
-def _column(spec: Spec, names: tuple[str, ...]) -> str | None:
-    return next((c.shown for c in spec.checks if c.column in names and c.kind in ("timestamp", "date")), None)
+def _column(spec: Spec, names: tuple[str, ...]) -> Check | None:
+    return next((c for c in spec.checks if c.column in names and c.kind in ("timestamp", "date")), None)
+
+
+def _raw_value(con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, column: str, row: int) -> str | None:
+    """The text the file holds in `column` (a `_src` column) on data row `row`, read again from the file."""
+    cte = src_cte(rel.numbered_from, "_n", spec.columns)
+    sql = f"{cte}select {quote_ident(column)}::varchar from _src where _row = $row"  # noqa: S608 - identifiers only
+    try:
+        found = one(con, sql, {**file_params(rel, spec, sql), "row": row})
+    except duckdb.Error:
+        return None
+    return found[0] if found else None
 
 
 def _far_from_period(
@@ -324,7 +337,9 @@ def _far_from_period(
     kind = next(k for k in CHARGE_KINDS if k.name == first["far_kind"])
     column = _column(spec, _STARTS if first["far_start"] else _ENDS)
     where = f"data row {bad_row}: " if bad_row else ""
-    shown = f", column {column!r}" if column else ""
+    shown = f", column {column.shown!r}" if column else ""
+    raw = _raw_value(con, rel, spec, column.column, bad_row) if column and bad_row else None
+    shown += f" {raw!r}" if raw is not None else ""
     back = max_skew if kind.back is None else kind.back
     ahead = max_skew if kind.ahead is None else kind.ahead
     allows = (

@@ -110,31 +110,34 @@ def test_every_kind_of_charge_within_its_bound_loads(tmp_path: Path, fmt: str) -
     con.close()
 
 
-# (format, line id, old text, new text, data row, kind, column): one line moved beyond its kind's bound
+# (format, line id, old text, new text, data row, kind, column, its text): one line moved beyond its bound
 REFUSED = [
     ("focus", "late-arriving usage", "2025-05-01T00:00:00Z,2025-05-01T01", "2023-05-01T00:00:00Z,2023-05-01T01",
-     3, "correction", "ChargePeriodStart"),
-    ("focus", "June 2025", "2025-06-01T00:00:00Z", "2023-06-01T00:00:00Z", 4, "credit", "ChargePeriodStart"),
-    ("focus", "5-year commitment", "2031-03-15", "2036-03-15", 6, "purchase", "ChargePeriodEnd"),
+     3, "correction", "ChargePeriodStart", "2023-05-01T00:00:00Z"),
+    ("focus", "June 2025", "2025-06-01T00:00:00Z", "2023-06-01T00:00:00Z", 4, "credit", "ChargePeriodStart",
+     "2023-06-01T00:00:00Z"),
+    ("focus", "5-year commitment", "2031-03-15", "2036-03-15", 6, "purchase", "ChargePeriodEnd",
+     "2036-03-15T00:00:00Z"),
     ("focus", "End of contract", "2025-04-01T00:00:00Z", "2020-04-01T00:00:00Z", 9, "one-time fee",
-     "ChargePeriodStart"),
+     "ChargePeriodStart", "2020-04-01T00:00:00Z"),
     ("focus", "GPU instance hour", "2026-03-02T10:00:00Z,2026-03-02T11", "2025-12-02T10:00:00Z,2025-12-02T11",
-     1, "usage", "ChargePeriodStart"),
+     1, "usage", "ChargePeriodStart", "2025-12-02T10:00:00Z"),
     ("aws_cur", "li-credit", "2025-08-01T00:00:00Z", "2023-08-01T00:00:00Z", 7, "credit",
-     "lineItem/UsageStartDate"),
-    ("aws_cur", "li-ri-upfront", "2029-03-10", "2032-03-10", 3, "purchase", "lineItem/UsageEndDate"),
+     "lineItem/UsageStartDate", "2023-08-01T00:00:00Z"),
+    ("aws_cur", "li-ri-upfront", "2029-03-10", "2032-03-10", 3, "purchase", "lineItem/UsageEndDate",
+     "2032-03-10T00:00:00Z"),
     ("aws_cur2", "li-refund", "2025-11-01T00:00:00Z", "2023-11-01T00:00:00Z", 8, "adjustment",
-     "line_item_usage_start_date"),
-    ("azure", "10/12/2025", "10/12/2025", "10/12/2023", 5, "credit", "Date"),
-    ("azure", "03/03/2026", "03/03/2026,", "12/15/2025,", 2, "usage", "Date"),
+     "line_item_usage_start_date", "2023-11-01T00:00:00Z"),
+    ("azure", "10/12/2025", "10/12/2025", "10/12/2023", 5, "credit", "Date", "10/12/2023"),
+    ("azure", "03/03/2026", "03/03/2026,", "12/15/2025,", 2, "usage", "Date", "12/15/2025"),
     ("gcp", "adjustment", "2025-08-01 07:00:00 UTC", "2023-08-01 07:00:00 UTC", 3, "adjustment",
-     "usage_start_time"),
+     "usage_start_time", "2023-08-01 07:00:00 UTC"),
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(("fmt", "line_id", "old", "new", "row", "kind", "column"), REFUSED)
+@pytest.mark.parametrize(("fmt", "line_id", "old", "new", "row", "kind", "column", "raw"), REFUSED)
 def test_a_line_beyond_its_kind_s_bound_is_refused_naming_file_line_column_and_value(
-    tmp_path: Path, fmt: str, line_id: str, old: str, new: str, row: int, kind: str, column: str
+    tmp_path: Path, fmt: str, line_id: str, old: str, new: str, row: int, kind: str, column: str, raw: str
 ) -> None:
     fixture, name, source, _ = FORMATS[fmt]
     text, line = _replace(fixture.read_text(), line_id, old, new)
@@ -146,7 +149,7 @@ def test_a_line_beyond_its_kind_s_bound_is_refused_naming_file_line_column_and_v
         f"{name}:{line}: 1 line(s) charged far outside their billing period (data row {row}: {kind}, "
         in error
     )
-    assert f", column {column!r}): " in error, error
+    assert f", column {column!r} {raw!r}): " in error, error
     assert "so a date was written or read wrongly" in error
     assert con.execute("select count(*) from billing_line_items").fetchall() == [(0,)]
     con.close()
@@ -158,7 +161,8 @@ def test_a_refusal_names_the_kind_s_bound(tmp_path: Path) -> None:
     report, con = _run(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
     assert _only(report)[1].endswith(
         "charges.csv:5: 1 line(s) charged far outside their billing period (data row 4: credit, billing period "
-        "2026-03, charge period 2023-06-01 00:00:00 to 2025-07-01 00:00:00, column 'ChargePeriodStart'): a "
+        "2026-03, charge period 2023-06-01 00:00:00 to 2025-07-01 00:00:00, column 'ChargePeriodStart' "
+        "'2023-06-01T00:00:00Z'): a "
         "line of kind credit may start up to 24 period(s) before its billing period and end up to 12 after "
         "it, so a date was written or read wrongly"
     ), report.summary()
@@ -213,7 +217,8 @@ def test_a_usage_line_dated_1970_among_them_is_still_refused(tmp_path: Path) -> 
     assert status == "rejected"
     assert error.endswith(
         "spend_agreement.csv:8: 1 line(s) charged far outside their billing period (data row 7: usage, billing "
-        "period 2025-04, charge period 1970-01-01 00:00:00 to 1970-01-02 00:00:00, column 'ChargePeriodStart'): "
+        "period 2025-04, charge period 1970-01-01 00:00:00 to 1970-01-02 00:00:00, column 'ChargePeriodStart' "
+        "'1/1/70'): "
         "more than 1 period(s) away, so a date was written or read wrongly (options.max_period_skew allows "
         "more for real late charges)"
     ), error

@@ -190,7 +190,8 @@ def test_a_line_far_outside_its_billing_period_rejects_the_file(
     assert status == "rejected"
     assert error.endswith(
         f"nov.csv:3: 1 line(s) charged far outside their billing period (data row 2: usage, billing period "
-        f"2026-11, {shown}, column 'ChargePeriodStart'): more than 1 period(s) away, so a date was written or "
+        f"2026-11, {shown}, column 'ChargePeriodStart' {start!r}): more than 1 period(s) away, so a date was "
+        "written or "
         "read wrongly "
         "(options.max_period_skew allows more for real late charges)"
     ), error
