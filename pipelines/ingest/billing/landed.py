@@ -296,7 +296,9 @@ def _column(spec: Spec, names: tuple[str, ...]) -> Check | None:
     return next((c for c in spec.checks if c.column in names and c.kind in ("timestamp", "date")), None)
 
 
-def _raw_value(con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, column: str, row: int) -> str | None:
+def _raw_value(
+    con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, column: str, row: int
+) -> str | None:
     """The text the file holds in `column` (a `_src` column) on data row `row`, read again from the file."""
     cte = src_cte(rel.numbered_from, "_n", spec.columns)
     sql = f"{cte}select {quote_ident(column)}::varchar from _src where _row = $row"  # noqa: S608 - identifiers only
