@@ -88,8 +88,9 @@ class BillingOptions(S3ReadOptions):
     max_period_skew: StrictInt = Field(
         1,
         ge=0,
-        description="How many billing periods (months) a line's charge period may lie before or after its "
-        "billing period; a line further away rejects the file.",
+        description="How many billing periods (months) a usage line's charge period may lie before or after "
+        "its billing period; a line further away rejects the file. Corrections, credits, fees, purchases and "
+        "taxes have their own bounds (docs/billing.md).",
     )
 
 

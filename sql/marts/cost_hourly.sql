@@ -8,6 +8,9 @@
 -- Longer lines (daily, monthly) are spread evenly over the hours their resource existed within the line's
 -- charge period — from the first to the last hour the resource appears on the bill in shorter lines
 -- (e.g. a monthly EBS or RI fee over the hours the instance ran) — else over the whole charge period.
+-- A line longer than 31 days (a commitment or contract term, an annual fee) is spread the same way over its
+-- billing period instead of its charge period (the macros spread_start and spread_end): it lands in the
+-- month it was billed, and a 5-year fee does not make every delivery of its month rebuild 60 months.
 -- Built by month (pipelines/cost_months.py): the billed rows of the hours from $month_from to $month_to,
 -- spread from the lines whose charge period overlaps $reach_from to $reach_to (the months' reach,
 -- sql/intermediate/incremental/bill_months.sql), and the modelled rows when $modelled. A nightly bill
@@ -31,12 +34,24 @@
 -- pricing_basis: how the hour was priced: 'bill' (billing lines), 'owned' or 'contract' (a cost model)
 -- pricing_inputs: JSON of the model's inputs for the hour (rate, life, watts, PUE, kWh price, ...); NULL
 -- for a bill
-with lines as (
+with spread as (
+    select
+        * replace (
+            spread_start(charge_period_start, charge_period_end, billing_period_start, x_billing_period)
+                as charge_period_start,
+            spread_end(
+                charge_period_start, charge_period_end, billing_period_start, billing_period_end, x_billing_period
+            ) as charge_period_end
+        )
+    from billing_line_items
+),
+
+lines as (
     select
         x_line_key as line_key,
         *,
         greatest(epoch(charge_period_end) - epoch(charge_period_start), 0) as seconds
-    from billing_line_items
+    from spread
     where
         charge_period_start < $reach_to
         and greatest(charge_period_end, charge_period_start + interval 1 microsecond) > $reach_from

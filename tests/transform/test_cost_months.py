@@ -6,6 +6,7 @@ earlier line is spread, a line of no length on the edge, a quarter-hour line).""
 from __future__ import annotations
 
 from datetime import date, datetime
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -201,33 +202,35 @@ def test_a_line_starting_after_a_month_s_files_end_but_in_their_last_hour_is_rea
     con.close()
 
 
-def test_a_commitment_bought_for_a_year_does_not_tie_its_months_together_until_its_resource_shows(
+def test_a_commitment_bought_for_a_year_lands_in_its_billing_period_and_rebuilds_that_month_alone(
     tmp_path: Path,
 ) -> None:
-    # a year's commitment whose id no shorter line carries is spread over its own period: November restated
-    # rebuilds November alone; once an hour of its resource shows (October), every month of its year changes
+    # a year's commitment (longer than 31 days) is spread over its billing period, September, not over its
+    # term: no month after September is reached by it, November restated rebuilds November alone, and hours
+    # of its resource in October leave September as it was (sql/macros/macro_spread_period.sql)
     config = _project(tmp_path)
-    year = _spanning("commit-1", datetime(2026, 9, 1), datetime(2027, 9, 1), "8760.00", kind="Purchase")
+    year = _spanning("commit-1", datetime(2026, 9, 1), datetime(2027, 9, 1), "8760.00", kind="Fee")
     _deliver(tmp_path, "sep.csv.gz", _september() + [year])
     _deliver(tmp_path, "oct.csv.gz", hours("i-a", datetime(2026, 10, 1), 24, "1.00"))
     _deliver(tmp_path, "nov.csv.gz", hours("i-a", datetime(2026, 11, 1), 24, "1.00"))
     con = connect(config.warehouse_path)
     first = _build(con, config)
-    assert len(first.days_rebuilt) == 12  # September 2026 to August 2027
+    assert first.days_rebuilt == [SEP, OCT, NOV]
     _assert_whole_bill(con)
+    assert con.execute(
+        "select min(hour), max(hour), count(*), sum(billed_cost) from cost_hourly where resource_id = 'commit-1'"
+    ).fetchall() == [(datetime(2026, 9, 1), datetime(2026, 9, 30, 23), 720, Decimal("8760"))]
 
     _deliver(tmp_path, "nov.csv.gz", hours("i-a", datetime(2026, 11, 1), 48, "1.00"))
     assert _build(con, config).days_rebuilt == [NOV]
     _assert_whole_bill(con)
 
     _deliver(tmp_path, "used.csv.gz", hours("commit-1", datetime(2026, 10, 10), 2, "0.00"))
-    assert _build(con, config).days_rebuilt == first.days_rebuilt
+    assert _build(con, config).days_rebuilt == [OCT]
     _assert_whole_bill(con)
-    # the year now lands on the two hours its resource showed
-    assert (
-        con.execute(
-            "select count(*) from cost_hourly where resource_id = 'commit-1' and allocation = 'resource_hours'"
-        ).fetchall()[0][0]
-        == 2
-    )
+    # September's hours of the year are as they were: its resource showed in October only
+    assert con.execute(
+        "select allocation, count(*) from cost_hourly where resource_id = 'commit-1' and hour < '2026-10-01' "
+        "group by 1"
+    ).fetchall() == [("period", 720)]
     con.close()

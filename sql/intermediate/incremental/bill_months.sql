@@ -3,9 +3,10 @@
 -- What cost_hourly's billed rows of the month's hours are built from. A line's share of an hour depends on
 -- the lines of its resource within its charge period (the hours it appears on the bill), so the month's
 -- rows are spread from every line whose period overlaps its reach: reach_from to reach_to, the month and
--- the hours from the earliest start to the latest end of the lines in the month (per file and tag set, the
+-- the hours from the earliest start to the latest end of the lines in the month (per file, tag set and start month, the
 -- longer lines also per pair of start and end months, so it may cover more, never less), widened to whole
--- hours. A line longer
+-- hours. A line's period is the span cost_hourly spreads it over (spread_start, spread_end: a line longer
+-- than 31 days reaches its billing period, not its term). A line longer
 -- than a day whose resource shows in no line of a day or less (a commitment bought for years, a credit
 -- without a resource) is spread over its own period whatever else the bill holds: it is read by the months
 -- it overlaps and widens no reach, so it does not tie them together. The fingerprint covers the files
@@ -18,13 +19,25 @@ with lines as not materialized (
         x_file_id,
         x_tag_set,
         resource_id,
-        charge_period_start as line_start,
-        greatest(charge_period_end, charge_period_start + interval 1 microsecond) as line_end,
-        epoch(charge_period_end) - epoch(charge_period_start) as seconds
+        span_start as line_start,
+        greatest(span_end, span_start + interval 1 microsecond) as line_end,
+        epoch(span_end) - epoch(span_start) as seconds
     from (
-        select x_file_id, x_tag_set, resource_id, charge_period_start, charge_period_end from billing_columns
-        union all by name
-        from billing_lines
+        select
+            *,
+            spread_start(charge_period_start, charge_period_end, billing_period_start, x_billing_period)
+                as span_start,
+            spread_end(
+                charge_period_start, charge_period_end, billing_period_start, billing_period_end, x_billing_period
+            ) as span_end
+        from (
+            select
+                x_file_id, x_tag_set, resource_id, charge_period_start, charge_period_end, billing_period_start,
+                billing_period_end, x_billing_period
+            from billing_columns
+            union all by name
+            from billing_lines
+        )
     )
 ),
 
@@ -47,8 +60,9 @@ tied as (
         )
 ),
 
--- per file and tag set the extent of the lines of a day or less (never lone), and per file, tag set, lone or
--- not, and the months a line starts and ends in, that of the longer ones
+-- per file, tag set and the month a line starts in the extent of the lines of a day or less (never lone:
+-- by month, so that a late correction months back does not tie every month between to its file), and per
+-- file, tag set, lone or not, and the months a line starts and ends in, that of the longer ones
 groups as (
     select
         *,
@@ -64,7 +78,7 @@ groups as (
             count(*) as n
         from lines
         where seconds <= 86400
-        group by all
+        group by x_file_id, x_tag_set, date_trunc('month', line_start)
         union all
         select
             l.x_file_id,
@@ -80,14 +94,25 @@ groups as (
     )
 ),
 
+-- per file its lines and tag sets, counted per distinct set so that how its lines fall into groups (which
+-- changes when a long line's resource first shows in a shorter one) does not change the file's fingerprint
+file_sets as (
+    select
+        x_file_id,
+        x_tag_set,
+        sum(n) as n
+    from groups
+    group by all
+),
+
 files as (
     select
-        g.x_file_id,
-        sum(g.n) as n,
-        sum(hash(concat_ws('|', g.x_tag_set, cast(t as varchar)))) as tag_sets
-    from groups as g
-    left join billing_tag_sets as t on t.x_tag_set = g.x_tag_set
-    group by g.x_file_id
+        s.x_file_id,
+        sum(s.n) as n,
+        sum(hash(concat_ws('|', s.x_tag_set, cast(t as varchar)))) as tag_sets
+    from file_sets as s
+    left join billing_tag_sets as t on t.x_tag_set = s.x_tag_set
+    group by s.x_file_id
 ),
 
 months as (

@@ -189,8 +189,10 @@ def test_a_line_far_outside_its_billing_period_rejects_the_file(
     status, error = _only(report)
     assert status == "rejected"
     assert error.endswith(
-        f"nov.csv:3: 1 line(s) charged far outside their billing period (data row 2: billing period 2026-11, "
-        f"{shown}): more than 1 period(s) away, so a date was written or read wrongly "
+        f"nov.csv:3: 1 line(s) charged far outside their billing period (data row 2: usage, billing period "
+        f"2026-11, {shown}, column 'ChargePeriodStart' {start!r}): more than 1 period(s) away, so a date was "
+        "written or "
+        "read wrongly "
         "(options.max_period_skew allows more for real late charges)"
     ), error
     assert con.execute("select count(*) from billing_line_items").fetchall() == [(0,)]
@@ -209,7 +211,7 @@ def test_late_charges_within_the_skew_load_and_the_skew_is_configurable(tmp_path
     (landing / "nov.csv").write_bytes(_focus_csv(rows))
     report, con = _run(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
     assert _only(report)[0] == "rejected"
-    assert "(data row 3: billing period 2026-11, charge period 2026-09-15" in _only(report)[1]
+    assert "(data row 3: usage, billing period 2026-11, charge period 2026-09-15" in _only(report)[1]
     con.close()
     report, con = _run(tmp_path, "  - {name: f, kind: focus, uri: landing/, options: {max_period_skew: 2}}\n")
     assert _only(report) == ("loaded", ""), report.summary()
