@@ -43,15 +43,15 @@ CATEGORY_GROUPS = (
 )
 
 
-ID_CHARS = 30  # a longer identifier (an Azure resource path, a GCP self-link) is shown shortened in tables
+ID_CHARS = 32  # a longer identifier (an Azure resource path, a GCP self-link) is shown shortened in tables
 
 
 def shorten_middle(text: str, limit: int = ID_CHARS) -> str:
-    """`text` cut to `limit` characters by an ellipsis in the middle, keeping its start (the kind, the
-    account) and its end (the name): /subscriptions/0b1f…/virtualMachines/gpu-a100-07."""
+    """`text` cut to `limit` characters by an ellipsis in the middle, keeping a third for its start (the
+    kind) and two thirds for its end (the name): `/subscripti…nd96amsr-a100-v4-007`."""
     if len(text) <= limit:
         return text
-    tail = (limit - 1) * 3 // 5
+    tail = (limit - 1) * 2 // 3  # the end names the thing (the VM, the run); the start its kind
     return f"{text[: limit - 1 - tail]}…{text[-tail:]}"
 
 
@@ -61,11 +61,15 @@ def _shortened(value: Any, limit: int, tag: str) -> Markup:
     if value is None:
         return Markup("")
     text = str(value)
+    spaced = any(c.isspace() for c in text)
+    if spaced and tag == "code":
+        limit = max(limit, 2 * ID_CHARS)  # words (`budget:team:vision research`) wrap: room for more
     short = shorten_middle(text, limit)
     title = Markup(' title="{}"').format(text) if short != text else Markup("")
     if tag == "code":
-        return Markup("<code{}>{}</code>").format(title, short)
-    if not title and any(c.isspace() for c in text):
+        words = Markup(' class="words"') if spaced else Markup("")
+        return Markup("<code{}{}>{}</code>").format(words, title, short)
+    if not title and spaced:
         return escape(short)
     cls = Markup("") if any(c.isspace() for c in short) else Markup(' class="id"')
     return Markup("<span{}{}>{}</span>").format(cls, title, short)

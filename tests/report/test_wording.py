@@ -1,7 +1,7 @@
 """Numbers that say what they are: a change against a week with no or part of a week's data reads "new"
 or "partial week" (never a percentage), the trend chart starts at the first whole week with data, and the
 finding count names a rule's rolled-up small findings apart ("2 findings + 12 orphaned checkpoints (USD
-6.00)"). Each fleet is billed USD 10 an hour from its first hour of data; GPU001 finds 500 of waste in
+6.00)"); a long identifier is shortened in the middle with its full text on hover. Each fleet is billed USD 10 an hour from its first hour of data; GPU001 finds 500 of waste in
 both weeks."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import pytest
 
 from pipelines.config import load_config
 from pipelines.report import WeeklyReport, write_report
+from pipelines.report.render import ID_CHARS, idcode, idtext, shorten_middle
 from rules import Window
 from tests.helpers.config import write_config
 from tests.helpers.empty_warehouse import open_copy
@@ -107,3 +108,22 @@ def test_the_finding_count_names_the_rolled_up_small_findings(tmp_path: Path, em
         "i-b",
         12,
     ]
+
+
+def test_long_ids_are_shortened_in_the_middle_with_the_full_text_on_hover() -> None:
+    azure = (
+        "/subscriptions/0b1f6471-1bf0-4dda-aec3-cb9272f09590/resourceGroups/rg-ml/providers/"
+        "Microsoft.Compute/virtualMachines/nd96amsr-a100-v4-007"
+    )
+    short = shorten_middle(azure)
+    assert (
+        len(short) == ID_CHARS and short.startswith("/subscripti") and short.endswith("nd96amsr-a100-v4-007")
+    )
+    assert str(idcode(azure)) == f'<code title="{azure}">{short}</code>'
+    assert str(idcode("i-0123")) == "<code>i-0123</code>"  # short ids stay as they are
+    # a hostile id stays text in the title and the cell
+    hostile = str(idcode('"><img/src=x>' * 4))
+    assert hostile.startswith('<code title="&#34;&gt;&lt;img/src=x&gt;') and "<img" not in hostile
+    # a one-word team name is kept on one line; a name of words may wrap between them
+    assert str(idtext("platform-059")) == '<span class="id">platform-059</span>'
+    assert str(idtext("speech research group 7")) == "speech research group 7"
