@@ -246,6 +246,10 @@ class WeeklyReport:
             )
         return " + ".join(parts)
 
+    def advice_by_saving(self) -> list[dict[str, Any]]:
+        """The week's advice, the largest expected saving first (an item without one last)."""
+        return sorted(self.advice, key=lambda a: -Decimal(a["estimated_saving"] or 0))
+
     def listed_teams(self) -> list[dict[str, Any]]:
         """by_team() without the teams that had neither spend nor waste this week."""
         return [t for t in self.by_team() if t["spend"] or t["waste"]]
