@@ -62,16 +62,19 @@ def _nice_max(value: float) -> float:
 # because the heatmap is wider
 FONT = 16
 HEATMAP_FONT = 18
+# the trend charts sit up to three in a row on the main page (about 340 px wide at 1280 px): 18 units are
+# 18 x 340 / 560 = 10.9 px there
+TREND_FONT = 18
 
 
-def _grid(ticks: list[float], x0: float, x1: float, top: float, plot_h: float) -> list[str]:
+def _grid(ticks: list[float], x0: float, x1: float, top: float, plot_h: float, font: int = FONT) -> list[str]:
     """Horizontal grid lines with their value labels, 0 at the bottom and ticks[-1] at the top."""
     out = []
     for v in ticks:
         y = top + plot_h - plot_h * v / ticks[-1]
         out.append(
             f'<line x1="{x0}" y1="{y:.1f}" x2="{x1}" y2="{y:.1f}" stroke="{LINE}"/>'
-            f'<text x="{x0 - 6}" y="{y + 5:.1f}" text-anchor="end" font-size="{FONT}" fill="{MUTED}">'
+            f'<text x="{x0 - 6}" y="{y + 5:.1f}" text-anchor="end" font-size="{font}" fill="{MUTED}">'
             f"{_short(v)}</text>"
         )
     return out
@@ -91,7 +94,7 @@ def trend(weeks: Sequence[dict[str, Any]], currency: str) -> Markup:
         f'width="100%" role="img" aria-label="Spend and waste per week, {escape(currency)}" '
         f'preserveAspectRatio="xMidYMid meet" xmlns="http://www.w3.org/2000/svg">'
     ]
-    parts.extend(_grid(ticks, left, width - 10, top, plot_h))
+    parts.extend(_grid(ticks, left, width - 10, top, plot_h, TREND_FONT))
     for i, w in enumerate(weeks):
         spend, waste = _num(w["spend"]), w.get("waste")
         x = left + slot * i + (slot - bar) / 2
@@ -112,14 +115,14 @@ def trend(weeks: Sequence[dict[str, Any]], currency: str) -> Markup:
                 f'width="{bar * 0.6:.1f}" height="{wh:.1f}" fill="{WASTE}"/>'
             )
         parts.append(
-            f'<text x="{x + bar / 2:.1f}" y="{height - bottom + 20}" text-anchor="middle" font-size="{FONT}" '
+            f'<text x="{x + bar / 2:.1f}" y="{height - bottom + 20}" text-anchor="middle" font-size="{TREND_FONT}" '
             f'fill="{INK}">{label[-3:]}</text></g>'
         )
     parts.append(
         f'<rect x="{left}" y="{height - 12}" width="10" height="10" fill="{SPEND}"/>'
-        f'<text x="{left + 14}" y="{height - 3}" font-size="{FONT}" fill="{INK}">spend</text>'
+        f'<text x="{left + 14}" y="{height - 3}" font-size="{TREND_FONT}" fill="{INK}">spend</text>'
         f'<rect x="{left + 70}" y="{height - 12}" width="10" height="10" fill="{WASTE}"/>'
-        f'<text x="{left + 84}" y="{height - 3}" font-size="{FONT}" fill="{INK}">waste</text></svg>'
+        f'<text x="{left + 84}" y="{height - 3}" font-size="{TREND_FONT}" fill="{INK}">waste</text></svg>'
     )
     return Markup("".join(parts))
 

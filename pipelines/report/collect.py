@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import timedelta
+from datetime import datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -65,7 +65,8 @@ def collect_report(
         f["amount_at_stake"] = f["evidence"].get("amount_at_stake") if f["attention"] else None
     gpu_hours = _query(con, "rpt_weekly_gpu_resource_hours", p)
     bands = _query(con, "rpt_weekly_util_histogram", p)
-    trend = _trend(_query(con, "rpt_weekly_trend", p), window)
+    data_start = {r["currency"]: r["first_hour"] for r in _query(con, "rpt_cost_data_start", p)}
+    trend = _trend(_query(con, "rpt_weekly_trend", p), window, data_start)
     cost002 = config.rule_overrides("COST002")
     budgets = budget_status(
         con,
@@ -115,6 +116,7 @@ def collect_report(
         focus_conformance=_focus_conformance(con, window),
         actions=_query(con, "rpt_weekly_actions", p),
         realised=_query(con, "rpt_remediation_realised", p),
+        data_start=data_start,
         previous_evaluated=bool(
             scalar(con, "select count(*) from findings where week_start = $w", {"w": p["prev_start"]})
         ),
@@ -132,10 +134,14 @@ def _advice(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return items
 
 
-def _trend(weeks: list[dict[str, Any]], window: Window) -> dict[str, list[dict[str, Any]]]:
+def _trend(
+    weeks: list[dict[str, Any]], window: Window, data_start: dict[str, Any] | None = None
+) -> dict[str, list[dict[str, Any]]]:
     """Per currency, one entry per week from its first week with spend or waste to the report's week: the
     weeks before any data are left out (a chart of "the last 8 weeks" starting with empty weeks misleads),
-    a week without spend after that is kept with spend 0 (and waste None unless it was evaluated)."""
+    and so is a first week the data starts in the middle of when a full week follows (its bar would read as
+    a week of low spend); a week without spend after that is kept with spend 0 (and waste None unless it was
+    evaluated)."""
     out: dict[str, list[dict[str, Any]]] = {}
     for currency in sorted({t["currency"] for t in weeks}):
         have = {t["week_start"]: t for t in weeks if t["currency"] == currency}
@@ -143,9 +149,15 @@ def _trend(weeks: list[dict[str, Any]], window: Window) -> dict[str, list[dict[s
         if not with_data:
             continue
         start, series = min(with_data), []
+        first = (data_start or {}).get(currency)
+        partial = None
+        if first is not None and first > datetime.combine(start, time()):
+            if start + timedelta(weeks=1) < window.end.date():
+                partial, start = Window.containing(start).label, start + timedelta(weeks=1)
         while start < window.end.date():
             t = have.get(start) or {"week_start": start, "currency": currency, "spend": 0, "waste": None}
-            series.append({**t, "label": Window.containing(start).label})
+            series.append({**t, "label": Window.containing(start).label, "after_partial": partial})
+            partial = None
             start += timedelta(weeks=1)
         out[currency] = series
     return out

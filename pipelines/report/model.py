@@ -26,6 +26,20 @@ TREND_WEEKS = 8  # the trend chart spans at most this many weeks, the report's w
 # checkpoints of a few cents each read as one line, each still one click away
 ROLLUP_MIN = 10
 ROLLUP_SHARE = Decimal("0.01")
+MAIN_TOP = 10  # lines of "Top findings" on the main page (a rolled-up rule is one line)
+MAIN_TEAMS = 15  # teams on the main page, most waste first; teams.html lists every team
+MAIN_LINES = 5  # actions and advice items on the main page, one line each; actions.html lists them all
+# the pages written beside report.html: (file stem, title); the main page links to each
+PAGES = (
+    ("findings", "All findings"),
+    ("changes", "Changes"),
+    ("attention", "Needs attention"),
+    ("actions", "Actions and advice"),
+    ("rules", "Waste by rule"),
+    ("teams", "Teams"),
+    ("fleet", "GPU fleet"),
+    ("quality", "Data quality"),
+)
 
 
 @dataclass
@@ -100,6 +114,9 @@ class WeeklyReport:
     # before the week stopped in it (rpt_remediation_realised); docs/remediation.md
     actions: list[dict[str, Any]] = field(default_factory=list)
     realised: list[dict[str, Any]] = field(default_factory=list)
+    # per currency, the first hour of cost data in the warehouse (rpt_cost_data_start): a week before it has
+    # no data, the week it falls in part of a week
+    data_start: dict[str, datetime] = field(default_factory=dict)
 
     @property
     def training_summary(self) -> list[dict[str, Any]]:
@@ -116,8 +133,17 @@ class WeeklyReport:
 
     @property
     def files(self) -> dict[str, Path]:
-        names = ("report.md", "report.html", "findings.csv", "findings.parquet")
-        return {n: self.directory / n for n in names}
+        names = ("report.md", "report-full.md", "report.html", "findings.csv", "findings.parquet")
+        pages = tuple(f"{stem}.html" for stem, _ in PAGES)
+        return {n: self.directory / n for n in (*names, *pages)}
+
+    def previous_data(self, currency: str) -> str:
+        """What last week's data is for a week-over-week change in `currency`: "full", "partial" (the
+        currency's data starts inside last week) or "none" (it starts this week or later, or never)."""
+        start = self.data_start.get(currency)
+        if start is None or start >= self.window.start:
+            return "none"
+        return "partial" if start > self.window.previous().start else "full"
 
     @property
     def previous_week(self) -> str:
@@ -186,6 +212,62 @@ class WeeklyReport:
             if r["counted_last_week"] and r["now"] == "gone" and not r.get("job"):
                 out[r["currency"]] = out.get(r["currency"], Decimal(0)) + r["last_week_waste"]
         return out
+
+    def top_groups(self, n: int = MAIN_TOP) -> list[dict[str, Any]]:
+        """The main page's top findings: the counted findings of finding_groups(), a rule's many small
+        ones as one roll-up line, largest amount first, at most `n` lines."""
+        lines = []
+        for g in self.finding_groups():
+            if g.get("rollup"):
+                u = g["rollup"]
+                if u["status"] == "waste" and not u["attention"] and not u["acknowledged"]:
+                    lines.append({**g, "amount": u["amount"]})
+            elif g["finding"]["counted"]:
+                lines.append({**g, "amount": Decimal(g["finding"]["estimated_waste"] or 0)})
+        lines.sort(key=lambda g: -g["amount"])
+        return lines[:n]
+
+    def finding_count(self, currency: str) -> str:
+        """The counted findings of a currency, saying what they count: "25 findings + 213 orphaned
+        checkpoints (USD 198.00)", a rule's rolled-up small findings named apart."""
+        single, rolled = 0, []
+        for g in self.finding_groups():
+            u = g.get("rollup")
+            if u and u["currency"] == currency and u["status"] == "waste" and not u["attention"]:
+                if not u["acknowledged"]:
+                    rolled.append(u)
+            elif not u and g["finding"]["counted"] and g["finding"]["currency"] == currency:
+                single += 1
+        parts = [f"{single} finding{'s' if single != 1 else ''}"] if single or not rolled else []
+        for u in rolled:
+            noun = u["rule_name"].replace("-", " ")
+            parts.append(
+                f"{u['count']} {noun}{'s' if not noun.endswith('s') else ''} ({currency} {u['amount']:,.2f})"
+            )
+        return " + ".join(parts)
+
+    def advice_by_saving(self) -> list[dict[str, Any]]:
+        """The week's advice, the largest expected saving first (an item without one last)."""
+        return sorted(self.advice, key=lambda a: -Decimal(a["estimated_saving"] or 0))
+
+    def listed_teams(self) -> list[dict[str, Any]]:
+        """by_team() without the teams that had neither spend nor waste this week."""
+        return [t for t in self.by_team() if t["spend"] or t["waste"]]
+
+    def action_summary(self) -> list[dict[str, Any]]:
+        """The week's actions per rule, kind and currency: how many, their waste, how many executable."""
+        out: dict[tuple[str, str, str], dict[str, Any]] = {}
+        for a in self.actions:
+            key = (a["rule_id"], a["kind"], a["currency"] or "")
+            g = out.setdefault(
+                key,
+                {"rule_id": a["rule_id"], "kind": a["kind"], "currency": a["currency"], "count": 0,
+                 "amount": Decimal(0), "executable": 0},
+            )  # fmt: skip
+            g["count"] += 1
+            g["amount"] += Decimal(a["estimated_waste"] or 0)
+            g["executable"] += 1 if a.get("executable") else 0
+        return sorted(out.values(), key=lambda g: (-g["amount"], g["rule_id"], g["kind"]))
 
     def finding_groups(self) -> list[dict[str, Any]]:
         """The findings as "All findings" lists them, in their order: single findings (`finding`) and

@@ -18,9 +18,18 @@ from typing import Any
 
 import polars as pl
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup, escape
 
 from pipelines.report import charts
-from pipelines.report.model import TOP_ACTIONS, TREND_WEEKS, TeamPage, WeeklyReport
+from pipelines.report.model import (
+    MAIN_LINES,
+    MAIN_TEAMS,
+    PAGES,
+    TOP_ACTIONS,
+    TREND_WEEKS,
+    TeamPage,
+    WeeklyReport,
+)
 from pipelines.units import DAYS_PER_MONTH
 from rules import FINDING_COLUMNS
 from rules._contract import ATTENTION_CATEGORIES
@@ -32,6 +41,46 @@ CATEGORY_GROUPS = (
     ("ai_ml", "AI/ML"),
     ("other", "Other"),
 )
+
+
+ID_CHARS = 32  # a longer identifier (an Azure resource path, a GCP self-link) is shown shortened in tables
+
+
+def shorten_middle(text: str, limit: int = ID_CHARS) -> str:
+    """`text` cut to `limit` characters by an ellipsis in the middle, keeping a third for its start (the
+    kind) and two thirds for its end (the name): `/subscripti…nd96amsr-a100-v4-007`."""
+    if len(text) <= limit:
+        return text
+    tail = (limit - 1) * 2 // 3  # the end names the thing (the VM, the run); the start its kind
+    return f"{text[: limit - 1 - tail]}…{text[-tail:]}"
+
+
+def _shortened(value: Any, limit: int, tag: str) -> Markup:
+    """An identifier in `tag` (code or span), shortened in the middle, its full text on hover (title). A
+    name without spaces is one word: kept on one line (class `id`), never broken at its hyphens."""
+    if value is None:
+        return Markup("")
+    text = str(value)
+    spaced = any(c.isspace() for c in text)
+    if spaced and tag == "code":
+        limit = max(limit, 2 * ID_CHARS)  # words (`budget:team:vision research`) wrap: room for more
+    short = shorten_middle(text, limit)
+    title = Markup(' title="{}"').format(text) if short != text else Markup("")
+    if tag == "code":
+        words = Markup(' class="words"') if spaced else Markup("")
+        return Markup("<code{}{}>{}</code>").format(words, title, short)
+    if not title and spaced:
+        return escape(short)
+    cls = Markup("") if any(c.isspace() for c in short) else Markup(' class="id"')
+    return Markup("<span{}{}>{}</span>").format(cls, title, short)
+
+
+def idcode(value: Any, limit: int = ID_CHARS) -> Markup:
+    return _shortened(value, limit, "code")
+
+
+def idtext(value: Any, limit: int = ID_CHARS) -> Markup:
+    return _shortened(value, limit, "span")
 
 
 def money(value: Any, currency: str | None = None, places: int = 2) -> str:
@@ -124,11 +173,19 @@ def environment() -> Environment:
     env.filters["md"] = md_text
     env.filters["code"] = md_code
     env.filters["num"] = lambda v, d=0: "–" if v is None else f"{Decimal(str(v)):,.{d}f}"
+    env.filters["idcode"] = idcode
+    env.filters["idtext"] = idtext
+    env.filters["short"] = shorten_middle
+    env.filters["clip"] = lambda v, n: v if len(str(v)) <= n else str(v)[: n - 1].rstrip() + "…"
     env.globals.update(
         charts=charts,
         change_pct=change_pct,
         TREND_WEEKS=TREND_WEEKS,
         TOP_ACTIONS=TOP_ACTIONS,
+        MAIN_TEAMS=MAIN_TEAMS,
+        MAIN_LINES=MAIN_LINES,
+        PAGES=PAGES,
+        PAGE_TITLES=dict(PAGES),
         CATEGORY_GROUPS=CATEGORY_GROUPS,
         DAYS=charts.DAYS,
         ATTENTION_CATEGORIES=ATTENTION_CATEGORIES,
@@ -139,12 +196,39 @@ def environment() -> Environment:
     return env
 
 
+DIGEST_BYTES = 4096  # report.md's size limit: a chat post or an e-mail a person reads whole
+
+
 def report_markdown(report: WeeklyReport, env: Environment) -> str:
-    return env.get_template("report.md.j2").render(r=report)
+    """report.md: the digest for chat and e-mail (headline, top 5, top teams, links), at most DIGEST_BYTES.
+
+    With the top findings' reasons when they fit, else without; a fleet whose figures still do not fit (many
+    currencies) is cut at a line, with a last line pointing at report.html."""
+    template = env.get_template("report.md.j2")
+    text = template.render(r=report, reasons=True)
+    if len(text.encode("utf-8")) > DIGEST_BYTES:
+        text = template.render(r=report, reasons=False)
+    if len(text.encode("utf-8")) > DIGEST_BYTES:
+        more = "\n… cut to 4 KB: the rest is in [report.html](report.html) and [report-full.md](report-full.md).\n"
+        room = DIGEST_BYTES - len(more.encode("utf-8"))
+        kept = text.encode("utf-8")[:room].decode("utf-8", "ignore")
+        text = kept[: kept.rfind("\n") + 1] + more
+    return text
+
+
+def report_markdown_full(report: WeeklyReport, env: Environment) -> str:
+    """report-full.md: every section and every finding, as Markdown."""
+    return env.get_template("report-full.md.j2").render(r=report)
 
 
 def report_html(report: WeeklyReport, env: Environment) -> str:
+    """report.html: the main page, a few screens whatever the fleet; the rest is on page_html's pages."""
     return env.get_template("report.html.j2").render(r=report)
+
+
+def page_html(report: WeeklyReport, stem: str, env: Environment) -> str:
+    """One of the pages beside report.html (PAGES): findings, changes, attention, ..."""
+    return env.get_template(f"page_{stem}.html.j2").render(r=report, current=stem)
 
 
 def team_html(report: WeeklyReport, team: TeamPage, env: Environment) -> str:

@@ -1,5 +1,7 @@
 """Writing the weekly report's files under <reports_dir>/<ISO week>/, each through a temporary file that
-replaces the old one, so a reader never sees a half-written file."""
+replaces the old one, so a reader never sees a half-written file: report.html and the pages it links
+(findings.html, changes.html, ... teams/<team>.html), report.md (the digest) and report-full.md,
+findings.csv and findings.parquet."""
 
 from __future__ import annotations
 
@@ -10,13 +12,15 @@ import polars as pl
 
 from pipelines.config import Config
 from pipelines.report.collect import collect_report
-from pipelines.report.model import WeeklyReport
+from pipelines.report.model import PAGES, WeeklyReport
 from pipelines.report.render import (
     environment,
     findings_frame,
     neutralise_csv,
+    page_html,
     report_html,
     report_markdown,
+    report_markdown_full,
     team_html,
 )
 from rules import Window
@@ -29,7 +33,10 @@ def write_report(con: duckdb.DuckDBPyConnection, config: Config, window: Window)
     report = collect_report(con, config, window, directory)
     env = environment()
     _write_atomic(report.files["report.md"], report_markdown(report, env))
+    _write_atomic(report.files["report-full.md"], report_markdown_full(report, env))
     _write_atomic(report.files["report.html"], report_html(report, env))
+    for stem, _ in PAGES:  # the main page's linked pages, beside it
+        _write_atomic(report.files[f"{stem}.html"], page_html(report, stem, env))
     teams_dir = directory / "teams"
     teams_dir.mkdir(exist_ok=True)
     wanted = {f"{t.slug}.html" for t in report.teams}

@@ -23,6 +23,7 @@ from click.testing import CliRunner, Result
 from pipelines.cli import main
 from pipelines.config import STARTER_CONFIG, load_config
 from pipelines.ingest import ingest
+from pipelines.report.model import PAGES
 from pipelines.warehouse import connect, publish
 from rules import ALL_RULES, DOC_HEADINGS, FINDING_COLUMNS, get_rule
 from tests.helpers.config import write_config
@@ -588,13 +589,10 @@ def test_run_writes_the_weekly_report_with_a_relative_config_from_another_direct
     assert list(cwd.iterdir()) == []  # nothing resolved against the working directory
 
     week = project / "reports" / "2024-W38"
-    assert sorted(p.name for p in week.iterdir()) == [
-        "findings.csv",
-        "findings.parquet",
-        "report.html",
-        "report.md",
-        "teams",
-    ]
+    pages = [f"{stem}.html" for stem, _ in PAGES]  # report.html's linked pages, beside it
+    assert sorted(p.name for p in week.iterdir()) == sorted(
+        ["findings.csv", "findings.parquet", "report.html", "report.md", "report-full.md", "teams", *pages]
+    )
     assert (project / "warehouse" / "wastewatch.duckdb").is_file()
     assert (project / "warehouse" / "wastewatch.published.duckdb").is_file()
 

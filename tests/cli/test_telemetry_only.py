@@ -57,7 +57,7 @@ def test_a_historical_week_runs_and_says_its_gpu_hours_are_unpriced(ran: Ran) ->
 
 
 def test_the_report_counts_the_unpriced_hours_as_attention_and_in_data_quality(ran: Ran) -> None:
-    md = (ran.reports / "report.md").read_text(encoding="utf-8")
+    md = (ran.reports / "report-full.md").read_text(encoding="utf-8")
     attention = md.split("## Needs attention (not waste)")[1].split("\n## ")[0]
     assert f"**Unpriced GPU telemetry:** {UNPRICED}" in attention
     assert f"{IDLE_GPU_HOURS} of them idle" in attention
@@ -68,12 +68,12 @@ def test_the_report_counts_the_unpriced_hours_as_attention_and_in_data_quality(r
     assert f"- `m-0012`: {2 * HOURS} GPU-hours on 2 GPU(s), {HOURS} idle" in quality
     html = (ran.reports / "report.html").read_text(encoding="utf-8")
     assert UNPRICED.replace("`", "") in html.replace("<code>", "").replace("</code>", "") or UNPRICED in html
-    assert 'id="unpriced-hosts"' in html
+    assert 'id="unpriced-hosts"' in (ran.reports / "quality.html").read_text(encoding="utf-8")
 
 
 def test_the_findings_list_is_empty_and_says_why(ran: Ran) -> None:
     assert pl.read_csv(ran.reports / "findings.csv").height == 0
-    md = (ran.reports / "report.md").read_text(encoding="utf-8")
+    md = (ran.reports / "report-full.md").read_text(encoding="utf-8")
     findings = md.split("## All findings")[1].split("\n## ")[0]
     assert (
         f"No findings this week: {GPU_HOURS} GPU-hours of telemetry have no price, so no rule could price "

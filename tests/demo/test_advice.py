@@ -67,7 +67,7 @@ def test_the_spot_safe_and_unsafe_job_types(demo_dir: tuple[Path, str]) -> None:
 def test_the_report_lists_the_advice_apart_from_waste_and_spend(demo_dir: tuple[Path, str]) -> None:
     directory, _ = demo_dir
     expected = json.loads((directory / "expected.json").read_text())
-    md = (directory / "reports" / "2026-W48" / "report.md").read_text()
+    md = (directory / "reports" / "2026-W48" / "report-full.md").read_text()
     section = md.split("## Actions and advice", 1)[1].split("\n## ", 1)[0]
     for item in [*expected["advice"]["commitment"], *expected["advice"]["spot"].values()]:
         assert item["resource_id"] in section

@@ -88,7 +88,7 @@ def test_cost002_month_to_date_and_overruns_match_the_plant(
         if key in found:
             assert json.loads(found[key]["evidence"])["month_to_date"] == pytest.approx(mtd, abs=0.01)
     # the report's budget burn shows every budget, over or not, with the same month-to-date
-    md = (demo["dir"] / "reports" / "2026-W48" / "report.md").read_text(encoding="utf-8")
+    md = (demo["dir"] / "reports" / "2026-W48" / "report-full.md").read_text(encoding="utf-8")
     for team, mtd in planted["month_to_date_by_team"].items():
         assert (
             f"| team {team} | USD {Decimal(str(mtd)):,.2f} | {Decimal(planted['budgets'][team]):,.2f} |" in md

@@ -75,7 +75,7 @@ def test_demo_spend_and_landing_zone(demo_dir: tuple[Path, str]) -> None:
 
 
 def _by_rule_rows(md: str) -> dict[str, list[str]]:
-    """report.md's "Waste by rule" table: rule id -> its cells."""
+    """report-full.md's "Waste by rule" table: rule id -> its cells."""
     section = md.split("## Waste by rule\n", 1)[1].split("\n## ", 1)[0]
     cells = [[c.strip() for c in line.strip().strip("|").split("|")] for line in section.splitlines()]
     return {c[0]: c for c in cells if len(c) > 4 and c[0] not in ("Rule", "---", "**Total**")}
@@ -90,7 +90,7 @@ def test_demo_report_shows_every_planted_waste_item_under_its_rule(demo_dir: tup
     planted = json.loads((directory / "expected.json").read_text())["report_week"]["rules"]
     waste_rules = {r.id for r in ALL_RULES if not r.attention}
     assert waste_rules <= set(planted)  # every waste rule is stated, 0 where nothing is planted
-    md = (directory / "reports" / "2026-W48" / "report.md").read_text()
+    md = (directory / "reports" / "2026-W48" / "report-full.md").read_text()
     rows = _by_rule_rows(md)
     assert set(rows) == {r for r in waste_rules if planted[r]["waste"] > 0}
     with (directory / "reports" / "2026-W48" / "findings.csv").open() as f:

@@ -108,7 +108,7 @@ def test_owned_and_contract_hosts_cost_every_hour_of_the_week_to_the_cent(
 def test_the_report_shows_billed_and_modelled_spend_apart(demo: tuple[Any, dict[str, Any], Path]) -> None:
     _, expected, directory = demo
     week = expected["report_week"]
-    md = (directory / "reports" / "2026-W48" / "report.md").read_text(encoding="utf-8")
+    md = (directory / "reports" / "2026-W48" / "report-full.md").read_text(encoding="utf-8")
     modelled = week["modelled_spend"]
     billed, owned, contract = (
         Decimal(str(x)) for x in (week["spend"], modelled["owned"], modelled["contract"])
@@ -189,7 +189,7 @@ def test_the_report_shows_tokens_per_gpu_hour_and_cost_per_million_tokens_by_bas
     demo: tuple[duckdb.DuckDBPyConnection, dict[str, Any], Path],
 ) -> None:
     con, expected, directory = demo
-    md = (directory / "reports" / "2026-W48" / "report.md").read_text(encoding="utf-8")
+    md = (directory / "reports" / "2026-W48" / "report-full.md").read_text(encoding="utf-8")
     section = md.split("### Training throughput (measured)\n", 1)[1].split("\n## ", 1)[0]
     lines = [c for c in section.splitlines() if c.startswith("| H100 |") or c.startswith("| A100 |")]
     assert {c.split("|")[2].strip() for c in lines} == {"bill", "owned", "contract"}
@@ -222,7 +222,7 @@ def test_the_report_shows_tokens_per_gpu_hour_and_cost_per_million_tokens_by_bas
 def test_training_log_lines_that_match_no_job_are_counted(demo: tuple[Any, dict[str, Any], Path]) -> None:
     _, expected, directory = demo
     n = expected["train_logs"]["unmatched_lines"]
-    md = (directory / "reports" / "2026-W48" / "report.md").read_text(encoding="utf-8")
+    md = (directory / "reports" / "2026-W48" / "report-full.md").read_text(encoding="utf-8")
     assert f"{n} training-log lines matched no job (1 file(s); hosts: ws-research-01)" in md
-    html = (directory / "reports" / "2026-W48" / "report.html").read_text(encoding="utf-8")
+    html = (directory / "reports" / "2026-W48" / "quality.html").read_text(encoding="utf-8")
     assert f'<p id="unmatched-train-lines">{n} training-log lines matched no job' in html

@@ -171,7 +171,7 @@ def test_ingest_names_a_stale_source_exits_1_and_the_report_lists_it(tmp_path: P
     line = f"stale: source 'bill' has delivered nothing yet (no file it reads at {where})"
     assert line in result.stderr.splitlines()
     assert "smi" not in result.stderr  # it delivered
-    md = (tmp_path / "reports" / "2026-W48" / "report.md").read_text(encoding="utf-8")
+    md = (tmp_path / "reports" / "2026-W48" / "report-full.md").read_text(encoding="utf-8")
     assert "1 source(s) stopped delivering" in md
     shown = str(where).replace("_", "\\_")  # report.md escapes Markdown's control characters
     assert f"- `bill`: source 'bill' has delivered nothing yet (no file it reads at {shown})" in md

@@ -68,7 +68,7 @@ def test_the_webhook_lists_the_weeks_top_actions_and_what_applied_actions_saved(
         ("i-a100", Decimal("80"), Decimal("80"))
     ]
     # the report's Actions and advice section: one row per action with its state, and what was saved
-    html = (after.directory / "report.html").read_text(encoding="utf-8")
+    html = (after.directory / "actions.html").read_text(encoding="utf-8")
     rows = re.findall(r'<tr data-action-id="([0-9a-f]+)" data-kind="(\w+)" data-state="(\w+)">', html)
     assert rows == [
         (planned["i-h100"], "stop_instance", "planned"),
@@ -76,7 +76,7 @@ def test_the_webhook_lists_the_weeks_top_actions_and_what_applied_actions_saved(
     ]
     realised = html.split('<table id="realised">')[1].split("</table>")[0]
     assert "i-a100" in realised and "USD 80.00" in realised
-    md = (after.directory / "report.md").read_text(encoding="utf-8")
+    md = (after.directory / "report-full.md").read_text(encoding="utf-8")
     assert (
         f"| `{planned['i-h100']}` | stop instance | GPU001 | `i-h100` | alice | USD 120.00 | planned |" in md
     )
@@ -99,12 +99,12 @@ def test_the_report_lists_the_biggest_actions_and_says_how_many_more(
     ])  # fmt: skip
     report = write_report(con, config, W48)
     assert len(report.actions) == TOP_ACTIONS + 5
-    html = (report.directory / "report.html").read_text(encoding="utf-8")
+    html = (report.directory / "actions.html").read_text(encoding="utf-8")
     shown = re.findall(r'<tr data-action-id="[0-9a-f]+" data-kind="stop_instance" data-state="unplanned"><td>'
                        r'<code>[0-9a-f]+</code><br><small>stop instance</small></td><td>GPU001</td><td><code>(i-\d+)</code>', html)  # fmt: skip
     assert shown == [a["target"] for a in report.actions[:TOP_ACTIONS]]
     assert f"The {TOP_ACTIONS} biggest of {TOP_ACTIONS + 5} actions" in html
-    md = (report.directory / "report.md").read_text(encoding="utf-8")
+    md = (report.directory / "report-full.md").read_text(encoding="utf-8")
     assert (
         f"The {TOP_ACTIONS} biggest of {TOP_ACTIONS + 5} actions; `wastewatch remediate plan --week 2026-W48`"
         in md

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pipelines.report.model import slugify
+from pipelines.report.model import MAIN_TOP, slugify
 from rules import ALL_RULES
 
 pytestmark = pytest.mark.e2e
@@ -68,9 +68,12 @@ def test_report_is_self_contained_and_its_totals_reconcile(
     # which the GPU rules compute in double precision: a sum on a half cent may round either way)
     planted = expected["report_week"]["rules"]
     waste_rules = {r.id for r in ALL_RULES if not r.attention}
+    # the waste by rule is on rules.html, linked from the main page
+    rules, _ = _open(browser, path.parent / "rules.html")
+    assert page.locator('nav.toc a[href="rules.html"]').count() == 1
     rows = {
         row.get_attribute("data-rule"): row
-        for row in page.locator("#waste-by-rule tbody tr[data-rule]").all()
+        for row in rules.locator("#waste-by-rule tbody tr[data-rule]").all()
     }
     assert set(rows) == {r for r in waste_rules if planted[r]["waste"] > 0}
     assert set(rows) == {r["rule_id"] for r in counted if r["rule_id"] in waste_rules}
@@ -92,14 +95,22 @@ def test_report_is_self_contained_and_its_totals_reconcile(
     }
     assert at_stake["COST001"] == Decimal(str(planted["COST001"]["spend"]))
     assert at_stake["COST003"] == Decimal(str(planted["COST003"]["excess"]))
+    rules.close()
+    # the main page's top findings: at most MAIN_TOP lines (a rule's many small findings are one), the
+    # biggest first
     top = page.locator("#top-findings tbody tr")
-    assert top.count() == min(20, len(counted))
+    assert top.count() == min(MAIN_TOP, len(counted))
     biggest = max(counted, key=lambda r: Decimal(r["estimated_waste"]))
     assert biggest["resource_id"] in top.first.inner_text()
-    # every finding has its evidence on the page, and the top table links to it
-    assert page.locator('details[id^="f-"]').count() == len(findings)
+    shown = [_money(a.inner_text()) for a in top.locator("a.evidence").all()]
+    assert shown == sorted(shown, reverse=True)
+    # every finding has its evidence on findings.html, and the top table links to it
+    everything, _ = _open(browser, path.parent / "findings.html")
+    assert everything.locator('details[id^="f-"]').count() == len(findings)
     href = top.first.locator("a.evidence").get_attribute("href")
-    assert href == f"#f-{biggest['finding_id']}" and page.locator(href).count() == 1
+    assert href == f"findings.html#f-{biggest['finding_id']}"
+    assert everything.locator(href.split("findings.html", 1)[1]).count() == 1
+    everything.close()
     page.screenshot(path=str(tmp_path / "report.png"), full_page=True)
     page.close()
 
@@ -117,8 +128,10 @@ def test_attention_lists_the_planted_untagged_spend_apart_from_waste(
         Decimal(str(planted["gpu_spend"]))
     )
     assert all(r["counted"] == "false" for r in findings if r["attention"] == "true")
-    assert page.locator('table.attention tr[data-resource^="i-"]').count() >= 1
     page.close()
+    each, _ = _open(browser, path.parent / "attention.html")  # each item on the attention page
+    assert each.locator('table.attention tr[data-resource^="i-"]').count() >= 1
+    each.close()
 
 
 def test_charts_draw_as_inline_svg(browser: Any, report: tuple[Path, list, dict]) -> None:
@@ -133,6 +146,8 @@ def test_charts_draw_as_inline_svg(browser: Any, report: tuple[Path, list, dict]
         float(last.get_attribute("data-waste")) > 0
         and last.locator("rect.waste").bounding_box()["height"] > 0
     )
+    page.close()
+    page, _ = _open(browser, path.parent / "fleet.html")  # the fleet's charts are on its page
     cells = page.locator("#chart-idle-heatmap rect.cell")
     assert cells.count() == 7 * 24
     # the dev boxes sit idle every night: 03:00 on Tuesday has idle GPU-hours, drawn darker than nothing
@@ -192,14 +207,21 @@ def test_report_reads_on_a_phone_without_sideways_scrolling(
 
 def test_report_prints(browser: Any, report: tuple[Path, list, dict], tmp_path: Path) -> None:
     path, findings, _ = report
-    page, _ = _open(browser, path)
+    main, _ = _open(browser, path)
+    main.emulate_media(media="print")
+    assert main.pdf(format="A4").startswith(b"%PDF")
+    main.close()
+    fleet, _ = _open(browser, path.parent / "fleet.html")
+    fleet.emulate_media(media="print")
+    assert fleet.locator("#chart-idle-heatmap").bounding_box()["height"] > 0
+    fleet.close()
+    page, _ = _open(browser, path.parent / "findings.html")
     page.emulate_media(media="print")
     # printed, every finding's details are shown (a closed <details> would hide its evidence on paper)
     hidden = page.evaluate(
         "Array.from(document.querySelectorAll('details pre')).filter(e => e.offsetHeight === 0).length"
     )
     assert hidden == 0 and len(findings) > 0
-    assert page.locator("#chart-idle-heatmap").bounding_box()["height"] > 0
     pdf = page.pdf(format="A4")
     assert pdf.startswith(b"%PDF") and pdf.count(b"/Type /Page") >= 2
     (tmp_path / "report.pdf").write_bytes(pdf)
@@ -229,7 +251,10 @@ def test_changed_report_parts_at_desktop_and_phone_width(
     """Issue 19: attention items carry their own badge (never the red waste one), evidence links open
     their section, no table is cut off without a scroll hint, chart labels stay at least 10 px."""
     path, findings, _ = report
-    page, _ = _open(browser, path, viewport={"width": width, "height": 900})
+    main, _ = _open(browser, path, viewport={"width": width, "height": 900})
+    link = main.locator("#top-findings a.evidence").first
+    href = link.get_attribute("href")
+    page, _ = _open(browser, path.parent / "findings.html", viewport={"width": width, "height": 900})
     # attention findings in "All findings": a purple attention badge and no red `waste` status
     attention = [r for r in findings if r["attention"] == "true"]
     assert attention
@@ -240,13 +265,23 @@ def test_changed_report_parts_at_desktop_and_phone_width(
     badge = page.locator("details .tag.attention").first.evaluate("e => getComputedStyle(e).backgroundColor")
     red = page.locator("details .status.waste").first.evaluate("e => getComputedStyle(e).backgroundColor")
     assert badge != red
-    # an evidence link opens the details it points at
-    link = page.locator("#top-findings a.evidence").first
-    target = link.get_attribute("href")
+    # an evidence link of the main page opens the details it points at on findings.html
+    target = href.split("findings.html", 1)[1]
     assert page.locator(target).evaluate("d => d.open") is False
     link.click()
-    page.wait_for_function(f"document.querySelector('{target}').open", timeout=5000)
-    assert page.locator(f"{target} pre").bounding_box()["height"] > 0
+    main.wait_for_function(
+        f"document.querySelector('{target}') && document.querySelector('{target}').open", timeout=5000
+    )
+    assert main.locator(f"{target} pre").bounding_box()["height"] > 0
+    # no table of the main page is cut off, and it does not scroll sideways
+    main.goto(path.as_uri())
+    for table_id, scrolls, hint in main.evaluate(_CLIPPED_TABLES):
+        assert scrolls and hint, table_id
+    assert main.evaluate("document.documentElement.scrollWidth") <= width
+    sizes = main.evaluate(_CHART_TEXT_PX)
+    assert sizes and min(sizes) >= 10, min(sizes)
+    main.screenshot(path=str(tmp_path / f"report-{width}.png"), full_page=True)
+    main.close()
     # rolled-up small findings: one line per rule with the sum of its members; a link into one opens it
     for rollup in page.locator("details.rollup").all():
         ids = rollup.locator('details[id^="f-"]').evaluate_all("ds => ds.map(d => d.id.slice(2))")
@@ -256,7 +291,7 @@ def test_changed_report_parts_at_desktop_and_phone_width(
         assert Decimal(rollup.get_attribute("data-amount")) == total.quantize(Decimal("0.01"))
     if page.locator("details.rollup").count():
         inner = page.locator("details.rollup details[id^='f-']").first.get_attribute("id")
-        page.goto(f"{path.as_uri()}#{inner}")
+        page.goto(f"{(path.parent / 'findings.html').as_uri()}#{inner}")
         page.wait_for_function(
             f"(d => d.open && d.parentElement.closest('details').open)(document.getElementById('{inner}'))",
             timeout=5000,
@@ -266,9 +301,7 @@ def test_changed_report_parts_at_desktop_and_phone_width(
     for table_id, scrolls, hint in page.evaluate(_CLIPPED_TABLES):
         assert scrolls and hint, table_id
     assert page.evaluate("document.documentElement.scrollWidth") <= width
-    sizes = page.evaluate(_CHART_TEXT_PX)
-    assert sizes and min(sizes) >= 10, min(sizes)
-    page.screenshot(path=str(tmp_path / f"report-{width}.png"), full_page=True)
+    page.screenshot(path=str(tmp_path / f"findings-{width}.png"), full_page=True)
     page.close()
 
 
@@ -279,7 +312,7 @@ def test_evidence_target_shows_without_scripts(browser: Any, report: tuple[Path,
     biggest = max(
         (r for r in findings if r["counted"] == "true"), key=lambda r: Decimal(r["estimated_waste"])
     )
-    page.goto(f"{path.as_uri()}#f-{biggest['finding_id']}")
+    page.goto(f"{(path.parent / 'findings.html').as_uri()}#f-{biggest['finding_id']}")
     assert page.locator(f"#f-{biggest['finding_id']} pre").bounding_box()["height"] > 0
     context.close()
 
@@ -291,11 +324,19 @@ def test_actions_and_advice_lists_the_planted_advice_apart_from_waste(
     page, _ = _open(browser, path)
     assert page.inner_text("h2#advice") == "Actions and advice"
     assert "never added to waste or spend" in page.inner_text("#advice-note")
-    assert page.locator('nav.toc a[href="#advice"]').count() == 1
+    assert page.locator('nav.toc a[href="actions.html"]').count() == 1
+    # one line per advice item on the main page; each item's why, basis and risk on actions.html
+    lines = {
+        r.get_attribute("data-subject"): r.get_attribute("data-status")
+        for r in page.locator("#advice-lines li").all()
+    }
+    page.close()
+    page, _ = _open(browser, path.parent / "actions.html")
     shown = {
         r.get_attribute("data-subject"): r.get_attribute("data-status")
         for r in page.locator("#advice-items tbody tr").all()
     }
+    assert lines.items() <= shown.items() and len(lines) == min(5, len(shown))
     advice = expected["advice"]
     for item in [*advice["commitment"], *advice["spot"].values()]:
         assert shown[item["resource_id"]] == item["status"]
@@ -303,6 +344,8 @@ def test_actions_and_advice_lists_the_planted_advice_apart_from_waste(
     row = page.locator(f'#advice-items tr[data-subject="{commitment["resource_id"]}"]')
     assert _money(row.locator("td").nth(3).inner_text()) == Decimal(str(commitment["weekly_saving"]))
     # the headline's waste is the counted findings' and its spend the bill's: no advice in either
+    page.close()
+    page, _ = _open(browser, path)
     assert _money(page.inner_text("#billed-USD")) == Decimal(str(expected["report_week"]["spend"]))
     # nlp's page lists its own job types' spot advice
     team, _ = _open(browser, path.parent / "teams" / f"{slugify('nlp', set())}.html")

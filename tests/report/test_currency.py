@@ -13,7 +13,7 @@ import pytest
 
 from pipelines.config import ConfigError, load_config
 from pipelines.report.model import WeeklyReport
-from pipelines.report.render import environment, report_html, report_markdown
+from pipelines.report.render import environment, report_html, report_markdown_full
 from rules import Window
 from tests.helpers.config import write_config
 
@@ -82,7 +82,7 @@ def test_converted_at_the_rate_in_force_and_a_currency_without_one_named(tmp_pat
     assert "EUR converted at 1.08 USD per EUR (2026-11-01)" in html
     assert 'data-currency="GBP">GBP not converted</b>' in html
     assert 'id="spend-EUR">500.00<' in html  # the per-currency figures stay beside it
-    md = report_markdown(report, environment())
+    md = report_markdown_full(report, environment())
     assert "EUR converted at 1.08 USD per EUR (2026-11-01)" in md and "**GBP not converted**" in md
 
 

@@ -29,7 +29,7 @@ import pytest
 
 from pipelines.config import load_config
 from pipelines.report import write_report
-from pipelines.report.model import slugify
+from pipelines.report.model import PAGES, slugify
 from pipelines.warehouse import connect, rows
 from rules import FINDING_COLUMNS
 from tests.helpers.config import write_config
@@ -123,7 +123,16 @@ def test_budget_burn_by_team_and_project(built: Built) -> None:
 
 def test_files_are_written_with_lifecycle_columns(built: Built) -> None:
     names = {p.name for p in built.directory.iterdir()}
-    assert {"report.html", "report.md", "findings.csv", "findings.parquet", "teams"} <= names
+    assert {
+        "report.html",
+        "report.md",
+        "report-full.md",
+        "findings.csv",
+        "findings.parquet",
+        "teams",
+    } <= names
+    # the main page's linked pages are written beside it
+    assert {f"{stem}.html" for stem, _ in PAGES} <= names
     # team pages carry a stable hash of the name; the untagged bucket's page is plain untagged.html
     assert sorted(p.name for p in (built.directory / "teams").iterdir()) == sorted(
         [f"{slugify(t, set())}.html" for t in ("nlp", "speech", "vision")] + ["untagged.html"]
@@ -144,7 +153,7 @@ def test_files_are_written_with_lifecycle_columns(built: Built) -> None:
 
 
 def test_markdown_carries_the_same_totals(built: Built) -> None:
-    md = (built.directory / "report.md").read_text(encoding="utf-8")
+    md = (built.directory / "report-full.md").read_text(encoding="utf-8")
     assert "**Spend:** USD 21,564.00" in md
     assert "**Waste:** USD 8,640.00 — 40.1 % of spend in 1 finding(s); last week not evaluated" in md
     assert "## Needs attention (not waste)" in md and "`i-untagged`" in md
@@ -165,7 +174,8 @@ def test_team_page_holds_the_team_slice(built: Built) -> None:
     assert nlp.headline[0]["spend"] == Decimal("13524.00")
     html = (built.directory / "teams" / f"{slugify('nlp', set())}.html").read_text(encoding="utf-8")
     assert "i-h100" in html and "i-a100" not in html
-    assert 'href="../report.html#f-' in html  # evidence links lead back to the whole report
+    assert 'href="../findings.html#f-' in html  # evidence links lead to the page of every finding
+    assert 'href="../report.html"' in html  # and the page back to the summary
     untagged = pages["(untagged)"]
     assert {f["resource_id"] for f in untagged.attention} >= {"i-untagged", "service:AWS Support (Business)"}
 

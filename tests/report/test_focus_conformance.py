@@ -51,13 +51,13 @@ def test_data_quality_section_shows_focus_conformance_per_source_and_rule(
         ("acme-focus", "service_subcategory"): (1, Decimal("10"), 2, Decimal("40"), Decimal("25.0")),
     }
     week = tmp_path / "reports" / "2026-W48"
-    md = (week / "report.md").read_text(encoding="utf-8")
+    md = (week / "report-full.md").read_text(encoding="utf-8")
     assert "FOCUS 1.2 conformance: 2 rule(s) broken by this week's billing lines" in md
     assert (
         "- `acme-focus`: ListCost and ContractedCost are set (list_contracted): 1 of 2 lines, "
         "USD 10.00 of USD 40.00 spend (25.0 %)"
     ) in md
-    html = (week / "report.html").read_text(encoding="utf-8")
+    html = (week / "quality.html").read_text(encoding="utf-8")
     assert '<table id="focus-conformance">' in html
     assert '<tr data-source="acme-focus" data-rule="service_subcategory">' in html
     assert "USD 10.00 <small>of USD 40.00 (25.0 %)</small>" in html
@@ -77,5 +77,5 @@ def test_a_week_without_broken_rules_says_so(tmp_path: Path, empty_marts: Path) 
     finally:
         con.close()
     assert report.focus_conformance == []
-    md = (tmp_path / "reports" / "2026-W48" / "report.md").read_text(encoding="utf-8")
+    md = (tmp_path / "reports" / "2026-W48" / "report-full.md").read_text(encoding="utf-8")
     assert "Every billing line of the week follows the FOCUS 1.2 rules the conformance check applies." in md

@@ -180,8 +180,8 @@ def test_ack_leaves_the_total_until_its_date_then_counts_again(tmp_path: Path, e
         assert in_force(con, date(2026, 11, 30)) == []
     finally:
         con.close()
-    html = (config.reports_path / "2026-W48" / "report.html").read_text(encoding="utf-8")
-    assert "warm pool for the launch" in html
+    html = (config.reports_path / "2026-W48" / "findings.html").read_text(encoding="utf-8")
+    assert "warm pool for the launch" in html  # the acknowledged findings are listed with every finding
 
     code, out = _cli(config, "ack", "--list")
     assert code == 0 and "GPU001:i-dev  until 2026-11-29  warm pool for the launch (ana" in out

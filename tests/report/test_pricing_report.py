@@ -41,13 +41,14 @@ def test_headline_and_findings_keep_billed_and_modelled_cost_apart(tmp_path: Pat
     assert by_resource[("GPU001", "host:dgx-01")] == "owned"
     assert by_resource[("GPU004", "slurm/crash")] == "contract"  # through the evidence's resource_ids
     assert by_resource[("GPU002", "slurm/train")] == "contract"
-    md = report.files["report.md"].read_text(encoding="utf-8")
+    md = report.files["report-full.md"].read_text(encoding="utf-8")
     assert "billed USD 200.00; modelled (cost models, not a bill): owned" in md
     assert "contract USD 42.00" in md
     assert "(owned model)" in md and "(contract model)" in md
     assert "cost from the contract cost model, not a bill" in md
     html = report.files["report.html"].read_text(encoding="utf-8")
     assert 'id="billed-USD">200.00<' in html.replace(" ", "") or 'id="billed-USD">' in html
-    assert "owned model" in html and 'data-basis="contract"' in html
+    teams = report.files["teams.html"].read_text(encoding="utf-8")  # where the money went, by basis
+    assert "owned model" in teams and 'data-basis="contract"' in teams
     frame = pl.read_parquet(report.files["findings.parquet"])
     assert dict(zip(frame["resource_id"], frame["pricing_basis"], strict=True))["host:dgx-01"] == "owned"

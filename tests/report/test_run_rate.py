@@ -77,8 +77,8 @@ def report(
     week = config.reports_path / "2026-W48"
     yield (
         result,
-        (week / "report.html").read_text(encoding="utf-8"),
-        (week / "report.md").read_text(encoding="utf-8"),
+        (week / "rules.html").read_text(encoding="utf-8"),
+        (week / "report-full.md").read_text(encoding="utf-8"),
     )
 
 
