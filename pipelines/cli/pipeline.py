@@ -22,10 +22,10 @@ from pipelines.cli.common import (
     writing,
 )
 from pipelines.cli.money import cents, fmt_money, rounding_note
-from pipelines.config import STARTER_CONFIG, Config
 
 if TYPE_CHECKING:
     from pipelines import nothing_new
+    from pipelines.config import Config
     from pipelines.runner import RunOutcome
 
 
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 @click.pass_context
 def init(ctx: click.Context, path: Path | None, force: bool) -> None:
     """Write a commented starter wastewatch.yaml."""
+    from pipelines.config import STARTER_CONFIG
+
     target = path or ctx.obj["config_path"]
     if target.exists() and not force:
         raise Failure(f"{target}: already exists (use --force to overwrite)")
