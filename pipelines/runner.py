@@ -40,9 +40,22 @@ class RunOutcome:
 
 
 def _definitions(config_path: Path) -> dg.Definitions:
-    """The code location, its weekly partitions built from this config's history_start."""
+    """The code location, its weekly partitions built from this config's history_start and its resource
+    reading this config."""
     with definitions_for(config_path):
-        return defs()
+        d = defs()
+    resource = WastewatchResource(config_path=str(config_path.resolve()))
+    return dg.Definitions(
+        assets=d.assets,
+        asset_checks=d.asset_checks,
+        jobs=d.jobs,
+        schedules=d.schedules,
+        sensors=d.sensors,
+        resources={**(d.resources or {}), "wastewatch": resource},
+        executor=d.executor,
+        loggers=d.loggers,
+        metadata=d.metadata,
+    )
 
 
 def _assets(config_path: Path) -> list[dg.AssetsDefinition]:
@@ -67,7 +80,6 @@ def _execute(
             raise_on_error=False,
             asset_selection=selection,
             tags=run_tags(),
-            resources={"wastewatch": WastewatchResource(config_path=str(config_path.resolve()))},
         )
         logged = instance.all_logs(result.run_id)
     outcome = RunOutcome(success=result.success)

@@ -90,7 +90,7 @@ def do_ingest(ctx: click.Context, config: Config, full: bool = False) -> int:
             f"gpu_samples: {kept['samples_dropped']:,} sample(s) of {kept['days_dropped']} day(s) before "
             f"{kept['kept_from']} dropped (retention: {kept['retention_days']} days); their hours are kept"
         )
-    with open_warehouse(config) as con:
+    with open_warehouse(config, read_only=True) as con:  # reads only: no schema check, no catalogues
         rejected = rows(
             con,
             "select error from ingest_files where checked_at >= $t "
