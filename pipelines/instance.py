@@ -12,15 +12,21 @@ a process that is gone from this host as failed and frees their pool slots.
 
 `WASTEWATCH_RUN_HISTORY=off` runs CLI jobs on an in-memory instance instead: nothing is recorded for the
 UI, which saves Dagster's SQLite writes (a connection per write; bench/README.md has the figures). For
-cron-only installs and the test suite; the warehouse's own lock still keeps to one writer.
+cron-only installs and the test suite; the warehouse's own lock still keeps to one writer. With history on,
+the instance's SQLite files are written in WAL mode without waiting for the disk at each commit
+(`_quick_commits`; bench/README.md has the figures).
 """
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing
 import os
 import socket
+import sqlite3
+import threading
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
@@ -67,9 +73,59 @@ def open_instance(config_path: Path, history: str | None = None) -> dg.DagsterIn
     if (history or run_history()) == "off":
         return dg.DagsterInstance.ephemeral()
     home = prepare(dagster_home(config_path))
+    _quick_commits(home)
     instance = dg.DagsterInstance.from_config(str(home))
     release_dead_runs(instance)
     return instance
+
+
+_HOMES: set[str] = set()  # instance folders whose SQLite files commit without waiting for the disk
+_HELD: dict[str, sqlite3.Connection] = {}  # one connection kept open per file (see _quick_commits)
+_HELD_LOCK = threading.Lock()
+
+
+def _quick_commits(home: Path) -> None:
+    """Make the instance's SQLite commits cheap: write-ahead log, `synchronous=NORMAL`.
+
+    Dagster opens (and closes) a connection for every write of every event, and each commit of SQLite's
+    default rollback journal waits for the disk. In WAL mode with `synchronous=NORMAL` a commit does not;
+    a power cut may lose the last events written, never corrupt the file. Closing the last connection of a
+    file checkpoints it (and waits for the disk), so one connection per file stays open until the process
+    ends. The files stay readable by `make dev`'s webserver and daemon as they are.
+    """
+    from sqlalchemy import event
+    from sqlalchemy.engine import Engine
+
+    if not _HOMES:
+        event.listen(Engine, "connect", _on_connect)
+        atexit.register(_close_held)
+    _HOMES.add(str(home.resolve()))
+
+
+def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+    if not isinstance(dbapi_connection, sqlite3.Connection):
+        return
+    row = dbapi_connection.execute("pragma database_list").fetchone()
+    path = str(row[2]) if row else ""
+    if not path or not any(path.startswith(home + os.sep) for home in _HOMES):
+        return
+    with _HELD_LOCK:
+        if path not in _HELD:
+            try:
+                dbapi_connection.execute("pragma journal_mode=wal")
+            except sqlite3.OperationalError:  # another process has the file open: stays as it is
+                pass
+            held = sqlite3.connect(path, check_same_thread=False)
+            held.execute("select count(*) from sqlite_master").fetchall()  # a reader holds the log open
+            _HELD[path] = held
+    dbapi_connection.execute("pragma synchronous=normal")
+
+
+def _close_held() -> None:
+    with _HELD_LOCK:
+        for con in _HELD.values():
+            con.close()
+        _HELD.clear()
 
 
 def run_tags() -> dict[str, str]:

@@ -1,8 +1,13 @@
-"""Run the Dagster jobs in-process: the CLI and tests execute exactly the asset graph Dagster schedules."""
+"""Run the Dagster jobs in-process: the CLI and tests execute exactly the jobs Dagster schedules.
+
+`wastewatch ingest` runs the job `nightly_ingest`; `evaluate`, `report` and `run`'s weekly part run
+`weekly_report` (all of it, or the part the command asks for), so the UI lists each run under its job's name.
+"""
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -10,13 +15,8 @@ from typing import Any
 import dagster as dg
 
 from pipelines.definitions import defs
-from pipelines.defs.jobs import INGEST_SELECTION, WEEKLY_SELECTION
-from pipelines.defs.partitions import (
-    definitions_for,
-    partition_to_window,
-    week_to_partition,
-    weekly_partitions,
-)
+from pipelines.defs.jobs import EVALUATE_SELECTION, INGEST_JOB, REPORT_KEY, WEEKLY_JOB
+from pipelines.defs.partitions import definitions_for, partition_to_window, week_to_partition
 from pipelines.defs.resources import WastewatchResource
 from pipelines.instance import open_instance, run_tags
 from pipelines.redact import redact
@@ -39,25 +39,46 @@ class RunOutcome:
         return self.metadata.get(asset, {}).get(key, default)
 
 
+def _definitions(config_path: Path) -> dg.Definitions:
+    """The code location, its weekly partitions built from this config's history_start and its resource
+    reading this config."""
+    with definitions_for(config_path):
+        d = defs()
+    resource = WastewatchResource(config_path=str(config_path.resolve()))
+    return dg.Definitions(
+        assets=d.assets,
+        asset_checks=d.asset_checks,
+        jobs=d.jobs,
+        schedules=d.schedules,
+        sensors=d.sensors,
+        resources={**(d.resources or {}), "wastewatch": resource},
+        executor=d.executor,
+        loggers=d.loggers,
+        metadata=d.metadata,
+    )
+
+
 def _assets(config_path: Path) -> list[dg.AssetsDefinition]:
     """The code location's assets, their weekly partitions built from this config's history_start."""
-    with definitions_for(config_path):
-        return [a for a in defs().assets or [] if isinstance(a, dg.AssetsDefinition)]
+    return [a for a in _definitions(config_path).assets or [] if isinstance(a, dg.AssetsDefinition)]
 
 
-def _materialize(
-    config_path: Path, selection: dg.AssetSelection, partition_key: str | None, verbose: bool
+def _execute(
+    config_path: Path,
+    job: dg.JobDefinition,
+    selection: Sequence[dg.AssetKey] | None,
+    partition_key: str | None,
+    verbose: bool,
 ) -> RunOutcome:
+    """Run the named job (all its assets, or `selection` of them): the UI lists the run under its name."""
     # the instance `make dev` opens too: the UI lists this run, its materialisations and check results
     with open_instance(config_path) as instance:
-        result = dg.materialize(
-            _assets(config_path),
-            selection=selection,
-            resources={"wastewatch": WastewatchResource(config_path=str(config_path.resolve()))},
-            partition_key=partition_key,
+        result = job.execute_in_process(
             run_config=None if verbose else QUIET_LOGS,
-            raise_on_error=False,
             instance=instance,
+            partition_key=partition_key,
+            raise_on_error=False,
+            asset_selection=selection,
             tags=run_tags(),
         )
         logged = instance.all_logs(result.run_id)
@@ -100,7 +121,8 @@ def _one_line(message: str, cls_name: str | None) -> str:
 
 def run_ingest(config_path: Path, verbose: bool = False) -> RunOutcome:
     """Ingest new files, rebuild marts, publish (the `nightly_ingest` job)."""
-    return _materialize(config_path, INGEST_SELECTION, None, verbose)
+    job = _definitions(config_path).resolve_job_def(INGEST_JOB)
+    return _execute(config_path, job, None, None, verbose)
 
 
 def run_weekly(
@@ -108,10 +130,12 @@ def run_weekly(
 ) -> RunOutcome:
     """Evaluate rules and/or write the report for one ISO week (the `weekly_report` job)."""
     partition_key = week_to_partition(week)
-    with definitions_for(config_path):
-        weeks = weekly_partitions().get_partition_keys()
+    d = _definitions(config_path)
+    job = d.resolve_job_def(WEEKLY_JOB)
+    assert job.partitions_def is not None
+    weeks = job.partitions_def.get_partition_keys()
     if partition_key not in weeks:
-        # Dagster would raise DagsterUnknownPartitionError from deep inside materialize()
+        # Dagster would raise DagsterUnknownPartitionError from deep inside the run
         first, last = (partition_to_window(k).label for k in (weeks[0], weeks[-1]))
         return RunOutcome(
             success=False,
@@ -121,10 +145,9 @@ def run_weekly(
                 f"default the earliest data in the warehouse) to {last} (this week)"
             ],
         )
-    if evaluate and report:
-        selection = WEEKLY_SELECTION
-    elif evaluate:
-        selection = dg.AssetSelection.groups("rules", "advice")
-    else:
-        selection = dg.AssetSelection.assets(["reports", "weekly_report"])
-    return _materialize(config_path, selection, partition_key, verbose)
+    selection: Sequence[dg.AssetKey] | None = None  # the whole job
+    if evaluate and not report:
+        selection = sorted(EVALUATE_SELECTION.resolve(d.resolve_asset_graph()))
+    elif report and not evaluate:
+        selection = [REPORT_KEY]
+    return _execute(config_path, job, selection, partition_key, verbose)

@@ -396,10 +396,21 @@ def build_mart(con: duckdb.DuckDBPyConnection, name: str, config: Config | None 
     return build_mart_with_rollup(con, name, config)[0]
 
 
+def prepare_marts(con: duckdb.DuckDBPyConnection, config: Config | None = None) -> None:
+    """What every mart's build starts with, done once for a run that builds several (then each is built with
+    `prepared=True`): the config's `pricing:` written to the warehouse, the intermediate layer created."""
+    with transaction(con):
+        if config is not None:
+            write_pricing(con, config)
+        build_intermediate(con)
+
+
 def build_mart_with_rollup(
-    con: duckdb.DuckDBPyConnection, name: str, config: Config | None = None
+    con: duckdb.DuckDBPyConnection, name: str, config: Config | None = None, prepared: bool = False
 ) -> tuple[int, list[DayStats]]:
-    """`build_mart`, also returning what the day-incremental refreshes did (empty for full rebuilds)."""
+    """`build_mart`, also returning what the day-incremental refreshes did (empty for full rebuilds).
+
+    `prepared`: `prepare_marts` already ran on this connection (pricing and intermediate layer not redone)."""
     if name not in MARTS:
         raise KeyError(f"unknown mart {name!r}")
     started = time.monotonic()
@@ -426,9 +437,10 @@ def build_mart_with_rollup(
     kept = False
     try:
         with transaction(con):
-            if config is not None:
+            if config is not None and not prepared:
                 write_pricing(con, config)
-            build_intermediate(con)
+            if not prepared:
+                build_intermediate(con)
             if needs_rollup(name):
                 stats.append(refresh_rollups(con, prebuilt=rolled))
             if on_spark:

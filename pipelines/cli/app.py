@@ -10,8 +10,7 @@ from typing import Any
 import click
 
 from pipelines.cli.common import EXIT_BUSY, EXIT_REJECTED, Failure
-from pipelines.config import DEFAULT_CONFIG_NAME, ORIGIN_DEFAULT, ConfigError, find_config
-from pipelines.errors import WarehouseBusy, WarehouseError
+from pipelines.errors import ConfigError, WarehouseBusy, WarehouseError
 
 
 def _one_line(exc: BaseException) -> Failure:
@@ -72,7 +71,7 @@ class _Main(click.Group):
     "config_path",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help=f"Configuration file (default: $WASTEWATCH_CONFIG, else ./{DEFAULT_CONFIG_NAME}).",
+    help="Configuration file (default: $WASTEWATCH_CONFIG, else ./wastewatch.yaml).",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Show Dagster's run log, and tracebacks of errors.")
 @click.option(
@@ -94,6 +93,8 @@ def main(
     The configuration is --config, else $WASTEWATCH_CONFIG, else ./wastewatch.yaml; commands that read it
     say which on stderr (`config: demo/wastewatch.yaml (from WASTEWATCH_CONFIG)`).
     """
+    # imported here, not with the module: `wastewatch --help` and `--version` stay fast
+    from pipelines.config import ORIGIN_DEFAULT, find_config
     from pipelines.progress import Progress, reporting
 
     ctx.ensure_object(dict)

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from pipelines.cli.common import Failure, ctx_config
-from pipelines.config import Config
+
+if TYPE_CHECKING:
+    from pipelines.config import Config
 
 
 @click.group()

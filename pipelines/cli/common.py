@@ -6,13 +6,16 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from pipelines.config import Config, ConfigError, load_config
+from pipelines.errors import ConfigError
 from pipelines.lock import DEFAULT_WAIT_S
 from pipelines.redact import redact
+
+if TYPE_CHECKING:  # the config's models are imported when a command reads one, not for `--help`
+    from pipelines.config import Config
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_BUSY = 0, 1, 2, 3
 
@@ -59,6 +62,8 @@ def writing(config: Config, wait_s: float, role: str = "writer") -> Iterator[Non
 
 def ctx_config(ctx: click.Context) -> Config:
     """The configuration found by `find_config`; the first load says on stderr which file it is."""
+    from pipelines.config import load_config
+
     path = ctx.obj["config_path"]
     try:
         config = load_config(path, origin=ctx.obj.get("config_origin"))

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from pipelines.cli.common import EXIT_REJECTED, Failure, ctx_config, pick_week, wait_option, writing
 from pipelines.cli.money import fmt_money
 from pipelines.cli.pipeline import do_ingest, do_weekly
-from pipelines.config import DEFAULT_CONFIG_NAME, Config
+
+if TYPE_CHECKING:
+    from pipelines.config import Config
 
 
 @click.command()
@@ -31,6 +33,7 @@ def demo(
     ctx: click.Context, directory: Path, week: str | None, weeks: int, seed: int, no_run: bool, wait_s: float
 ) -> None:
     """Generate a realistic landing zone for a small AI company and run the pipeline on it."""
+    from pipelines.config import DEFAULT_CONFIG_NAME
     from pipelines.demo import generate
 
     w = pick_week(week)

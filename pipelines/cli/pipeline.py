@@ -22,10 +22,10 @@ from pipelines.cli.common import (
     writing,
 )
 from pipelines.cli.money import cents, fmt_money, rounding_note
-from pipelines.config import STARTER_CONFIG, Config
 
 if TYPE_CHECKING:
     from pipelines import nothing_new
+    from pipelines.config import Config
     from pipelines.runner import RunOutcome
 
 
@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 @click.pass_context
 def init(ctx: click.Context, path: Path | None, force: bool) -> None:
     """Write a commented starter wastewatch.yaml."""
+    from pipelines.config import STARTER_CONFIG
+
     target = path or ctx.obj["config_path"]
     if target.exists() and not force:
         raise Failure(f"{target}: already exists (use --force to overwrite)")
@@ -88,7 +90,7 @@ def do_ingest(ctx: click.Context, config: Config, full: bool = False) -> int:
             f"gpu_samples: {kept['samples_dropped']:,} sample(s) of {kept['days_dropped']} day(s) before "
             f"{kept['kept_from']} dropped (retention: {kept['retention_days']} days); their hours are kept"
         )
-    with open_warehouse(config) as con:
+    with open_warehouse(config, read_only=True) as con:  # reads only: no schema check, no catalogues
         rejected = rows(
             con,
             "select error from ingest_files where checked_at >= $t "

@@ -64,9 +64,16 @@ def check_results(con: duckdb.DuckDBPyConnection, asset: str) -> list[dg.AssetCh
         found = rows(con, c.sql)
         results.append(
             dg.AssetCheckResult(
+                asset_key=asset,
                 check_name=c.name,
                 passed=all(r["passed"] for r in found),
                 metadata={r["label"]: r["detail"] for r in found},
             )
         )
     return results
+
+
+def blocking_failed(asset: str, results: list[dg.AssetCheckResult]) -> bool:
+    """Whether a blocking check of `asset` failed: what depends on it is not built in the same run."""
+    blocking = {c.name for c in sql_checks() if c.asset == asset and c.blocking}
+    return any(not r.passed and r.check_name in blocking for r in results)

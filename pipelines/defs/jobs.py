@@ -15,22 +15,23 @@ from pipelines.defs.partitions import last_complete_week, week_to_partition
 from pipelines.defs.resources import WastewatchResource
 from pipelines.redact import redact
 
+INGEST_JOB, WEEKLY_JOB = "nightly_ingest", "weekly_report"
+REPORT_KEY = dg.AssetKey(["reports", "weekly_report"])
 INGEST_SELECTION = dg.AssetSelection.groups("ingest", "transform") | dg.AssetSelection.assets(
     "published_warehouse"
 )
-WEEKLY_SELECTION = dg.AssetSelection.groups("rules", "advice") | dg.AssetSelection.assets(
-    ["reports", "weekly_report"]
-)
+EVALUATE_SELECTION = dg.AssetSelection.groups("rules", "advice")  # `wastewatch evaluate`: no report
+WEEKLY_SELECTION = EVALUATE_SELECTION | dg.AssetSelection.assets(REPORT_KEY)
 
 nightly_ingest = dg.define_asset_job(
-    "nightly_ingest",
+    INGEST_JOB,
     selection=INGEST_SELECTION,
     executor_def=dg.in_process_executor,
     description="Load new and changed files, rebuild the marts, publish the read-only warehouse.",
 )
 
 weekly_report_job = dg.define_asset_job(
-    "weekly_report",
+    WEEKLY_JOB,
     selection=WEEKLY_SELECTION,  # weekly-partitioned assets: the job's partitions are inferred from them
     executor_def=dg.in_process_executor,
     description="Evaluate every rule and advisor for an ISO week and write that week's report.",

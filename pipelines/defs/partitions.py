@@ -21,20 +21,34 @@ from pipelines.coverage import load_history_start
 from rules import Window
 
 _BUILDING_FOR: ContextVar[Path | None] = ContextVar("wastewatch_definitions_config", default=None)
+# history_start as read once for the definitions built inside `definitions_for` (each partitioned module
+# asks for it; reading it opens the warehouse)
+_STARTS: ContextVar[dict[date, date] | None] = ContextVar("wastewatch_history_starts", default=None)
 
 
 @contextmanager
 def definitions_for(config_path: Path) -> Iterator[None]:
     """Definitions built inside this block take their weeks from the config at `config_path`."""
-    token = _BUILDING_FOR.set(config_path)
+    token, starts = _BUILDING_FOR.set(config_path), _STARTS.set({})
     try:
         yield
     finally:
         _BUILDING_FOR.reset(token)
+        _STARTS.reset(starts)
 
 
 def definitions_config_path() -> Path:
     return _BUILDING_FOR.get() or find_config()[0]
+
+
+def definitions_history_start(today: date) -> date:
+    """history_start of the config the definitions are being built for (read once per `definitions_for`)."""
+    starts = _STARTS.get()
+    if starts is None:
+        return load_history_start(definitions_config_path(), today)
+    if today not in starts:
+        starts[today] = load_history_start(definitions_config_path(), today)
+    return starts[today]
 
 
 def weekly_partitions_from(start: date) -> dg.WeeklyPartitionsDefinition:
@@ -46,7 +60,7 @@ def weekly_partitions_from(start: date) -> dg.WeeklyPartitionsDefinition:
 def weekly_partitions() -> dg.WeeklyPartitionsDefinition:
     """The weeks of the config the definitions are being built for (reads it and the warehouse's extent)."""
     today = datetime.now(UTC).date()
-    return weekly_partitions_from(load_history_start(definitions_config_path(), today))
+    return weekly_partitions_from(definitions_history_start(today))
 
 
 def week_to_partition(week: str) -> str:

@@ -19,6 +19,7 @@ from click.testing import CliRunner, Result
 from pipelines.cli import main
 from pipelines.instance import HISTORY_ENV, HOST_TAG, PID_TAG, dagster_home
 from pipelines.lock import pid_alive
+from tests.helpers.asset_graph import snapshot_job
 from tests.helpers.config import write_config
 from tests.helpers.paths import FOCUS_SAMPLE, REPO, copy_into
 
@@ -158,6 +159,7 @@ def test_a_cli_run_is_in_the_instance_the_ui_opens(
     with dg.DagsterInstance.get() as instance:
         [run] = instance.get_runs()
         assert run.status == dg.DagsterRunStatus.SUCCESS
+        assert run.job_name == "nightly_ingest"  # the job the schedule runs, not `__ephemeral_asset_job__`
         assert run.tags[PID_TAG] == str(os.getpid())
         event = instance.get_latest_materialization_event(dg.AssetKey("billing_line_items"))
         assert event is not None and event.run_id == run.run_id
@@ -168,6 +170,44 @@ def test_a_cli_run_is_in_the_instance_the_ui_opens(
         )
         [execution] = check.values()
         assert execution.run_id == run.run_id and execution.status.value == "SUCCEEDED"
+
+
+def test_cli_runs_are_listed_under_the_jobs_they_ran_with_each_asset_materialised(
+    ingested: Ingested, tmp_path: Path
+) -> None:
+    """`ingest` is a run of `nightly_ingest`; `evaluate` and `report` are runs of `weekly_report` for the
+    week's partition, each over the part of the job it asked for; every asset (each landed table, mart,
+    rule) is materialised on its own by the run that built it, though one step builds several."""
+    config = _copy(ingested, tmp_path)
+    env: dict[str, str | None] = {HISTORY_ENV: "sqlite"}
+    for command in ("evaluate", "report"):
+        result = cli("--config", str(config), command, "--week", "2024-W38", env=env)
+        assert result.exit_code == 0, result.output
+    with dg.DagsterInstance.from_config(str(dagster_home(config))) as instance:
+        ingest, evaluate, report = reversed(instance.get_runs())  # newest first
+        assert [r.job_name for r in (ingest, evaluate, report)] == [
+            "nightly_ingest",
+            "weekly_report",
+            "weekly_report",
+        ]
+        assert {r.status for r in (ingest, evaluate, report)} == {dg.DagsterRunStatus.SUCCESS}
+        assert evaluate.tags["dagster/partition"] == report.tags["dagster/partition"] == "2024-09-16"
+        assert not ingest.asset_selection  # the whole job
+        weekly = snapshot_job("weekly_report")
+        assert sorted(k.to_user_string() for k in evaluate.asset_selection or ()) == [
+            k for k in weekly if k != "reports/weekly_report"
+        ]
+        assert [k.to_user_string() for k in report.asset_selection or ()] == ["reports/weekly_report"]
+        by_run = {
+            key: instance.get_latest_materialization_event(dg.AssetKey.from_user_string(key))
+            for key in [*snapshot_job("nightly_ingest"), *weekly]
+        }
+        ran = {ingest.run_id: "ingest", evaluate.run_id: "evaluate", report.run_id: "report"}
+        assert {k: ran[e.run_id] for k, e in by_run.items() if e is not None} == {
+            **{k: "ingest" for k in snapshot_job("nightly_ingest")},
+            **{k: "evaluate" for k in weekly if k != "reports/weekly_report"},
+            "reports/weekly_report": "report",
+        }
 
 
 def test_with_run_history_off_a_run_records_nothing_and_a_bad_value_exits_2(tmp_path: Path) -> None:

@@ -338,3 +338,42 @@ def test_workspace_yaml_loads_the_module_pyproject_names() -> None:
     assert module["module_name"] == pyproject["tool"]["dg"]["project"]["code_location_target_module"]
     assert module["module_name"] == "pipelines.definitions"
     assert module["location_name"] == pyproject["tool"]["dg"]["project"]["code_location_name"] == "wastewatch"
+
+
+def test_the_marts_step_builds_each_mart_after_the_marts_it_reads() -> None:
+    from pipelines.defs.transform.assets import build_order, mart_deps
+    from pipelines.transform import MARTS
+
+    order = build_order()
+    assert sorted(order) == sorted(MARTS)
+    for position, name in enumerate(order):
+        assert all(order.index(dep) < position for dep in mart_deps(name) if dep in MARTS), name
+    assert order.index("cost_hourly") < order.index("gpu_billed_hours") < order.index("gpu_job_spans")
+
+
+def test_a_selection_of_some_marts_builds_only_those(tmp_path: Path) -> None:
+    """The landed tables and the marts are one step each; a run of part of the job builds only its part."""
+    from pipelines.runner import _definitions
+    from pipelines.warehouse import table_exists
+
+    copy_into(FOCUS_SAMPLE, tmp_path / "landing" / "billing")
+    config = write_config(tmp_path, "sources:\n  - {name: focus, kind: focus, uri: landing/billing/}\n")
+    job = _definitions(config).resolve_job_def("nightly_ingest")
+    wanted = [dg.AssetKey("billing_line_items"), dg.AssetKey("cost_hourly")]
+    result = job.execute_in_process(asset_selection=wanted, instance=dg.DagsterInstance.ephemeral())
+    assert result.success
+    built = sorted(e.asset_key.to_user_string() for e in result.get_asset_materialization_events())
+    assert built == ["billing_line_items", "cost_hourly"]
+    steps = sorted({e.step_key for e in result.all_events if e.step_key})
+    assert steps == ["landed_tables", "marts"]
+    checks = sorted(
+        (e.asset_key.to_user_string(), e.check_name) for e in result.get_asset_check_evaluations()
+    )
+    assert ("cost_hourly", "reconciles_with_billing") in checks
+    assert all(asset in ("billing_line_items", "cost_hourly") for asset, _ in checks)
+    con = connect(load_config(config).warehouse_path, read_only=True)
+    try:
+        assert table_exists(con, "cost_hourly") and not table_exists(con, "gpu_hours")
+        assert con.execute("select count(*) from billing_line_items").fetchone() == (1000,)
+    finally:
+        con.close()

@@ -6,8 +6,7 @@ from datetime import UTC, date, datetime
 import dagster as dg
 from pydantic import Field
 
-from pipelines.coverage import load_history_start
-from pipelines.defs.partitions import definitions_config_path
+from pipelines.defs.partitions import definitions_history_start
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
 from pipelines.errors import S3Error
 from pipelines.export.focus import (
@@ -42,7 +41,7 @@ def monthly_partitions_from(start: date) -> dg.MonthlyPartitionsDefinition:
 def billing_periods() -> dg.MonthlyPartitionsDefinition:
     """The billing periods of the config the definitions are built for: from the month of its history start."""
     today = datetime.now(UTC).date()
-    return monthly_partitions_from(load_history_start(definitions_config_path(), today))
+    return monthly_partitions_from(definitions_history_start(today))
 
 
 def _focus_export_asset(periods: dg.PartitionsDefinition) -> dg.AssetsDefinition:

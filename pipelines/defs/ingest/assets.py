@@ -1,7 +1,14 @@
-"""Landed tables: one asset per warehouse table that readers write (all sources of the kinds feeding it)."""
+"""Landed tables: one asset per warehouse table that readers write (all sources of the kinds feeding it).
+
+The tables are one multi-asset (one step, `landed_tables`): each keeps its own asset key, metadata and
+checks, and a selection of some of them loads only theirs; one step saves Dagster's per-step bookkeeping.
+"""
+
+from collections.abc import Iterator
 
 import dagster as dg
 
+from pipelines.config import Config
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
 from pipelines.freshness import stale_sources
 from pipelines.ingest import ingest
@@ -39,9 +46,8 @@ DESCRIPTIONS = {
 
 
 def _ingest_table(
-    context: dg.AssetExecutionContext, wastewatch: WastewatchResource, table: str
+    context: dg.AssetExecutionContext, wastewatch: WastewatchResource, config: Config, table: str
 ) -> dg.MaterializeResult:
-    config = wastewatch.load()
     with wastewatch.warehouse() as con:
         report = ingest(con, config, targets=(table,), log=context.log.debug)
         total = scalar(con, f"select count(*) from {table}")  # noqa: S608 - our constant
@@ -88,6 +94,7 @@ def _ingest_table(
     # sources that could not be read at all: the CLI prints them and exits 1
     metadata["source_failures"] = dg.MetadataValue.json([redact(f) for f in report.failures])
     check = dg.AssetCheckResult(
+        asset_key=table,
         check_name="no_rejected_files",
         passed=not report.rejected and not report.failures,
         severity=dg.AssetCheckSeverity.WARN,
@@ -97,13 +104,14 @@ def _ingest_table(
     for s in stale:
         context.log.info(redact(s.problem))
     fresh = dg.AssetCheckResult(
+        asset_key=table,
         check_name="sources_fresh",
         passed=not stale,
         severity=dg.AssetCheckSeverity.WARN,
         metadata={"stale": dg.MetadataValue.md("\n".join(f"- {redact(s.problem)}" for s in stale) or "none")},
     )
     checks = [check, fresh] + (billing_check_results(wastewatch) if table == "billing_line_items" else [])
-    return dg.MaterializeResult(metadata=metadata, check_results=checks)
+    return dg.MaterializeResult(asset_key=table, metadata=metadata, check_results=checks)
 
 
 def billing_check_results(wastewatch: WastewatchResource) -> list[dg.AssetCheckResult]:
@@ -116,18 +124,21 @@ def billing_check_results(wastewatch: WastewatchResource) -> list[dg.AssetCheckR
         rec_meta["problems"] = dg.MetadataValue.md("\n".join(f"- {redact(p)}" for p in rec.problems[:50]))
     return [
         dg.AssetCheckResult(
+            asset_key="billing_line_items",
             check_name="billing_reconciled",
             passed=rec.passed,
             severity=dg.AssetCheckSeverity.ERROR,
             metadata=rec_meta,
         ),
         dg.AssetCheckResult(
+            asset_key="billing_line_items",
             check_name="tag_coverage",
             passed=cov.passed,
             severity=dg.AssetCheckSeverity.WARN,
             metadata=cov.metadata,
         ),
         dg.AssetCheckResult(
+            asset_key="billing_line_items",
             check_name="focus_conformance",
             passed=focus.passed,
             severity=dg.AssetCheckSeverity.WARN,
@@ -160,39 +171,52 @@ BILLING_CHECKS = (
 )
 
 
-def _ingest_asset(table: str) -> dg.AssetsDefinition:
+def _table_spec(table: str) -> dg.AssetSpec:
     kinds = sorted(kinds_writing(table))
-
-    @dg.asset(
+    return dg.AssetSpec(
         key=table,
         group_name="ingest",
         kinds={"duckdb"},
-        pool=WAREHOUSE_POOL,
-        check_specs=[
-            dg.AssetCheckSpec(
-                "no_rejected_files",
-                asset=table,
-                description="Every file of this run's sources loaded (rejected files are listed in ingest_files).",
-            ),
-            dg.AssetCheckSpec(
-                "sources_fresh",
-                asset=table,
-                description="Every source delivered something new within its expected cadence (expected_every) "
-                "and no telemetry host fell silent or sparse (host_silence).",
-            ),
-        ]
-        + [
-            dg.AssetCheckSpec(name, asset=table, description=text, blocking=blocking)
-            for name, text, blocking in (BILLING_CHECKS if table == "billing_line_items" else ())
-        ],
         description=f"{DESCRIPTIONS[table]} Source kinds: {', '.join(kinds)}.",
     )
-    def _asset(context: dg.AssetExecutionContext, wastewatch: WastewatchResource) -> dg.MaterializeResult:
-        return _ingest_table(context, wastewatch, table)
 
-    return _asset
+
+def _table_checks(table: str) -> list[dg.AssetCheckSpec]:
+    return [
+        dg.AssetCheckSpec(
+            "no_rejected_files",
+            asset=table,
+            description="Every file of this run's sources loaded (rejected files are listed in ingest_files).",
+        ),
+        dg.AssetCheckSpec(
+            "sources_fresh",
+            asset=table,
+            description="Every source delivered something new within its expected cadence (expected_every) "
+            "and no telemetry host fell silent or sparse (host_silence).",
+        ),
+    ] + [
+        dg.AssetCheckSpec(name, asset=table, description=text, blocking=blocking)
+        for name, text, blocking in (BILLING_CHECKS if table == "billing_line_items" else ())
+    ]
+
+
+@dg.multi_asset(
+    name="landed_tables",
+    specs=[_table_spec(table) for table in INGEST_TABLES],
+    check_specs=[spec for table in INGEST_TABLES for spec in _table_checks(table)],
+    can_subset=True,
+    pool=WAREHOUSE_POOL,
+    description="Loads the new and changed files of every source into the landed tables, one table at a time.",
+)
+def landed_tables(
+    context: dg.AssetExecutionContext, wastewatch: WastewatchResource
+) -> Iterator[dg.MaterializeResult]:
+    config, selected = wastewatch.load(), context.selected_asset_keys
+    for table in INGEST_TABLES:
+        if dg.AssetKey(table) in selected:
+            yield _ingest_table(context, wastewatch, config, table)
 
 
 @dg.definitions
 def ingest_assets() -> dg.Definitions:
-    return dg.Definitions(assets=[_ingest_asset(table) for table in INGEST_TABLES])
+    return dg.Definitions(assets=[landed_tables])

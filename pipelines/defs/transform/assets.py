@@ -2,19 +2,33 @@
 
 Dependencies come from each file's `-- depends_on:` header (intermediate views resolved to what they read),
 so adding a mart is adding its SQL file and its name to MARTS.
+
+The marts and the samples' retention are one multi-asset (one step, `marts`): each mart keeps its own asset
+key, metadata and checks; the step writes the pricing and the intermediate layer once, then builds the
+selected marts in dependency order, each in its own transaction. A mart whose blocking check fails stops
+the marts that read it (they are not materialised) and, once the others are built, fails the step.
 """
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import dagster as dg
 import duckdb
 
-from pipelines.defs.checks import check_results, check_specs
+from pipelines.config import Config
+from pipelines.defs.checks import blocking_failed, check_results, check_specs
 from pipelines.defs.ingest.assets import INGEST_TABLES
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
+from pipelines.redact import redact
 from pipelines.retention import RETENTION_ASSET, prune_samples
-from pipelines.transform import INTERMEDIATE, MARTS, DayStats, build_mart_with_rollup, needs_rollup
+from pipelines.transform import (
+    INTERMEDIATE,
+    MARTS,
+    DayStats,
+    build_mart_with_rollup,
+    needs_rollup,
+    prepare_marts,
+)
 from pipelines.warehouse import header, rows, sql_text, utcnow
 
 DESCRIPTIONS = {
@@ -144,41 +158,51 @@ def _day_metadata(stats: list[DayStats]) -> dict[str, object]:
     return out
 
 
-def _mart_asset(name: str) -> dg.AssetsDefinition:
-    @dg.asset(
+def build_order() -> list[str]:
+    """MARTS with every mart after the marts it reads (MARTS' own order otherwise)."""
+    done: list[str] = []
+    todo = list(MARTS)
+    while todo:
+        name = next(n for n in todo if all(d in done for d in mart_deps(n) if d in MARTS))
+        todo.remove(name)
+        done.append(name)
+    return done
+
+
+def _mart_spec(name: str) -> dg.AssetSpec:
+    return dg.AssetSpec(
         key=name,
         group_name="transform",
         kinds={"duckdb"},
-        pool=WAREHOUSE_POOL,
         deps=mart_deps(name),
-        check_specs=check_specs(name) or None,
         description=DESCRIPTIONS.get(name) or header(sql_text("marts", name)).get("grain", name),
+        skippable=True,  # not built when a mart it reads failed a blocking check
     )
-    def _asset(wastewatch: WastewatchResource) -> dg.MaterializeResult:
-        config = wastewatch.load()
-        with wastewatch.warehouse() as con:
-            n, days = build_mart_with_rollup(con, name, config)
-            extra = EXTRAS[name](con) if name in EXTRAS else {}
-            checks = check_results(con, name)
-        metadata = {"dagster/row_count": n, **extra, **_day_metadata(days)}
-        return dg.MaterializeResult(metadata=metadata, check_results=checks)
-
-    return _asset
 
 
-@dg.asset(
+ROLLED_UP = [name for name in MARTS if needs_rollup(name)]
+
+RETENTION_SPEC = dg.AssetSpec(
     key=RETENTION_ASSET,
     group_name="transform",
     kinds={"duckdb"},
-    pool=WAREHOUSE_POOL,
-    deps=[name for name in MARTS if needs_rollup(name)],  # after this run's roll-up
+    deps=ROLLED_UP,  # after this run's roll-up
     description="Drops raw GPU samples older than `retention: gpu_samples_days` once they are rolled up to "
     "the hour; the roll-up and the marts keep those days (gpu_samples_pruned lists them).",
+    skippable=True,
 )
-def gpu_samples_retention(wastewatch: WastewatchResource) -> dg.MaterializeResult:
-    config = wastewatch.load()
-    with wastewatch.warehouse() as con:
-        stats = prune_samples(con, config, utcnow().date())
+
+
+def _build(con: duckdb.DuckDBPyConnection, config: Config, name: str) -> dg.MaterializeResult:
+    n, days = build_mart_with_rollup(con, name, config, prepared=True)
+    extra = EXTRAS[name](con) if name in EXTRAS else {}
+    checks = check_results(con, name)
+    metadata = {"dagster/row_count": n, **extra, **_day_metadata(days)}
+    return dg.MaterializeResult(asset_key=name, metadata=metadata, check_results=checks)
+
+
+def _retention(con: duckdb.DuckDBPyConnection, config: Config) -> dg.MaterializeResult:
+    stats = prune_samples(con, config, utcnow().date())
     metadata: dict[str, object] = {
         "retention_days": config.retention.gpu_samples_days or "keep every sample",
         "days_dropped": stats.days,
@@ -186,9 +210,42 @@ def gpu_samples_retention(wastewatch: WastewatchResource) -> dg.MaterializeResul
     }
     if stats.before is not None:
         metadata["kept_from"] = stats.before.isoformat()
-    return dg.MaterializeResult(metadata=metadata)
+    return dg.MaterializeResult(asset_key=RETENTION_ASSET, metadata=metadata)
+
+
+@dg.multi_asset(
+    name="marts",
+    specs=[_mart_spec(name) for name in MARTS] + [RETENTION_SPEC],
+    check_specs=[spec for name in MARTS for spec in check_specs(name)],
+    can_subset=True,
+    pool=WAREHOUSE_POOL,
+    description="Builds the selected marts from the landed tables in dependency order (one transaction "
+    "each), then drops raw GPU samples past their retention.",
+)
+def marts(
+    context: dg.AssetExecutionContext, wastewatch: WastewatchResource
+) -> Iterator[dg.MaterializeResult]:
+    selected = {key.to_user_string() for key in context.selected_asset_keys}
+    config = wastewatch.load()
+    stopped: dict[str, str] = {}  # mart -> the mart whose blocking check failed, upstream or itself
+    with wastewatch.warehouse() as con:
+        prepare_marts(con, config)
+        for name in build_order():
+            if name not in selected:
+                continue
+            failed = [stopped[d] for d in mart_deps(name) if d in stopped]
+            if failed:
+                stopped[name] = failed[0]
+                context.log.warning(redact(f"{name}: not built: a blocking check of {failed[0]} failed"))
+                continue
+            result = _build(con, config, name)
+            if blocking_failed(name, list(result.check_results or [])):
+                stopped[name] = name
+            yield result
+        if RETENTION_ASSET in selected and not any(m in stopped for m in ROLLED_UP):
+            yield _retention(con, config)
 
 
 @dg.definitions
 def transform_assets() -> dg.Definitions:
-    return dg.Definitions(assets=[_mart_asset(name) for name in MARTS] + [gpu_samples_retention])
+    return dg.Definitions(assets=[marts])
