@@ -8,7 +8,7 @@ STARTER_CONFIG = """\
 # as <name>.published.duckdb after every run, for ad-hoc queries).
 warehouse: warehouse/wastewatch.duckdb
 
-# Weekly reports land in <reports_dir>/<ISO week>/ (report.html, report.md, findings.csv, ...).
+# Weekly reports land in <reports_dir>/<ISO week>/ (report.html and its pages, report.md, findings.csv, ...).
 reports_dir: reports
 
 # Billing currency used when a bill names none.

@@ -1,4 +1,6 @@
-"""The weekly waste report: report.html, report.md, findings.csv/.parquet and teams/<team>.html for an ISO week.
+"""The weekly waste report for an ISO week: report.html (a few screens) with its linked pages (every
+finding, changes, attention, actions, rules, teams, fleet, data quality) and teams/<team>.html, report.md
+(a digest of at most 4 KB) and report-full.md, findings.csv/.parquet.
 
 Every figure comes from `sql/reports/rpt_*.sql` over the warehouse (plus COST002's month-to-date
 computation for budget burn). The totals reconcile, per currency: the waste total is the sum of the
