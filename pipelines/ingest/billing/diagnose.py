@@ -9,10 +9,11 @@ import duckdb
 
 from pipelines.errors import RejectedFile
 from pipelines.ingest.billing.lines import Spec
-from pipelines.ingest.billing.relation import Relation, encoding_problem
+from pipelines.ingest.billing.relation import Relation
 from pipelines.ingest.billing.sql_expr import file_params, src_cte
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import duckdb_problem, quote_ident
+from pipelines.ingest.sniff import encoding_problem
 from pipelines.warehouse import one
 
 # Check.kind -> (SQL true for a value the staging SQL cannot cast, what the message says was expected)
