@@ -31,6 +31,7 @@ from pipelines.config import Config, Source
 from pipelines.errors import RejectedFile
 from pipelines.failpoints import failpoint
 from pipelines.ingest import ledger
+from pipelines.ingest.billing.deliveries import Delivery
 from pipelines.ingest.billing.diagnose import LoadFailed
 from pipelines.ingest.billing.tag_sets import prune_tag_sets, resolve_tag_sets
 from pipelines.ingest.files import SourceFile, fetch, source_cache
@@ -86,7 +87,14 @@ def ingest_deliveries(
             )
         return fetch(f, s3).read_text(encoding="utf-8-sig")
 
-    deliveries, plan_notes = reader.plan(files, read_text, options)
+    try:
+        deliveries, plan_notes = reader.plan(files, read_text, options)
+    except (
+        Exception
+    ) as exc:  # an error no step of planning turned into a rejection: each file refused with it
+        problem = str(refusal(source.uri, exc, source.kind))
+        deliveries = [Delivery(f"file:{f.uri}", None, [f], problem=problem) for f in files]
+        plan_notes = []
     notes.extend(f"source {source.name!r}: {n}" for n in plan_notes)
     outcomes: list[FileOutcome] = []
     listed = {f.uri for f in files}
