@@ -133,7 +133,10 @@ def test_a_line_past_duckdbs_limit_is_one_refusal_and_the_other_files_and_source
         assert error is not None and error.startswith(
             str(tmp_path / "cur" / "a-huge.csv") + ": cannot read: "
         )
-        assert "Maximum line size of 2000000 bytes exceeded" in error and "\n" not in error
+        assert error.endswith(
+            ": a line of 3,000,882 bytes, longer than the 2,000,000 DuckDB reads: no billing export writes "
+            "one (line breaks lost in a copy, or not a CSV?); export the file again"
+        )
         assert got == {"b-good.csv": ("loaded", None), "focus.csv": ("loaded", None)}
         assert report.exit_code == 1
         per_source = con.execute(

@@ -5,6 +5,7 @@ refuses), Parquet (row numbers from the file) or NDJSON; `open_relation` describ
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from pipelines.ingest.sniff import csv_fields, encoding_problem, text_problem
 from pipelines.sources.options import BillingOptions
 
 NULL_STRINGS = ("NULL", "null", "")
+_LONG_LINE = re.compile(r"Maximum line size of (\d+) bytes exceeded\. Actual Size:\s*(\d+) bytes")
 # CSV files above this size (uncompressed) get no x_source_row: numbering rows serialises the scan and
 # materialises the file
 ROW_NUMBER_LIMIT = 32 << 20
@@ -94,6 +96,17 @@ def _short_rows(
     if 0 < n < len(header):
         return len(header), n, header[n:]
     return None
+
+
+def worded(problem: str) -> str:
+    """DuckDB's problem, or what it means in our words with what to do (a line past its limit)."""
+    long = _LONG_LINE.search(problem)
+    if long is None:
+        return problem
+    return (
+        f"a line of {int(long[2]):,} bytes, longer than the {int(long[1]):,} DuckDB reads: no billing export "
+        "writes one (line breaks lost in a copy, or not a CSV?); export the file again"
+    )
 
 
 def read_header(path: Path, skip: int = 0) -> str:
@@ -208,7 +221,7 @@ def open_relation(
                     "uses another delimiter)"
                 )
                 raise RejectedFile(file.uri, problem, line=1 + skip) from None
-            raise RejectedFile(file.uri, f"cannot read: {problem}") from None
+            raise RejectedFile(file.uri, f"cannot read: {worded(problem)}") from None
     types = {r[0]: r[1] for r in described if not (fmt == "parquet" and r[0] == "file_row_number")}
     if fmt == "csv" and len(types) == 1 and not names:
         only = next(iter(types))
