@@ -45,7 +45,11 @@ _BOMS = {
 _MAGIC = (
     (b"PAR1", "a Parquet file", "name it .parquet (billing kinds read Parquet by its name)"),
     (b"PK\x03\x04", "a ZIP archive (an Excel .xlsx workbook?)", "unzip it, or export the data as CSV"),
-    (b"\x1f\x8b", "a gzip-compressed file whose name does not end in .gz", "name it .gz"),
+    (
+        b"\x1f\x8b",
+        "gzip-compressed data (a name without .gz, or compressed twice)",
+        "name it .gz, or decompress it once",
+    ),
 )
 _HIVE = "\x01"
 

@@ -28,7 +28,7 @@ from tests.helpers.paths import FIXTURES
 CUR = FIXTURES / "billing" / "aws" / "2023-06-01.csv"  # 3 lines
 FOCUS = FIXTURES / "billing" / "focus-spec" / "commitment_discount_usage_scenario_3.csv"
 SMI = FIXTURES / "telemetry" / "h200" / "nvidia_smi_query_gpu.csv"
-GCP = FIXTURES / "billing" / "gcp"
+GCP_LEGACY = FIXTURES / "billing" / "gcp-legacy"
 LEGACY = (
     "not supported: Google's legacy billing file export ({seen}), retired in 2019; export billing to "
     "BigQuery (Billing > Billing export > BigQuery export) and read that export, or its CSV or "
@@ -256,7 +256,7 @@ def test_a_hive_dump_renamed_csv_gz_is_told_it_is_not_a_csv(tmp_path: Path) -> N
     )
 
 
-def test_utf16_without_a_byte_order_mark_and_parquet_named_csv_say_what_they_are(tmp_path: Path) -> None:
+def test_utf16_without_a_bom_parquet_named_csv_and_gzip_twice_say_what_they_are(tmp_path: Path) -> None:
     parquet = tmp_path / "p.parquet"
     duckdb.connect().execute(f"copy (select 1 as a) to '{parquet}' (format parquet)")
     report, con = _run(
@@ -267,6 +267,7 @@ def test_utf16_without_a_byte_order_mark_and_parquet_named_csv_say_what_they_are
                 {
                     "utf16.csv": FOCUS.read_text(encoding="utf-8").encode("utf-16-le"),
                     "p.csv": parquet.read_bytes(),
+                    "twice.csv.gz": gzip.compress(gzip.compress(FOCUS.read_bytes())),
                 },
             )
         },
@@ -283,6 +284,11 @@ def test_utf16_without_a_byte_order_mark_and_parquet_named_csv_say_what_they_are
             f"{folder / 'utf16.csv'}:1: not UTF-8 text: UTF-16 without a byte order mark (every other byte is "
             "NUL); export it as UTF-8",
         ),
+        "twice.csv.gz": (
+            "rejected",
+            f"{folder / 'twice.csv.gz'}: not text: gzip-compressed data (a name without .gz, or compressed "
+            "twice); name it .gz, or decompress it once",
+        ),
     }
 
 
@@ -297,7 +303,7 @@ def test_utf16_without_a_byte_order_mark_and_parquet_named_csv_say_what_they_are
 def test_googles_legacy_file_export_is_refused_as_such_with_the_bigquery_remedy(
     tmp_path: Path, kind: str, fixture: str, seen: str, line: str
 ) -> None:
-    report, con = _run(tmp_path, {"src": (kind, {fixture: (GCP / fixture).read_bytes()})})
+    report, con = _run(tmp_path, {"src": (kind, {fixture: (GCP_LEGACY / fixture).read_bytes()})})
     con.close()
     assert _outcomes(report) == {
         fixture: ("rejected", f"{tmp_path / 'src' / fixture}{line}: " + LEGACY.format(seen=seen))
