@@ -167,22 +167,36 @@ def head_problem(head: bytes, whole: bool, delimiter: str | None = None) -> tupl
 
 
 def nul_problem(f: IO[bytes], start: bytes = b"") -> tuple[str, int] | None:
-    """The first NUL byte in the text (`start` then the rest of `f`), with its line, or None."""
-    offset, lines, chunk = 0, 1, start or f.read(CHUNK)
+    """The first NUL byte in the text, with its line, or None. `start`: the file's first bytes, already
+    read from `f` (which then goes on after them). Lines are counted only once a NUL byte is found."""
+    offset, chunk = 0, start or f.read(CHUNK)
     while chunk:
-        at = chunk.find(0)
-        if at >= 0:
-            lines += chunk.count(b"\n", 0, at)
+        if b"\0" in chunk:
+            at = offset + chunk.find(0)
             return (
-                f"a NUL byte (0x00) at byte {offset + at:,}: text exports write none (a damaged copy, or a "
+                f"a NUL byte (0x00) at byte {at:,}: text exports write none (a damaged copy, or a "
                 "writer that pads values with NULs); copy the file again from its source, or delete the "
                 "NUL bytes (tr -d '\\000')",
-                lines,
+                _line_of(f, start, at),
             )
-        lines += chunk.count(b"\n")
         offset += len(chunk)
         chunk = f.read(CHUNK)
     return None
+
+
+def _line_of(f: IO[bytes], start: bytes, at: int) -> int:
+    """The 1-based line holding byte `at` of the file `f` (whose first bytes are `start`)."""
+    if at < len(start):
+        return start.count(b"\n", 0, at) + 1
+    f.seek(0)
+    lines, offset = 1, 0
+    while offset < at:
+        chunk = f.read(min(CHUNK, at - offset))
+        if not chunk:
+            break
+        lines += chunk.count(b"\n")
+        offset += len(chunk)
+    return lines
 
 
 def text_problem(
