@@ -20,7 +20,7 @@ import pytest
 from pipelines.config import load_config
 from pipelines.errors import RejectedFile
 from pipelines.ingest import IngestReport, ingest
-from pipelines.ingest.sniff import FIELD_LIMIT, csv_fields, refusal
+from pipelines.ingest.sniff import FIELD_LIMIT, csv_fields, refusal, text_problem
 from pipelines.warehouse import connect
 from tests.helpers.config import write_config
 from tests.helpers.paths import FIXTURES
@@ -322,3 +322,16 @@ def test_a_json_array_is_told_to_be_newline_delimited(tmp_path: Path) -> None:
             "NEWLINE_DELIMITED_JSON (one object per line)",
         )
     }
+
+
+@pytest.mark.parametrize("name", ["far.csv", "far.csv.gz"])
+def test_a_nul_byte_far_into_a_file_is_named_by_its_line(tmp_path: Path, name: str) -> None:
+    """Past the first bytes sniffed, the scan goes on through the whole text and counts lines only then."""
+    text = b"host,value\n" + b"gpu-a,1\n" * 100_000 + b"gpu-b,\x002\n"
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(text) if name.endswith(".gz") else text)
+    found = text_problem(path)
+    assert found is not None and found[1] == 100_002
+    at = text.index(0)
+    assert found[0].startswith(f"a NUL byte (0x00) at byte {at:,}: ")
+    assert text_problem(path, full=False) is None  # only the first 64 KiB: the billing load scans the rest
