@@ -16,6 +16,8 @@ The readers (`BillingReader` subclasses, listed in pipelines/sources/registry.py
 - `landed.py`: checks on the lines a file landed (charge periods, duplicate line items).
 - `reconcile.py`: rows and billed/effective sums computed from the file's own columns must equal what
   landed, or the file is rejected and the transaction rolls back.
+- `foreign.py`: formats recognised and refused with what to export instead (OCI's native cost report,
+  Google's legacy file export, a JSON array).
 - `checks.py`: the asset checks on billing_line_items (reconciliation against the ledger, tag coverage).
 
 The measurements behind the choices these modules make are in bench/README.md ("Where the billing

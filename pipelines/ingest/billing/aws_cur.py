@@ -20,13 +20,14 @@ import duckdb
 
 from pipelines.errors import RejectedFile
 from pipelines.ingest.billing.decompress import open_text
-from pipelines.ingest.billing.focus import reject_oci_native
+from pipelines.ingest.billing.foreign import reject_foreign
 from pipelines.ingest.billing.lines import Check, Spec
 from pipelines.ingest.billing.reader import BillingReader
 from pipelines.ingest.billing.relation import Relation, open_relation, read_header
 from pipelines.ingest.billing.sql_expr import json_nonnull
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, quote_ident
+from pipelines.ingest.sniff import csv_fields
 from pipelines.mappings import catalog_bind
 from pipelines.sources.aws_cur import (
     ALIASES,
@@ -69,10 +70,13 @@ class AwsCurReader(BillingReader):
             return None, ""
         header_line = read_header(path)
         delim = delimiter or ","
-        with open_text(path) as f:
-            reader = csv.reader(f, delimiter=delim)
-            header = next(reader, [])
-            first = next(reader, [])
+        try:
+            with open_text(path) as f, csv_fields():
+                reader = csv.reader(f, delimiter=delim)
+                header = next(reader, [])
+                first = next(reader, [])
+        except csv.Error:  # a field past FIELD_LIMIT: no repair; reading the file says what is wrong
+            return None, ""
         if not header_line or not first:
             return None, ""
         fixed = split_glued_header(header, first)
@@ -102,7 +106,7 @@ class AwsCurReader(BillingReader):
             squash("line_item_unblended_cost") not in by_key
             or squash("line_item_usage_start_date") not in by_key
         ):
-            reject_oci_native(rel, file)  # its lineItem/ columns look like a CUR's
+            reject_foreign(rel, file)  # its lineItem/ columns look like a CUR's
             shown = ", ".join(list(rel.types)[:6]) + (", ..." if len(rel.types) > 6 else "")
             raise RejectedFile(
                 file.uri,

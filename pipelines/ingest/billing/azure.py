@@ -30,13 +30,14 @@ import duckdb
 from pipelines.errors import RejectedFile
 from pipelines.ingest.billing.decompress import open_text
 from pipelines.ingest.billing.deliveries import Delivery, is_manifest, plan_deliveries
-from pipelines.ingest.billing.focus import reject_oci_native
+from pipelines.ingest.billing.foreign import reject_foreign
 from pipelines.ingest.billing.lines import Check, Spec
 from pipelines.ingest.billing.reader import BillingReader
 from pipelines.ingest.billing.relation import Relation, open_relation
 from pipelines.ingest.billing.sql_expr import json_nonnull, src_cte
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, quote_ident
+from pipelines.ingest.sniff import csv_fields
 from pipelines.mappings import catalog_bind
 from pipelines.sources.aws_cur import squash
 from pipelines.sources.options import AzureOptions, BillingOptions
@@ -138,7 +139,11 @@ def header_index(lines: list[str]) -> int | None:
         if not line.strip():
             continue
         delim = max((",", ";", "\t", "|"), key=line.count)
-        fields = {column_key(c) for c in next(csv.reader([line], delimiter=delim), [])}
+        try:
+            with csv_fields():
+                fields = {column_key(c) for c in next(csv.reader([line], delimiter=delim), [])}
+        except csv.Error:  # not a header: a header's fields are short
+            continue
         if fields & _HEADER_DATES and fields & _HEADER_COSTS:
             return i
     return None
@@ -240,7 +245,7 @@ class AzureReader(BillingReader):
                 columns[canonical] = f"{quote_ident(found)}::varchar"
         missing = [c for c in REQUIRED if columns[c] == "null::varchar"]
         if missing:
-            reject_oci_native(rel, file)
+            reject_foreign(rel, file)
             shown = ", ".join(list(rel.types)[:6]) + (", ..." if len(rel.types) > 6 else "")
             raise RejectedFile(
                 file.uri,

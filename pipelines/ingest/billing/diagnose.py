@@ -9,10 +9,11 @@ import duckdb
 
 from pipelines.errors import RejectedFile
 from pipelines.ingest.billing.lines import Spec
-from pipelines.ingest.billing.relation import Relation, encoding_problem
+from pipelines.ingest.billing.relation import Relation, worded
 from pipelines.ingest.billing.sql_expr import file_params, src_cte
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import duckdb_problem, quote_ident
+from pipelines.ingest.sniff import encoding_problem
 from pipelines.warehouse import one
 
 # Check.kind -> (SQL true for a value the staging SQL cannot cast, what the message says was expected)
@@ -54,7 +55,7 @@ def diagnose(
 ) -> RejectedFile:
     """The insert failed (and was rolled back): the rejection naming the first data row and column with a
     bad value, else DuckDB's error."""
-    base = duckdb_problem(exc)
+    base = worded(duckdb_problem(exc))
     if rel.fmt == "csv" and "Invalid unicode" in str(exc):
         # DuckDB sniffs a sample; a byte in another encoding past it surfaces here: name its offset and line
         found = encoding_problem(rel.path)
@@ -72,7 +73,7 @@ def diagnose(
     try:
         first = one(con, sql, file_params(rel, spec, sql))
     except duckdb.Error as exc2:
-        return RejectedFile(file.uri, f"cannot read: {duckdb_problem(exc2)}")
+        return RejectedFile(file.uri, f"cannot read: {worded(duckdb_problem(exc2))}")
     assert first is not None
     bad = [(row, check) for row, check in zip(first, spec.checks, strict=True) if row is not None]
     if not bad:

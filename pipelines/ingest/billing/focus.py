@@ -19,6 +19,7 @@ import re
 import duckdb
 
 from pipelines.errors import RejectedFile
+from pipelines.ingest.billing.foreign import reject_foreign
 from pipelines.ingest.billing.lines import Check, Spec
 from pipelines.ingest.billing.reader import BillingReader
 from pipelines.ingest.billing.relation import Relation
@@ -61,23 +62,6 @@ TIMESTAMPS = ("ChargePeriodStart", "ChargePeriodEnd", "BillingPeriodStart", "Bil
 JSON_COLUMNS = ("Tags", "SkuPriceDetails")
 # text columns that lines are matched on: trimmed in text files (CSV), where padding is seen
 TRIMMED = ("availability_zone", "billing_currency", "resource_id")
-
-
-# OCI's native cost report (reports/cost-csv/*.csv.gz): recognised by these columns, then rejected with a
-# pointer to OCI's FOCUS reports, which the focus reader loads (docs/billing.md, "Not supported")
-OCI_NATIVE_COLUMNS = ("lineitem/referenceno", "lineitem/intervalusagestart", "cost/mycost")
-OCI_NATIVE_UNSUPPORTED = (
-    "not supported: an OCI native cost report (lineItem/referenceNo, lineItem/intervalUsageStart, "
-    "cost/myCost, ...); use OCI's FOCUS export instead (the FOCUS reports OCI writes next to its cost "
-    "reports), loaded with kind: focus"
-)
-
-
-def reject_oci_native(rel: Relation, file: SourceFile) -> None:
-    """Raise the documented rejection when the file is an OCI native cost report (any billing reader)."""
-    names = {name.lower() for name in rel.types}
-    if all(c in names for c in OCI_NATIVE_COLUMNS):
-        raise RejectedFile(file.uri, OCI_NATIVE_UNSUPPORTED, line=1 if rel.fmt == "csv" else None)
 
 
 def snake(name: str) -> str:
@@ -129,7 +113,7 @@ class FocusReader(BillingReader):
                 columns[snake(col)] = expr
         missing = [c for c in REQUIRED if c not in present]
         if missing:
-            reject_oci_native(rel, file)
+            reject_foreign(rel, file)
             header = ", ".join(list(types)[:8]) + (", ..." if len(types) > 8 else "")
             raise RejectedFile(
                 file.uri,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import duckdb
 
 from pipelines.errors import RejectedFile
-from pipelines.ingest.billing.focus import reject_oci_native
+from pipelines.ingest.billing.foreign import reject_foreign
 from pipelines.ingest.billing.lines import Check, Spec
 from pipelines.ingest.billing.reader import BillingReader
 from pipelines.ingest.billing.relation import Relation
@@ -105,7 +105,7 @@ class GcpReader(BillingReader):
             shown[canonical] = dotted
         missing = [c for c in REQUIRED if columns[c] == "null::varchar"]
         if missing:
-            reject_oci_native(rel, file)
+            reject_foreign(rel, file)
             header = ", ".join(list(rel.types)[:6]) + (", ..." if len(rel.types) > 6 else "")
             raise RejectedFile(
                 file.uri,

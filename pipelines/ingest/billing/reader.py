@@ -7,7 +7,6 @@ columns onto it (`spec`).
 from __future__ import annotations
 
 import re
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from pipelines.ingest.billing.sql_expr import file_params, src_cte
 from pipelines.ingest.billing.tag_sets import store_file_tag_sets, store_tag_sets, tag_bind
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import DeliveryReader, LoadContext, LoadResult
+from pipelines.ingest.sniff import nul_problem, open_bytes, refusal
 from pipelines.sources.options import BillingOptions
 from pipelines.warehouse import one, sql_text
 
@@ -82,11 +82,11 @@ class BillingReader(DeliveryReader):
         path = file.local_path
         try:
             rel = self.relation(con, file, path, ctx)
-        except (RejectedFile, duckdb.Error, OSError, EOFError, zlib.error) as exc:
+        except Exception as exc:  # any reader error is this file's rejection (sniff.refusal)
             damaged = gzip_problem(path) if path.name.lower().endswith(".gz") else None
             if damaged is not None:
                 raise RejectedFile(file.uri, f"cannot read: {io_problem(damaged)}") from None
-            raise exc from None
+            raise refusal(file.uri, exc, self.source_format) from None
         self.spec(con, rel, file, ctx)  # header problems (missing columns) surface here
         return rel
 
@@ -96,6 +96,11 @@ class BillingReader(DeliveryReader):
             raise RejectedFile(file.uri, f"cannot read: {io_problem(ctx.prepared)}")
         if ctx.prepared is not None:  # DuckDB reads the decompressed copy in parallel; the .gz on one thread
             rel = rel.at(ctx.prepared)
+        if rel.fmt != "parquet":  # the probe sniffed the first bytes; NUL bytes further in are found here
+            with open_bytes(rel.path) as text:
+                nul = nul_problem(text)
+            if nul is not None:
+                raise RejectedFile(file.uri, nul[0], line=nul[1])
         spec = self._dated(self.spec(con, rel, file, ctx), ctx)
         cte = src_cte(rel.from_clause, rel.row_expr, spec.columns)
         stg = sql_text("staging", self.staging)

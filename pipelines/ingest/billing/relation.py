@@ -5,6 +5,7 @@ refuses), Parquet (row numbers from the file) or NDJSON; `open_relation` describ
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -13,11 +14,14 @@ import duckdb
 
 from pipelines.errors import RejectedFile
 from pipelines.ingest.billing.decompress import open_text, text_size
+from pipelines.ingest.billing.foreign import reject_json_array
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import duckdb_problem, quote_literal
+from pipelines.ingest.sniff import csv_fields, encoding_problem, text_problem
 from pipelines.sources.options import BillingOptions
 
 NULL_STRINGS = ("NULL", "null", "")
+_LONG_LINE = re.compile(r"Maximum line size of (\d+) bytes exceeded\. Actual Size:\s*(\d+) bytes")
 # CSV files above this size (uncompressed) get no x_source_row: numbering rows serialises the scan and
 # materialises the file
 ROW_NUMBER_LIMIT = 32 << 20
@@ -76,12 +80,15 @@ def _short_rows(
     """(header fields, data fields, missing names) when every sampled data row is shorter than the header."""
     import csv
 
-    with open_text(path) as f:
-        for _ in range(skip):
-            f.readline()
-        reader = csv.reader(f, delimiter=delim)
-        header = next(reader, [])
-        lengths = {len(row) for _, row in zip(range(1000), reader, strict=False) if row}
+    try:
+        with open_text(path) as f, csv_fields():
+            for _ in range(skip):
+                f.readline()
+            reader = csv.reader(f, delimiter=delim)
+            header = next(reader, [])
+            lengths = {len(row) for _, row in zip(range(1000), reader, strict=False) if row}
+    except csv.Error:  # a field past FIELD_LIMIT: not this repair's case; DuckDB's error says what it is
+        return None
     header = names or header
     if len(lengths) != 1:
         return None
@@ -91,47 +98,15 @@ def _short_rows(
     return None
 
 
-_BOMS = {
-    b"\xff\xfe\x00\x00": "UTF-32", b"\x00\x00\xfe\xff": "UTF-32",
-    b"\xff\xfe": "UTF-16", b"\xfe\xff": "UTF-16",
-}  # fmt: skip
-
-
-def encoding_problem(path: Path, scan: bool = True) -> tuple[str, int] | None:
-    """(what is wrong, file line) when the file's text is not UTF-8: a UTF-16/32 byte order mark, else
-    (with `scan`) the first byte that is not UTF-8, read in a streaming pass (only after DuckDB failed)."""
-    import codecs
-    import gzip
-
-    opener = gzip.open if path.name.lower().endswith(".gz") else open
-    with opener(path, "rb") as f:
-        head = f.read(4)
-        for bom, name in _BOMS.items():
-            if head.startswith(bom):
-                return (
-                    f"not UTF-8 text: {name} (byte order mark {bom.hex(' ').upper()} at byte 0); save or export the file as UTF-8",
-                    1,
-                )
-        if not scan:
-            return None
-        decoder = codecs.getincrementaldecoder("utf-8")()
-        offset, lines, chunk = 0, 1, head
-        while chunk:
-            try:
-                decoder.decode(chunk)
-            except UnicodeDecodeError as exc:
-                at = offset + exc.start
-                bad = chunk[exc.start : exc.start + 1].hex().upper()
-                lines += chunk[: exc.start].count(b"\n")
-                return (
-                    f"not UTF-8 text at byte {at} (0x{bad}): the file is in another encoding (Windows-1252 or "
-                    "Latin-1?); export it as UTF-8",
-                    lines,
-                )
-            lines += chunk.count(b"\n")
-            offset += len(chunk)
-            chunk = f.read(1 << 20)
-    return None
+def worded(problem: str) -> str:
+    """DuckDB's problem, or what it means in our words with what to do (a line past its limit)."""
+    long = _LONG_LINE.search(problem)
+    if long is None:
+        return problem
+    return (
+        f"a line of {int(long[2]):,} bytes, longer than the {int(long[1]):,} DuckDB reads: no billing export "
+        "writes one (line breaks lost in a copy, or not a CSV?); export the file again"
+    )
 
 
 def read_header(path: Path, skip: int = 0) -> str:
@@ -167,6 +142,13 @@ def open_relation(
     size = text_size(path)
     if size == 0:
         raise RejectedFile(file.uri, "file is empty (0 bytes); a billing export has at least a header line")
+    if fmt != "parquet":
+        # not text, or not the text it is named as (the NUL bytes past the first ones: BillingReader.load)
+        found = text_problem(path, options.delimiter, full=False)
+        if found is not None:
+            raise RejectedFile(file.uri, found[0], line=found[1])
+    if fmt == "json":
+        reject_json_array(file, path)
     if fmt == "parquet":
         # hive_partitioning off: a `BILLING_PERIOD=2026-11` folder is not a column of the file (FOCUS kept
         # it in every Parquet line's x_extra, and the same file as CSV had no such column)
@@ -183,9 +165,6 @@ def open_relation(
         row_expr = "row_number() over ()"
         numbered = f"(select *, row_number() over () as _n from {from_clause})"  # noqa: S608 - identifiers only
     else:
-        bom = encoding_problem(path, scan=False)
-        if bom is not None:
-            raise RejectedFile(file.uri, bom[0], line=bom[1])
         header = read_header(path, skip)
         delim = options.delimiter or _sniff_delimiter(header)
         if delim != "," and not options.delimiter:
@@ -242,7 +221,7 @@ def open_relation(
                     "uses another delimiter)"
                 )
                 raise RejectedFile(file.uri, problem, line=1 + skip) from None
-            raise RejectedFile(file.uri, f"cannot read: {problem}") from None
+            raise RejectedFile(file.uri, f"cannot read: {worded(problem)}") from None
     types = {r[0]: r[1] for r in described if not (fmt == "parquet" and r[0] == "file_row_number")}
     if fmt == "csv" and len(types) == 1 and not names:
         only = next(iter(types))

@@ -14,20 +14,20 @@ file failed, every file of the batch goes through the one-file path.
 from __future__ import annotations
 
 import time
-import zlib
 from concurrent.futures import ThreadPoolExecutor
 
 import duckdb
 
 from pipelines import progress
 from pipelines.config import Config, Source
-from pipelines.errors import FileFailed, RejectedFile
+from pipelines.errors import FileFailed
 from pipelines.failpoints import failpoint
 from pipelines.ingest import ledger
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.ledger import FileOutcome, file_id
 from pipelines.ingest.modes.per_file import ingest_file
 from pipelines.ingest.readers.base import BatchReader, LoadContext
+from pipelines.ingest.sniff import is_binary_name, text_problem
 from pipelines.warehouse import stored_in, transaction, utcnow
 
 BATCH_BYTES = 1 << 30
@@ -57,6 +57,9 @@ def ingest_in_batches(
         prev = prevs[f.uri]
         if ledger.unchanged(con, prev, f):
             outcomes[f.uri] = FileOutcome(source.name, f.uri, "unchanged", target=target)
+        elif not is_binary_name(f.local_path.name) and text_problem(f.local_path) is not None:
+            # not text, or NUL bytes in it: the one-file path records its rejection
+            outcomes[f.uri] = ingest_file(con, config, source, reader, target, f)
         else:
             pending.append((f, file_id(source.name, f.uri), f.checksum(), prev is not None))
     batches: list[list[_Pending]] = [[]]
@@ -120,7 +123,7 @@ def _load_batch(
             bad = batch.pop(exc.index)
             out.append(ingest_file(con, config, source, reader, target, bad[0]))
             continue
-        except (RejectedFile, duckdb.Error, OSError, EOFError, zlib.error):
+        except Exception:  # any reader error: the one-file path names the file at fault
             break
         out.extend(
             FileOutcome(source.name, f.uri, "loaded", rows=r.rows, target=target, repairs=list(r.warnings))

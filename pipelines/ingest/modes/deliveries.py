@@ -31,11 +31,13 @@ from pipelines.config import Config, Source
 from pipelines.errors import RejectedFile
 from pipelines.failpoints import failpoint
 from pipelines.ingest import ledger
+from pipelines.ingest.billing.deliveries import Delivery
 from pipelines.ingest.billing.diagnose import LoadFailed
 from pipelines.ingest.billing.tag_sets import prune_tag_sets, resolve_tag_sets
 from pipelines.ingest.files import SourceFile, fetch, source_cache
 from pipelines.ingest.ledger import FileOutcome, file_id
-from pipelines.ingest.readers.base import DeliveryReader, LoadContext, LoadResult, duckdb_problem
+from pipelines.ingest.readers.base import DeliveryReader, LoadContext, LoadResult
+from pipelines.ingest.sniff import refusal, shorten
 from pipelines.sources.options import BillingOptions
 from pipelines.warehouse import stored_in, transaction, utcnow
 
@@ -85,7 +87,14 @@ def ingest_deliveries(
             )
         return fetch(f, s3).read_text(encoding="utf-8-sig")
 
-    deliveries, plan_notes = reader.plan(files, read_text, options)
+    try:
+        deliveries, plan_notes = reader.plan(files, read_text, options)
+    except (
+        Exception
+    ) as exc:  # an error no step of planning turned into a rejection: each file refused with it
+        problem = str(refusal(source.uri, exc, source.kind))
+        deliveries = [Delivery(f"file:{f.uri}", None, [f], problem=problem) for f in files]
+        plan_notes = []
     notes.extend(f"source {source.name!r}: {n}" for n in plan_notes)
     outcomes: list[FileOutcome] = []
     listed = {f.uri for f in files}
@@ -104,7 +113,12 @@ def ingest_deliveries(
         known = d.period in had_lines or any(
             f.uri in known_files for f in d.files
         )  # before the load adds them
-        got = _ingest_delivery(con, config, source, reader, target, d, known_files, renamed_from, listed, s3)
+        try:
+            got = _ingest_delivery(
+                con, config, source, reader, target, d, known_files, renamed_from, listed, s3
+            )
+        except Exception as exc:  # rolled back: one bad delivery is its own refusal, the others still load
+            got = _refused(con, source, target, d, exc)
         if d.period is not None and any(o.status == "rejected" for o in got):
             rejected_periods.add(d.period)
         replaced = replaced or (known and any(o.status == "loaded" for o in got))
@@ -231,8 +245,8 @@ def _ingest_delivery(
             )
             try:
                 probes[f.uri] = reader.probe(con, f, ctx)
-            except (duckdb.Error, OSError, EOFError) as exc:
-                raise RejectedFile(f.uri, f"cannot read: {duckdb_problem(exc)}") from None
+            except Exception as exc:  # any reader error is this file's rejection
+                raise refusal(f.uri, exc, source.kind) from None
     except RejectedFile as exc:
         return _reject_delivery(con, source, members, exc, checksums, now, outcome)
 
@@ -274,8 +288,8 @@ def _ingest_delivery(
                     results[f.uri] = reader.load(con, f, ctx)
                 except (RejectedFile, LoadFailed):
                     raise
-                except (duckdb.Error, OSError, EOFError) as exc:
-                    raise RejectedFile(f.uri, f"cannot load: {duckdb_problem(exc)}") from None
+                except Exception as exc:  # any reader error is this file's rejection
+                    raise refusal(f.uri, exc, source.kind) from None
                 if d.period is not None:
                     results[f.uri].billing_period = d.period
                 prepared.done(f.uri)  # its decompressed copy is not needed any more
@@ -311,7 +325,11 @@ def _ingest_delivery(
             failpoint("ingest.delivery.before_commit")
         failpoint("ingest.delivery.committed")
     except LoadFailed as failed:  # rolled back: now the bad row can be looked for
-        rejected = _named_by_uri(failed.explain(con), copies)
+        try:
+            explained = failed.explain(con)
+        except Exception:  # the diagnosis itself failed: the insert's own error names the file
+            explained = refusal(failed.file.uri, failed.exc, source.kind)
+        rejected = _named_by_uri(explained, copies)
         return _reject_delivery(con, source, members, rejected, checksums, now, outcome)
     except RejectedFile as exc:
         return _reject_delivery(con, source, members, _named_by_uri(exc, copies), checksums, now, outcome)
@@ -326,6 +344,21 @@ def _ingest_delivery(
     if d.manifest is not None:
         loaded.append(outcome(d.manifest, "loaded"))
     return loaded + superseded
+
+
+def _refused(
+    con: duckdb.DuckDBPyConnection, source: Source, target: str, d: Any, exc: Exception
+) -> list[FileOutcome]:
+    """Every file of a delivery whose load raised what no step of it turned into a rejection, rejected:
+    the file the error names with it, the others as not loaded."""
+    members = list(d.files) + ([d.manifest] if d.manifest is not None else [])
+    first = members[0].uri if members else source.uri
+    named = exc if isinstance(exc, RejectedFile) else refusal(first, exc, source.kind)
+
+    def outcome(f: SourceFile, status: str, **kw: Any) -> FileOutcome:
+        return FileOutcome(source.name, f.uri, status, target=target, **kw)
+
+    return _reject_delivery(con, source, members, named, {}, utcnow(), outcome)
 
 
 def _named_by_uri(exc: RejectedFile, copies: dict[str, str]) -> RejectedFile:
@@ -347,7 +380,7 @@ def _reject_delivery(
     outcome: Callable[..., FileOutcome],
 ) -> list[FileOutcome]:
     """Record the bad file rejected with its problem, and the rest of its delivery as not loaded."""
-    error = str(exc)
+    error = shorten(str(exc))
     out = []
     with transaction(con):
         for f in members:

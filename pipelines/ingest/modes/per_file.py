@@ -10,10 +10,10 @@ from pipelines.config import Config, Source
 from pipelines.errors import RejectedFile
 from pipelines.failpoints import failpoint
 from pipelines.ingest import ledger
-from pipelines.ingest.billing.relation import encoding_problem
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.ledger import NEW_VERSION_REJECTED, FileOutcome, file_id
 from pipelines.ingest.readers.base import FileReader, LoadContext, duckdb_problem
+from pipelines.ingest.sniff import encoding_problem, is_binary_name, refusal, shorten, text_problem
 from pipelines.warehouse import stored_in, transaction, utcnow
 
 
@@ -35,6 +35,10 @@ def ingest_file(
     now = utcnow()
     ctx = LoadContext(source=source, config=config, file_id=fid, loaded_at=now)
     try:
+        if not is_binary_name(f.local_path.name):
+            found = text_problem(f.local_path)  # not text, or NUL bytes in it: before any reader parses it
+            if found is not None:
+                raise RejectedFile(f.uri, found[0], line=found[1])
         with transaction(con):
             con.execute(f"delete from {stored_in(target)} where x_file_id = $id", {"id": fid})  # noqa: S608 - identifiers only, values are bound
             result = reader.load(con, f, ctx)
@@ -50,7 +54,9 @@ def ingest_file(
         error = f"{f.uri}: cannot read: the gzip stream is damaged ({exc})"
     except (duckdb.Error, OSError, EOFError) as exc:
         error = f"{f.uri}: cannot load: {duckdb_problem(exc)}"
-    error = _encoding_named(f, error)
+    except Exception as exc:  # any other reader error is this file's rejection, not the run's end
+        error = str(refusal(f.uri, exc, source.kind))
+    error = shorten(_encoding_named(f, error))
     with transaction(con):
         if prev and prev["status"] == "loaded":
             # the earlier version's rows are still in the table (rolled back): keep holding them

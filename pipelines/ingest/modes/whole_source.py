@@ -7,12 +7,13 @@ from pathlib import Path
 import duckdb
 
 from pipelines.config import Config, Source
-from pipelines.errors import RejectedFile
+from pipelines.errors import RejectedFile, SourceFailed
 from pipelines.failpoints import failpoint
 from pipelines.ingest import ledger
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.ledger import FileOutcome, file_id
 from pipelines.ingest.readers.base import LoadContext, SourceReader, duckdb_problem
+from pipelines.ingest.sniff import refusal, shorten
 from pipelines.warehouse import stored_in, transaction, utcnow
 
 
@@ -49,6 +50,11 @@ def ingest_source(
         error = str(RejectedFile(str(exc.filename or location), f"cannot read: {exc.strerror or exc}"))
     except duckdb.Error as exc:
         error = f"{location}: cannot load: {duckdb_problem(exc)}"
+    except SourceFailed:  # the source cannot be read at all: the run reports it and keeps its rows
+        raise
+    except Exception as exc:  # any other reader error: this source's refusal, not the run's end
+        error = str(refusal(location, exc, source.kind))
+    error = shorten(error)
     with transaction(con):
         ledger.record(con, fid, source, pseudo, None, "rejected", error, None, now)
     return FileOutcome(source.name, location, "rejected", error=error, target=target)
