@@ -265,6 +265,8 @@ def follow_moves(
     - A listed file whose ledger row names another uri has moved (the project, a remounted volume, a renamed
       parent folder): the row's uri, the `duplicate_of` of copies naming it and its rows' `x_source_file`
       become where it is now.
+    - A listed file new to the ledger at a uri a row of the source holds (the config named a folder above
+      or below the source's root): that row takes the file's id.
     - A row an earlier wastewatch keyed by absolute location (schema version 18 and before:
       sha1(source | uri)) is given its key's id, in the ledger and in every table that stores file ids,
       the first time this runs: a file at the uri listed now takes that file's key; else a path under the
@@ -317,10 +319,15 @@ def follow_moves(
     # an id some row already has, or that two old rows would take (which one it was is unknown), is left be
     taken = set(known) - set(moves)
     moves = {old: m for old, m in moves.items() if m[0] not in taken and len(claimed[m[0]]) == 1}
-    for f in files:  # rows already keyed by their key, whose file moved
+    at = {uri: fid for fid, uri in known.items() if fid not in moves}
+    for f in files:
         fid = file_id(source.name, f)
-        if fid in known and fid not in moves and known[fid] != f.uri:
+        if fid in known and fid not in moves and known[fid] != f.uri:  # a file that moved
             moves[fid] = (fid, known[fid], f.uri)
+        elif (
+            fid not in known and f.uri in at and at[f.uri] not in moves
+        ):  # the config moved the source's root
+            moves[at[f.uri]] = (fid, f.uri, f.uri)
     for fid, uri in known.items():  # the same for a source read whole: its own row and what it found
         if fid == sid and uri != location:
             moves[fid] = (fid, uri, location)
@@ -361,4 +368,5 @@ def _rewrite(con: duckdb.DuckDBPyConnection, moves: list[tuple[str, str, str, st
             f"where {table}.{column} = m.old_id"
         )
     con.execute(sql_text("raw/ledger", "move_files"))
+    con.execute(sql_text("raw/ledger", "move_copies"))
     con.execute("drop table _file_moves")

@@ -231,3 +231,19 @@ def test_a_version_18_warehouse_takes_the_new_ids_at_its_next_ingest_loading_not
     assert after.pop("schema_version")[0] == 2
     assert after == {t: v for t, v in before.items() if t != "schema_version"}
     assert [r[:2] for r in _ledger(config)] == [r[:2] for r in ids]  # every id is the new one
+
+
+def test_a_source_folder_named_from_above_or_below_keeps_its_files(tmp_path: Path) -> None:
+    """The config names a folder below the source's root (or above it): the files at the same place are
+    the same files, whatever their path relative to the new root."""
+    config = _project(tmp_path)
+    _ingest(config)
+    before = _contents(config)
+    write_config(tmp_path, SOURCES.replace("uri: landing/telemetry/", "uri: landing/telemetry/rack-1/"))
+    narrowed = load_config(tmp_path / "wastewatch.yaml")
+    report = _ingest(narrowed)
+    assert [(o.source, o.status) for o in report.outcomes if o.source == "smi"] == [("smi", "unchanged")]
+    write_config(tmp_path, SOURCES)  # and back up
+    report = _ingest(load_config(tmp_path / "wastewatch.yaml"))
+    assert [(o.source, o.status) for o in report.outcomes if o.source == "smi"] == [("smi", "unchanged")] * 2
+    assert _contents(config) == before

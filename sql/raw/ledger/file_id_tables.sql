@@ -1,6 +1,6 @@
 -- The base tables that store file ids (pipelines/ingest/ledger.py follow_moves()): every landed table and
 -- mart with x_file_id (and whether it also holds x_source_file, the uri it names), and the file marts'
--- state (int_incremental_files.file_id). The ledger itself is moved by move_files.sql.
+-- state (int_incremental_files.file_id). The ledger itself is moved by move_files.sql and move_copies.sql.
 select
     c.table_name,
     c.column_name,
