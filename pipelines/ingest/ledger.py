@@ -65,7 +65,8 @@ def key_of(f: SourceFile) -> str:
 
 def source_key(config: Config, source: Source) -> str:
     """The key of a source read whole (one ledger row for the source): `source:` and its location for an
-    API or an S3 prefix; `source:` alone for a local folder, so a moved project keeps its row."""
+    HTTP API or an S3 prefix, as before; `source:` alone for a local folder or a cloud API named by region
+    (`ec2://`, `logs://`, whose location the config resolves like a path), so a moved project keeps its row."""
     location = config.source_location(source)
     return f"source:{location}" if source.is_s3 or source.is_http else "source:"
 
