@@ -17,6 +17,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -59,8 +60,26 @@ def file_id(source: str, file: SourceFile | str) -> str:
 def key_of(f: SourceFile) -> str:
     """What names a file within its source whatever the folder it is mounted in: a local file's path
     relative to the source's root (its folder, a glob's fixed part, a lone file's folder); an S3 object's
-    s3:// uri (bucket and prefix are the root: a bucket is not moved, and its keys never change under it)."""
-    return f.uri if f.is_remote else f.relative
+    s3:// uri (bucket and prefix are the root: a bucket is not moved, and its keys never change under it).
+
+    The local path is that of the file the listing resolves to (`uri`) under the resolved root, so a link
+    in the folder to one of its files (`latest.csv`) is that file, as it was when ids were absolute paths;
+    a link to a file outside the root is named by its own place in the folder."""
+    if f.is_remote:
+        return f.uri
+    parts = Path(f.relative).parts
+    if parts and f.local_path.parts[-len(parts) :] == parts:
+        root = _resolved(str(Path(*f.local_path.parts[: -len(parts)])))
+        target = Path(f.uri)
+        if target.is_relative_to(root):
+            return str(target.relative_to(root))
+    return f.relative
+
+
+@lru_cache(maxsize=64)
+def _resolved(folder: str) -> Path:
+    """A source root with its links resolved (asked once per root and run, not once per file)."""
+    return Path(folder).resolve()
 
 
 def source_key(config: Config, source: Source) -> str:
@@ -277,6 +296,7 @@ def follow_moves(
     """
     if source.is_s3 or source.is_http:
         return 0  # their keys are their uris, as before
+    _resolved.cache_clear()  # a root's links are resolved again for each run
     by_uri = {f.uri: f for f in files}
     by_key = {key_of(f): f for f in files}
     known = {
