@@ -67,19 +67,19 @@ def key_of(f: SourceFile) -> str:
     a link to a file outside the root is named by its own place in the folder."""
     if f.is_remote:
         return f.uri
-    parts = Path(f.relative).parts
-    if parts and f.local_path.parts[-len(parts) :] == parts:
-        root = _resolved(str(Path(*f.local_path.parts[: -len(parts)])))
-        target = Path(f.uri)
-        if target.is_relative_to(root):
-            return str(target.relative_to(root))
-    return f.relative
+    # string operations, not pathlib: this runs for every listed file of every run
+    listed, rel = str(f.local_path), f.relative
+    if listed.endswith("/" + rel):
+        root = _resolved(listed[: -len(rel) - 1] or "/")
+        if f.uri.startswith(root.rstrip("/") + "/"):
+            return f.uri[len(root.rstrip("/")) + 1 :]
+    return rel
 
 
 @lru_cache(maxsize=64)
-def _resolved(folder: str) -> Path:
+def _resolved(folder: str) -> str:
     """A source root with its links resolved (asked once per root and run, not once per file)."""
-    return Path(folder).resolve()
+    return str(Path(folder).resolve())
 
 
 def source_key(config: Config, source: Source) -> str:
