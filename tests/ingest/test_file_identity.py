@@ -215,6 +215,9 @@ def test_a_version_18_warehouse_takes_the_new_ids_at_its_next_ingest_loading_not
     if moved:
         shutil.move(tmp_path / "a" / "project", tmp_path / "b")
         config = load_config(tmp_path / "b" / "wastewatch.yaml")
+    # a telemetry file gone since: its rows stay (telemetry keeps what a vanished file gave)
+    gone = config.source_root(config.sources[1]) / "rack-2" / "gpu.csv"
+    gone.unlink()
     old_ids = _ledger(config)
     con = connect(config.warehouse_path)  # the upgrade: version 19, changing nothing stored
     try:
@@ -230,7 +233,16 @@ def test_a_version_18_warehouse_takes_the_new_ids_at_its_next_ingest_loading_not
     after = _contents(config)
     assert after.pop("schema_version")[0] == 2
     assert after == {t: v for t, v in before.items() if t != "schema_version"}
-    assert [r[:2] for r in _ledger(config)] == [r[:2] for r in ids]  # every id is the new one
+    new_ids = {r[1] for r in ids}
+    kept = [r for r in _ledger(config) if r[1] not in new_ids]
+    if moved:  # nothing says where the gone file was under the root: its row keeps its old id and rows
+        assert [(r[0], r[2]) for r in kept] == [
+            ("smi", str(tmp_path / "a" / "project" / "landing" / "telemetry" / "rack-2" / "gpu.csv"))
+        ]
+        assert len(_ledger(config)) == len(ids)
+    else:  # under the root: its path there is its key
+        assert kept == []
+        assert [r[:2] for r in _ledger(config)] == [r[:2] for r in ids]  # every id is the new one
 
 
 def test_a_source_folder_named_from_above_or_below_keeps_its_files(tmp_path: Path) -> None:
