@@ -63,20 +63,21 @@ def _check(con: duckdb.DuckDBPyConnection, config: Config, source: Source) -> So
     if isinstance(files, str):
         return SourceCheck(source.name, target, pending=files)
     known = ledger.of_source(con, source)
+    by_id = {r["file_id"]: r for r in known.values()}  # a moved file is known by its id, not its uri
     for f in files:
-        why = _changed(known.get(f.uri), f)
+        why = _changed(by_id.get(ledger.file_id(source.name, f)), f)
         if why:
             return SourceCheck(source.name, target, pending=f"{f.uri}: {why}", skipped=skipped)
     # a billing file gone from a listing that is not empty has its rows deleted by the run; other readers
     # keep the rows of a file that is gone, and so does `on_removed: keep`
-    listed = {f.uri for f in files}
+    listed = {ledger.file_id(source.name, f) for f in files}
     if (
         isinstance(reader, DeliveryReader)
         and files
         and source.options_as(BillingOptions).on_removed != "keep"
     ):
         for uri, row in known.items():
-            if row["status"] == "loaded" and uri not in listed:
+            if row["status"] == "loaded" and row["file_id"] not in listed:
                 return SourceCheck(
                     source.name, target, pending=f"{uri}: gone from the source", skipped=skipped
                 )

@@ -87,6 +87,7 @@ def ingest(
         failures = len(report.failures)
         with progress.ticking(f"  {source.name} ({source.kind}): loading"):
             if isinstance(reader, SourceReader):
+                ledger.follow_moves(con, config, source, [])
                 try:
                     outcomes = [ingest_source(con, config, source, reader, target)]
                 except SourceFailed as exc:  # an API that cannot be reached: a failure, its rows kept
@@ -139,6 +140,7 @@ def _ingest_files(
             return []
         files = list_local(config, source, skipped)
     report.skipped.extend((source.name, uri, why) for uri, why in skipped)
+    ledger.follow_moves(con, config, source, files)
     failpoint("ingest.listed")
     if not files:
         report.notes.append(f"source {source.name!r}: no files at {config.source_location(source)}")

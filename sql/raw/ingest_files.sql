@@ -4,10 +4,11 @@
 -- source; its rows deleted) | duplicate (a billing file with the same bytes as one the warehouse holds, in any
 -- source, name or period: never loaded; duplicate_of names the original)
 create table if not exists ingest_files (
-    file_id varchar primary key,          -- sha1(source, uri)
+    file_id varchar primary key,          -- sha1(source | key); key: a local file's path relative to the
+                                          -- source's root, an S3 object's uri, `source:` for a source read whole
     source varchar not null,              -- the source's name in wastewatch.yaml
     kind varchar not null,                -- reader kind (focus, nvidia_smi, ...)
-    uri varchar not null,                 -- absolute path or s3://bucket/key
+    uri varchar not null,                 -- where the file is now: absolute path or s3://bucket/key
     size_bytes bigint,
     modified_at timestamp,
     etag varchar,                         -- S3 ETag (quotes stripped) when read from S3

@@ -11,6 +11,7 @@ from typing import Any
 import duckdb
 
 from pipelines.config import load_config
+from pipelines.ingest import ingest
 from pipelines.transform import build_marts
 from pipelines.warehouse import SCHEMA_VERSION, connect, current_version
 from tests.helpers.config import write_config
@@ -78,3 +79,38 @@ def test_the_previous_releases_warehouse_upgrades_keeping_every_row_and_value(tm
     finally:
         con.close()
     assert load_config(tmp_path / "wastewatch.yaml").warehouse_path == path
+
+
+def test_the_previous_releases_warehouse_takes_the_relative_file_ids_loading_nothing_again(
+    tmp_path: Path,
+) -> None:
+    """The v7 warehouse was written for the crash test's first landing zone at /tmp/v7/project, with file ids
+    keyed by absolute path; here that landing zone lies elsewhere (the project moved while it was
+    upgraded): the next ingest gives every ledger row and landed row its relative id and loads nothing."""
+    from tests.crash.test_crash import CONFIG, _version_1
+
+    _version_1(tmp_path / "project")
+    write_config(tmp_path / "project", CONFIG)
+    config = load_config(tmp_path / "project" / "wastewatch.yaml")
+    path = config.warehouse_path
+    path.parent.mkdir(parents=True)
+    with gzip.open(V7, "rb") as src, path.open("wb") as dst:
+        shutil.copyfileobj(src, dst)
+    con = connect(path)
+    try:
+        before = _contents(con)
+        old_ids = {r[0] for r in con.execute("select file_id from ingest_files").fetchall()}
+        report = ingest(con, config)
+        assert {o.status for o in report.outcomes} == {"unchanged"}, report.summary()
+        assert _contents(con) == before  # every table: the same rows and sums
+        ledger = con.execute("select file_id, uri from ingest_files order by uri").fetchall()
+        assert len(ledger) == 9 and not {fid for fid, _ in ledger} & old_ids
+        assert all(uri.startswith(str(tmp_path / "project")) for _, uri in ledger)
+        # no landed row keeps an id the ledger no longer has
+        for table in ("billing_lines", "gpu_samples", "jobs", "inventory_hosts", "storage_objects"):
+            orphans = con.execute(
+                f"select count(*) from {table} where x_file_id not in (select file_id from ingest_files)"  # noqa: S608
+            ).fetchone()
+            assert orphans == (0,), table
+    finally:
+        con.close()

@@ -46,7 +46,7 @@ def ingest_in_batches(
 ) -> list[FileOutcome]:
     """The outcomes of `files`, in their order: the one-file path's outcomes, with fewer commits."""
     outcomes: dict[str, FileOutcome] = {}
-    prevs = {f.uri: ledger.previous(con, file_id(source.name, f.uri)) for f in files}
+    prevs = {f.uri: ledger.previous(con, file_id(source.name, f)) for f in files}
     # hash the files whose modification time changed two at a time (hashlib releases the GIL): the ledger
     # compares the hash of a touched file, and a new file's hash is recorded
     stale = [f for f in files if not _same_stamp(prevs[f.uri], f)]
@@ -61,7 +61,7 @@ def ingest_in_batches(
             # not text, or NUL bytes in it: the one-file path records its rejection
             outcomes[f.uri] = ingest_file(con, config, source, reader, target, f)
         else:
-            pending.append((f, file_id(source.name, f.uri), f.checksum(), prev is not None))
+            pending.append((f, file_id(source.name, f), f.checksum(), prev is not None))
     batches: list[list[_Pending]] = [[]]
     size = 0
     for item in pending:

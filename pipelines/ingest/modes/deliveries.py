@@ -219,7 +219,7 @@ def _ingest_delivery(
     checksums = _checksums(members, threads)
 
     # what this load deletes: every file of the period an earlier version loaded, or the file itself
-    replaced = [file_id(source.name, f.uri) for f in d.files]
+    replaced = [file_id(source.name, f) for f in d.files]
     if d.period is not None:
         replaced += [
             r["file_id"]
@@ -239,7 +239,7 @@ def _ingest_delivery(
             ctx = LoadContext(
                 source=source,
                 config=config,
-                file_id=file_id(source.name, f.uri),
+                file_id=file_id(source.name, f),
                 loaded_at=now,
                 period=d.period,
             )
@@ -263,7 +263,7 @@ def _ingest_delivery(
                 {"ids": replaced},
             )
             for f in d.files:
-                fid = file_id(source.name, f.uri)
+                fid = file_id(source.name, f)
                 if f.uri in twins:
                     error = _copy_error(f, twins[f.uri])
                     result = LoadResult(rows=0, billing_period=d.period)
@@ -301,7 +301,7 @@ def _ingest_delivery(
                 m = d.manifest
                 ledger.record(
                     con,
-                    file_id(source.name, m.uri),
+                    file_id(source.name, m),
                     source,
                     m,
                     checksums.get(m.uri),
@@ -400,7 +400,7 @@ def _record_superseded(
     now: Any,
 ) -> None:
     for f in files:
-        fid = file_id(source.name, f.uri)
+        fid = file_id(source.name, f)
         ledger.record(con, fid, source, f, None, "superseded", None, None, now)
 
 
@@ -439,7 +439,7 @@ def _renamed(
     if not matches:
         return None
     old = matches[0]
-    new_id = file_id(source.name, f.uri)
+    new_id = file_id(source.name, f)
     with transaction(con):
         if stored_in(target) == target:
             con.execute(

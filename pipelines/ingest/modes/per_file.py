@@ -27,7 +27,7 @@ def ingest_file(
 ) -> FileOutcome:
     """Load `f` unless the ledger has it unchanged; a file that cannot load is recorded rejected, and a
     rejected new version of a loaded file leaves the old rows in place (noted on the ledger row)."""
-    fid = file_id(source.name, f.uri)
+    fid = file_id(source.name, f)
     prev = ledger.previous(con, fid)
     if ledger.unchanged(con, prev, f):
         return FileOutcome(source.name, f.uri, "unchanged", target=target)

@@ -26,7 +26,7 @@ def ingest_source(
     holds one row for the source (uri = its location). A source whose reader found nothing new (every
     inventory report already loaded) is `unchanged`: its ledger row keeps its rows and load time."""
     location = config.source_location(source)
-    fid = file_id(source.name, f"source:{location}")
+    fid = file_id(source.name, ledger.source_key(config, source))
     now = utcnow()
     pseudo = SourceFile(uri=location, local_path=Path(location), relative="", size=0, modified_at=now)
     ctx = LoadContext(source=source, config=config, file_id=fid, loaded_at=now)

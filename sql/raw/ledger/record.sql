@@ -1,6 +1,7 @@
 -- The ledger row of one file after an ingestion outcome (pipelines/ingest/ledger.py record()).
 -- A NULL in a new outcome keeps what the row held (the rows, sums and period of a load a later check
--- did not repeat); status, error, duplicate_of and the file's fingerprint are always the new ones.
+-- did not repeat); status, error, duplicate_of, the uri (where the file is now) and the file's fingerprint
+-- are always the new ones.
 -- params: $id $source $kind $uri $size $mtime $etag $checksum $period $rows $billed $effective $status
 --         $error $now $delivery $file_rows $file_billed $file_effective $currencies $duplicate_of
 insert into ingest_files (
@@ -13,7 +14,7 @@ insert into ingest_files (
     $delivery, $file_rows, $file_billed, $file_effective, $currencies, $duplicate_of
 )
 on conflict (file_id) do update set
-    kind = excluded.kind, size_bytes = excluded.size_bytes, modified_at = excluded.modified_at,
+    kind = excluded.kind, uri = excluded.uri, size_bytes = excluded.size_bytes, modified_at = excluded.modified_at,
     etag = excluded.etag,
     checksum = coalesce(excluded.checksum, ingest_files.checksum), status = excluded.status,
     error = excluded.error, checked_at = excluded.checked_at,

@@ -7,6 +7,6 @@ insert into ingest_files (file_id, source, kind, uri, size_bytes, modified_at, e
 values ($id, $source, $kind, $uri, $size, $mtime, $etag, $checksum, null, $rows, null, null,
         'loaded', null, $now, $now, $now)
 on conflict (file_id) do update set
-    size_bytes = excluded.size_bytes, modified_at = excluded.modified_at, etag = excluded.etag,
+    uri = excluded.uri, size_bytes = excluded.size_bytes, modified_at = excluded.modified_at, etag = excluded.etag,
     checksum = excluded.checksum, rows = excluded.rows, status = 'loaded', error = null,
     checked_at = excluded.checked_at, loaded_at = excluded.loaded_at;

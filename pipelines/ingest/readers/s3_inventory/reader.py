@@ -9,7 +9,7 @@ import duckdb
 
 from pipelines.config import Config, Source
 from pipelines.errors import RejectedFile
-from pipelines.ingest.ledger import file_id, held, record_snapshot
+from pipelines.ingest.ledger import file_id, held, key_in, record_snapshot, source_key
 from pipelines.ingest.readers.base import LoadContext, LoadResult, SourceReader
 from pipelines.ingest.readers.s3_inventory.load import load, prune
 from pipelines.ingest.readers.s3_inventory.manifest import Manifest, ManifestRef, parse_manifest, verify
@@ -31,7 +31,7 @@ class S3InventoryReader(SourceReader):
         warnings = []
         loaded = 0
         for bucket, m in sorted(by_bucket.items()):
-            fid = file_id(source.name, m.ref.uri)
+            fid = file_id(source.name, key_in(location, m.ref.uri))
             done = loaded_snapshot(con, fid)
             if done and done[0] == m.md5:
                 warnings.append(f"{m.ref.uri}: already loaded")
@@ -74,10 +74,10 @@ class S3InventoryReader(SourceReader):
     def pending(self, con: duckdb.DuckDBPyConnection, config: Config, source: Source) -> str | None:
         """The newest report of a bucket that is not the one loaded (by its manifest's MD5), if any."""
         location = config.source_location(source)
-        if not held(con, file_id(source.name, f"source:{location}")):
+        if not held(con, file_id(source.name, source_key(config, source))):
             return f"{location}: not loaded yet"
         for m in _newest_by_bucket(_store(source, location), location).values():
-            done = loaded_snapshot(con, file_id(source.name, m.ref.uri))
+            done = loaded_snapshot(con, file_id(source.name, key_in(location, m.ref.uri)))
             if not done or done[0] != m.md5:
                 return f"{m.ref.uri}: a report not loaded yet"
         return None

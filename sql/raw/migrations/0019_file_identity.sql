@@ -1,0 +1,11 @@
+-- Version 19: a local file's ledger id (ingest_files.file_id, and x_file_id wherever its rows are) is the
+-- hash of its source and its path relative to the source's root, no longer of its absolute path, so a moved
+-- project loads nothing twice (docs/reliability.md, "File identity survives a move"). No column changes.
+--
+-- The new ids need each source's root, which only the config knows, so they cannot be computed here: the
+-- next ingest gives every row this version's predecessors keyed by absolute path (file_id =
+-- sha1(source | uri)) its new id, source by source, in the ledger and every table holding file ids, in one
+-- transaction each (pipelines/ingest/ledger.py follow_moves()). Until then the old ids stay valid and
+-- nothing is lost. The version number itself is the point of this migration: a wastewatch of version 18
+-- would not know the new ids and would load every file again, so it refuses this warehouse instead.
+select 1;
