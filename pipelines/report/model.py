@@ -213,6 +213,42 @@ class WeeklyReport:
                 out[r["currency"]] = out.get(r["currency"], Decimal(0)) + r["last_week_waste"]
         return out
 
+    def stopped(self, currency: str) -> dict[str, Any]:
+        """The waste that stopped in `currency` beside the findings resolved in it, said so that the two
+        never seem to disagree: `amount` (savings()), `resolved` (how many), `stopped` (how many of them
+        count as stopped) and `note`, what the others are ("4 resolved, none of them priced waste that
+        stopped: 3 now insufficient data, 1 job ended or did not recur")."""
+        rows = [x for x in self.resolved if (x["currency"] or "") == (currency or "")]
+        why: dict[str, int] = {}
+        stopped = 0
+        for x in rows:
+            if not x["counted_last_week"]:
+                reason = "acknowledged last week"
+            elif x["now"] != "gone":
+                reason = "now " + str(x["now"]).replace("_", " ")
+            elif x.get("job"):
+                reason = "job ended or did not recur"
+            else:
+                stopped += 1
+                continue
+            why[reason] = why.get(reason, 0) + 1
+        others = ", ".join(f"{n} {reason}" for reason, n in sorted(why.items(), key=lambda kv: -kv[1]))
+        n = len(rows)
+        if not n:
+            note = "nothing resolved since last week"
+        elif not stopped:
+            note = f"{n} resolved, none of them priced waste that stopped: {others}"
+        else:
+            note = f"last week's waste of the {stopped} resolved finding(s) that are gone"
+            if others:
+                note += f"; {n - stopped} more resolved but not counted as stopped: {others}"
+        return {
+            "amount": self.savings().get(currency, Decimal(0)),
+            "resolved": n,
+            "stopped": stopped,
+            "note": note,
+        }
+
     def top_groups(self, n: int = MAIN_TOP) -> list[dict[str, Any]]:
         """The main page's top findings: the counted findings of finding_groups(), a rule's many small
         ones as one roll-up line, largest amount first, at most `n` lines."""

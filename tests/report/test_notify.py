@@ -56,7 +56,7 @@ def test_email_html_is_self_contained(built: Built) -> None:
     html = path.read_text(encoding="utf-8")
     assert "<style" not in html and "<script" not in html and "src=" not in html  # inline styles only
     assert "Spend USD 21,564.00, waste USD 8,640.00" in html and "i-h100" in html
-    assert "By team" not in html
+    assert "Teams by waste" not in html
 
 
 def test_notify_config_rejects_unknown_keys_and_nothing_configured_does_nothing(
