@@ -96,6 +96,9 @@ class WeeklyReport:
     previous_evaluated: bool = False  # any finding stored for last week: new/resolved are meaningful
     # per host: GPU-hours observed in the week that no bill or price covers (rpt_weekly_unpriced_gpu_hours)
     unpriced: list[dict[str, Any]] = field(default_factory=list)
+    # per cost basis: priced GPU-hours and those of them no GPU reported telemetry in
+    # (rpt_weekly_gpu_hours_without_telemetry): priced all the same, never free (docs/gpu.md "Which hours")
+    no_telemetry: list[dict[str, Any]] = field(default_factory=list)
     generated_at: datetime = field(default_factory=utcnow)
     # the config's consolidated view: the currency and its dated rates ({from, to, rate, valid_from})
     reporting_currency: str | None = None
@@ -167,6 +170,25 @@ class WeeklyReport:
             f"{n:,} GPU-hour{'s' if n != 1 else ''} from {m:,} host{'s' if m != 1 else ''} have no price; "
             "add a `pricing:` entry"
         )
+
+    @property
+    def no_telemetry_gpu_hours(self) -> int:
+        return sum(int(x["without_telemetry"]) for x in self.no_telemetry)
+
+    @property
+    def no_telemetry_message(self) -> str | None:
+        """How many priced GPU-hours had no telemetry, per cost basis, or None when every one had some:
+        "20 of 80 priced GPU-hours had no telemetry (owned 20 of 40)"."""
+        n = self.no_telemetry_gpu_hours
+        if not n:
+            return None
+        total = sum(int(x["gpu_hours"]) for x in self.no_telemetry)
+        parts = ", ".join(
+            f"{x['pricing_basis']} {int(x['without_telemetry']):,} of {int(x['gpu_hours']):,}"
+            for x in self.no_telemetry
+            if x["without_telemetry"]
+        )
+        return f"{n:,} of {total:,} priced GPU-hours had no telemetry ({parts})"
 
     def totals(self) -> dict[str, dict[str, Decimal]]:
         return {h["currency"]: {"spend": h["spend"], "waste": h["waste"]} for h in self.headline}
