@@ -5,12 +5,13 @@ Configured by an optional `notify:` section of wastewatch.yaml (NotifyConfig, un
     notify:
       webhook_url: https://hooks.slack.com/services/T000/B000/XXXX   # Slack, Mattermost, Rocket.Chat, ...
       email_html: true          # also write <reports_dir>/<week>/email.html (inline styles, tables only)
-      teams: true               # one line per team in the post
+      teams: true               # the teams with the most waste in the post, one line each
       report_url: https://finops.example.com/reports   # where reports/<week>/ is served, for links
 
 A post is `{"text": ..., "blocks": [...]}`: `blocks` the message in sections, `text` the same in Slack
-mrkdwn (what Slack-compatible receivers that ignore blocks show, and Slack's notification). A message is
-kept within Slack's limits (the constants below): a section too long is cut into several, a section line
+mrkdwn (what Slack-compatible receivers that ignore blocks show, and Slack's notification). The weekly
+message is the digest (report.md's: headline, top 5, the teams with the most waste, links), at most
+CHAT_BYTES of text for any fleet (slack_posts). Any message is kept within Slack's limits (the constants below): a section too long is cut into several, a section line
 too long is shortened, and a message that needs more blocks or text than one post takes is sent as
 several posts, each titled "part k of n", `pace_s` apart. A failed post never loses the report: delivery
 returns the problems and the report files stay written.
