@@ -224,7 +224,10 @@ def headline_lines(report: WeeklyReport) -> list[str]:
             if h["prev_waste"] is None
             else f"last week {_money(h['prev_waste'], cur)}"
         )
-        line = f"Spend {_money(h['spend'], cur)}, waste {_money(h['waste'], cur)}{pct} in {h['waste_findings']} finding(s); {prev}"
+        line = (
+            f"Spend {_money(h['spend'], cur)}, waste {_money(h['waste'], cur)}{pct} in "
+            f"{report.finding_count(cur)}; {prev}"
+        )
         if report.previous_evaluated:
             stop = report.stopped(cur)
             if stop["amount"]:
@@ -314,7 +317,7 @@ def _weekly_sections(report: WeeklyReport, config: NotifyConfig) -> list[tuple[s
     if top:
         lines = tuple(
             f"• {mrkdwn(f['rule_id'])} `{code_span(shorten_middle(str(f['resource_id']), 40))}` "
-            f"({mrkdwn(shorten_middle(str(f['team']), 30))}): "
+            f"({mrkdwn(shorten_middle('untagged' if f['team'] == '(untagged)' else str(f['team']), 30))}): "
             f"{mrkdwn(_money(f['estimated_waste'], f['currency'] or ''))}"
             for f in top
         )

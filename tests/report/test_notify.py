@@ -26,7 +26,7 @@ def test_webhook_posts_headline_top_findings_attention_and_teams(
     assert post["path"] == "/hooks/T000/B000/XXXX" and post["type"] == "application/json"
     text = post["body"]["text"]
     assert "<https://finops.example.com/r/2026-W48/report.html|open the report>" in text
-    assert "Spend USD 21,564.00, waste USD 8,640.00 (40.1 % of spend) in 1 finding(s)" in text
+    assert "Spend USD 21,564.00, waste USD 8,640.00 (40.1 % of spend) in 1 finding" in text
     assert "• GPU001 `i-h100` (nlp): USD 8,640.00" in text
     assert "COST001 unattributed-spend: 2 item(s), USD 2,496.00 at stake" in text
     assert "nlp: waste USD 8,640.00 (63.9 %) of USD 13,524.00, budget 135 % used" in text

@@ -101,7 +101,7 @@ def test_weekly_report_asset_posts_the_headline_and_teams_to_the_configured_webh
         "*wastewatch 2026-W48* <https://finops.example.com/reports/2026-W48/report.html|open the report>"
     )
     assert (
-        "Spend USD 21,564.00, waste USD 8,640.00 (40.1 % of spend) in 1 finding(s); last week not evaluated.\n"
+        "Spend USD 21,564.00, waste USD 8,640.00 (40.1 % of spend) in 1 finding; last week not evaluated.\n"
         in text
     )
     assert "• GPU001 `i-h100` (nlp): USD 8,640.00" in text
