@@ -105,6 +105,7 @@ def collect_report(
         ],
         idle_util_pct=p["idle_util_pct"],
         unpriced=_query(con, "rpt_weekly_unpriced_gpu_hours", p),
+        no_telemetry=_query(con, "rpt_weekly_gpu_hours_without_telemetry", p),
         reporting_currency=config.reporting_currency,
         exchange_rates=[
             {"from": r.from_, "to": r.to, "rate": r.rate, "valid_from": r.valid_from}

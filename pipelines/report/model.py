@@ -96,6 +96,9 @@ class WeeklyReport:
     previous_evaluated: bool = False  # any finding stored for last week: new/resolved are meaningful
     # per host: GPU-hours observed in the week that no bill or price covers (rpt_weekly_unpriced_gpu_hours)
     unpriced: list[dict[str, Any]] = field(default_factory=list)
+    # per cost basis: priced GPU-hours and those of them no GPU reported telemetry in
+    # (rpt_weekly_gpu_hours_without_telemetry): priced all the same, never free (docs/gpu.md "Which hours")
+    no_telemetry: list[dict[str, Any]] = field(default_factory=list)
     generated_at: datetime = field(default_factory=utcnow)
     # the config's consolidated view: the currency and its dated rates ({from, to, rate, valid_from})
     reporting_currency: str | None = None
@@ -168,6 +171,25 @@ class WeeklyReport:
             "add a `pricing:` entry"
         )
 
+    @property
+    def no_telemetry_gpu_hours(self) -> int:
+        return sum(int(x["without_telemetry"]) for x in self.no_telemetry)
+
+    @property
+    def no_telemetry_message(self) -> str | None:
+        """How many priced GPU-hours had no telemetry, per cost basis, or None when every one had some:
+        "20 of 80 priced GPU-hours had no telemetry (owned 20 of 40)"."""
+        n = self.no_telemetry_gpu_hours
+        if not n:
+            return None
+        total = sum(int(x["gpu_hours"]) for x in self.no_telemetry)
+        parts = ", ".join(
+            f"{x['pricing_basis']} {int(x['without_telemetry']):,} of {int(x['gpu_hours']):,}"
+            for x in self.no_telemetry
+            if x["without_telemetry"]
+        )
+        return f"{n:,} of {total:,} priced GPU-hours had no telemetry ({parts})"
+
     def totals(self) -> dict[str, dict[str, Decimal]]:
         return {h["currency"]: {"spend": h["spend"], "waste": h["waste"]} for h in self.headline}
 
@@ -212,6 +234,42 @@ class WeeklyReport:
             if r["counted_last_week"] and r["now"] == "gone" and not r.get("job"):
                 out[r["currency"]] = out.get(r["currency"], Decimal(0)) + r["last_week_waste"]
         return out
+
+    def stopped(self, currency: str) -> dict[str, Any]:
+        """The waste that stopped in `currency` beside the findings resolved in it, said so that the two
+        never seem to disagree: `amount` (savings()), `resolved` (how many), `stopped` (how many of them
+        count as stopped) and `note`, what the others are ("4 resolved, none of them priced waste that
+        stopped: 3 now insufficient data, 1 job ended or did not recur")."""
+        rows = [x for x in self.resolved if (x["currency"] or "") == (currency or "")]
+        why: dict[str, int] = {}
+        stopped = 0
+        for x in rows:
+            if not x["counted_last_week"]:
+                reason = "acknowledged last week"
+            elif x["now"] != "gone":
+                reason = "now " + str(x["now"]).replace("_", " ")
+            elif x.get("job"):
+                reason = "job ended or did not recur"
+            else:
+                stopped += 1
+                continue
+            why[reason] = why.get(reason, 0) + 1
+        others = ", ".join(f"{n} {reason}" for reason, n in sorted(why.items(), key=lambda kv: -kv[1]))
+        n = len(rows)
+        if not n:
+            note = "nothing resolved since last week"
+        elif not stopped:
+            note = f"{n} resolved, none of them priced waste that stopped: {others}"
+        else:
+            note = f"last week's waste of the {stopped} resolved finding(s) that are gone"
+            if others:
+                note += f"; {n - stopped} more resolved but not counted as stopped: {others}"
+        return {
+            "amount": self.savings().get(currency, Decimal(0)),
+            "resolved": n,
+            "stopped": stopped,
+            "note": note,
+        }
 
     def top_groups(self, n: int = MAIN_TOP) -> list[dict[str, Any]]:
         """The main page's top findings: the counted findings of finding_groups(), a rule's many small

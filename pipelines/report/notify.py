@@ -5,12 +5,13 @@ Configured by an optional `notify:` section of wastewatch.yaml (NotifyConfig, un
     notify:
       webhook_url: https://hooks.slack.com/services/T000/B000/XXXX   # Slack, Mattermost, Rocket.Chat, ...
       email_html: true          # also write <reports_dir>/<week>/email.html (inline styles, tables only)
-      teams: true               # one line per team in the post
+      teams: true               # the teams with the most waste in the post, one line each
       report_url: https://finops.example.com/reports   # where reports/<week>/ is served, for links
 
 A post is `{"text": ..., "blocks": [...]}`: `blocks` the message in sections, `text` the same in Slack
-mrkdwn (what Slack-compatible receivers that ignore blocks show, and Slack's notification). A message is
-kept within Slack's limits (the constants below): a section too long is cut into several, a section line
+mrkdwn (what Slack-compatible receivers that ignore blocks show, and Slack's notification). The weekly
+message is the digest (report.md's: headline, top 5, the teams with the most waste, links), at most
+CHAT_BYTES of text for any fleet (slack_posts). Any message is kept within Slack's limits (the constants below): a section too long is cut into several, a section line
 too long is shortened, and a message that needs more blocks or text than one post takes is sent as
 several posts, each titled "part k of n", `pace_s` apart. A failed post never loses the report: delivery
 returns the problems and the report files stay written.
@@ -45,7 +46,8 @@ from typing import TYPE_CHECKING, Any
 
 from pipelines.config import NotifyConfig
 from pipelines.redact import redact, remember, url_label
-from pipelines.report.render import environment
+from pipelines.report.model import MAIN_TEAMS
+from pipelines.report.render import DIGEST_BYTES, environment, shorten_middle
 
 if TYPE_CHECKING:
     from pipelines.report.model import WeeklyReport
@@ -211,8 +213,9 @@ def split_message(title: str, sections: Sequence[Section]) -> list[Post]:
 
 
 def headline_lines(report: WeeklyReport) -> list[str]:
+    """Per currency: spend, waste and its findings, last week's waste and what stopped since (or what the
+    findings resolved since are, when none of them stopped priced waste)."""
     out = []
-    savings = report.savings()
     for h in report.headline:
         cur = h["currency"]
         pct = f" ({h['waste_pct']} % of spend)" if h["waste_pct"] is not None else ""
@@ -221,23 +224,32 @@ def headline_lines(report: WeeklyReport) -> list[str]:
             if h["prev_waste"] is None
             else f"last week {_money(h['prev_waste'], cur)}"
         )
-        out.append(
+        line = (
             f"Spend {_money(h['spend'], cur)}, waste {_money(h['waste'], cur)}{pct} in "
-            f"{h['waste_findings']} finding(s); {prev}; "
-            f"waste that stopped since last week {_money(savings.get(cur, 0), cur)}."
+            f"{report.finding_count(cur)}; {prev}"
         )
+        if report.previous_evaluated:
+            stop = report.stopped(cur)
+            if stop["amount"]:
+                line += f"; waste that stopped since last week {_money(stop['amount'], cur)}"
+            else:
+                line += f"; waste that stopped since last week: none ({stop['note']})"
+        out.append(line + ".")
     return out or ["No spend and no findings this week."]
 
 
-def team_lines(report: WeeklyReport) -> list[str]:
+def team_lines(report: WeeklyReport, top: int | None = None) -> list[str]:
+    """One line per team with spend or waste (listed_teams: a team with neither is never listed), most waste
+    first; the first `top` of them when given."""
     lines = []
-    for t in report.by_team():
+    for t in report.listed_teams()[:top]:
         pct = f" ({t['waste_pct']} %)" if t["waste_pct"] is not None else ""
         burn = ""
         if t["budget"] and t["budget"]["burn_pct"] is not None:
             burn = f", budget {t['budget']['burn_pct']:.0f} % used"
         lines.append(
-            f"{t['team']}: waste {_money(t['waste'], t['currency'])}{pct} of {_money(t['spend'], t['currency'])}{burn}"
+            f"{shorten_middle(str(t['team']), 60)}: waste {_money(t['waste'], t['currency'])}{pct} of "
+            f"{_money(t['spend'], t['currency'])}{burn}"
         )
     return lines
 
@@ -270,48 +282,100 @@ def _link(config: NotifyConfig, report: WeeklyReport, page: str = "report.html")
     return redact(f"{config.report_url.rstrip('/')}/{report.week}/{page}")
 
 
+def _page(config: NotifyConfig, report: WeeklyReport, page: str, label: str) -> str:
+    """A report page in mrkdwn: a link `<url|label>` with `report_url`, else the file's name in a code span
+    and the label (the report's folder is named once, before the files)."""
+    link = _link(config, report, page)
+    if link is None:
+        return f"`{code_span(page)}` ({mrkdwn(label)})"
+    return f"<{link.replace('|', '%7C').replace('>', '%3E')}|{mrkdwn(label)}>"
+
+
+# the weekly post's size: the digest's (report.md), a message a person reads whole
+CHAT_BYTES = DIGEST_BYTES
+TOP_FINDINGS = 5  # the biggest findings the post names, as report.md does
+
+
+# the order a weekly post too long for CHAT_BYTES loses lines in, first to last (the links never)
+_CUT_ORDER = ("teams", "actions", "attention", "top", "headline")
+
+
+def _weekly_sections(report: WeeklyReport, config: NotifyConfig) -> list[tuple[str, Section]]:
+    """The weekly message as report.md has it, each section with its name in _CUT_ORDER: headline,
+    attention, the top findings, the teams with the most waste (MAIN_TEAMS) with the way to all of them,
+    the biggest actions, then the links to the report."""
+    sections = [("headline", Section(None, tuple(mrkdwn(line) for line in headline_lines(report))))]
+    attention = [a for a in report.attention_by_rule() if a["findings"]]
+    if attention:
+        lines = tuple(
+            f"• {mrkdwn(a['rule_id'])} {mrkdwn(a['rule_name'])}: {a['findings']} item(s), "
+            f"{mrkdwn(_money(a['at_stake'], a['currency'] or ''))} at stake"
+            for a in attention
+        )
+        sections.append(("attention", Section("*Needs attention (not waste)*", lines)))
+    top = report.top[:TOP_FINDINGS]
+    if top:
+        lines = tuple(
+            f"• {mrkdwn(f['rule_id'])} `{code_span(shorten_middle(str(f['resource_id']), 40))}` "
+            f"({mrkdwn(shorten_middle('untagged' if f['team'] == '(untagged)' else str(f['team']), 30))}): "
+            f"{mrkdwn(_money(f['estimated_waste'], f['currency'] or ''))}"
+            for f in top
+        )
+        sections.append(("top", Section("*Top findings*", lines)))
+    if config.teams:
+        listed = len(report.listed_teams())
+        teams = team_lines(report, MAIN_TEAMS)
+        if teams:
+            heading = "*Teams by waste*" + (f" ({len(teams)} of {listed:,})" if listed > len(teams) else "")
+            sections.append(("teams", Section(heading, tuple(f"• {mrkdwn(line)}" for line in teams))))
+    actions = action_lines(report, 3)
+    if actions:
+        heading = "*Top actions* (`wastewatch remediate`)"
+        sections.append(("actions", Section(heading, tuple(f"• {line}" for line in actions))))
+    links = " · ".join(
+        _page(config, report, page, label)
+        for page, label in (
+            ("report.html", "the report"),
+            ("findings.html", f"all {len(report.findings):,} findings"),
+            ("teams.html", f"all {len(report.listed_teams()):,} teams"),
+            ("actions.html", "actions and advice"),
+            ("report-full.md", "everything in Markdown"),
+        )
+    )
+    where = "" if config.report_url else f"In `{code_span(report.directory)}`: "
+    sections.append(("links", Section(None, (f"{where}{links}",))))
+    return sections
+
+
+def _size(title: str, sections: Sequence[Section]) -> int:
+    """The bytes of a message's text (UTF-8), its parts joined."""
+    return len(whole_payload(split_message(title, sections))["text"].encode("utf-8"))
+
+
 def slack_posts(report: WeeklyReport, config: NotifyConfig) -> list[Post]:
-    """The weekly message as the posts Slack takes (split_message): headline, top findings, top actions,
-    attention count, per-team lines."""
+    """The weekly message as the post Slack takes: the digest (report.md's), at most CHAT_BYTES of text for
+    any fleet. When a fleet's names or currencies make it longer, lines are dropped from the end of the
+    teams, then the actions, the attention items, the top findings and the headline (_CUT_ORDER), each
+    cut section ending in "… N more in the report"; the links to the report always stay."""
     title = f"*wastewatch {report.week}*"
     link = _link(config, report)
     if link:
         title += f" <{link.replace('|', '%7C').replace('>', '%3E')}|open the report>"
-    sections = [Section(None, tuple(mrkdwn(line) for line in headline_lines(report)))]
-    top = report.top[:5]
-    if top:
-        sections.append(
-            Section(
-                "*Top findings*",
-                tuple(
-                    f"• {mrkdwn(f['rule_id'])} `{code_span(f['resource_id'])}` ({mrkdwn(f['team'])}): "
-                    f"{mrkdwn(_money(f['estimated_waste'], f['currency'] or ''))}"
-                    for f in top
-                ),
-            )
-        )
-    actions = action_lines(report)
-    if actions:
-        sections.append(
-            Section("*Top actions* (`wastewatch remediate`)", tuple(f"• {line}" for line in actions))
-        )
-    attention = [a for a in report.attention_by_rule() if a["findings"]]
-    if attention:
-        sections.append(
-            Section(
-                "*Needs attention (not waste)*",
-                tuple(
-                    f"• {mrkdwn(a['rule_id'])} {mrkdwn(a['rule_name'])}: {a['findings']} item(s), "
-                    f"{mrkdwn(_money(a['at_stake'], a['currency'] or ''))} at stake"
-                    for a in attention
-                ),
-            )
-        )
-    if config.teams:
-        teams = team_lines(report)
-        if teams:
-            sections.append(Section("*By team*", tuple(f"• {mrkdwn(line)}" for line in teams)))
-    return split_message(title, sections)
+    named = _weekly_sections(report, config)
+    dropped = [0] * len(named)
+
+    def shown() -> list[Section]:
+        out = []
+        for (_, sec), n in zip(named, dropped, strict=True):
+            more = (f"… {n}{' more' if n < len(sec.lines) else ''} in the report",) if n else ()
+            out.append(Section(sec.heading, sec.lines[: len(sec.lines) - n] + more))
+        return out
+
+    for name in _CUT_ORDER:
+        for i, (kind, sec) in enumerate(named):
+            while kind == name and dropped[i] < len(sec.lines) and _size(title, shown()) > CHAT_BYTES:
+                dropped[i] += 1
+    return split_message(title, shown())
 
 
 def whole_payload(posts: Sequence[Post]) -> dict[str, Any]:
@@ -524,14 +588,19 @@ def post_parts(
 
 
 def email_html(report: WeeklyReport, config: NotifyConfig) -> str:
+    """email.html: the digest as an e-mail (tables and inline styles only): headline, attention, the top
+    findings, the teams with the most waste and the way to all of them."""
     return (
         environment()
         .get_template("email.html.j2")
         .render(
             r=report,
             headline=headline_lines(report),
-            teams=team_lines(report) if config.teams else [],
+            teams=team_lines(report, MAIN_TEAMS) if config.teams else [],
+            listed_teams=len(report.listed_teams()),
+            top=report.top[:TOP_FINDINGS],
             link=_link(config, report),
+            teams_link=_link(config, report, "teams.html"),
         )
     )
 

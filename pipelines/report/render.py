@@ -31,7 +31,7 @@ from pipelines.report.model import (
     WeeklyReport,
 )
 from pipelines.units import DAYS_PER_MONTH
-from rules import FINDING_COLUMNS
+from rules import ALL_RULES, FINDING_COLUMNS
 from rules._contract import ATTENTION_CATEGORIES
 
 CATEGORY_GROUPS = (
@@ -159,6 +159,29 @@ def md_code(value: Any) -> str:
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
+# what a rule's status says, as README's rules section puts it (rules/_docs.py LIFECYCLE_NOTE)
+RULE_STATUS_MEANING = {
+    "preview": "finds real money, but its thresholds, evidence or pricing may still change",
+    "stable": "checked against planted and real data; its parameters and findings keep their meaning",
+    "deprecated": "kept one release before it goes",
+}
+# what a finding's "Open" tag says (rpt_weekly_findings.sql: lifecycle, weeks_open)
+LIFECYCLE_MEANING = (
+    "new = first found this week; week N = found in each of the last N weeks, this one included; "
+    "growing / shrinking = more / less waste than last week"
+)
+
+
+def unsettled_rules(rule_ids: Any) -> dict[str, list[str]]:
+    """The rules among `rule_ids` that are not stable, by status (preview, deprecated), each id once."""
+    status = {r.id: r.status for r in ALL_RULES}
+    out: dict[str, list[str]] = {}
+    for rule_id in dict.fromkeys(rule_ids):
+        if status.get(rule_id, "stable") != "stable":
+            out.setdefault(status[rule_id], []).append(rule_id)
+    return out
+
+
 def environment() -> Environment:
     """The Jinja environment of the report's templates, with the filters and globals they use."""
     env = Environment(
@@ -190,6 +213,11 @@ def environment() -> Environment:
         DAYS=charts.DAYS,
         ATTENTION_CATEGORIES=ATTENTION_CATEGORIES,
         DAYS_PER_MONTH=DAYS_PER_MONTH,
+        # each rule's status (preview, stable, deprecated) and what it means, shown beside the rule
+        RULE_STATUS={r.id: r.status for r in ALL_RULES},
+        unsettled_rules=unsettled_rules,
+        RULE_STATUS_MEANING=RULE_STATUS_MEANING,
+        LIFECYCLE_MEANING=LIFECYCLE_MEANING,
         # what an attention finding's status means to a reader: it is never "waste"
         ATTENTION_LABELS={"waste": "act", "suspect": "watch", "insufficient_data": "not judged"},
     )

@@ -1,7 +1,8 @@
 """Chat within its limits: every post of the weekly report and of the daily alert, however large the fleet,
 is one Slack takes (docs.slack.dev: at most 50 blocks, 3,000 characters a section's text, 40,000 in `text`;
-slackapi/bolt-js#2509: about 13,000 characters of block text in all). A long message is split into posts
-titled "part k of n", each line in exactly one of them, posted a set pace apart to a real HTTP server.
+slackapi/bolt-js#2509: about 13,000 characters of block text in all). The weekly post is the digest, at most
+4 KB of text for any fleet (one post); a long alert is split into posts titled "part k of n", each line in
+exactly one of them, posted a set pace apart to a real HTTP server.
 
 The limits are checked here by this file's own reading of Slack's documentation (`problems`), not by the
 code's constants, so a constant set too high fails the test.
@@ -62,35 +63,55 @@ def problems(payload: dict[str, Any]) -> list[str]:
     return out
 
 
-def many_teams(built: Built, n: int) -> Any:
+def many_teams(built: Built, n: int, idle: int = 0) -> Any:
     """The built week's report with `n` teams, each named with mrkdwn's special characters (escaped, so
-    longer in the post) and a character beyond the BMP (two UTF-16 units)."""
+    longer in the post) and a character beyond the BMP (two UTF-16 units), and `idle` teams with neither
+    spend nor waste (never listed)."""
     rows = [
         {"team": f"team-{i:04d} <R&D> \U0001f680 {'platform-' * 6}", "currency": "USD",
          "spend": Decimal(1000 + i), "waste": Decimal(i), "waste_findings": 1}
         for i in range(n)
+    ] + [
+        {"team": f"idle-{i}", "currency": "USD", "spend": Decimal(0), "waste": Decimal(0), "waste_findings": 0}
+        for i in range(idle)
     ]  # fmt: skip
     return replace(built.report, by_project=rows, budgets=[])
 
 
-def test_a_weekly_post_for_1500_teams_is_split_into_posts_slack_takes(built: Built) -> None:
-    report = many_teams(built, 1500)
+def test_the_weekly_post_is_the_digest_within_4_kb_for_1500_teams(built: Built) -> None:
+    report = many_teams(built, 1500, idle=40)
     config = NotifyConfig(teams=True, report_url="https://finops.example.com/r/")
-    posts = slack_posts(report, config)
-    payloads = [p.payload() for p in posts]
-    assert len(posts) == 20  # 1,500 lines of about 120 characters, 12,000 a post
-    for k, payload in enumerate(payloads, 1):
-        assert problems(payload) == [], k
-        title = payload["blocks"][0]["text"]["text"]
-        assert title.startswith("*wastewatch 2026-W48* <https://finops.example.com/r/2026-W48/report.html|")
-        assert title.endswith(f"(part {k} of {len(posts)})")
-        assert "\n\n".join(b["text"]["text"] for b in payload["blocks"]) == payload["text"]
-    text = "\n".join(p["text"] for p in payloads)
-    # every team once, in the report's order (most waste first), its name escaped for mrkdwn
+    [post] = slack_posts(report, config)
+    payload = post.payload()
+    assert problems(payload) == []
+    text = payload["text"]
+    assert len(text.encode("utf-8")) <= 4096
+    assert text.startswith("*wastewatch 2026-W48* <https://finops.example.com/r/2026-W48/report.html|")
+    # the 15 teams with the most waste, one line each, their names escaped for mrkdwn; the link to all
     found = [int(m) for m in re.findall(r"• team-(\d{4}) &lt;R&amp;D&gt; ", text)]
-    assert found == list(range(1499, -1, -1))
-    assert "Spend USD 21,564.00" in payloads[0]["text"] and "*Top findings*" in payloads[0]["text"]
-    assert text.count("*By team* (continued)") >= len(posts) - 1
+    assert found == list(range(1499, 1484, -1))
+    assert "*Teams by waste* (15 of 1,500)" in text and "idle-" not in text
+    assert "<https://finops.example.com/r/2026-W48/teams.html|all 1,500 teams>" in text
+    assert "Spend USD 21,564.00" in text and "*Top findings*\n• GPU001 `i-h100` (nlp): USD 8,640.00" in text
+    assert text.endswith("<https://finops.example.com/r/2026-W48/report-full.md|everything in Markdown>")
+
+
+def test_a_weekly_post_too_long_for_4_kb_drops_team_lines_first_and_keeps_the_links(built: Built) -> None:
+    """60 currencies and long team names: the teams are cut first, then the other sections;
+    each cut section says how many lines it left out, and the links stay."""
+    report = many_teams(built, 40)
+    headline = [{**built.report.headline[0], "currency": f"C{i:02d}", "waste_findings": i} for i in range(60)]
+    long_names = [{**row, "team": row["team"] * 3} for row in report.by_project]
+    report = replace(report, headline=headline, by_project=long_names)
+    [post] = slack_posts(report, NotifyConfig())
+    text = post.payload()["text"]
+    assert problems(post.payload()) == [] and len(text.encode("utf-8")) <= 4096
+    assert "• team-0039" not in text and "*Teams by waste* (15 of 40)\n… 15 in the report" in text
+    assert text.count("Spend C") >= 10 and "Spend C00 21,564.00" in text
+    kept = text.count("Spend C")
+    assert kept == 60 or f"… {60 - kept} more in the report" in text
+    assert text.rstrip().endswith("`report-full.md` (everything in Markdown)")
+    assert f"In `{report.directory}`: `report.html` (the report)" in text
 
 
 def alert_check(n: int) -> AlertCheck:
@@ -136,48 +157,53 @@ def test_one_line_too_long_for_a_section_is_shortened_never_cut_in_an_escape() -
     assert shorten("\U0001f680" * 10, 7) == "\U0001f680" * 2 + "…"
 
 
-def test_the_parts_are_posted_a_pace_apart_and_a_failed_part_stops_the_rest(
-    built: Built, timed: tuple[str, Any]
-) -> None:
+def long_message(n: int) -> list[Any]:
+    """A message of `n` lines too long for one post (what the daily alert sends for a large fleet)."""
+    return split_message("*t*", [Section("*h*", tuple(f"line {i:05d} " + "x" * 100 for i in range(n)))])
+
+
+def test_the_parts_are_posted_a_pace_apart_and_a_failed_part_stops_the_rest(timed: tuple[str, Any]) -> None:
     url, handler = timed
-    report = many_teams(built, 200)
-    posts = slack_posts(report, NotifyConfig())
-    assert len(posts) == 3
-    done, failed = deliver(report, NotifyConfig(webhook_url=url), pace_s=0.3)
-    assert failed == [] and done == [f"posted to {url_label(url)} in 3 parts"]
-    assert [p["body"] for p in handler.received] == [p.payload() for p in posts]
+    posts = long_message(250)
+    assert len(posts) == 3 and all(problems(p.payload()) == [] for p in posts)
+    sent: list[int] = []
+    assert post_parts(url, posts, timeout=5, pace_s=0.3, on_sent=lambda p: sent.append(p.number)) == 3
+    assert [p["body"] for p in handler.received] == [p.payload() for p in posts] and sent == [1, 2, 3]
     gaps = [b - a for a, b in zip(handler.at, handler.at[1:], strict=False)]
     assert len(gaps) == 2 and all(g >= 0.3 for g in gaps), gaps
-    # the report run again: the parts the webhook took are recorded beside the report, nothing is re-sent
+    # the second part refused: the third is not posted, the message says which went
+    handler.received.clear()
+    handler.fail = {2: 400}
+    sent.clear()
+    with pytest.raises(NotifyError, match="part 2 of 3 not posted, part 1 was posted"):
+        post_parts(url, posts, timeout=5, pace_s=0, on_sent=lambda p: sent.append(p.number))
+    assert sent == [1] and len(handler.received) == 2
+    handler.received.clear()
+    handler.fail = {1: 400}
+    with pytest.raises(NotifyError, match="part 1 of 3 not posted, none was posted"):
+        post_parts(url, posts, timeout=5, pace_s=0)
+
+
+def test_the_weekly_post_is_sent_once_and_again_after_a_failure(built: Built, timed: tuple[str, Any]) -> None:
+    url, handler = timed
+    report = many_teams(built, 200)
+    [post] = slack_posts(report, NotifyConfig())
+    done, failed = deliver(report, NotifyConfig(webhook_url=url), pace_s=0)
+    assert failed == [] and done == [f"posted to {url_label(url)}"]
+    assert [p["body"] for p in handler.received] == [post.payload()]
+    # the report run again: the post the webhook took is recorded beside the report, nothing is re-sent
     handler.received.clear()
     done, failed = deliver(report, NotifyConfig(webhook_url=url), pace_s=0)
     assert failed == [] and handler.received == []
-    assert done == [f"already posted to {url_label(url)} in 3 parts: nothing sent again"]
-    # a fresh week's folder; the second part refused: the third is not posted, the message says which went
-    (report.directory / POSTED_FILE).unlink()
-    handler.fail = {2: 400}
-    done, failed = deliver(report, NotifyConfig(webhook_url=url), pace_s=0)
-    assert done == [] and failed == [
-        f"webhook {url_label(url)}: HTTP 400 Bad Request: invalid_payload; part 2 of 3 not posted, "
-        "part 1 was posted"
-    ]
-    assert len(handler.received) == 2
-    # the retry sends only the parts not yet taken
-    handler.received.clear()
-    handler.fail = {}
-    done, failed = deliver(report, NotifyConfig(webhook_url=url), pace_s=0)
-    assert failed == [] and done == [f"posted the 2 part(s) of 3 not yet posted to {url_label(url)}"]
-    assert [p["body"] for p in handler.received] == [p.payload() for p in posts[1:]]
+    assert done == [f"already posted to {url_label(url)}: nothing sent again"]
     assert url not in (report.directory / POSTED_FILE).read_text()  # the URL's digest, never the URL
-    (report.directory / POSTED_FILE).unlink()  # the built report is shared with other tests
-    handler.received.clear()
-    # what was taken is told part by part (the alert records a part's findings then): here none
-    handler.received.clear()
+    # a fresh week's folder and a refused post: the run says so, the next run posts it
+    (report.directory / POSTED_FILE).unlink()
     handler.fail = {1: 400}
-    sent: list[int] = []
-    with pytest.raises(NotifyError, match="part 1 of 3 not posted, none was posted"):
-        post_parts(url, posts, timeout=5, pace_s=0, on_sent=lambda p: sent.append(p.number))
-    assert sent == [] and len(handler.received) == 1
+    done, failed = deliver(report, NotifyConfig(webhook_url=url), pace_s=0)
+    assert done == [] and failed == [f"webhook {url_label(url)}: HTTP 400 Bad Request: invalid_payload"]
+    handler.received.clear()
     handler.fail = {}
-    assert post_parts(url, posts, timeout=5, pace_s=0, on_sent=lambda p: sent.append(p.number)) == 3
-    assert sent == [1, 2, 3]
+    done, failed = deliver(report, NotifyConfig(webhook_url=url), pace_s=0)
+    assert failed == [] and done == [f"posted to {url_label(url)}"] and len(handler.received) == 1
+    (report.directory / POSTED_FILE).unlink()  # the built report is shared with other tests

@@ -26,7 +26,7 @@ def test_webhook_posts_headline_top_findings_attention_and_teams(
     assert post["path"] == "/hooks/T000/B000/XXXX" and post["type"] == "application/json"
     text = post["body"]["text"]
     assert "<https://finops.example.com/r/2026-W48/report.html|open the report>" in text
-    assert "Spend USD 21,564.00, waste USD 8,640.00 (40.1 % of spend) in 1 finding(s)" in text
+    assert "Spend USD 21,564.00, waste USD 8,640.00 (40.1 % of spend) in 1 finding" in text
     assert "• GPU001 `i-h100` (nlp): USD 8,640.00" in text
     assert "COST001 unattributed-spend: 2 item(s), USD 2,496.00 at stake" in text
     assert "nlp: waste USD 8,640.00 (63.9 %) of USD 13,524.00, budget 135 % used" in text
@@ -56,7 +56,7 @@ def test_email_html_is_self_contained(built: Built) -> None:
     html = path.read_text(encoding="utf-8")
     assert "<style" not in html and "<script" not in html and "src=" not in html  # inline styles only
     assert "Spend USD 21,564.00, waste USD 8,640.00" in html and "i-h100" in html
-    assert "By team" not in html
+    assert "Teams by waste" not in html
 
 
 def test_notify_config_rejects_unknown_keys_and_nothing_configured_does_nothing(

@@ -101,8 +101,8 @@ def test_weekly_report_asset_posts_the_headline_and_teams_to_the_configured_webh
         "*wastewatch 2026-W48* <https://finops.example.com/reports/2026-W48/report.html|open the report>"
     )
     assert (
-        "Spend USD 21,564.00, waste USD 8,640.00 (40.1 % of spend) in 1 finding(s); last week not evaluated; "
-        "waste that stopped since last week USD 0.00." in text
+        "Spend USD 21,564.00, waste USD 8,640.00 (40.1 % of spend) in 1 finding; last week not evaluated.\n"
+        in text
     )
     assert "• GPU001 `i-h100` (nlp): USD 8,640.00" in text
     assert "COST001 unattributed-spend: 2 item(s), USD 2,496.00 at stake" in text

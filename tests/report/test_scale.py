@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from pipelines.report.model import PAGES
+from pipelines.report.notify import NotifyConfig, email_html, slack_posts
 from pipelines.report.render import DIGEST_BYTES
 from tests.helpers.report_fleet import FINDINGS_PER_TEAM, TEAMS, Fleet, build_fleet, instance_id
 
@@ -135,3 +136,10 @@ def test_the_digest_stays_under_4_kb_at_scale(fleet: Fleet) -> None:
     # the full Markdown keeps every finding
     full = (fleet.directory / "report-full.md").read_text(encoding="utf-8")
     assert full.count("\n### ") >= len(fleet.report.findings)
+    # the weekly chat post and the e-mail follow it: the 15 teams with the most waste of 200, one line each
+    [post] = slack_posts(fleet.report, NotifyConfig(report_url="https://finops.example.com/r"))
+    chat = post.payload()["text"]
+    assert len(chat.encode("utf-8")) <= 4096 and chat.count("\n• ") >= 15
+    assert "*Teams by waste* (15 of 200)" in chat and "/2026-W48/teams.html|all 200 teams>" in chat
+    mail = email_html(fleet.report, NotifyConfig(email_html=True))
+    assert "The 15 with the most waste of 200 teams: all teams in teams.html" in mail
