@@ -173,7 +173,10 @@ class NotifyConfig(_Strict):
         description="Slack-compatible incoming webhook URL (https://; http:// only to a loopback address).",
     )
     email_html: bool = Field(False, description="Write an e-mail-ready email.html beside the report.")
-    teams: bool = Field(True, description="Add one line per team to the post.")
+    teams: bool = Field(
+        True,
+        description="List the 15 teams with the most waste in the post, one line each, with the way to all teams.",
+    )
     report_url: LinkUrl | None = Field(None, description="Base URL where the reports folder is served.")
     timeout_s: float = Field(10.0, gt=0, le=120, description="Webhook timeout in seconds.")
 
