@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import duckdb
+
 from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
 from pipelines.warehouse import connect, rows
@@ -32,3 +34,17 @@ def ingest_project(
         return ingest(con, config), rows(con, query)
     finally:
         con.close()
+
+
+def ingest_sources(tmp_path: Path, sources: str) -> tuple[IngestReport, duckdb.DuckDBPyConnection]:
+    """Configure `sources` under `tmp_path` and ingest once; the caller closes the connection."""
+    write_config(tmp_path, f"sources:\n{sources}")
+    config = load_config(tmp_path / "wastewatch.yaml")
+    con = connect(config.warehouse_path)
+    return ingest(con, config), con
+
+
+def only_outcome(report: IngestReport) -> tuple[str, str]:
+    """The status and error of the run's one file."""
+    assert len(report.outcomes) == 1, report.summary()
+    return report.outcomes[0].status, report.outcomes[0].error or ""

@@ -14,33 +14,21 @@ from datetime import date, datetime
 from decimal import Decimal
 from pathlib import Path
 
-import duckdb
 import pytest
 
 from pipelines.config import load_config
-from pipelines.ingest import IngestReport, ingest
+from pipelines.ingest import ingest
 from pipelines.ingest.billing.landed import bounds_table
 from pipelines.transform import build_mart_with_rollup
 from pipelines.warehouse import connect, utcnow
 from tests.helpers.config import write_config
+from tests.helpers.ingest_run import ingest_sources, only_outcome
 from tests.helpers.paths import REPO
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "billing" / "charge_periods"
 FOCUS = FIXTURES / "focus_charge_kinds.csv"
 NATIVE = FIXTURES / "native"
 SAAS = FIXTURES / "saas"
-
-
-def _run(tmp_path: Path, sources: str) -> tuple[IngestReport, duckdb.DuckDBPyConnection]:
-    write_config(tmp_path, f"sources:\n{sources}")
-    config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
-    return ingest(con, config), con
-
-
-def _only(report: IngestReport) -> tuple[str, str]:
-    assert len(report.outcomes) == 1, report.summary()
-    return report.outcomes[0].status, report.outcomes[0].error or ""
 
 
 def _land(tmp_path: Path, name: str, text: str) -> None:
@@ -101,8 +89,8 @@ def test_every_kind_of_charge_within_its_bound_loads(tmp_path: Path, fmt: str) -
     fixture, name, source, billed = FORMATS[fmt]
     text = fixture.read_text()
     _land(tmp_path, name, text)
-    report, con = _run(tmp_path, f"  - {source}\n")
-    assert _only(report) == ("loaded", ""), report.summary()
+    report, con = ingest_sources(tmp_path, f"  - {source}\n")
+    assert only_outcome(report) == ("loaded", ""), report.summary()
     lines = len(list(csv.DictReader(io.StringIO(text))))
     assert con.execute("select count(*), sum(billed_cost) from billing_line_items").fetchall() == [
         (lines, _sum(text, billed))
@@ -142,8 +130,8 @@ def test_a_line_beyond_its_kind_s_bound_is_refused_naming_file_line_column_and_v
     fixture, name, source, _ = FORMATS[fmt]
     text, line = _replace(fixture.read_text(), line_id, old, new)
     _land(tmp_path, name, text)
-    report, con = _run(tmp_path, f"  - {source}\n")
-    status, error = _only(report)
+    report, con = ingest_sources(tmp_path, f"  - {source}\n")
+    status, error = only_outcome(report)
     assert status == "rejected"
     assert (
         f"{name}:{line}: 1 line(s) charged far outside their billing period (data row {row}: {kind}, "
@@ -158,8 +146,8 @@ def test_a_line_beyond_its_kind_s_bound_is_refused_naming_file_line_column_and_v
 def test_a_refusal_names_the_kind_s_bound(tmp_path: Path) -> None:
     text, _ = _replace(FOCUS.read_text(), "June 2025", "2025-06-01T00:00:00Z", "2023-06-01T00:00:00Z")
     _land(tmp_path, "charges.csv", text)
-    report, con = _run(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
-    assert _only(report)[1].endswith(
+    report, con = ingest_sources(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
+    assert only_outcome(report)[1].endswith(
         "charges.csv:5: 1 line(s) charged far outside their billing period (data row 4: credit, billing period "
         "2026-03, charge period 2023-06-01 00:00:00 to 2025-07-01 00:00:00, column 'ChargePeriodStart' "
         "'2023-06-01T00:00:00Z'): a "
@@ -184,7 +172,7 @@ def test_saas_shaped_files_load_with_date_format_and_match_their_own_sums(tmp_pa
     assert len(files) == 5
     for f in files:
         _land(tmp_path, f.name, f.read_text())
-    report, con = _run(tmp_path, _saas_source())
+    report, con = ingest_sources(tmp_path, _saas_source())
     assert [o.status for o in report.outcomes] == ["loaded"] * 5, report.summary()
     landed = dict(
         (Path(uri).name, (billed, effective))
@@ -210,7 +198,7 @@ def test_a_usage_line_dated_1970_among_them_is_still_refused(tmp_path: Path) -> 
     assert ",1/2/70,1/1/70," in text.splitlines()[-1]
     _land(tmp_path, "spend_agreement.csv", text)
     _land(tmp_path, "credits.csv", (SAAS / "credits.csv").read_text())
-    report, con = _run(tmp_path, _saas_source())
+    report, con = ingest_sources(tmp_path, _saas_source())
     outcomes = {Path(o.uri).name: (o.status, o.error or "") for o in report.outcomes}
     assert outcomes["credits.csv"] == ("loaded", "")
     status, error = outcomes["spend_agreement.csv"]
@@ -233,14 +221,14 @@ def test_a_file_of_billing_periods_a_year_apart_loads_when_its_lone_period_holds
     text = (SAAS / "spend_agreement.csv").read_text()
     kept = [line for line in text.splitlines() if "Monthly unused fee" not in line]
     _land(tmp_path / "a", "fee.csv", "\n".join(kept) + "\n")
-    report, con = _run(tmp_path / "a", _saas_source())
-    assert _only(report) == ("loaded", ""), report.summary()
+    report, con = ingest_sources(tmp_path / "a", _saas_source())
+    assert only_outcome(report) == ("loaded", ""), report.summary()
     con.close()
     usage = next(line for line in kept if "Monthly usage charge" in line)
     moved = usage.replace("5/1/25,4/1/25", "4/1/26,3/1/26")  # billed and charged in March 2026
     _land(tmp_path / "b", "fee.csv", "\n".join([kept[0], moved, *kept[1:]]) + "\n")
-    report, con = _run(tmp_path / "b", _saas_source())
-    status, error = _only(report)
+    report, con = ingest_sources(tmp_path / "b", _saas_source())
+    status, error = only_outcome(report)
     assert status == "rejected"
     assert "while the file's other lines are in 2025-04 to 2025-05" in error, error
     con.close()
@@ -281,8 +269,8 @@ def test_a_bill_dated_wrongly_throughout_is_refused_naming_its_dates(
     """Every line of the file agrees with every other (the billing period came from the same wrong dates):
     only the wall clock outside the file shows them wrong."""
     _land(tmp_path, "bill.csv", _focus_month(month))
-    report, con = _run(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
-    status, error = _only(report)
+    report, con = ingest_sources(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
+    status, error = only_outcome(report)
     assert status == "rejected"
     limit = limit or f"after {_months_ahead(1)}, the month after today's ({utcnow():%Y-%m-%d} UTC)"
     assert error.endswith(
@@ -297,12 +285,12 @@ def test_a_bill_dated_wrongly_throughout_is_refused_naming_its_dates(
 
 def test_next_month_s_bill_loads_and_the_month_after_is_refused(tmp_path: Path) -> None:
     _land(tmp_path, "next.csv", _focus_month(_months_ahead(1)))
-    report, con = _run(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
-    assert _only(report) == ("loaded", ""), report.summary()
+    report, con = ingest_sources(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
+    assert only_outcome(report) == ("loaded", ""), report.summary()
     con.close()
     (tmp_path / "landing" / "next.csv").unlink()
     _land(tmp_path, "after.csv", _focus_month(_months_ahead(2)))
-    report, con = _run(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
+    report, con = ingest_sources(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
     after = next(o for o in report.outcomes if o.uri.endswith("after.csv"))
     assert after.status == "rejected" and f"billing period(s) {_months_ahead(2)} after" in (after.error or "")
     con.close()

@@ -11,13 +11,9 @@ from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
 
-import duckdb
 import pytest
 
-from pipelines.config import load_config
-from pipelines.ingest import IngestReport, ingest
-from pipelines.warehouse import connect
-from tests.helpers.config import write_config
+from tests.helpers.ingest_run import ingest_sources, only_outcome
 from tests.helpers.provider_exports import athena_cur_parquet, athena_line
 
 FOCUS_HEADER = [
@@ -36,18 +32,6 @@ def _focus_csv(rows: list[tuple[str, str, str, str, str]]) -> bytes:
     return buf.getvalue().encode()
 
 
-def _run(tmp_path: Path, sources: str) -> tuple[IngestReport, duckdb.DuckDBPyConnection]:
-    write_config(tmp_path, f"sources:\n{sources}")
-    config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
-    return ingest(con, config), con
-
-
-def _only(report: IngestReport) -> tuple[str, str]:
-    assert len(report.outcomes) == 1, report.summary()
-    return report.outcomes[0].status, report.outcomes[0].error or ""
-
-
 # -- 2. legacy CUR for Athena: '' in Parquet string columns is no value ----------------------------------
 
 
@@ -63,8 +47,8 @@ def test_athena_cur_parquet_with_empty_strings_reads_as_aws_cur(tmp_path: Path) 
     )
     lines.append(athena_line(11, "2026-11-30 00:00:00", "0.83", kind="Tax"))
     athena_cur_parquet(month / "acme-cur-00001.snappy.parquet", lines)
-    report, con = _run(tmp_path, "  - {name: cur, kind: aws_cur, uri: landing/cur/}\n")
-    assert _only(report) == ("loaded", ""), report.summary()
+    report, con = ingest_sources(tmp_path, "  - {name: cur, kind: aws_cur, uri: landing/cur/}\n")
+    assert only_outcome(report) == ("loaded", ""), report.summary()
     got = con.execute(
         "select x_billing_period, count(*), sum(billed_cost), sum(effective_cost), count(list_unit_price), "
         "count(contracted_unit_price), count(*) filter (where team = 'nlp') from billing_line_items group by 1"
@@ -93,8 +77,8 @@ def test_a_csv_empty_cell_in_an_optional_number_is_null(tmp_path: Path) -> None:
     text[0] += ",ListUnitPrice,ConsumedQuantity"
     text[1] += ',"",'
     (landing / "f.csv").write_text("\n".join(text) + "\n")
-    report, con = _run(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
-    assert _only(report) == ("loaded", ""), report.summary()
+    report, con = ingest_sources(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
+    assert only_outcome(report) == ("loaded", ""), report.summary()
     assert con.execute(
         "select list_unit_price, consumed_quantity, billed_cost from billing_line_items"
     ).fetchall() == [(None, None, Decimal("1.25"))]
@@ -112,8 +96,8 @@ def test_focus_with_two_digit_year_dates_is_rejected_naming_line_column_value_an
     landing.mkdir()
     rows = [("2.00", "4/1/25", "5/1/25", "4/2/25 10:00", "4/2/25 11:00")]
     (landing / "us.csv").write_bytes(_focus_csv(rows))
-    report, con = _run(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
-    status, error = _only(report)
+    report, con = ingest_sources(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
+    status, error = only_outcome(report)
     assert status == "rejected"
     assert error.endswith(
         "us.csv:2: column 'ChargePeriodStart': expected an ISO 8601 date/time (UTC: 2024-09-01T00:00:00Z, "
@@ -130,10 +114,10 @@ def test_options_date_format_reads_a_producer_that_deviates(tmp_path: Path) -> N
     landing.mkdir()
     rows = [("2.00", "4/1/25 0:00", "5/1/25 0:00", "4/2/25 10:00", "4/2/25 11:00")]
     (landing / "us.csv").write_bytes(_focus_csv(rows))
-    report, con = _run(
+    report, con = ingest_sources(
         tmp_path, "  - {name: f, kind: focus, uri: landing/, options: {date_format: '%m/%d/%y %H:%M'}}\n"
     )
-    assert _only(report) == ("loaded", ""), report.summary()
+    assert only_outcome(report) == ("loaded", ""), report.summary()
     got = con.execute(
         "select billing_period_start::varchar, charge_period_start::varchar, x_billing_period from billing_line_items"
     ).fetchall()
@@ -144,10 +128,10 @@ def test_options_date_format_reads_a_producer_that_deviates(tmp_path: Path) -> N
     (landing / "us.csv").write_bytes(
         _focus_csv([("2.00", "4/1/25 0:00", "5/1/25 0:00", "2025-04-02 10:00:00", "4/2/25 11:00")])
     )
-    report, con = _run(
+    report, con = ingest_sources(
         tmp_path, "  - {name: f, kind: focus, uri: landing/, options: {date_format: '%m/%d/%y %H:%M'}}\n"
     )
-    status, error = _only(report)
+    status, error = only_outcome(report)
     assert status == "rejected"
     assert (
         "us.csv:2: column 'ChargePeriodStart': expected a date/time in options.date_format '%m/%d/%y %H:%M', "
@@ -185,8 +169,8 @@ def test_a_line_far_outside_its_billing_period_rejects_the_file(
     rows = [("1.00", *bp, f"2026-11-02T{h:02d}:00:00Z", f"2026-11-02T{h + 1:02d}:00:00Z") for h in range(3)]
     rows.insert(1, ("5.00", *bp, start, end))
     (landing / "nov.csv").write_bytes(_focus_csv(rows))
-    report, con = _run(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
-    status, error = _only(report)
+    report, con = ingest_sources(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
+    status, error = only_outcome(report)
     assert status == "rejected"
     assert error.endswith(
         f"nov.csv:3: 1 line(s) charged far outside their billing period (data row 2: usage, billing period "
@@ -209,12 +193,14 @@ def test_late_charges_within_the_skew_load_and_the_skew_is_configurable(tmp_path
         ("4.00", *bp, "2026-09-15T00:00:00Z", "2026-09-15T01:00:00Z"),  # two months before
     ]
     (landing / "nov.csv").write_bytes(_focus_csv(rows))
-    report, con = _run(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
-    assert _only(report)[0] == "rejected"
-    assert "(data row 3: usage, billing period 2026-11, charge period 2026-09-15" in _only(report)[1]
+    report, con = ingest_sources(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
+    assert only_outcome(report)[0] == "rejected"
+    assert "(data row 3: usage, billing period 2026-11, charge period 2026-09-15" in only_outcome(report)[1]
     con.close()
-    report, con = _run(tmp_path, "  - {name: f, kind: focus, uri: landing/, options: {max_period_skew: 2}}\n")
-    assert _only(report) == ("loaded", ""), report.summary()
+    report, con = ingest_sources(
+        tmp_path, "  - {name: f, kind: focus, uri: landing/, options: {max_period_skew: 2}}\n"
+    )
+    assert only_outcome(report) == ("loaded", ""), report.summary()
     assert con.execute("select sum(billed_cost) from billing_line_items").fetchall() == [(Decimal("7"),)]
     con.close()
 
@@ -230,7 +216,7 @@ def test_a_line_dated_far_from_its_period_folder_is_rejected(tmp_path: Path) -> 
     rows = hours("i-a", datetime(2026, 11, 2), 3, "1.00")
     rows.append(line("i-b", datetime(2999, 11, 2), "9.00", period_start=datetime(2999, 11, 1)))
     export.deliver("2026-11", [rows], "exec-1")
-    report, con = _run(tmp_path, "  - {name: cur2, kind: aws_cur2, uri: landing/}\n")
+    report, con = ingest_sources(tmp_path, "  - {name: cur2, kind: aws_cur2, uri: landing/}\n")
     part = next(o for o in report.outcomes if o.uri.endswith(".csv.gz"))
     status, error = part.status, part.error or ""
     assert status == "rejected"
@@ -249,8 +235,8 @@ def test_a_file_without_billing_periods_rejects_lines_detached_from_the_rest(tmp
     ]
     rows.append(("1.00", "", "", "1900-01-01T00:00:00Z", "1900-01-01T01:00:00Z"))
     (landing / "loose.csv").write_bytes(_focus_csv(rows))
-    report, con = _run(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
-    status, error = _only(report)
+    report, con = ingest_sources(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
+    status, error = only_outcome(report)
     assert status == "rejected"
     assert (
         "loose.csv:7: 1 line(s) charged far outside their billing period (data row 6: billing period 1900-01, "
@@ -268,8 +254,8 @@ def test_azure_dates_with_a_two_digit_year_or_another_order_are_rejected(tmp_pat
         "09/02/2025,1.50,USD,/subscriptions/s/vm1\n"
         f"{value},2.50,USD,/subscriptions/s/vm1\n"
     )
-    report, con = _run(tmp_path, "  - {name: az, kind: azure, uri: landing/}\n")
-    status, error = _only(report)
+    report, con = ingest_sources(tmp_path, "  - {name: az, kind: azure, uri: landing/}\n")
+    status, error = only_outcome(report)
     assert status == "rejected"
     assert error.endswith(
         f"ea.csv:3: column 'Date': expected a date (MM/DD/YYYY with a four-digit year, or YYYY-MM-DD), "
@@ -305,8 +291,8 @@ def test_azure_portal_download_with_localised_bilingual_headers(tmp_path: Path) 
     landing = tmp_path / "landing"
     landing.mkdir()
     (landing / "Nutzungsdetails_2026-11.csv").write_bytes(azure_localised_csv(rows))
-    report, con = _run(tmp_path, "  - {name: az, kind: azure, uri: landing/}\n")
-    assert _only(report) == ("loaded", ""), report.summary()
+    report, con = ingest_sources(tmp_path, "  - {name: az, kind: azure, uri: landing/}\n")
+    assert only_outcome(report) == ("loaded", ""), report.summary()
     got = con.execute(
         "select count(*), sum(billed_cost), any_value(billing_currency), any_value(sub_account_id), "
         "any_value(team), min(charge_period_start)::varchar, any_value(resource_id) from billing_line_items"
@@ -354,8 +340,8 @@ def test_ea_usage_data_extract_is_read_past_its_preamble(tmp_path: Path) -> None
     landing = tmp_path / "landing"
     landing.mkdir()
     (landing / "Detail_Enrollment_12345678_201409_en.csv").write_bytes(ea_usage_extract(_ea_rows()))
-    report, con = _run(tmp_path, "  - {name: az, kind: azure, uri: landing/}\n")
-    assert _only(report) == ("loaded", ""), report.summary()
+    report, con = ingest_sources(tmp_path, "  - {name: az, kind: azure, uri: landing/}\n")
+    assert only_outcome(report) == ("loaded", ""), report.summary()
     assert report.outcomes[0].repairs == [
         f"{len(EA_EXTRACT_PREAMBLE)} line(s) before the header skipped: an Azure EA portal usage data extract "
         "('Usage Data Extract' and 'Provisioning Status' lines before the header)"
@@ -377,8 +363,8 @@ def test_ea_usage_data_extract_bad_value_names_the_file_line(tmp_path: Path) -> 
     landing = tmp_path / "landing"
     landing.mkdir()
     (landing / "extract.csv").write_bytes(ea_usage_extract(rows))
-    report, con = _run(tmp_path, "  - {name: az, kind: azure, uri: landing/}\n")
-    status, error = _only(report)
+    report, con = ingest_sources(tmp_path, "  - {name: az, kind: azure, uri: landing/}\n")
+    status, error = only_outcome(report)
     assert status == "rejected"
     line = len(EA_EXTRACT_PREAMBLE) + 1 + 2  # the preamble, the header, then the second data row
     assert error.endswith(
@@ -393,8 +379,8 @@ def test_ea_usage_data_extract_without_a_header_is_rejected_saying_what_to_expor
     (landing / "extract.csv").write_text(
         "Usage Data Extract\r\nProvisioning Status,Enrollment Number\r\n" + "x,1\r\n" * 40
     )
-    report, con = _run(tmp_path, "  - {name: az, kind: azure, uri: landing/}\n")
-    status, error = _only(report)
+    report, con = ingest_sources(tmp_path, "  - {name: az, kind: azure, uri: landing/}\n")
+    status, error = only_outcome(report)
     assert status == "rejected"
     assert error.endswith(
         "extract.csv:1: not supported: an Azure EA portal usage data extract ('Usage Data Extract' and "
@@ -417,7 +403,7 @@ def test_files_no_reader_claims_are_listed_as_skipped_with_why(tmp_path: Path) -
     (landing / "bill.xlsx").write_bytes(b"PK\x03\x04")
     (landing / "bill.zip").write_bytes(b"PK\x03\x04")
     (landing / ".DS_Store").write_bytes(b"\0")
-    report, con = _run(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
+    report, con = ingest_sources(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
     assert [o.status for o in report.outcomes] == ["loaded"]
     assert report.exit_code == 0
     patterns = "reads .csv, .csv.gz, .parquet"
@@ -462,8 +448,8 @@ def test_an_encoding_or_delimiter_problem_is_named_as_such(
     bp = ("2026-11-01T00:00:00Z", "2026-12-01T00:00:00Z")
     text = _focus_csv([("1.00", *bp, "2026-11-02T00:00:00Z", "2026-11-02T01:00:00Z")]).decode()
     (landing / "utf.csv").write_bytes(encode(text))
-    report, con = _run(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
-    status, error = _only(report)
+    report, con = ingest_sources(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
+    status, error = only_outcome(report)
     assert status == "rejected"
     assert error.endswith(expected), error
     assert "sniffing" not in error
@@ -480,8 +466,8 @@ def test_a_byte_in_another_encoding_past_the_sniffed_sample_is_named_as_such(tmp
     head, _, last = text.rstrip("\n").rpartition("\n")
     data = head.encode() + b"\n" + last.replace("Amazon EC2", "Zürich EC2").encode("cp1252") + b"\n"
     (landing / "late.csv").write_bytes(data)
-    report, con = _run(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
-    status, error = _only(report)
+    report, con = ingest_sources(tmp_path, "  - {name: f, kind: focus, uri: landing/}\n")
+    status, error = only_outcome(report)
     assert status == "rejected"
     at = len(head.encode()) + 1 + last.index("Amazon EC2") + 1
     assert error.endswith(
