@@ -42,7 +42,8 @@ if TYPE_CHECKING:
 # the CUR columns cost_hourly's lines are derived from (the staging SQL's input, besides tags_raw)
 WANTED = (
     "line_item_line_item_type", "split_line_item_parent_resource_id", "line_item_usage_start_date",
-    "line_item_usage_end_date", "line_item_unblended_cost", "line_item_net_unblended_cost",
+    "line_item_usage_end_date", "bill_billing_period_start_date", "bill_billing_period_end_date",
+    "line_item_unblended_cost", "line_item_net_unblended_cost",
     "pricing_public_on_demand_cost", "savings_plan_savings_plan_effective_cost",
     "savings_plan_total_commitment_to_date", "savings_plan_used_commitment", "reservation_effective_cost",
     "reservation_unused_amortized_upfront_fee_for_billing_period", "reservation_unused_recurring_fee",

@@ -28,6 +28,8 @@ FOCUS_COLUMNS = {
     "billingcurrency": "billing_currency",
     "chargeperiodstart": "charge_period_start",
     "chargeperiodend": "charge_period_end",
+    "billingperiodstart": "billing_period_start",
+    "billingperiodend": "billing_period_end",
     "chargecategory": "charge_category",
     "servicecategory": "service_category",
     "providername": "provider_name",

@@ -9,7 +9,46 @@
 -- runs with spark.sql.decimalOperations.allowPrecisionLoss=false, so the product keeps its 24 decimals
 -- until then). DuckDB's range(start, end, step) excludes `end`; Spark's sequence includes it, so the
 -- sequences stop a microsecond before the end.
-with lines as (
+-- A line longer than 31 days (a commitment or contract term, an annual fee) is spread over its billing
+-- period instead of its charge period, as sql/macros/macro_spread_period.sql's spread_start and spread_end
+-- decide for DuckDB (the same test on epoch seconds, the same fallbacks): it lands in the month it was billed.
+with spread as (
+    select
+        line_key,
+        billed_cost,
+        effective_cost,
+        list_cost,
+        billing_currency,
+        provider_name,
+        sub_account_id,
+        region_id,
+        service_category,
+        service_name,
+        charge_category,
+        resource_id,
+        x_instance_type,
+        team,
+        project,
+        owner,
+        case
+            when long_line then coalesce(billing_period_start, period_month) else charge_period_start
+        end as charge_period_start,
+        case
+            when long_line
+                then coalesce(billing_period_end, coalesce(billing_period_start, period_month) + interval 1 month)
+            else charge_period_end
+        end as charge_period_end
+    from (
+        select
+            *,
+            unix_micros(cast(charge_period_end as timestamp)) / 1000000.0d
+            - unix_micros(cast(charge_period_start as timestamp)) / 1000000.0d > 2678400 as long_line,
+            to_timestamp_ntz(x_billing_period || '-01', 'yyyy-MM-dd') as period_month
+        from lines
+    )
+),
+
+lines as (
     select
         *,
         greatest(
@@ -17,7 +56,7 @@ with lines as (
             / 1000000.0d,
             0d
         ) as seconds
-    from lines
+    from spread
 ),
 
 long_resources as (

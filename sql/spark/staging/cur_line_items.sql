@@ -17,6 +17,8 @@ with typed as (
         split_line_item_parent_resource_id is not null as is_split,
         cast(to_timestamp_ltz(line_item_usage_start_date) as timestamp_ntz) as charge_period_start,
         cast(to_timestamp_ltz(line_item_usage_end_date) as timestamp_ntz) as charge_period_end,
+        cast(to_timestamp_ltz(bill_billing_period_start_date) as timestamp_ntz) as billing_period_start,
+        cast(to_timestamp_ltz(bill_billing_period_end_date) as timestamp_ntz) as billing_period_end,
         cast(line_item_unblended_cost as decimal(38, 12)) as unblended_cost,
         cast(line_item_net_unblended_cost as decimal(38, 12)) as net_unblended_cost,
         cast(pricing_public_on_demand_cost as decimal(38, 12)) as public_on_demand_cost,
@@ -70,6 +72,9 @@ select
     c.billing_currency,
     c.charge_period_start,
     c.charge_period_end,
+    c.billing_period_start,
+    c.billing_period_end,
+    date_format(coalesce(c.billing_period_start, c.charge_period_start), 'yyyy-MM') as x_billing_period,
     case
         when c.line_type = 'Tax' then 'Tax'
         when c.line_type in ('Fee', 'RIFee', 'SavingsPlanUpfrontFee', 'SavingsPlanRecurringFee') then 'Purchase'

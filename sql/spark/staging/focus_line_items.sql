@@ -18,6 +18,8 @@ with typed as (
         upper(coalesce(nullif(regexp_replace(billing_currency, '^\\p{Zs}+|\\p{Zs}+$', ''), ''), :default_currency)) as billing_currency,
         cast(to_timestamp_ltz(charge_period_start) as timestamp_ntz) as charge_period_start,
         cast(to_timestamp_ltz(charge_period_end) as timestamp_ntz) as charge_period_end,
+        cast(to_timestamp_ltz(billing_period_start) as timestamp_ntz) as billing_period_start,
+        cast(to_timestamp_ltz(billing_period_end) as timestamp_ntz) as billing_period_end,
         coalesce(
             element_at(
                 array('Usage', 'Purchase', 'Tax', 'Credit', 'Adjustment'),
@@ -79,6 +81,9 @@ select
     l.billing_currency,
     l.charge_period_start,
     l.charge_period_end,
+    l.billing_period_start,
+    l.billing_period_end,
+    date_format(coalesce(l.billing_period_start, l.charge_period_start), 'yyyy-MM') as x_billing_period,
     l.charge_category,
     l.service_category,
     l.provider_name,

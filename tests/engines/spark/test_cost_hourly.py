@@ -5,6 +5,8 @@ Hive-partitioned Parquet, and a switch back to DuckDB makes it a table again."""
 from __future__ import annotations
 
 import gzip
+from datetime import datetime
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -303,3 +305,88 @@ def test_marts_spark_does_not_build_yet_are_a_config_error(tmp_path: Path) -> No
         "int_gpu_slices",
     ]
     assert config.spark_marts_dir == str(tmp_path / "marts")
+
+
+CHARGE_PERIODS = FIXTURES / "billing" / "charge_periods"
+
+
+def _five_year_fees(dst: Path) -> None:
+    """The charge kinds fixture (billing period 2026-03: a 5-year commitment and its tax, annual fees billed
+    in arrears, a credit, an adjustment and a correction for past months) as CSV; a 5-year fee billed in
+    April as Parquet (typed timestamps); one charged from June 15 in a CSV without billing period columns
+    (its billing period is the month its charge starts, as the staging derives x_billing_period)."""
+    dst.mkdir(parents=True)
+    text = (CHARGE_PERIODS / "focus_charge_kinds.csv").read_text()
+    (dst / "charges.csv").write_text(text)
+    header, *lines = text.splitlines()
+    fee = next(line for line in lines if "5-year commitment" in line)
+    april = fee.replace("commit-5y", "commit-5y-b").replace("2026-03-01", "2026-04-01")
+    april = april.replace("2026-04-01T00:00:00Z,2026-04-01", "2026-04-01T00:00:00Z,2026-05-01")
+    april = april.replace("2026-03-15", "2026-04-10").replace("2031-03-15", "2031-04-10")
+    (dst / "april.csv").write_text(f"{header}\n{april}\n")
+    con = duckdb.connect()
+    con.execute("set TimeZone = 'UTC'")
+    times = ("BillingPeriodStart", "BillingPeriodEnd", "ChargePeriodStart", "ChargePeriodEnd")
+    typed = ", ".join(f'cast("{c}" as timestamptz)::timestamp as "{c}"' for c in times)
+    con.execute(
+        f"copy (select * exclude ({', '.join(times)}), {typed} from read_csv($p, all_varchar = true)) "
+        "to $out (format parquet)",
+        {"p": str(dst / "april.csv"), "out": str(dst / "april.parquet")},
+    )
+    con.close()
+    (dst / "april.csv").unlink()
+    keep = [i for i, c in enumerate(header.split(",")) if not c.startswith("BillingPeriod")]
+    june = fee.replace("commit-5y", "commit-5y-c").replace("2026-03-15", "2026-06-15")
+    june = june.replace("2031-03-15", "2031-06-15")
+    (dst / "no-period.csv").write_text(
+        "\n".join(",".join(r.split(",")[i] for i in keep) for r in (header, june)) + "\n"
+    )
+
+
+def test_spark_spreads_a_five_year_fee_over_its_billing_period_as_duckdb_does(
+    spark: Any, tmp_path: Path
+) -> None:
+    """A line longer than 31 days (a 5-year commitment and its tax, annual fees billed in arrears, the FOCUS
+    specification's SaaS-shaped contract fees and token purchases) lands in the month it was billed on
+    Spark as on DuckDB: its billing period's hours, hour by hour to the warehouse's 12 decimals, whether
+    Spark reads the file (CSV, Parquet, a CSV without billing period columns) or is handed its lines (a
+    source with its own options.date_format)."""
+    _five_year_fees(tmp_path / "focus")
+    saas = {f"saas/{f.name}": f for f in (CHARGE_PERIODS / "saas").glob("*.csv")}
+    sources = (
+        "  - {name: focus, kind: focus, uri: focus/}\n"
+        "  - {name: saas, kind: focus, uri: saas/, options: {date_format: '%m/%d/%y'}}\n"
+    )
+    report, landed = ingest_project(
+        tmp_path,
+        sources,
+        saas,
+        "select x_source_name as s, count(*) as n from billing_line_items group by 1 order by 1",
+    )
+    assert landed == [{"s": "focus", "n": 12}, {"s": "saas", "n": 16}], report.summary()
+    con = connect(load_config(tmp_path / "wastewatch.yaml").warehouse_path)
+    try:
+        spark_helper.cost_hourly_on_both_engines(con, tmp_path)
+        # each term lands in its billing period's hours (March 2026 has 744, April and June 720), whole
+        landed_terms = con.execute(
+            "select resource_id, min(hour), max(hour), count(*), sum(billed_cost) from cost_hourly "
+            "where resource_id in ('commit-5y', 'commit-5y-b', 'commit-5y-c', 'TOK-P1', 'LIC-300', 'TOK-P2') "
+            "group by 1 order by 1"
+        ).fetchall()
+        assert landed_terms == [
+            ("LIC-300", datetime(2026, 3, 1), datetime(2026, 3, 31, 23), 744, Decimal("36000")),
+            ("TOK-P1", datetime(2025, 4, 1), datetime(2025, 4, 30, 23), 720, Decimal("120000")),
+            ("TOK-P2", datetime(2025, 10, 1), datetime(2025, 10, 31, 23), 744, Decimal("96000")),
+            ("commit-5y", datetime(2026, 3, 1), datetime(2026, 3, 31, 23), 744, Decimal("60000")),
+            ("commit-5y-b", datetime(2026, 4, 1), datetime(2026, 4, 30, 23), 720, Decimal("60000")),
+            ("commit-5y-c", datetime(2026, 6, 1), datetime(2026, 6, 30, 23), 720, Decimal("60000")),
+        ]
+        # no hour of a term beyond the month it was billed: the latest is June 2026, not 2031
+        assert con.execute("select max(hour) from cost_hourly").fetchone() == (datetime(2026, 6, 30, 23),)
+        totals = "select sum(billed_cost), sum(effective_cost) from {}"
+        assert (
+            con.execute(totals.format("cost_hourly")).fetchall()
+            == con.execute(totals.format("billing_line_items")).fetchall()
+        )
+    finally:
+        con.close()

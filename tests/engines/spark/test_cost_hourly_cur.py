@@ -5,6 +5,7 @@ equals DuckDB's, row for row and to the warehouse's 12 decimals, tags included."
 
 from __future__ import annotations
 
+import gzip
 import json
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -246,5 +247,90 @@ def test_spark_refuses_tags_it_writes_otherwise(spark: Any, tmp_path: Path) -> N
             WarehouseError, match=r"cur2-00001\.csv\.gz: 30 lines whose tags, as Spark wrote them"
         ):
             build_mart(con, "cost_hourly", on_spark)
+    finally:
+        con.close()
+
+
+CHARGE_PERIODS = FIXTURES / "billing" / "charge_periods" / "native"
+
+
+def _legacy_without_billing_period() -> str:
+    """A legacy CUR CSV without `bill/BillingPeriod*` columns: an hour of usage and a one-year fee charged
+    from September 10 (its billing period is the month its charge starts, as the staging derives it)."""
+    header = (
+        "identity/LineItemId,lineItem/LineItemType,lineItem/UsageStartDate,lineItem/UsageEndDate,"
+        "lineItem/UsageAccountId,lineItem/ProductCode,lineItem/UsageType,lineItem/ResourceId,"
+        "lineItem/UnblendedCost,lineItem/CurrencyCode"
+    )
+    rows = [
+        "b-0,Usage,2026-09-10T00:00:00Z,2026-09-10T01:00:00Z,444455556666,AmazonEC2,USE1-BoxUsage:g5.xlarge,"
+        "i-bare,1.006,USD",
+        "b-1,Fee,2026-09-10T00:00:00Z,2027-09-10T00:00:00Z,444455556666,AmazonEC2,USE1-HeavyUsage:g5.xlarge,"
+        "fee-1y,1200,USD",
+    ]
+    return "\n".join([header, *rows]) + "\n"
+
+
+def test_spark_spreads_a_one_year_fee_over_its_billing_period_as_duckdb_does(
+    spark: Any, tmp_path: Path
+) -> None:
+    """CUR lines longer than 31 days (a 3-year RI bought upfront, a 1-year Savings Plan upfront fee, a
+    one-year RIFee in a Parquet export, a one-year fee in a legacy CSV without billing period columns) land
+    in the month they were billed on Spark as on DuckDB, hour by hour to the warehouse's 12 decimals, in CUR
+    2.0 CSV.gz and Parquet and in the legacy CSV."""
+    month = datetime(2026, 11, 1)
+    ri = _spanning(
+        line("ri-1y", month, "8760", kind="RIFee", line_id="ri-1y"),
+        datetime(2026, 11, 5),
+        datetime(2027, 11, 5),
+        product_instance_type="",
+    )
+    Cur2Export(tmp_path / "parquet", parquet=True).deliver(
+        "2026-11", [hours("i-p", month, 3, "2.5") + [ri]], "e1"
+    )
+    sources = (
+        "  - {name: cur2, kind: aws_cur2, uri: cur2/}\n"
+        "  - {name: cur-parquet, kind: aws_cur2, uri: parquet/}\n"
+        "  - {name: legacy, kind: aws_cur, uri: legacy/, options: {manifest: ignore}}\n"
+        "  - {name: legacy-bare, kind: aws_cur, uri: bare/, options: {manifest: ignore}}\n"
+    )
+    (tmp_path / "cur2").mkdir()
+    (tmp_path / "cur2" / "cur2-00001.csv.gz").write_bytes(
+        gzip.compress((CHARGE_PERIODS / "aws_cur2.csv").read_bytes())
+    )
+    files = {
+        "legacy/cur.csv": CHARGE_PERIODS / "aws_cur_legacy.csv",
+        "bare/cur.csv": _legacy_without_billing_period(),
+    }
+    report, landed = ingest_project(tmp_path, sources, files, "select count(*) as n from billing_lines")
+    assert landed == [{"n": 2 * 9 + 4 + 2}], report.summary()
+    con = connect(load_config(tmp_path / "wastewatch.yaml").warehouse_path)
+    try:
+        spark_helper.cost_hourly_on_both_engines(con, tmp_path)
+        # each term's fee in its billing period's hours: the 3-year RI and the 1-year Savings Plan of both
+        # fixtures in March 2026, the RIFee in November, the fee without a billing period in September
+        purchases = con.execute(
+            "select date_trunc('month', hour), count(distinct hour), sum(billed_cost) from cost_hourly "
+            "where charge_category = 'Purchase' group by 1 order by 1"
+        ).fetchall()
+        assert purchases == [
+            (datetime(2026, 3, 1), 744, 2 * Decimal("599610")),
+            (datetime(2026, 9, 1), 720, Decimal("1200")),
+            (datetime(2026, 11, 1), 720, Decimal("8760")),
+        ], purchases
+        assert con.execute(
+            "select min(hour), max(hour), count(*) from cost_hourly where resource_id in ('ri-1y', 'fee-1y') "
+            "group by resource_id order by 1"
+        ).fetchall() == [
+            (datetime(2026, 9, 1), datetime(2026, 9, 30, 23), 720),
+            (datetime(2026, 11, 1), datetime(2026, 11, 30, 23), 720),
+        ]
+        # no hour of a term after the month it was billed (the 3-year RI would otherwise reach 2029)
+        assert con.execute("select max(hour) from cost_hourly").fetchone() == (datetime(2026, 11, 30, 23),)
+        totals = "select sum(billed_cost), sum(effective_cost) from {}"
+        assert (
+            con.execute(totals.format("cost_hourly")).fetchall()
+            == con.execute(totals.format("billing_line_items")).fetchall()
+        )
     finally:
         con.close()
