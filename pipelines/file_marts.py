@@ -22,6 +22,7 @@ import duckdb
 from pipelines.fingerprints import (
     MASK,
     SQL,
+    Memo,
     combine,
     shape_hash,
     store_inputs,
@@ -50,9 +51,12 @@ class FileStats:
         return not (self.full or self.files_rebuilt or self.files_removed)
 
 
-def refresh(con: duckdb.DuckDBPyConnection, name: str, digest: str, full: bool = False) -> FileStats:
+def refresh(
+    con: duckdb.DuckDBPyConnection, name: str, digest: str, full: bool = False, memo: Memo | None = None
+) -> FileStats:
     """Build again the rows of mart `name` of the files whose lines changed, drop those of files gone
-    (inside the caller's transaction). `digest` is that of the mart's SQL and what it reads besides the bill."""
+    (inside the caller's transaction). `digest` is that of the mart's SQL and what it reads besides the bill;
+    `memo` the run's fingerprints."""
     if name not in FILE_MARTS:
         raise KeyError(f"{name!r} is not kept up to date by file")
     full = _ensure_table(con, name) or full or stored_inputs(con, name) is None
@@ -60,7 +64,7 @@ def refresh(con: duckdb.DuckDBPyConnection, name: str, digest: str, full: bool =
         text_hash(digest),
         text_hash(sql_text(SQL, "bill_files")),
         shape_hash(columns(con, "billing_lines")),
-        table_fingerprint(con, "billing_columns"),
+        table_fingerprint(con, "billing_columns", memo=memo),
     )
     current = {
         r["file_id"]: combine(base, int(r["fingerprint"]) & MASK)
