@@ -147,11 +147,14 @@ def _insert(con: duckdb.DuckDBPyConnection, **params: object) -> None:
 
 
 def _ensure_table(con: duckdb.DuckDBPyConnection) -> bool:
-    """Create cost_hourly (empty) unless it is a table of the query's columns; whether it was created.
+    """Make cost_hourly again (empty) when it is a table of other columns than the query's; whether it must be
+    built in full (it was missing or made again).
 
     A view of that name (the mart built by Spark before) is dropped first.
     """
     drop_view(con, NAME)
+    if not table_exists(con, NAME):
+        return True  # built in full from the query next: no need to probe its columns
     sql = f"create or replace temp table _cost_probe as\n{sql_text('marts', NAME)}\nlimit 0"
     con.execute(sql, {**NO_MONTHS, "modelled": False})
     created = not (table_exists(con, NAME) and columns(con, NAME) == columns(con, "_cost_probe"))

@@ -107,11 +107,14 @@ def _stored_files(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, int]:
 
 
 def _ensure_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    """Create the mart (empty) unless it is a table of the query's columns; whether it was created.
+    """Make the mart again (empty) when it is a table of other columns than the query's; whether it must be
+    built in full (it was missing or made again).
 
     A view of that name (a mart Spark built) is dropped first.
     """
     drop_view(con, name)
+    if not table_exists(con, name):
+        return True  # built in full from the query next: no need to probe its columns
     con.execute(
         f"create or replace temp table _file_probe as\n{sql_text('marts', name)}\nlimit 0", {"files": []}
     )

@@ -297,12 +297,14 @@ def refresh_day_mart(con: duckdb.DuckDBPyConnection, name: str, full: bool = Fal
     """Rebuild the days of a day-incremental mart whose inputs changed (after `refresh_rollups`)."""
     _ensure_day_table(con, "marts", name)
     if name == "gpu_job_hours":
-        attributes = _fingerprints(con, "job_attribute_days")
-        cost = _fingerprints(con, "cost_days")
-        mapping = _fingerprints(con, "mapping_days")
+        slices = stored_days(con, "int_gpu_slices")
+        # a day's other inputs count only for the days rolled up: with none, they are not read
+        attributes = _fingerprints(con, "job_attribute_days") if slices else {}
+        cost = _fingerprints(con, "cost_days") if slices else {}
+        mapping = _fingerprints(con, "mapping_days") if slices else {}
         current = {
             day: combine(fp, attributes.get(day), cost.get(day), mapping.get(day))
-            for day, fp in stored_days(con, "int_gpu_slices").items()
+            for day, fp in slices.items()
         }
     elif name == "gpu_hours":
         current = stored_days(con, "gpu_job_hours")
