@@ -167,12 +167,13 @@ def _ensure_day_table(con: duckdb.DuckDBPyConnection, layer: str, name: str) -> 
     """Create the table (empty) from its SQL unless it exists with the same columns; a new shape restarts."""
     sql = sql_text(layer, name)
     empty = {"day_from": date(9999, 12, 31), "day_to": date(1, 1, 1)}
-    con.execute(f"create or replace temp table _day_probe as\n{sql}\nlimit 0", empty)
-    wanted = columns(con, "_day_probe")
-    con.execute("drop table _day_probe")
     exists = table_exists(con, name)
-    if exists and columns(con, name) == wanted:
-        return
+    if exists:  # a missing table is created below without probing the query's columns first
+        con.execute(f"create or replace temp table _day_probe as\n{sql}\nlimit 0", empty)
+        wanted = columns(con, "_day_probe")
+        con.execute("drop table _day_probe")
+        if columns(con, name) == wanted:
+            return
     # the roll-up of days whose raw samples the retention dropped cannot be made again: carry it over
     frozen = (
         [r["day"] for r in rows(con, sql_text("intermediate/retention", "pruned_days"))]
