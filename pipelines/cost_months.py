@@ -27,6 +27,7 @@ from pipelines.fingerprints import (
     SQL,
     STATE,
     Layers,
+    Memo,
     combine,
     inputs_fingerprint,
     shape_hash,
@@ -71,9 +72,11 @@ class MonthStats:
         return not (self.months_rebuilt or self.months_removed or self.modelled)
 
 
-def refresh(con: duckdb.DuckDBPyConnection, digest: str, layers: Layers, full: bool = False) -> MonthStats:
+def refresh(
+    con: duckdb.DuckDBPyConnection, digest: str, layers: Layers, full: bool = False, memo: Memo | None = None
+) -> MonthStats:
     """Rebuild the months of cost_hourly whose bill changed, and the modelled part if its inputs did
-    (inside the caller's transaction). `digest` is that of the mart's SQL."""
+    (inside the caller's transaction). `digest` is that of the mart's SQL; `memo` the run's fingerprints."""
     # a table built in full by an earlier wastewatch has a `cost_hourly` fingerprint but no modelled part's
     full = (
         _ensure_table(con) or full or stored_inputs(con, NAME) is None or stored_inputs(con, MODELLED) is None
@@ -84,7 +87,7 @@ def refresh(con: duckdb.DuckDBPyConnection, digest: str, layers: Layers, full: b
         text_hash(digest),
         text_hash(sql_text(SQL, "bill_months")),  # what decides which lines a month is spread from
         shape_hash(stored_columns),
-        table_fingerprint(con, "billing_columns"),
+        table_fingerprint(con, "billing_columns", memo=memo),
     )
     lines = "billing_lines" if any(c == "resource_id" for c, _ in stored_columns) else "billing_columns"
     months = {
@@ -114,7 +117,7 @@ def refresh(con: duckdb.DuckDBPyConnection, digest: str, layers: Layers, full: b
         for first, last in _runs(stats.months_rebuilt):
             _insert(con, **_bounds([v for m, v in months.items() if first <= m <= last]), modelled=False)
     store_parts(con, STATE, NAME, {m: current[m] for m in stats.months_rebuilt})
-    modelled = inputs_fingerprint(con, "int_cost_modelled", layers, digest, layer="intermediate")
+    modelled = inputs_fingerprint(con, "int_cost_modelled", layers, digest, layer="intermediate", memo=memo)
     stats.modelled = full or modelled is None or stored_inputs(con, MODELLED) != modelled
     if stats.modelled:
         if not full:
@@ -144,11 +147,14 @@ def _insert(con: duckdb.DuckDBPyConnection, **params: object) -> None:
 
 
 def _ensure_table(con: duckdb.DuckDBPyConnection) -> bool:
-    """Create cost_hourly (empty) unless it is a table of the query's columns; whether it was created.
+    """Make cost_hourly again (empty) when it is a table of other columns than the query's; whether it must be
+    built in full (it was missing or made again).
 
     A view of that name (the mart built by Spark before) is dropped first.
     """
     drop_view(con, NAME)
+    if not table_exists(con, NAME):
+        return True  # built in full from the query next: no need to probe its columns
     sql = f"create or replace temp table _cost_probe as\n{sql_text('marts', NAME)}\nlimit 0"
     con.execute(sql, {**NO_MONTHS, "modelled": False})
     created = not (table_exists(con, NAME) and columns(con, NAME) == columns(con, "_cost_probe"))

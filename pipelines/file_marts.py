@@ -22,6 +22,7 @@ import duckdb
 from pipelines.fingerprints import (
     MASK,
     SQL,
+    Memo,
     combine,
     shape_hash,
     store_inputs,
@@ -50,9 +51,12 @@ class FileStats:
         return not (self.full or self.files_rebuilt or self.files_removed)
 
 
-def refresh(con: duckdb.DuckDBPyConnection, name: str, digest: str, full: bool = False) -> FileStats:
+def refresh(
+    con: duckdb.DuckDBPyConnection, name: str, digest: str, full: bool = False, memo: Memo | None = None
+) -> FileStats:
     """Build again the rows of mart `name` of the files whose lines changed, drop those of files gone
-    (inside the caller's transaction). `digest` is that of the mart's SQL and what it reads besides the bill."""
+    (inside the caller's transaction). `digest` is that of the mart's SQL and what it reads besides the bill;
+    `memo` the run's fingerprints."""
     if name not in FILE_MARTS:
         raise KeyError(f"{name!r} is not kept up to date by file")
     full = _ensure_table(con, name) or full or stored_inputs(con, name) is None
@@ -60,7 +64,7 @@ def refresh(con: duckdb.DuckDBPyConnection, name: str, digest: str, full: bool =
         text_hash(digest),
         text_hash(sql_text(SQL, "bill_files")),
         shape_hash(columns(con, "billing_lines")),
-        table_fingerprint(con, "billing_columns"),
+        table_fingerprint(con, "billing_columns", memo=memo),
     )
     current = {
         r["file_id"]: combine(base, int(r["fingerprint"]) & MASK)
@@ -103,11 +107,14 @@ def _stored_files(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, int]:
 
 
 def _ensure_table(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    """Create the mart (empty) unless it is a table of the query's columns; whether it was created.
+    """Make the mart again (empty) when it is a table of other columns than the query's; whether it must be
+    built in full (it was missing or made again).
 
     A view of that name (a mart Spark built) is dropped first.
     """
     drop_view(con, name)
+    if not table_exists(con, name):
+        return True  # built in full from the query next: no need to probe its columns
     con.execute(
         f"create or replace temp table _file_probe as\n{sql_text('marts', name)}\nlimit 0", {"files": []}
     )

@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
+from typing import Any
 
 import duckdb
 
@@ -48,6 +49,16 @@ class Layers:
     marts: frozenset[str]
     day_tables: frozenset[str]
     views: frozenset[str]
+
+
+@dataclass
+class Memo:
+    """The raw layer's relations as one run that builds several marts sees them: their columns (read in one
+    query) and their fingerprints, each worked out once. No mart's build writes the raw layer (the run writes
+    the pricing before its first mart), so they hold for the whole run."""
+
+    shapes: dict[str, list[dict[str, Any]]] | None = None
+    tables: dict[str, int | None] = field(default_factory=dict)
 
 
 def combine(*parts: int | None) -> int:
@@ -113,13 +124,36 @@ def shape_hash(columns: list[tuple[str, str]]) -> int:
     return text_hash("|".join(f"{name} {kind}" for name, kind in columns))
 
 
+def _shape(con: duckdb.DuckDBPyConnection, name: str, memo: Memo | None) -> list[dict[str, Any]]:
+    """A relation's columns in order (column_name, data_type, is_view); none if it does not exist."""
+    if memo is None:
+        return rows(con, sql_text(SQL, "table_shape"), {"table": name})
+    if memo.shapes is None:
+        memo.shapes = {}
+        for r in rows(con, sql_text(SQL, "relation_shapes")):
+            memo.shapes.setdefault(r.pop("table_name"), []).append(r)
+    return memo.shapes.get(name, [])
+
+
 def table_fingerprint(
-    con: duckdb.DuckDBPyConnection, name: str, seen: frozenset[str] = frozenset()
+    con: duckdb.DuckDBPyConnection, name: str, seen: frozenset[str] = frozenset(), memo: Memo | None = None
 ) -> int | None:
-    """The fingerprint of a relation of the raw layer (a landed, config or catalogue table, or a raw view)."""
+    """The fingerprint of a relation of the raw layer (a landed, config or catalogue table, or a raw view);
+    with `memo`, worked out once for the run."""
+    if memo is not None and name in memo.tables and not seen:
+        return memo.tables[name]
+    fingerprint = _table_fingerprint(con, name, seen, memo)
+    if memo is not None and not seen:
+        memo.tables[name] = fingerprint
+    return fingerprint
+
+
+def _table_fingerprint(
+    con: duckdb.DuckDBPyConnection, name: str, seen: frozenset[str], memo: Memo | None
+) -> int | None:
     if name == LEDGER or name in seen:
         return None
-    shape = rows(con, sql_text(SQL, "table_shape"), {"table": name})
+    shape = _shape(con, name, memo)
     if not shape:
         return None
     columns = shape_hash([(r["column_name"], r["data_type"]) for r in shape])
@@ -128,7 +162,7 @@ def table_fingerprint(
         for dep in depends_on("raw", name):
             if dep == LEDGER:
                 continue
-            fp = table_fingerprint(con, dep, seen | {name})
+            fp = table_fingerprint(con, dep, seen | {name}, memo)
             if fp is None:
                 return None
             parts += [text_hash(dep), fp]
@@ -140,10 +174,15 @@ def table_fingerprint(
 
 
 def inputs_fingerprint(
-    con: duckdb.DuckDBPyConnection, name: str, layers: Layers, digest: str, layer: str = "marts"
+    con: duckdb.DuckDBPyConnection,
+    name: str,
+    layers: Layers,
+    digest: str,
+    layer: str = "marts",
+    memo: Memo | None = None,
 ) -> int | None:
     """The fingerprint of the inputs of mart `name` (or of a view of another `layer`), `digest` being that
-    of its SQL; None if it has none."""
+    of its SQL; None if it has none. With `memo`, the raw layer's fingerprints are those of the run."""
     todo, seen = depends_on(layer, name), {name}
     leaves: dict[str, int | None] = {}
     while todo:
@@ -158,7 +197,7 @@ def inputs_fingerprint(
         elif dep in layers.views:
             todo.extend(depends_on("intermediate", dep))
         else:
-            leaves[dep] = table_fingerprint(con, dep)
+            leaves[dep] = table_fingerprint(con, dep, memo=memo)
         if dep in leaves and leaves[dep] is None:
             return None
     parts: list[int | None] = [text_hash(digest)]

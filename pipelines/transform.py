@@ -32,6 +32,7 @@ from pipelines.fingerprints import (
     MART_INPUTS,
     STATE,
     Layers,
+    Memo,
     combine,
     inputs_fingerprint,
     store_inputs,
@@ -166,12 +167,13 @@ def _ensure_day_table(con: duckdb.DuckDBPyConnection, layer: str, name: str) -> 
     """Create the table (empty) from its SQL unless it exists with the same columns; a new shape restarts."""
     sql = sql_text(layer, name)
     empty = {"day_from": date(9999, 12, 31), "day_to": date(1, 1, 1)}
-    con.execute(f"create or replace temp table _day_probe as\n{sql}\nlimit 0", empty)
-    wanted = columns(con, "_day_probe")
-    con.execute("drop table _day_probe")
     exists = table_exists(con, name)
-    if exists and columns(con, name) == wanted:
-        return
+    if exists:  # a missing table is created below without probing the query's columns first
+        con.execute(f"create or replace temp table _day_probe as\n{sql}\nlimit 0", empty)
+        wanted = columns(con, "_day_probe")
+        con.execute("drop table _day_probe")
+        if columns(con, name) == wanted:
+            return
     # the roll-up of days whose raw samples the retention dropped cannot be made again: carry it over
     frozen = (
         [r["day"] for r in rows(con, sql_text("intermediate/retention", "pruned_days"))]
@@ -296,12 +298,14 @@ def refresh_day_mart(con: duckdb.DuckDBPyConnection, name: str, full: bool = Fal
     """Rebuild the days of a day-incremental mart whose inputs changed (after `refresh_rollups`)."""
     _ensure_day_table(con, "marts", name)
     if name == "gpu_job_hours":
-        attributes = _fingerprints(con, "job_attribute_days")
-        cost = _fingerprints(con, "cost_days")
-        mapping = _fingerprints(con, "mapping_days")
+        slices = stored_days(con, "int_gpu_slices")
+        # a day's other inputs count only for the days rolled up: with none, they are not read
+        attributes = _fingerprints(con, "job_attribute_days") if slices else {}
+        cost = _fingerprints(con, "cost_days") if slices else {}
+        mapping = _fingerprints(con, "mapping_days") if slices else {}
         current = {
             day: combine(fp, attributes.get(day), cost.get(day), mapping.get(day))
-            for day, fp in stored_days(con, "int_gpu_slices").items()
+            for day, fp in slices.items()
         }
     elif name == "gpu_hours":
         current = stored_days(con, "gpu_job_hours")
@@ -396,21 +400,42 @@ def build_mart(con: duckdb.DuckDBPyConnection, name: str, config: Config | None 
     return build_mart_with_rollup(con, name, config)[0]
 
 
-def prepare_marts(con: duckdb.DuckDBPyConnection, config: Config | None = None) -> None:
+@dataclass
+class MartRun:
+    """A run that builds several marts on one connection (`prepare_marts`, each mart with `prepared=`, then
+    `finish_marts`): what it works out once. The raw layer's fingerprints (`memo`) and the roll-up hold for
+    the whole run, as no mart's build writes the landed tables; the marts' COMMENTs are written together at
+    the end."""
+
+    memo: Memo = field(default_factory=Memo)
+    rolled_up: bool = False
+
+
+def prepare_marts(con: duckdb.DuckDBPyConnection, config: Config | None = None) -> MartRun:
     """What every mart's build starts with, done once for a run that builds several (then each is built with
-    `prepared=True`): the config's `pricing:` written to the warehouse, the intermediate layer created."""
+    `prepared=` the run returned): the config's `pricing:` written to the warehouse, the intermediate layer
+    created."""
     with transaction(con):
         if config is not None:
             write_pricing(con, config)
         build_intermediate(con)
+    return MartRun()
+
+
+def finish_marts(con: duckdb.DuckDBPyConnection) -> None:
+    """What a run that builds several marts ends with: every mart's COMMENTs as its SQL file's header says
+    (only those that differ are written, so a run that stopped before this is made good by the next)."""
+    with transaction(con):
+        apply_comments(con, {name: sql_notes("marts", name) for name in MARTS})
 
 
 def build_mart_with_rollup(
-    con: duckdb.DuckDBPyConnection, name: str, config: Config | None = None, prepared: bool = False
+    con: duckdb.DuckDBPyConnection, name: str, config: Config | None = None, prepared: MartRun | None = None
 ) -> tuple[int, list[DayStats]]:
     """`build_mart`, also returning what the day-incremental refreshes did (empty for full rebuilds).
 
-    `prepared`: `prepare_marts` already ran on this connection (pricing and intermediate layer not redone)."""
+    `prepared`: the run `prepare_marts` started on this connection (pricing and intermediate layer not
+    redone, the run's fingerprints and roll-up reused, the COMMENTs left to `finish_marts`)."""
     if name not in MARTS:
         raise KeyError(f"unknown mart {name!r}")
     started = time.monotonic()
@@ -428,8 +453,10 @@ def build_mart_with_rollup(
         from pipelines.engines.spark import marts as spark_marts
 
         built = spark_marts.build(con, name, config)  # before the transaction: Spark takes the time
+    memo = prepared.memo if prepared is not None else None
+    rolled_up = prepared is not None and prepared.rolled_up
     try:
-        rolled = _rollup_on_spark(con, name, config)
+        rolled = None if rolled_up else _rollup_on_spark(con, name, config)
     except BaseException:
         if on_spark:
             spark_marts.discard(name, built)
@@ -437,31 +464,32 @@ def build_mart_with_rollup(
     kept = False
     try:
         with transaction(con):
-            if config is not None and not prepared:
+            if config is not None and prepared is None:
                 write_pricing(con, config)
-            if not prepared:
+            if prepared is None:
                 build_intermediate(con)
             if needs_rollup(name):
-                stats.append(refresh_rollups(con, prebuilt=rolled))
+                # what the run's roll-up left to do after its first: nothing
+                stats.append(DayStats(ROLLUPS[0]) if rolled_up else refresh_rollups(con, prebuilt=rolled))
             if on_spark:
                 spark_marts.attach(con, name, built)
                 store_inputs(con, name, None)  # built anew each time: what reads it is built again too
             elif name in DAY_MARTS:
                 stats.append(refresh_day_mart(con, name))
             elif name == cost_months.NAME:
-                months = cost_months.refresh(con, _mart_digest(name), _layers())
+                months = cost_months.refresh(con, _mart_digest(name), _layers(), memo=memo)
                 kept = months.kept
                 rebuilt, removed = months.months_rebuilt, months.months_removed
                 stats.append(DayStats(name, rebuilt, removed, full=months.full, unit="month"))
             elif name in file_marts.FILE_MARTS:
-                files = file_marts.refresh(con, name, _mart_digest(name))
+                files = file_marts.refresh(con, name, _mart_digest(name), memo=memo)
                 kept = files.kept
                 stats.append(
                     DayStats(name, files.files_rebuilt, files.files_removed, full=files.full, unit="file")
                 )
             else:
-                kept = _build_full(con, name)
-            if not kept:
+                kept = _build_full(con, name, memo)
+            if not kept and prepared is None:
                 apply_comments(
                     con, {name: sql_notes("marts", name)}
                 )  # a replaced table starts without comments
@@ -475,6 +503,8 @@ def build_mart_with_rollup(
             from pipelines.engines.spark import gpu_rollup
 
             gpu_rollup.discard(rolled)  # its rows are in int_gpu_slices now, or not wanted
+    if prepared is not None and needs_rollup(name):
+        prepared.rolled_up = True
     failpoint("transform.mart.committed")
     if on_spark:
         spark_marts.cleanup(name, built)
@@ -506,12 +536,13 @@ def _rollup_on_spark(con: duckdb.DuckDBPyConnection, name: str, config: Config |
     return gpu_rollup.build(con, config, days)
 
 
-def _build_full(con: duckdb.DuckDBPyConnection, name: str) -> bool:
-    """Build a mart in full unless it exists and its inputs fingerprint as when it was last built.
+def _build_full(con: duckdb.DuckDBPyConnection, name: str, memo: Memo | None = None) -> bool:
+    """Build a mart in full unless it exists and its inputs fingerprint as when it was last built (`memo`:
+    the run's fingerprints of the raw layer).
 
     Returns whether the table was kept as it was.
     """
-    fingerprint = inputs_fingerprint(con, name, _layers(), _mart_digest(name))
+    fingerprint = inputs_fingerprint(con, name, _layers(), _mart_digest(name), memo=memo)
     if fingerprint is not None and stored_inputs(con, name) == fingerprint and table_exists(con, name):
         return True
     drop_view(con, name)  # the mart was a view over Spark's Parquet (engine: spark before)

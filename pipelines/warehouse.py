@@ -217,8 +217,8 @@ def apply_comments(con: duckdb.DuckDBPyConnection, notes: dict[str, SqlNotes]) -
         if c["comment"] != wanted:
             target = f"{_quote_ident(c['table_name'])}.{_quote_ident(c['column_name'])}"
             statements.append(f"comment on column {target} is {_quote_text(wanted)}")
-    for statement in statements:
-        con.execute(statement)
+    if statements:
+        con.execute(";\n".join(statements))  # one call: DuckDB runs them in order
     return len(statements)
 
 

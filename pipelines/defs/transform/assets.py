@@ -5,7 +5,8 @@ so adding a mart is adding its SQL file and its name to MARTS.
 
 The marts and the samples' retention are one multi-asset (one step, `marts`): each mart keeps its own asset
 key, metadata and checks; the step writes the pricing and the intermediate layer once, then builds the
-selected marts in dependency order, each in its own transaction. A mart whose blocking check fails stops
+selected marts in dependency order, each in its own transaction (the raw layer fingerprinted and the samples
+rolled up once for all), then writes the marts' COMMENTs at once. A mart whose blocking check fails stops
 the marts that read it (they are not materialised) and, once the others are built, fails the step.
 """
 
@@ -25,7 +26,9 @@ from pipelines.transform import (
     INTERMEDIATE,
     MARTS,
     DayStats,
+    MartRun,
     build_mart_with_rollup,
+    finish_marts,
     needs_rollup,
     prepare_marts,
 )
@@ -193,8 +196,8 @@ RETENTION_SPEC = dg.AssetSpec(
 )
 
 
-def _build(con: duckdb.DuckDBPyConnection, config: Config, name: str) -> dg.MaterializeResult:
-    n, days = build_mart_with_rollup(con, name, config, prepared=True)
+def _build(con: duckdb.DuckDBPyConnection, config: Config, name: str, run: MartRun) -> dg.MaterializeResult:
+    n, days = build_mart_with_rollup(con, name, config, prepared=run)
     extra = EXTRAS[name](con) if name in EXTRAS else {}
     checks = check_results(con, name)
     metadata = {"dagster/row_count": n, **extra, **_day_metadata(days)}
@@ -229,7 +232,7 @@ def marts(
     config = wastewatch.load()
     stopped: dict[str, str] = {}  # mart -> the mart whose blocking check failed, upstream or itself
     with wastewatch.warehouse() as con:
-        prepare_marts(con, config)
+        run = prepare_marts(con, config)
         for name in build_order():
             if name not in selected:
                 continue
@@ -238,10 +241,11 @@ def marts(
                 stopped[name] = failed[0]
                 context.log.warning(redact(f"{name}: not built: a blocking check of {failed[0]} failed"))
                 continue
-            result = _build(con, config, name)
+            result = _build(con, config, name, run)
             if blocking_failed(name, list(result.check_results or [])):
                 stopped[name] = name
             yield result
+        finish_marts(con)
         if RETENTION_ASSET in selected and not any(m in stopped for m in ROLLED_UP):
             yield _retention(con, config)
 
