@@ -137,7 +137,9 @@ def test_the_same_bucket_read_by_inventory_and_by_listing_gives_the_same_finding
         "prices:\n  storage_gb_month: {STANDARD: 0.023, GLACIER_IR: 0.004}\n"
     )
     # the jobs ended after their checkpoints were written (just now, by this test)
-    ended = (datetime.now(UTC) + timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S")
+    # the week evaluated is the one they ended in (on a Sunday evening that is already next week)
+    ended_at = datetime.now(UTC) + timedelta(hours=1)
+    ended = ended_at.strftime("%Y-%m-%d %H:%M:%S")
     by_way = {}
     for way, sources in {
         "inventory": (
@@ -157,7 +159,7 @@ def test_the_same_bucket_read_by_inventory_and_by_listing_gives_the_same_finding
         assert not report.rejected, report.summary()
         _jobs(con, [("11", "run-ok", "COMPLETED", ended), ("12", "run-bad", "FAILED", ended)])
         build_storage_marts(con)
-        window = Window.containing(datetime.now(UTC).date())
+        window = Window.containing(ended_at.date())
         by_way[way] = _evaluate(con, window, {"STO002": {"min_dataset_gib": 0}})
         con.close()
     for rid in STORAGE_RULES:
