@@ -23,13 +23,11 @@ from pipelines.config import load_config
 from pipelines.remediate import audit
 from pipelines.remediate.keys import key_path, load_key
 from pipelines.warehouse import connect
-from rules import Window
 from tests.helpers.config import write_config
 from tests.helpers.recording_proxy import Recording, recording_proxy
 from tests.helpers.report import put_findings
-from tests.remediate.conftest import Site
+from tests.remediate.conftest import Site, this_week
 
-THIS_WEEK = Window.containing(datetime.now(UTC).date())
 ACTS = ("StopInstances", "?delete", "TerminateInstances", "DELETE /")
 
 
@@ -77,7 +75,7 @@ def running(site: Site, instance_id: str) -> bool:
 
 
 def plan(site: Site) -> dict[str, str]:
-    result = cli(site, "remediate", "plan", "--week", THIS_WEEK.label)
+    result = cli(site, "remediate", "plan", "--week", this_week().label)
     assert result.exit_code == 0, result.output
     con = duckdb.connect(str(load_config(site.config_path).warehouse_path), read_only=True)
     try:
@@ -89,7 +87,7 @@ def plan(site: Site) -> dict[str, str]:
 def findings(site: Site, rule_id: str, items: list[dict[str, Any]]) -> None:
     con = connect(load_config(site.config_path).warehouse_path)
     try:
-        put_findings(con, THIS_WEEK, rule_id, items)
+        put_findings(con, this_week(), rule_id, items)
     finally:
         con.close()
 
@@ -356,7 +354,7 @@ def test_an_approval_is_for_its_week_and_its_finding_id(guarded: tuple[Site, Rec
     its idle week" check) needs a new approval: the week is signed and the finding id must be its own."""
     site, proxy = guarded
     iid, action = approved_idle_instance(site)
-    later = THIS_WEEK.start.date() + timedelta(days=7 * 52)
+    later = this_week().start.date() + timedelta(days=7 * 52)
     sql(
         site,
         "update findings set week_start = $w, week_end = $w + 6 where resource_id = $r",

@@ -17,9 +17,8 @@ from pipelines.config import load_config
 from pipelines.warehouse import connect
 from rules import Window
 from tests.helpers.report import put_findings
-from tests.remediate.conftest import Site
+from tests.remediate.conftest import Site, this_week
 
-THIS_WEEK = Window.containing(datetime.now(UTC).date())
 PAST_WEEK = Window.iso_week("2026-W40")
 
 
@@ -29,10 +28,10 @@ def cli(site: Site, *args: str) -> Result:
     )
 
 
-def put(site: Site, rule_id: str, items: list[dict[str, Any]], window: Window = THIS_WEEK) -> None:
+def put(site: Site, rule_id: str, items: list[dict[str, Any]], window: Window | None = None) -> None:
     con = connect(load_config(site.config_path).warehouse_path)
     try:
-        put_findings(con, window, rule_id, items)
+        put_findings(con, window or this_week(), rule_id, items)
     finally:
         con.close()
 
@@ -45,8 +44,9 @@ def query(site: Site, sql: str, params: dict[str, Any] | None = None) -> list[tu
         con.close()
 
 
-def plan(site: Site, window: Window = THIS_WEEK) -> dict[str, dict[str, Any]]:
+def plan(site: Site, window: Window | None = None) -> dict[str, dict[str, Any]]:
     """Run `remediate plan`; the JSON plan's actions by target."""
+    window = window or this_week()
     result = cli(site, "remediate", "plan", "--week", window.label)
     assert result.exit_code == 0, result.output
     doc = json.loads(
@@ -70,8 +70,9 @@ def state_of(site: Site, instance_id: str) -> str:
     return found["Reservations"][0]["Instances"][0]["State"]["Name"]
 
 
-def idle(site: Site, instance_id: str, window: Window = THIS_WEEK, **more: Any) -> str:
+def idle(site: Site, instance_id: str, window: Window | None = None, **more: Any) -> str:
     """A GPU001 finding for the instance; returns its action id from a fresh plan."""
+    window = window or this_week()
     put(site, "GPU001", [{"resource_id": instance_id, "estimated_waste": 120.5, "region_id": "us-east-1",
                           "team": "nlp", "owner": "alice", **more}], window)  # fmt: skip
     return plan(site, window)[instance_id]["action_id"]
@@ -130,7 +131,7 @@ def test_plan_lists_one_action_per_actionable_finding_grouped_by_owner(site: Sit
     put(site, "STO003", [{"resource_id": "s3://ckpt/llm/run-3/", "estimated_waste": 0.5, "team": "nlp",
                           "params": json.dumps({"min_age_days": 45, "target_class": "GLACIER_IR"}),
                           "evidence": {"target_class": "GLACIER_IR"}}])  # fmt: skip
-    as_of = (THIS_WEEK.end).strftime("%Y-%m-%dT%H:%M:%SZ")
+    as_of = (this_week().end).strftime("%Y-%m-%dT%H:%M:%SZ")
     put(site, "STO004", [{"resource_id": "gs://other-cloud/", "estimated_waste": 0.25,
                           "params": json.dumps({"min_age_days": 7}), "evidence": {"as_of": as_of}}])  # fmt: skip
     actions = plan(site)
@@ -151,11 +152,11 @@ def test_plan_lists_one_action_per_actionable_finding_grouped_by_owner(site: Sit
         "days": 45,
         "bytes": None,
     }
-    cutoff = (THIS_WEEK.end - timedelta(days=7)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    cutoff = (this_week().end - timedelta(days=7)).strftime("%Y-%m-%dT%H:%M:%SZ")
     assert actions["gs://other-cloud/"]["params"]["initiated_before"] == cutoff
     assert "Slurm, Kubernetes" in actions["gpu-node-07"]["manual_reason"]
     doc = json.loads(
-        (load_config(site.config_path).reports_path / THIS_WEEK.label / "remediation-plan.json").read_text()
+        (load_config(site.config_path).reports_path / this_week().label / "remediation-plan.json").read_text()
     )
     assert {g["owner"]: sorted(a["target"] for a in g["actions"]) for g in doc["owners"]} == {
         "alice": ["i-0123456789abcdef0", "s3://ckpt/llm/run-1/", "s3://ckpt/llm/run-2/"],
@@ -335,7 +336,7 @@ def test_abort_incomplete_multipart_uploads(site: Site) -> None:
     upload = s3.create_multipart_upload(Bucket=site.bucket, Key="llm/run-5/step-7/model.pt")
     s3.upload_part(Bucket=site.bucket, Key="llm/run-5/step-7/model.pt", UploadId=upload["UploadId"],
                    PartNumber=1, Body=b"p" * 1024)  # fmt: skip
-    as_of = (THIS_WEEK.end).strftime("%Y-%m-%dT%H:%M:%SZ")
+    as_of = (this_week().end).strftime("%Y-%m-%dT%H:%M:%SZ")
     put(site, "STO004", [{"resource_id": f"s3://{site.bucket}/", "estimated_waste": 1.5, "resource_type": "bucket",
                           "params": json.dumps({"min_age_days": 7}), "evidence": {"as_of": as_of, "uploads": 1}}])  # fmt: skip
     action = plan(site)[f"s3://{site.bucket}/"]["action_id"]
@@ -427,14 +428,14 @@ def test_realised_saving_counts_the_waste_that_stopped_in_later_weeks(site: Site
     action, refused = actions[iid]["action_id"], actions[refused_iid]["action_id"]
     assert cli(site, "remediate", "apply", action, "--approve", "idle", "--yes").exit_code == 0
     assert cli(site, "remediate", "apply", refused, "--approve", "idle", "--yes").exit_code == 1
-    next_week = Window.iso_week((THIS_WEEK.start + timedelta(days=7)).strftime("%G-W%V"))
-    after = Window.iso_week((THIS_WEEK.start + timedelta(days=14)).strftime("%G-W%V"))
+    next_week = Window.iso_week((this_week().start + timedelta(days=7)).strftime("%G-W%V"))
+    after = Window.iso_week((this_week().start + timedelta(days=14)).strftime("%G-W%V"))
     put(site, "GPU001", [{"resource_id": refused_iid, "estimated_waste": 120.5}], next_week)
     put(site, "GPU001", [{"resource_id": iid, "estimated_waste": 20.5}, {"resource_id": refused_iid,
                           "estimated_waste": 120.5}], after)  # fmt: skip
     con = connect(load_config(site.config_path).warehouse_path)
     try:
-        now = realised_savings(con, THIS_WEEK.start.date())  # the week it was applied in: not yet
+        now = realised_savings(con, this_week().start.date())  # the week it was applied in: not yet
         gone = realised_savings(con, next_week.start.date())
         back = realised_savings(con, after.start.date())
         unevaluated = realised_savings(con, (after.start + timedelta(days=7)).date())
@@ -471,12 +472,12 @@ def test_plan_prints_each_action_and_what_to_run_next(site: Site) -> None:
         {"resource_id": "i-0123456789abcdef0", "estimated_waste": 1234.5, "team": "nlp", "owner": "alice"},
         {"resource_id": "slurm-node-3", "estimated_waste": 10},
     ])  # fmt: skip
-    result = cli(site, "remediate", "plan", "--week", THIS_WEEK.label, "--all")
+    result = cli(site, "remediate", "plan", "--week", this_week().label, "--all")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert (
         lines[0]
-        == f"remediation plan for {THIS_WEEK.label}: 2 action(s), 1 wastewatch can apply, 1 for other tooling"
+        == f"remediation plan for {this_week().label}: 2 action(s), 1 wastewatch can apply, 1 for other tooling"
     )
     # the action id is sha1("GPU001|i-0123456789abcdef0|stop_instance|i-0123456789abcdef0")[:16]: the
     # same in every week and release, so an approval and the report name the same action
@@ -489,7 +490,7 @@ def test_plan_prints_each_action_and_what_to_run_next(site: Site) -> None:
     )
     assert any(line.startswith("plan written: ") and line.endswith("remediation-plan.json") for line in lines)
     # by default: a summary by rule and kind, then the executable actions worth acting on
-    default = cli(site, "remediate", "plan", "--week", THIS_WEEK.label).stdout.splitlines()
+    default = cli(site, "remediate", "plan", "--week", this_week().label).stdout.splitlines()
     assert default[1:6] == [
         "by rule and kind:",
         "  GPU001 stop_instance                2 action(s)  USD 1,244.50/week  1 executable, 1 for other tooling",
@@ -497,7 +498,7 @@ def test_plan_prints_each_action_and_what_to_run_next(site: Site) -> None:
         lines[1],
         "1 smaller or manual action(s) not listed: --all lists every action; the JSON plan holds them",
     ]
-    small = cli(site, "remediate", "plan", "--week", THIS_WEEK.label, "--min-waste", "2000").stdout
+    small = cli(site, "remediate", "plan", "--week", this_week().label, "--min-waste", "2000").stdout
     assert (
         "executable actions of 2,000.00 a week or more: 0 of 1" in small and "4374f7e65c0731a9" not in small
     )
