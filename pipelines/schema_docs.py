@@ -15,8 +15,9 @@ from pathlib import Path
 
 import duckdb
 
+from pipelines.marts.registry import INTERMEDIATE, MARTS
 from pipelines.report.questions import render_markdown as render_questions
-from pipelines.transform import INTERMEDIATE, MARTS, build_marts
+from pipelines.transform.build import build_marts
 from pipelines.warehouse import RAW_TABLES, connect, header, one, rows, sql_text
 
 INTRO = """\

@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, settings
 
 from pipelines.config import Config, load_config
 from pipelines.instance import HISTORY_ENV
-from pipelines.transform import build_marts
+from pipelines.transform.build import build_marts
 from pipelines.warehouse import connect
 from tests.helpers import demo_build
 from tests.helpers.config import write_config

@@ -24,9 +24,9 @@ from pipelines.cli.common import (
 from pipelines.cli.money import cents, fmt_money, rounding_note
 
 if TYPE_CHECKING:
-    from pipelines import nothing_new
     from pipelines.config import Config
     from pipelines.runner import RunOutcome
+    from pipelines.transform import nothing_new
 
 
 @click.command()
@@ -46,10 +46,10 @@ def init(ctx: click.Context, path: Path | None, force: bool) -> None:
 
 
 def do_ingest(ctx: click.Context, config: Config, full: bool = False) -> int:
-    from pipelines import nothing_new
     from pipelines.freshness import stale_sources
     from pipelines.ingest import NEW_VERSION_REJECTED
-    from pipelines.retention import RETENTION_ASSET
+    from pipelines.transform import nothing_new
+    from pipelines.transform.retention import RETENTION_ASSET
     from pipelines.warehouse import open_warehouse, rows, utcnow
 
     started = utcnow()

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from pipelines.config.urls import EndpointUrl, LinkUrl, WebhookUrl, check_spark_url
+from pipelines.marts.registry import SPARK_MARTS, SPARK_MARTS_LATER
 
 
 class _Strict(BaseModel):
@@ -266,14 +267,6 @@ class ExchangeRate(_Strict):
         return self
 
 
-# the marts `engine: spark` can build (pipelines/engines/spark/), and those it cannot build yet
-SPARK_MARTS = ("cost_hourly", "storage_objects_current", "storage_dataset_matches", "int_gpu_slices")
-SPARK_MARTS_LATER = (
-    "gpu_hours", "gpu_job_hours", "storage_prices", "storage_checkpoints", "storage_datasets",
-    "storage_incomplete_uploads",
-)  # fmt: skip
-
-
 class SparkSettings(_Strict):
     """Where the heavy marts run when `engine: spark` (docs/scaling.md, "Spark engine")."""
 
@@ -292,9 +285,8 @@ class SparkSettings(_Strict):
     )
     marts: list[str] = Field(
         default_factory=lambda: list(SPARK_MARTS),
-        description="The marts Spark builds (default: all it can: cost_hourly, storage_objects_current, "
-        "storage_dataset_matches, and int_gpu_slices, the GPU roll-up the hourly GPU marts are built from); "
-        "the others stay in DuckDB.",
+        description=f"The marts Spark builds (default: all it can: {', '.join(SPARK_MARTS)}; int_gpu_slices "
+        "is the GPU roll-up the hourly GPU marts are built from); the others stay in DuckDB.",
     )
 
     @field_validator("marts")

@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
-from pipelines import nothing_new
 from pipelines.defs.partitions import last_complete_week, week_to_partition
 from pipelines.defs.resources import WastewatchResource
 from pipelines.redact import redact
+from pipelines.transform import nothing_new
 
 INGEST_JOB, WEEKLY_JOB = "nightly_ingest", "weekly_report"
 REPORT_KEY = dg.AssetKey(["reports", "weekly_report"])
@@ -48,7 +48,7 @@ weekly_report_job = dg.define_asset_job(
 def nightly_ingest_schedule(
     context: dg.ScheduleEvaluationContext, wastewatch: WastewatchResource
 ) -> dg.RunRequest | dg.SkipReason:
-    # the check `wastewatch ingest` makes before starting a run (pipelines/nothing_new.py); anything it
+    # the check `wastewatch ingest` makes before starting a run (pipelines/transform/nothing_new.py); anything it
     # cannot read (a config error, a busy warehouse) starts the run, which reports it
     try:
         found = nothing_new.check(wastewatch.load())

@@ -1,7 +1,7 @@
 """What an ingest would load, found without loading or writing anything: the first new, changed or removed
 file of each source, judged as the ingestion modes judge it (pipelines/ingest/ledger.py), or None.
 
-A nightly run uses it to stop before Dagster when nothing is new (pipelines/nothing_new.py). It errs towards
+A nightly run uses it to stop before Dagster when nothing is new (pipelines/transform/nothing_new.py). It errs towards
 a run: a file whose modification time moved is pending even if its bytes did not change (the run hashes it
 and records the new time), and so is any file the ledger holds as rejected or removed.
 """

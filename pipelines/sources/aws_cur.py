@@ -1,7 +1,7 @@
 """The AWS Cost and Usage Report's columns as wastewatch reads them: the CUR 2.0 snake_case names, the other
 spellings that mean the same column, which columns are figures and times, and how a name is matched
 (ignoring case and separators, so `lineItem/UnblendedCost` is `line_item_unblended_cost`). Shared by the
-DuckDB readers (pipelines/ingest/billing/aws_cur.py, aws_cur2.py) and Spark's (pipelines/engines/spark/
+DuckDB readers (pipelines/ingest/billing/aws_cur.py, aws_cur2.py) and Spark's (pipelines/transform/spark/
 bill_cur.py), so the two name a file's columns alike.
 """
 

@@ -1,5 +1,5 @@
 """What an Amazon S3 Inventory report is, for both things that read one: the s3_inventory reader
-(pipelines/ingest/readers/s3_inventory/) and `engine: spark` (pipelines/engines/spark/storage_objects.py).
+(pipelines/ingest/readers/s3_inventory/) and `engine: spark` (pipelines/transform/spark/storage_objects.py).
 
 The fields a report's `fileSchema` names and the storage_objects columns they land in, and where a report's
 data files lie (relative to its manifest).

@@ -1,7 +1,7 @@
 """`nvidia-smi --query-gpu=... --format=csv` captures as wastewatch reads them: the field names (and their
 renames across driver versions), how a file's first line tells its layout (header or not, `, ` or `,`),
 and where a file's host comes from. Shared by the DuckDB reader (pipelines/ingest/readers/nvidia_smi.py)
-and Spark's roll-up (pipelines/engines/spark/gpu_samples.py), so the two read a capture alike.
+and Spark's roll-up (pipelines/transform/spark/gpu_samples.py), so the two read a capture alike.
 """
 
 from __future__ import annotations

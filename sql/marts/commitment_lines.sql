@@ -7,7 +7,7 @@
 -- left unused of the commitment, SavingsPlanRecurringFee total minus used, RIFee unused upfront plus unused
 -- recurring), so that line is the unused one. Other lines of a commitment (upfront purchases, fees already amortised into
 -- usage) carry nothing unused and are left out.
--- Built by file (pipelines/file_marts.py): $files names the ingested files whose lines are built, and each
+-- Built by file (pipelines/transform/files.py): $files names the ingested files whose lines are built, and each
 -- row keeps its x_file_id, so a file delivered again, or gone, rebuilds or drops its own rows only.
 -- usage_status: Used | Unused (the commitment's share no usage took)
 -- provider: provider_name of the line

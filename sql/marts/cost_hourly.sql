@@ -11,7 +11,7 @@
 -- A line longer than 31 days (a commitment or contract term, an annual fee) is spread the same way over its
 -- billing period instead of its charge period (the macros spread_start and spread_end): it lands in the
 -- month it was billed, and a 5-year fee does not make every delivery of its month rebuild 60 months.
--- Built by month (pipelines/cost_months.py): the billed rows of the hours from $month_from to $month_to,
+-- Built by month (pipelines/transform/months.py): the billed rows of the hours from $month_from to $month_to,
 -- spread from the lines whose charge period overlaps $reach_from to $reach_to (the months' reach,
 -- sql/intermediate/incremental/bill_months.sql), and the modelled rows when $modelled. A nightly bill
 -- delivery rebuilds the months its files reach, not the whole history.

@@ -7,7 +7,7 @@
 -- Prometheus by the usage type (`USE1-AMP:MetricStorageByteHrs`), Azure Log Analytics by the meter
 -- (Pay-as-you-go Data Retention, Data Ingestion), Google Cloud Logging by the SKU description (log retention,
 -- Log Volume).
--- Built by file (pipelines/file_marts.py): $files names the ingested files whose lines are built, and each
+-- Built by file (pipelines/transform/files.py): $files names the ingested files whose lines are built, and each
 -- row keeps its x_file_id, so a file delivered again, or gone, rebuilds or drops its own rows only.
 -- kind: storage (every stored log byte, GB-months) | retention (only bytes kept past included_days, GB-months) |
 --       ingestion (ingested bytes, GB) | metric_storage (every stored metric byte, GB-months)

@@ -7,7 +7,7 @@
 -- and size with ETags of different part counts (or not MD5s) and no checksum to settle it. Each of A's
 -- files counts once per B, by its best method; files repeated inside a dataset do not multiply the join.
 -- Written in SQL both DuckDB and Spark run: with `engine: spark` Spark runs this very file over the Parquet
--- of storage_objects_current and the prices handed over (pipelines/engines/spark/dataset_matches.py).
+-- of storage_objects_current and the prices handed over (pipelines/transform/spark/dataset_matches.py).
 with files as (
     select
         f.dataset,

@@ -6,7 +6,7 @@
 -- (pipelines/catalog/aws_region_codes.csv) give the source and destination regions; Azure by the Bandwidth
 -- meter's subcategory and name, Google Cloud by the SKU description (neither names the destination region).
 -- Lines no pattern matches (storage, requests, instance hours) are not here.
--- Built by file (pipelines/file_marts.py): $files names the ingested files whose lines are built, and each
+-- Built by file (pipelines/transform/files.py): $files names the ingested files whose lines are built, and each
 -- row keeps its x_file_id, so a file delivered again, or gone, rebuilds or drops its own rows only.
 -- direction: inter_region | inter_zone | internet
 -- source_region: region the data left (from the usage type, else the line's region)

@@ -16,7 +16,7 @@ from pipelines.config import Config, load_config
 from pipelines.errors import ConfigError
 from pipelines.ingest import ingest
 from pipelines.report.collect import collect_report
-from pipelines.transform import build_marts
+from pipelines.transform.build import build_marts
 from pipelines.warehouse import connect, rows
 from rules import Window
 from tests.helpers.billing_exports import csv_bytes, line

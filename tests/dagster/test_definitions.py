@@ -16,13 +16,13 @@ import dagster as dg
 import pytest
 import yaml
 
-from pipelines import nothing_new
 from pipelines.config import load_config
 from pipelines.definitions import defs
 from pipelines.defs.checks import sql_checks
 from pipelines.defs.resources import WastewatchResource
 from pipelines.ingest import ingest
 from pipelines.instance import INSTANCE_YAML
+from pipelines.transform import nothing_new
 from pipelines.warehouse import connect, publish
 from rules import Window
 from tests.helpers.asset_graph import (
@@ -282,7 +282,7 @@ def test_nightly_ingest_schedule(definitions: dg.Definitions, tmp_path: Path) ->
     config = write_config(tmp_path, "sources:\n  - {name: focus, kind: focus, uri: landing/billing/}\n")
     [request] = _tick(definitions, "nightly_ingest_schedule", night, config)  # no warehouse yet: a run
     assert request.partition_key is None
-    # after a full run with nothing new since, the tick skips, saying why (pipelines/nothing_new.py)
+    # after a full run with nothing new since, the tick skips, saying why (pipelines/transform/nothing_new.py)
     loaded = load_config(config)
     con = connect(loaded.warehouse_path)
     try:
@@ -342,7 +342,7 @@ def test_workspace_yaml_loads_the_module_pyproject_names() -> None:
 
 def test_the_marts_step_builds_each_mart_after_the_marts_it_reads() -> None:
     from pipelines.defs.transform.assets import build_order, mart_deps
-    from pipelines.transform import MARTS
+    from pipelines.marts.registry import MARTS
 
     order = build_order()
     assert sorted(order) == sorted(MARTS)

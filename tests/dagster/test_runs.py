@@ -421,8 +421,8 @@ def test_the_publish_works_after_a_step_of_its_run_spilled_to_the_temp_directory
     in the same run must keep to the run's connection: a second connection sets temp_directory again, which
     DuckDB refuses once it is in use (the 4,000-GPU fleet week failed so at the publish). The spilling step
     stands in for the retention, which the publish runs after."""
-    from pipelines.retention import RETENTION_ASSET
     from pipelines.runner import _assets
+    from pipelines.transform.retention import RETENTION_ASSET
 
     config = write_config(
         tmp_path, "duckdb: {memory_limit: 40MB, threads: 1, temp_directory: spill}\nsources: []\n"

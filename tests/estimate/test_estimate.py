@@ -21,7 +21,7 @@ from pipelines.estimate import (
     find_gpu,
     gpu_catalog,
 )
-from pipelines.transform import build_marts
+from pipelines.transform.build import build_marts
 from pipelines.warehouse import connect
 from tests.helpers.config import write_config
 from tests.helpers.empty_warehouse import open_copy

@@ -13,7 +13,8 @@ from typing import Any
 import duckdb
 import polars as pl
 
-from pipelines.transform import MARTS, SHARED_GPU_MARTS, build_mart
+from pipelines.marts.registry import MARTS, SHARED_GPU_MARTS
+from pipelines.transform.build import build_mart
 from pipelines.warehouse import rows
 
 GENERATOR_KEYS = {"at", "from", "to", "gpus"}
@@ -323,7 +324,7 @@ def load_given(
         finally:
             con.unregister("_given")
     # marts written by hand were built from nothing the fingerprints know: forget them, so a mart built
-    # from them is built again (pipelines/fingerprints.py)
+    # from them is built again (pipelines/transform/fingerprints.py)
     con.execute("delete from int_mart_inputs")
     for table in SHARED_GPU_MARTS:
         if not given.get(table):

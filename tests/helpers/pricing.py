@@ -17,7 +17,7 @@ import duckdb
 from pipelines.config import Config, load_config
 from pipelines.ingest import ingest
 from pipelines.ingest.billing.lines import insert_lines
-from pipelines.transform import build_marts
+from pipelines.transform.build import build_marts
 from pipelines.units import DAYS_PER_MONTH
 from pipelines.warehouse import connect
 from rules._contract import Window

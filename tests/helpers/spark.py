@@ -16,7 +16,7 @@ import duckdb
 import pytest
 
 from pipelines.config import Config, SparkSettings, load_config
-from pipelines.transform import build_mart
+from pipelines.transform.build import build_mart
 
 # two cores, and few shuffle partitions: the demo's week is a few thousand lines
 SETTINGS = {
@@ -60,7 +60,7 @@ def require_spark() -> None:
 
 def start(marts_dir: Path) -> Any:
     """The process's local Spark session, as the engine itself creates it."""
-    from pipelines.engines.spark.session import get_session
+    from pipelines.transform.spark.session import get_session
 
     spark = get_session(settings(marts_dir))
     if not settings(marts_dir).url.startswith("sc://"):  # a Connect client has no SparkContext

@@ -17,7 +17,8 @@ import duckdb
 
 from pipelines.config import Config, load_config
 from pipelines.ingest import IngestReport, ingest
-from pipelines.transform import MARTS, build_mart
+from pipelines.marts.registry import MARTS
+from pipelines.transform.build import build_mart
 from pipelines.warehouse import rows
 from tests.helpers.config import write_config
 from tests.helpers.paths import FIXTURES

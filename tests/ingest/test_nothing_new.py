@@ -1,4 +1,4 @@
-"""The nightly check before Dagster (pipelines/nothing_new.py): after a full ingest that recorded its state,
+"""The nightly check before Dagster (pipelines/transform/nothing_new.py): after a full ingest that recorded its state,
 nothing changed means nothing to do; each kind of change (a new, touched, rewritten or removed file, a new
 inventory report, the config, the ledger, the retention, the published copy, a source read whole) means a
 full run, and says why."""
@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import nothing_new
 from pipelines.config import Config, load_config
 from pipelines.ingest import ingest
+from pipelines.transform import nothing_new
 from pipelines.warehouse import connect, publish
 from tests.helpers.config import write_config
 from tests.helpers.paths import FOCUS_SAMPLE, copy_into
@@ -165,7 +165,6 @@ def test_a_source_read_whole_on_every_run_always_means_a_full_run(project: Confi
 
 
 def test_a_retention_day_due_means_a_full_run(project: Config, tmp_path: Path) -> None:
-    from pipelines.transform import build_mart_with_rollup  # noqa: F401 - the roll-up the retention needs
 
     write_config(tmp_path, SOURCES + "retention: {gpu_samples_days: 8}\n")
     config = load_config(tmp_path / "wastewatch.yaml")

@@ -29,7 +29,7 @@ from pipelines.cli import main
 from pipelines.config import ConfigError, load_config
 from pipelines.defs.resources import WastewatchResource
 from pipelines.report.alert import AlertError, run_alert
-from pipelines.transform import build_mart
+from pipelines.transform.build import build_mart
 from pipelines.warehouse import connect
 from tests.helpers.config import write_config
 from tests.helpers.empty_warehouse import open_copy

@@ -24,7 +24,7 @@ from pipelines.evaluate import evaluate_week
 from pipelines.ingest import ingest
 from pipelines.report import WeeklyReport, write_report
 from pipelines.report.acks import AckError, in_force, resolve
-from pipelines.transform import build_marts
+from pipelines.transform.build import build_marts
 from pipelines.warehouse import connect, rows
 from rules import Window, finding_id
 from rules._contract import finding_key

@@ -10,7 +10,7 @@ import pytest
 from pipelines.config import load_config
 from pipelines.ingest import ingest
 from pipelines.ingest.billing.lines import insert_lines
-from pipelines.transform import build_marts
+from pipelines.transform.build import build_marts
 from pipelines.warehouse import connect
 from tests.helpers.config import write_config
 from tests.helpers.h200_capture import BILLING

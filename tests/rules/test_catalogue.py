@@ -19,7 +19,8 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from pipelines.transform import MARTS, build_marts
+from pipelines.marts.registry import MARTS
+from pipelines.transform.build import build_marts
 from pipelines.warehouse import connect
 from rules import ALL_RULES, DOC_HEADINGS, FINDING_COLUMNS, STATUSES, Rule, RuleParams, Window, get_rule
 

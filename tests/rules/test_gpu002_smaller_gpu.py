@@ -24,7 +24,7 @@ import duckdb
 import pytest
 
 from pipelines.config import ConfigError, load_config
-from pipelines.transform import build_marts
+from pipelines.transform.build import build_marts
 from pipelines.warehouse import connect
 from rules import get_rule
 from rules.gpu002_overprovisioned_job.reference import (

@@ -21,7 +21,7 @@ import duckdb
 import pytest
 
 from pipelines.config import Config, load_config
-from pipelines.transform import build_marts
+from pipelines.transform.build import build_marts
 from pipelines.warehouse import connect
 from rules import get_rule
 from tests.helpers.config import write_config

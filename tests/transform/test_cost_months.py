@@ -1,4 +1,4 @@
-"""cost_hourly kept up to date by month (pipelines/cost_months.py): a delivery rebuilds the months its files
+"""cost_hourly kept up to date by month (pipelines/transform/months.py): a delivery rebuilds the months its files
 reach and no other, and the table always equals the whole bill spread in one statement, whatever crosses a
 month's edge (a line spanning two months, a resource whose hours in the next month's file decide how an
 earlier line is spread, a line of no length on the edge, a quarter-hour line)."""
@@ -13,7 +13,8 @@ import duckdb
 
 from pipelines.config import Config, load_config
 from pipelines.ingest import ingest
-from pipelines.transform import DayStats, build_mart_with_rollup
+from pipelines.transform.build import build_mart_with_rollup
+from pipelines.transform.days import DayStats
 from pipelines.warehouse import connect, sql_text
 from tests.helpers.billing_exports import csv_bytes, hours, line
 from tests.helpers.config import write_config

@@ -1,4 +1,4 @@
-"""The bill's line marts kept up to date by file (pipelines/file_marts.py): a delivery builds the rows of its
+"""The bill's line marts kept up to date by file (pipelines/transform/files.py): a delivery builds the rows of its
 own files and no other, a file gone takes its rows along, and after every refresh each table equals its SQL
 run over the whole bill in one statement."""
 
@@ -12,9 +12,10 @@ import duckdb
 import pytest
 
 from pipelines.config import Config, load_config
-from pipelines.file_marts import FILE_MARTS
 from pipelines.ingest import ingest
-from pipelines.transform import DayStats, build_mart_with_rollup
+from pipelines.transform.build import build_mart_with_rollup
+from pipelines.transform.days import DayStats
+from pipelines.transform.files import FILE_MARTS
 from pipelines.warehouse import connect, sql_text
 from tests.helpers.billing_exports import csv_bytes, hours, line
 from tests.helpers.config import write_config

@@ -17,16 +17,15 @@ import pytest
 from pipelines.config import Config
 from pipelines.ingest import ingest
 from pipelines.ingest.billing.lines import insert_lines
-from pipelines.transform import (
-    MARTS,
+from pipelines.marts.registry import MARTS
+from pipelines.transform.build import (
     STATE,
     build_intermediate,
     build_mart_with_rollup,
     build_marts,
     needs_rollup,
-    refresh_day_mart,
-    refresh_rollups,
 )
+from pipelines.transform.days import refresh_day_mart, refresh_rollups
 from pipelines.warehouse import rows, transaction
 
 HEADER = (

@@ -1,4 +1,4 @@
-"""Marts rebuilt in full are kept when nothing they read changed (pipelines/fingerprints.py), and built again
+"""Marts rebuilt in full are kept when nothing they read changed (pipelines/transform/fingerprints.py), and built again
 when anything did: a new bill file, the config's prices, an upstream mart; the headers they are walked by
 name every relation their SQL reads."""
 
@@ -13,9 +13,10 @@ import duckdb
 import pytest
 
 from pipelines.config import Config, load_config
-from pipelines.fingerprints import depends_on
 from pipelines.ingest import ingest
-from pipelines.transform import INTERMEDIATE, MARTS, ROLLUPS, build_mart, build_marts
+from pipelines.marts.registry import INTERMEDIATE, MARTS, ROLLUPS
+from pipelines.transform.build import build_mart, build_marts
+from pipelines.transform.fingerprints import depends_on
 from pipelines.warehouse import connect, rows, sql_text
 from tests.helpers.billing_exports import csv_bytes, hours
 from tests.helpers.config import write_config

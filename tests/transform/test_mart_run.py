@@ -10,10 +10,9 @@ from pathlib import Path
 import duckdb
 
 from pipelines.config import Config, load_config
-from pipelines.fingerprints import Memo, inputs_fingerprint, table_fingerprint
 from pipelines.ingest import ingest
-from pipelines.transform import (
-    MARTS,
+from pipelines.marts.registry import MARTS
+from pipelines.transform.build import (
     _layers,
     _mart_digest,
     build_mart_with_rollup,
@@ -21,6 +20,7 @@ from pipelines.transform import (
     finish_marts,
     prepare_marts,
 )
+from pipelines.transform.fingerprints import Memo, inputs_fingerprint, table_fingerprint
 from pipelines.warehouse import connect, rows
 from tests.helpers.billing_exports import csv_bytes, hours
 from tests.helpers.config import write_config

@@ -16,7 +16,7 @@ import pytest
 
 from pipelines.config import Config, ConfigError, load_config
 from pipelines.evaluate import evaluate_rule
-from pipelines.transform import write_pricing
+from pipelines.transform.pricing import write_pricing
 from pipelines.warehouse import connect, rows, sql_text
 from rules import get_rule
 from tests.helpers.config import write_config

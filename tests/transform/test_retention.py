@@ -20,8 +20,8 @@ from pipelines.cli import main
 from pipelines.config import Config, ConfigError, load_config
 from pipelines.coverage import no_data_message
 from pipelines.ingest import ingest
-from pipelines.retention import prune_samples, retention_cutoff
-from pipelines.transform import build_marts
+from pipelines.transform.build import build_marts
+from pipelines.transform.retention import prune_samples, retention_cutoff
 from pipelines.warehouse import connect, rows
 from rules import Window
 from tests.transform.test_gpu_marts import T0, add_job, smi_file

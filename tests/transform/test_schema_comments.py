@@ -7,7 +7,8 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipelines.transform import INTERMEDIATE, MARTS, build_mart, build_marts
+from pipelines.marts.registry import INTERMEDIATE, MARTS
+from pipelines.transform.build import build_mart, build_marts
 from pipelines.warehouse import apply_comments, connect, sql_notes
 
 LAYERS = [("intermediate", n) for n in INTERMEDIATE] + [("marts", n) for n in MARTS]

@@ -10,7 +10,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from pipelines.transform import build_mart
+from pipelines.transform.build import build_mart
 from pipelines.warehouse import rows
 from tests.helpers.empty_warehouse import open_copy
 

@@ -12,7 +12,7 @@ import pytest
 
 from pipelines.config import load_config
 from pipelines.ingest import ingest
-from pipelines.transform import build_mart
+from pipelines.transform.build import build_mart
 from pipelines.warehouse import connect
 from tests.helpers.billing_exports import csv_bytes, line
 from tests.helpers.config import write_config

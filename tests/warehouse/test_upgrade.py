@@ -12,7 +12,7 @@ import duckdb
 
 from pipelines.config import load_config
 from pipelines.ingest import ingest
-from pipelines.transform import build_marts
+from pipelines.transform.build import build_marts
 from pipelines.warehouse import SCHEMA_VERSION, connect, current_version
 from tests.helpers.config import write_config
 from tests.helpers.paths import FIXTURES

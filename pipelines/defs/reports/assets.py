@@ -13,12 +13,12 @@ from pipelines.defs.partitions import partition_to_window, weekly_partitions
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
 from pipelines.defs.rules.assets import findings_key
 from pipelines.evaluate import active_rules
-from pipelines.nothing_new import forget_state, record_state
+from pipelines.marts.registry import MARTS
 from pipelines.redact import redact
 from pipelines.report import write_report
 from pipelines.report.notify import deliver
-from pipelines.retention import RETENTION_ASSET
-from pipelines.transform import MARTS
+from pipelines.transform.nothing_new import forget_state, record_state
+from pipelines.transform.retention import RETENTION_ASSET
 from pipelines.warehouse import publish
 
 
@@ -31,7 +31,7 @@ def _weekly_report_asset(weeks: dg.PartitionsDefinition) -> dg.AssetsDefinition:
         partitions_def=weeks,
         deps=[findings_key(rule) for rule in active_rules()]
         + [advice_key(advisor) for advisor in ADVISORS]
-        + ["cost_hourly", "gpu_hours", "resources"],
+        + list(MARTS),
         description="report.html, report.md, findings.csv, findings.parquet and teams/<team>.html under "
         "<reports_dir>/<ISO week>/; then publishes the read-only warehouse copy.",
     )
@@ -110,7 +110,7 @@ def published_warehouse(
     # move a temp_directory a spilling step has used
     with wastewatch.warehouse() as con:
         # a run that built every ingest and transform asset records what it built from, so that the next
-        # ingest with nothing new can stop before Dagster (pipelines/nothing_new.py); any other run forgets it
+        # ingest with nothing new can stop before Dagster (pipelines/transform/nothing_new.py); any other run forgets it
         if _ran_whole_ingest(context):
             record_state(con, config)
         else:

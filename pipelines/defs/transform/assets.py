@@ -1,7 +1,7 @@
-"""Marts rebuilt from the landed tables: one asset per `sql/marts/` file listed in pipelines.transform.MARTS.
+"""Marts rebuilt from the landed tables: one asset per mart of the registry (pipelines/marts/registry.py).
 
 Dependencies come from each file's `-- depends_on:` header (intermediate views resolved to what they read),
-so adding a mart is adding its SQL file and its name to MARTS.
+descriptions from the registry, so adding a mart is adding its SQL file and its registry line.
 
 The marts and the samples' retention are one multi-asset (one step, `marts`): each mart keeps its own asset
 key, metadata and checks; the step writes the pricing and the intermediate layer once, then builds the
@@ -11,7 +11,7 @@ the marts that read it (they are not materialised) and, once the others are buil
 """
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import dagster as dg
 import duckdb
@@ -20,37 +20,18 @@ from pipelines.config import Config
 from pipelines.defs.checks import blocking_failed, check_results, check_specs
 from pipelines.defs.ingest.assets import INGEST_TABLES
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
+from pipelines.marts.registry import INTERMEDIATE, MARTS, mart
 from pipelines.redact import redact
-from pipelines.retention import RETENTION_ASSET, prune_samples
-from pipelines.transform import (
-    INTERMEDIATE,
-    MARTS,
-    DayStats,
+from pipelines.transform.build import (
     MartRun,
     build_mart_with_rollup,
     finish_marts,
     needs_rollup,
     prepare_marts,
 )
-from pipelines.warehouse import header, rows, sql_text, utcnow
-
-DESCRIPTIONS = {
-    "resources": "One row per billed resource: instance type, GPU model and count, host, tags.",
-    "cost_hourly": "Effective cost of every resource-hour (lines spread evenly over their charge period).",
-    "gpu_hours": "One row per GPU-hour: samples, coverage, mean/p95/max util, memory, power, billed resource.",
-    "gpu_job_hours": "GPU-hours split where jobs start and end: each part's job, usage and cost; "
-    "rolled up incrementally (only sample days whose files or jobs changed).",
-    "jobs_enriched": "One row per scheduler job: its billed resources, team/project (record or host tags), "
-    "GPU usage and cost.",
-    "gpu_billed_hours": "What each GPU resource cost in each hour it was billed (its billing currency only): "
-    "the basis the GPU rules price from.",
-    "job_mfu": "Measured MFU per job from its training log (tokens over wall-clock time), tokens per GPU-hour "
-    "and cost per million tokens.",
-    "job_mfu_hourly": "Measured MFU per job and hour (how long a job stayed below a floor: GPU005).",
-    "gpu_job_spans": "How long each job that did not fail held its GPUs, over its whole run (GPU002, GPU003).",
-}
-
-Extra = Callable[[duckdb.DuckDBPyConnection], dict[str, object]]
+from pipelines.transform.days import DayStats
+from pipelines.transform.retention import RETENTION_ASSET, prune_samples
+from pipelines.warehouse import header, rows, sql_root, sql_text, utcnow
 
 
 def _depends_on(layer: str, name: str) -> list[str]:
@@ -71,75 +52,24 @@ def mart_deps(name: str) -> list[str]:
     return out
 
 
-def _resources_stats(con: duckdb.DuckDBPyConnection) -> dict[str, object]:
-    stats = rows(
-        con,
-        "select count(*) filter (where gpu_count > 0) as gpu_resources, coalesce(sum(gpu_count), 0) as gpus "
-        "from resources",
-    )[0]
-    unmatched = rows(con, "select count(*) as n from int_host_resources where resource_id is null")[0]["n"]
-    return {
-        "gpu_resources": int(stats["gpu_resources"]),
-        "gpus": int(stats["gpus"]),
-        "telemetry_hosts_without_bill": int(unmatched),
-    }
-
-
-def _cost_stats(con: duckdb.DuckDBPyConnection) -> dict[str, object]:
-    # a currency on the bill but missing from cost_hourly shows 0 (reconciles_with_billing fails for it)
-    totals = rows(
-        con,
-        "select currency, sum(effective) as effective from ("
-        "select billing_currency as currency, effective_cost as effective from cost_hourly "
-        "union all select distinct billing_currency, 0 from billing_line_items) group by 1 order by 1",
+def _stats(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, object]:
+    """What the mart's asset metadata shows besides its row count, from `sql/marts/stats/<name>.sql` when the
+    mart has one: its one row's columns, or its (metric, value) rows; counts as integers, amounts as floats."""
+    if not (sql_root() / "marts" / "stats" / f"{name}.sql").exists():
+        return {}
+    found = rows(con, sql_text("marts/stats", name))
+    pairs = (
+        [(r["metric"], r["value"]) for r in found]
+        if found and list(found[0]) == ["metric", "value"]
+        else list(found[0].items())
+        if found
+        else []
     )
-    return {f"effective_cost_{r['currency']}": dg.MetadataValue.float(float(r["effective"])) for r in totals}
-
-
-def _gpu_hours_stats(con: duckdb.DuckDBPyConnection) -> dict[str, object]:
-    stats = rows(
-        con,
-        "select count(*) filter (where resource_id is null) as unbilled, "
-        "coalesce(avg(coverage), 0) as coverage, coalesce(avg(util_mean), 0) as util from gpu_hours",
-    )[0]
     return {
-        "gpu_hours_without_billed_resource": int(stats["unbilled"]),
-        "mean_coverage": dg.MetadataValue.float(round(float(stats["coverage"]), 3)),
-        "mean_util_pct": dg.MetadataValue.float(round(float(stats["util"]), 2)),
+        k: dg.MetadataValue.float(float(v)) if isinstance(v, float) else int(v)
+        for k, v in pairs
+        if v is not None
     }
-
-
-def _jobs_stats(con: duckdb.DuckDBPyConnection) -> dict[str, object]:
-    stats = rows(
-        con,
-        "select count(*) as jobs, count(*) filter (where gpus_observed > 0) as with_telemetry, "
-        "count(*) filter (where team is null) as without_team, "
-        "count(*) filter (where team_source = 'host billing tags') as team_from_hosts from jobs_enriched",
-    )[0]
-    return {k: int(v) for k, v in stats.items()}
-
-
-def _gpu_job_hours_stats(con: duckdb.DuckDBPyConnection) -> dict[str, object]:
-    stats = rows(
-        con,
-        "select count(*) filter (where job_key is not null) as slices_with_job, "
-        "coalesce(sum(slice_seconds) filter (where job_key is not null), 0) / 3600 as gpu_hours_with_job, "
-        "coalesce(sum(slice_seconds), 0) / 3600 as gpu_hours from gpu_job_hours",
-    )[0]
-    return {
-        "slices_with_job": int(stats["slices_with_job"]),
-        "gpu_hours_with_job": dg.MetadataValue.float(round(float(stats["gpu_hours_with_job"]), 2)),
-        "gpu_hours": dg.MetadataValue.float(round(float(stats["gpu_hours"]), 2)),
-    }
-
-
-EXTRAS: dict[str, Extra] = {
-    "resources": _resources_stats,
-    "cost_hourly": _cost_stats,
-    "gpu_hours": _gpu_hours_stats,
-    "gpu_job_hours": _gpu_job_hours_stats,
-    "jobs_enriched": _jobs_stats,
-}
 
 
 def _day_metadata(stats: list[DayStats]) -> dict[str, object]:
@@ -178,7 +108,7 @@ def _mart_spec(name: str) -> dg.AssetSpec:
         group_name="transform",
         kinds={"duckdb"},
         deps=mart_deps(name),
-        description=DESCRIPTIONS.get(name) or header(sql_text("marts", name)).get("grain", name),
+        description=mart(name).description,
         skippable=True,  # not built when a mart it reads failed a blocking check
     )
 
@@ -198,7 +128,7 @@ RETENTION_SPEC = dg.AssetSpec(
 
 def _build(con: duckdb.DuckDBPyConnection, config: Config, name: str, run: MartRun) -> dg.MaterializeResult:
     n, days = build_mart_with_rollup(con, name, config, prepared=run)
-    extra = EXTRAS[name](con) if name in EXTRAS else {}
+    extra = _stats(con, name)
     checks = check_results(con, name)
     metadata = {"dagster/row_count": n, **extra, **_day_metadata(days)}
     return dg.MaterializeResult(asset_key=name, metadata=metadata, check_results=checks)

@@ -166,7 +166,7 @@ class SourceReader(Reader):
 
     def pending(self, con: duckdb.DuckDBPyConnection, config: Config, source: Source) -> str | None:
         """Why a run would read the source again, or None when it holds nothing the warehouse lacks (found
-        without writing; pipelines/nothing_new.py). An API or a walk is read again on every run."""
+        without writing; pipelines/transform/nothing_new.py). An API or a walk is read again on every run."""
         return f"source {source.name!r} ({source.kind}) is read whole on every run"
 
 

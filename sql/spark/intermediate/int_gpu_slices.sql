@@ -1,7 +1,7 @@
 -- grain: one row per GPU x hour x slice with telemetry samples (as sql/intermediate/int_gpu_slices.sql)
 -- depends_on: the views rollup_days (day), samples (gpu_samples' columns, labels as labels_text),
 --             hourly_stats (gpu_hourly_stats', the same), job_boundaries, job_hosts, built by
---             pipelines/engines/spark/gpu_rollup.py
+--             pipelines/transform/spark/gpu_rollup.py
 -- params: :day_from, :day_to (the first and last day of rollup_days, as ISO text)
 -- sql/intermediate/int_gpu_slices.sql in Spark's dialect, for the days of rollup_days at once (each day's
 -- rows depend on that day's samples alone). The same arithmetic in the same order: epoch() as DuckDB's

@@ -3,7 +3,7 @@
 -- depends_on: the temporary views `cur_raw` (the CUR columns as sql/staging/stg_aws__cur2.sql names them: a
 --             CSV's as text, a Parquet file's figures and times in their own types; tags_raw, the tags' text
 --             as the warehouse's tag sets hold it; _file, the ledger's uri of the file;
---             pipelines/engines/spark/bill_cur.py), `cur_categories` (service, service_category: the
+--             pipelines/transform/spark/bill_cur.py), `cur_categories` (service, service_category: the
 --             catalogue's AWS services), `tag_sets` (raw, team, project, owner: billing_tag_sets)
 -- The columns cost_hourly reads, derived as stg_aws__cur2.sql derives them: billed cost the net unblended
 -- cost else the unblended cost; effective cost the amortised cost per line item type; split cost allocation

@@ -8,7 +8,7 @@
 -- the Unicode space separators, as DuckDB's trim() trims): ANSI casts, so a
 -- bad value fails the job; timestamps as UTC wall time (TIMESTAMP_NTZ); canonical spellings of the FOCUS
 -- enumerations the mart groups by. Spark SQL's parameters are `:name`. Each line's line_key is given after
--- the files' typed lines are put together (pipelines/engines/spark/cost_hourly.py).
+-- the files' typed lines are put together (pipelines/transform/spark/cost_hourly.py).
 with typed as (
     select
         _file as source_file,

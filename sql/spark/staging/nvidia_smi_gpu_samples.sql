@@ -1,7 +1,7 @@
 -- grain: one row per GPU per sample of nvidia-smi files read by Spark
 -- depends_on: the view `_src` over the lines of one layout's files (text columns named as gpu_samples, plus
 --             mem_free_mib, mem_reserved_mib and each line's file: _fixed_host, _source_file, _file_id),
---             built by pipelines/engines/spark/gpu_samples.py
+--             built by pipelines/transform/spark/gpu_samples.py
 -- params: :tz (the source's timezone option), :source_name
 -- sql/staging/stg_nvidia_smi__gpu_samples.sql in Spark's dialect: a value is its first word, what is not a
 -- number is NULL; `2026/11/30 01:42:29.348` (1 or 2 digit fields, 1 to 3 of milliseconds, as DuckDB's

@@ -1,7 +1,7 @@
 -- grain: one row per billing line of the files Spark does not read where they lie
 -- depends_on: billing_line_items
 -- params: $file_ids (the ledger's ids of those files)
--- Handed to Spark as Parquet (pipelines/engines/spark/handover.py): the lines of bill formats Spark has
+-- Handed to Spark as Parquet (pipelines/transform/spark/handover.py): the lines of bill formats Spark has
 -- no reader for (Azure, Google Cloud), of files it cannot open as they lie (gzip named `.CSV.GZ`) and of
 -- sources whose dates take their own options.date_format, as the warehouse holds them, with the columns
 -- sql/spark/staging/<format>_line_items.sql gives (team, project and owner from the line's tag set).

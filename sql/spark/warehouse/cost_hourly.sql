@@ -3,7 +3,7 @@
 -- cost_hourly when `engine: spark`: the bill's spread Spark wrote as Parquet partitioned by month=yyyy-MM,
 -- read where it lies, and the modelled hosts' hours (cost_hourly_modelled, a table of this warehouse).
 -- DuckDB takes no parameters in a view's body: `$parquet` is replaced by the build's folder as a quoted
--- SQL string (pipelines/engines/spark/cost_hourly.py).
+-- SQL string (pipelines/transform/spark/cost_hourly.py).
 create or replace view cost_hourly as
 select * exclude (month) from read_parquet($parquet, hive_partitioning = true)
 union all

@@ -1,7 +1,7 @@
 -- grain: one row per GPU per sample of the days to roll up, from the files Spark does not read itself
 -- depends_on: gpu_samples
 -- params: $days, $read (the file ids Spark reads where they lie)
--- Handed to Spark as Parquet (pipelines/engines/spark/handover.py): the samples of telemetry kinds Spark
+-- Handed to Spark as Parquet (pipelines/transform/spark/handover.py): the samples of telemetry kinds Spark
 -- has no reader for (DCGM, Prometheus JSON, metrics CSV, dmon), with the columns the roll-up reads; the
 -- labels as DuckDB writes a MAP as text, which orders a GPU without a UUID or an index among its host's
 -- others.

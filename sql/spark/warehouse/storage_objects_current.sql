@@ -4,7 +4,7 @@
 -- Spark wrote it (Parquet partitioned by bucket_part=<bucket>), read where it lies. The partition column
 -- only names the folders: the rows carry their bucket as they have it.
 -- DuckDB takes no parameters in a view's body: `$parquet` is replaced by the build's files as a quoted
--- SQL string (pipelines/engines/spark/builds.py).
+-- SQL string (pipelines/transform/spark/builds.py).
 create or replace view storage_objects_current as
 select * exclude (bucket_part)
 from read_parquet($parquet, hive_partitioning = true, hive_types = {'bucket_part': varchar})

@@ -15,7 +15,7 @@ import pytest
 
 from pipelines.config import load_config
 from pipelines.errors import ConfigError, WarehouseError
-from pipelines.transform import build_mart
+from pipelines.transform.build import build_mart
 from pipelines.warehouse import connect
 from tests.helpers import spark as spark_helper
 from tests.helpers.ingest_run import ingest_project

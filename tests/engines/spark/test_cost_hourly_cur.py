@@ -16,7 +16,7 @@ import pytest
 
 from pipelines.config import load_config
 from pipelines.errors import WarehouseError
-from pipelines.transform import build_mart
+from pipelines.transform.build import build_mart
 from pipelines.warehouse import connect
 from tests.helpers import spark as spark_helper
 from tests.helpers.billing_exports import CUR2_HEADER, Cur2Export, csv_bytes, hours, line

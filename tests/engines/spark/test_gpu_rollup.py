@@ -14,7 +14,7 @@ import pytest
 from pipelines.config import Config, load_config
 from pipelines.errors import WarehouseError
 from pipelines.ingest import ingest
-from pipelines.transform import build_mart, build_mart_with_rollup
+from pipelines.transform.build import build_mart, build_mart_with_rollup
 from pipelines.warehouse import connect
 from tests.helpers import spark as spark_helper
 

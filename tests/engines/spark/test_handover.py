@@ -8,7 +8,7 @@ from pathlib import Path
 import duckdb
 
 from pipelines.config import load_config
-from pipelines.engines.spark.handover import Handover
+from pipelines.transform.spark.handover import Handover
 from tests.helpers.config import write_config
 
 

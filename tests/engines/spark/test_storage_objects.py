@@ -19,7 +19,7 @@ import pytest
 
 from pipelines.config import Config, load_config
 from pipelines.errors import ConfigError, WarehouseError
-from pipelines.transform import build_mart
+from pipelines.transform.build import build_mart
 from pipelines.warehouse import connect
 from rules import Window, get_rule
 from tests.helpers import spark as spark_helper

@@ -19,7 +19,7 @@ import pytest
 from pipelines.config import load_config
 from pipelines.ingest import ingest
 from pipelines.ingest.billing.landed import bounds_table
-from pipelines.transform import build_mart_with_rollup
+from pipelines.transform.build import build_mart_with_rollup
 from pipelines.warehouse import connect, utcnow
 from tests.helpers.config import write_config
 from tests.helpers.ingest_run import ingest_sources, only_outcome

@@ -37,7 +37,7 @@ def _spend(con: duckdb.DuckDBPyConnection) -> tuple[int, Decimal]:
 
 
 def _hourly(con: duckdb.DuckDBPyConnection) -> Decimal:
-    from pipelines.transform import build_mart
+    from pipelines.transform.build import build_mart
 
     build_mart(con, "cost_hourly")
     return con.execute("select sum(billed_cost) from cost_hourly").fetchall()[0][0]

@@ -11,7 +11,7 @@ from pathlib import Path
 from pipelines.config import load_config
 from pipelines.ingest import ingest
 from pipelines.ingest.billing.checks import reconciliation
-from pipelines.transform import build_mart
+from pipelines.transform.build import build_mart
 from pipelines.warehouse import connect, sql_text
 from tests.helpers.billing_exports import csv_bytes, line
 from tests.helpers.config import write_config

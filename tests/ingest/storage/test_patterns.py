@@ -11,7 +11,7 @@ import pytest
 
 from pipelines.errors import PatternError
 from pipelines.ingest.storage_patterns import parse_pattern, sync_config
-from pipelines.transform import build_mart
+from pipelines.transform.build import build_mart
 from pipelines.warehouse import connect
 from tests.helpers.storage import project, table
 

@@ -11,7 +11,7 @@ import pytest
 
 from pipelines.config import Config
 from pipelines.ingest import ingest
-from pipelines.transform import build_marts
+from pipelines.transform.build import build_marts
 from tests.helpers.paths import H200, copy_into
 
 CAPTURE = H200 / "nvidia_smi_query_gpu.csv"

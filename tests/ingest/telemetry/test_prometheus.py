@@ -17,7 +17,7 @@ from pipelines.cli import main
 from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
 from pipelines.ingest.readers.prometheus import build_query
-from pipelines.transform import build_intermediate, build_mart
+from pipelines.transform.build import build_intermediate, build_mart
 from pipelines.warehouse import connect, rows
 from tests.helpers.config import write_config
 from tests.helpers.prometheus_server import (
@@ -471,7 +471,7 @@ def test_later_runs_read_from_the_lookback_before_the_newest_hour(tmp_path: Path
 
 
 def test_an_hour_read_again_unchanged_is_not_rolled_up_again(tmp_path: Path) -> None:
-    from pipelines.transform import refresh_rollups
+    from pipelines.transform.days import refresh_rollups
 
     con = connect(tmp_path / "w.duckdb")
     insert = (

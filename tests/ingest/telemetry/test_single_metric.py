@@ -11,7 +11,7 @@ import pytest
 
 from pipelines.config import load_config
 from pipelines.ingest import ingest
-from pipelines.transform import build_intermediate, build_marts
+from pipelines.transform.build import build_intermediate, build_marts
 from pipelines.warehouse import connect, rows
 from tests.helpers.config import write_config
 from tests.helpers.ingest_run import ingest_project

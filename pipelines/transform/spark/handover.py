@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from pipelines.config import Config
-from pipelines.engines.spark.builds import Built, new_folder, remove_build, spark_path
+from pipelines.transform.spark.builds import Built, new_folder, remove_build, spark_path
 from pipelines.warehouse import sql_text
 
 if TYPE_CHECKING:

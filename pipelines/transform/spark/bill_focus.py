@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from pipelines.engines.spark.bills import (
+from pipelines.transform.spark.bills import (
     NULL_STRINGS,
     PARQUET,
     Reading,

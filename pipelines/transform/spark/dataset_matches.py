@@ -12,10 +12,10 @@ from __future__ import annotations
 import duckdb
 
 from pipelines.config import Config
-from pipelines.engines.spark import storage_objects
-from pipelines.engines.spark.builds import Built, attach_view, attached_folder, new_folder, spark_path
-from pipelines.engines.spark.session import get_session
 from pipelines.errors import ConfigError
+from pipelines.transform.spark import storage_objects
+from pipelines.transform.spark.builds import Built, attach_view, attached_folder, new_folder, spark_path
+from pipelines.transform.spark.session import get_session
 from pipelines.warehouse import rows, sql_text
 
 MART = "storage_dataset_matches"

@@ -6,7 +6,7 @@ bill_cur.py) and types them as the staging SQL does. The lines of the other file
 exports, gzip named `.CSV.GZ`, a source with its own options.date_format) are handed over from the
 warehouse as it typed them (as Parquet under the marts folder: handover.py). Spark spreads each line over
 its hours with the mart's arithmetic and writes the rows as Parquet partitioned by month, in a build
-folder of its own (pipelines/engines/spark/builds.py).
+folder of its own (pipelines/transform/spark/builds.py).
 """
 
 from __future__ import annotations
@@ -16,13 +16,15 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from pipelines.config import Config
-from pipelines.engines.spark import bill_cur, bill_focus
-from pipelines.engines.spark.bills import Reading, readable, union
-from pipelines.engines.spark.builds import Built, attach_view, new_folder, spark_path
-from pipelines.engines.spark.handover import Handover
-from pipelines.engines.spark.session import get_session, spark_reason
 from pipelines.errors import WarehouseError
+from pipelines.transform.spark import bill_cur, bill_focus
+from pipelines.transform.spark.bills import Reading, readable, union
+from pipelines.transform.spark.builds import Built, attach_view, new_folder, spark_path
+from pipelines.transform.spark.handover import Handover
+from pipelines.transform.spark.session import get_session, spark_reason
 from pipelines.warehouse import rows, sql_text
+
+MART = "cost_hourly"
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -56,7 +58,7 @@ def _reading(config: Config, files: list[dict[str, Any]]) -> Reading:
     return Reading(config.currency, delimiters)
 
 
-def build_billed(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
+def build(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
     """Compute cost_hourly's billed rows on Spark into a new folder under the marts folder."""
     assert config.spark is not None  # the config's validator requires it with engine: spark
     files = rows(con, sql_text("spark/warehouse", "billing_files"))
@@ -70,7 +72,7 @@ def build_billed(con: duckdb.DuckDBPyConnection, config: Config) -> Built:
     tag_schema = StructType([StructField(c, StringType()) for c in ("raw", "team", "project", "owner")])
     tags = [tuple(r.values()) for r in rows(con, sql_text("spark/warehouse", "tag_sets"))]
     spark.createDataFrame(tags, tag_schema).createOrReplaceTempView("tag_sets")
-    folder = new_folder(config, "cost_hourly")
+    folder = new_folder(config, MART)
     if not files:
         return Built(folder, 0)
     from pyspark.sql import functions as F
@@ -125,5 +127,7 @@ def _check_file_totals(spark: SparkSession, files: list[dict[str, Any]]) -> None
 
 
 def attach(con: duckdb.DuckDBPyConnection, built: Built) -> None:
-    """Point the warehouse's cost_hourly view at the build (inside the mart's transaction)."""
-    attach_view(con, "cost_hourly", built, "*/*.parquet")
+    """Point the warehouse's cost_hourly view at the build, with the modelled hosts' rows the warehouse
+    computes (inside the mart's transaction)."""
+    con.execute(sql_text("spark/warehouse", "cost_hourly_modelled"))
+    attach_view(con, MART, built, "*/*.parquet")

@@ -15,7 +15,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pipelines.engines.spark.bills import (
+from pipelines.mappings import service_catalog
+from pipelines.sources.aws_cur import (
+    ALIASES,
+    EMPTY_IS_NULL,
+    OPTIONAL_NUMBERS,
+    PRODUCT_KEYS,
+    split_glued_header,
+    squash,
+)
+from pipelines.transform.spark.bills import (
     NULL_STRINGS,
     PARQUET,
     Reading,
@@ -26,20 +35,11 @@ from pipelines.engines.spark.bills import (
     stage_files,
     trim_spaces,
 )
-from pipelines.mappings import service_catalog
-from pipelines.sources.aws_cur import (
-    ALIASES,
-    EMPTY_IS_NULL,
-    OPTIONAL_NUMBERS,
-    PRODUCT_KEYS,
-    split_glued_header,
-    squash,
-)
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, DataFrame, SparkSession
 
-# the CUR columns cost_hourly's lines are derived from (the staging SQL's input, besides tags_raw)
+# the CUR columns the hourly cost lines are derived from (the staging SQL's input, besides tags_raw)
 WANTED = (
     "line_item_line_item_type", "split_line_item_parent_resource_id", "line_item_usage_start_date",
     "line_item_usage_end_date", "bill_billing_period_start_date", "bill_billing_period_end_date",

@@ -1,5 +1,5 @@
 """The GPU roll-up (`int_gpu_slices`) on Spark for the days whose inputs changed: the nvidia-smi captures
-read where they lie (pipelines/engines/spark/gpu_samples.py), other telemetry kinds' samples, the metrics
+read where they lie (pipelines/transform/spark/gpu_samples.py), other telemetry kinds' samples, the metrics
 store's hours and the job boundaries handed over from the warehouse (as Parquet: handover.py), sliced by
 sql/spark/intermediate/int_gpu_slices.sql and written as Parquet that pipelines.transform inserts into the
 warehouse's int_gpu_slices in the mart's transaction (then removes)."""
@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import duckdb
 
 from pipelines.config import Config
-from pipelines.engines.spark import gpu_samples
-from pipelines.engines.spark.bills import union
-from pipelines.engines.spark.builds import Built, new_folder, remove_build, spark_path
-from pipelines.engines.spark.handover import Handover
-from pipelines.engines.spark.session import get_session, spark_reason
 from pipelines.errors import WarehouseError
+from pipelines.transform.spark import gpu_samples
+from pipelines.transform.spark.bills import union
+from pipelines.transform.spark.builds import Built, new_folder, remove_build, spark_path
+from pipelines.transform.spark.handover import Handover
+from pipelines.transform.spark.session import get_session, spark_reason
 from pipelines.warehouse import rows, sql_text
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from datetime import date, datetime
 
 import duckdb
 
-from pipelines.fingerprints import (
+from pipelines.transform.fingerprints import (
     MASK,
     SQL,
     STATE,

@@ -3,7 +3,7 @@
 At 4,000 GPUs sampled every minute `gpu_samples` grows by 5.76 M rows a day, while the rules read the
 hourly roll-up (`int_gpu_slices`) and the marts built on it. Once a day is rolled up and older than the
 retention, its raw rows are deleted and the day is recorded in `gpu_samples_pruned`: from then on the
-roll-up keeps that day as it is (`pipelines.transform.refresh_rollups`), and late samples for it are dropped
+roll-up keeps that day as it is (`pipelines.transform.days.refresh_rollups`), and late samples for it are dropped
 in turn. A job record that arrives after its day was dropped can no longer cut that day's hours.
 """
 

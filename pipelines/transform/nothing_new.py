@@ -4,7 +4,7 @@ A full `nightly_ingest` run records what it built every mart from (`ingest_state
 of wastewatch's code and SQL, and of the ledger. The next `wastewatch ingest` first checks, reading the
 warehouse only, that the three digests still match, that every source lists exactly the files the ledger
 holds (pipelines/ingest/pending.py), that the retention has no day to drop and that the published copy
-exists. Then a run would load nothing and keep every mart (pipelines/fingerprints.py), so it is not
+exists. Then a run would load nothing and keep every mart (pipelines/transform/fingerprints.py), so it is not
 started: the marts and the published copy are already what it would leave. Anything else runs in full.
 """
 
@@ -23,8 +23,8 @@ import pipelines
 from pipelines.config import Config
 from pipelines.ingest.pending import SourceCheck, check_sources
 from pipelines.redact import redact
-from pipelines.retention import LAYER as RETENTION_LAYER
-from pipelines.retention import retention_cutoff
+from pipelines.transform.retention import LAYER as RETENTION_LAYER
+from pipelines.transform.retention import retention_cutoff
 from pipelines.warehouse import (
     SCHEMA_VERSION,
     connect,

@@ -8,9 +8,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from pipelines.engines.spark.builds import inflated, spark_file
-from pipelines.engines.spark.session import sql_over
 from pipelines.errors import WarehouseError
+from pipelines.transform.spark.builds import inflated, spark_file
+from pipelines.transform.spark.session import sql_over
 from pipelines.warehouse import sql_text
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ def read_parquet(spark: SparkSession, uri: str) -> DataFrame:
     except AnalysisException as exc:
         reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise WarehouseError(
-            f"{uri}: Spark cannot read this Parquet file ({reason}); build cost_hourly with engine: duckdb"
+            f"{uri}: Spark cannot read this Parquet file ({reason}); let DuckDB build from it (engine: duckdb)"
         ) from None
 
 
@@ -90,7 +90,7 @@ def read_csv_text(
     head = [r.value for r in spark.read.text(spark_file(uri)).limit(2).collect()]
     if not head:
         raise WarehouseError(
-            f"{uri}: Spark read no header from this file; build cost_hourly with engine: duckdb"
+            f"{uri}: Spark read no header from this file; let DuckDB build from it (engine: duckdb)"
         )
     header_line = head[0].removeprefix("\ufeff")
     sep = delimiter or max(SEPARATORS, key=lambda d: len(next(csv.reader([header_line], delimiter=d))))

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 
 from pipelines import s3 as s3mod
 from pipelines.config import Config, Source
-from pipelines.engines.spark.bills import union
-from pipelines.engines.spark.builds import inflated, spark_file, spark_path
-from pipelines.engines.spark.session import sql_over
 from pipelines.errors import RejectedFile, WarehouseError
 from pipelines.sources import nvidia_smi
 from pipelines.sources.options import NvidiaSmiOptions
+from pipelines.transform.spark.bills import union
+from pipelines.transform.spark.builds import inflated, spark_file, spark_path
+from pipelines.transform.spark.session import sql_over
 from pipelines.warehouse import sql_text
 
 if TYPE_CHECKING:
@@ -116,7 +116,7 @@ def _read_group(spark: SparkSession, group: list[Capture]) -> DataFrame:
     from pyspark.sql import functions as F
     from pyspark.sql.types import StringType, StructField, StructType
 
-    from pipelines.engines.spark.bills import trim_spaces
+    from pipelines.transform.spark.bills import trim_spaces
 
     shape, source = group[0].shape, group[0].source
     opts = source.options_as(NvidiaSmiOptions)

@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-from pipelines.fingerprints import (
+from pipelines.marts.registry import FILE_MARTS
+from pipelines.transform.fingerprints import (
     MASK,
     SQL,
     Memo,
@@ -33,7 +34,6 @@ from pipelines.fingerprints import (
 )
 from pipelines.warehouse import columns, drop_view, rows, sql_text, table_exists
 
-FILE_MARTS = ("commitment_lines", "transfer_lines", "log_storage_lines")
 # the fingerprint each file's rows of a table kept up to date by file were built from
 FILES = "int_incremental_files"
 

@@ -4,7 +4,7 @@ The warehouse says which snapshot of each bucket counts (the newest, as the Duck
 over the snapshots' attributes and the `checkpoints:` / `datasets:` patterns; Spark reads each report's
 manifest and data files where they lie (CSV or Parquet), types the objects as the s3_inventory reader does,
 matches their paths against the patterns with the mart's logic and writes the rows as Parquet partitioned by
-bucket, in a build folder of its own (pipelines/engines/spark/builds.py).
+bucket, in a build folder of its own (pipelines/transform/spark/builds.py).
 """
 
 from __future__ import annotations
@@ -18,9 +18,6 @@ from typing import TYPE_CHECKING, Any
 import duckdb
 
 from pipelines.config import Config
-from pipelines.engines.spark.builds import Built, attach_view, new_folder, spark_path
-from pipelines.engines.spark.handover import Handover
-from pipelines.engines.spark.session import get_session, sql_over
 from pipelines.errors import ConfigError, WarehouseError
 from pipelines.sources.inventory_format import (
     FIELDS,
@@ -29,6 +26,9 @@ from pipelines.sources.inventory_format import (
     norm,
     schema_fields,
 )
+from pipelines.transform.spark.builds import Built, attach_view, new_folder, spark_path
+from pipelines.transform.spark.handover import Handover
+from pipelines.transform.spark.session import get_session, sql_over
 from pipelines.warehouse import rows, sql_text
 
 if TYPE_CHECKING:

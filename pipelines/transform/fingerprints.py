@@ -29,6 +29,11 @@ import duckdb
 
 from pipelines.warehouse import header, one, rows, sql_text, utcnow
 
+# `sql/intermediate/incremental/`: the table of fingerprints (`STATE`) and the queries that fingerprint
+# each day's inputs, one row per day (day, fingerprint). A fingerprint is bit_xor over the day's rows of a
+# hash of each row's values as one string: DuckDB's multi-argument hash() combines its arguments
+# linearly, so identical values in an even number of rows would cancel out of the xor (a bill restated
+# from 20 to 30 an hour for 24 hours would go unseen).
 SQL = "intermediate/incremental"
 # the fingerprints of what each day (or month) of a table kept up to date by day was built from
 STATE = "int_incremental_days"

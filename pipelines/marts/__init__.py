@@ -1,0 +1,1 @@
+"""The objects the transform builds, declared once (registry.py)."""
