@@ -74,7 +74,7 @@ con.close()
 t = time.perf_counter()
 start = 0.0
 if engine == "spark":
-    from pipelines.engines.spark.session import get_session
+    from pipelines.transform.spark.session import get_session
     settings = SparkSettings(url=master, marts_dir=f"{{work}}/marts", marts=on_spark,
                              conf={{"spark.ui.enabled": "false", "spark.driver.memory": "2g", **extra}})
     get_session(settings).sparkContext.setLogLevel("ERROR")
