@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, StringConstraints
+from pydantic import AfterValidator
 
 # the normalised states of jobs.state (sql/raw/jobs.sql)
 JOB_STATES = (
@@ -73,8 +73,14 @@ def column_key(layout: Layout) -> object:
     return Annotated[str, AfterValidator(layout.known_column)]
 
 
+def _file_column(name: str) -> str:
+    if not name.strip():
+        raise ValueError("an empty column name: give the file's own header name, or leave the column out")
+    return name
+
+
 # a `columns:` value: the file's column (a header name, matched ignoring case)
-FileColumn = Annotated[str, StringConstraints(min_length=1)]
+FileColumn = Annotated[str, AfterValidator(_file_column)]
 
 
 def state_value(layout: Layout) -> object:

@@ -7,6 +7,7 @@ Defaults here are the documented defaults (docs/ingestion.md and docs/billing.md
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
@@ -335,9 +336,7 @@ class JobsCsvOptions(S3ReadOptions):
     )
     host: str | None = None
     instance_id: str | None = None
-    gpus: str | None = Field(
-        None, pattern=r"^\s*\d+(\.0+)?\s*$", description="GPUs of a job without a gpus column."
-    )
+    gpus: str | None = Field(None, description="GPUs of a job without a gpus column (a whole number).")
     gpu_type: str | None = None
     cluster: str | None = None
     timezone: str = "UTC"
@@ -345,6 +344,13 @@ class JobsCsvOptions(S3ReadOptions):
     states: dict[str, JobState] = Field(  # type: ignore[valid-type]
         default_factory=dict, description="The file's state -> a canonical state."
     )
+
+    @field_validator("gpus")
+    @classmethod
+    def _whole(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"\s*\d+(\.0+)?\s*", value):
+            raise ValueError(f"expected a whole number of GPUs, found {value!r}")
+        return value
 
 
 # -- resources ---------------------------------------------------------------------------------------
