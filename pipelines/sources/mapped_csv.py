@@ -42,7 +42,6 @@ class Layout:
     required: tuple[str, ...]  # a file without one of these columns, or a row with it empty, is rejected
     synonyms: tuple[tuple[str, str], ...] = ()  # other names `columns:` accepts: (synonym, column)
     states: tuple[str, ...] = ()  # what `states:` may map a word to (empty: the kind has no `states:`)
-    extra: Literal["tags", "labels"] = "tags"  # where the file's other columns go
 
     def names(self) -> tuple[str, ...]:
         return tuple(c.name for c in self.columns)
@@ -161,5 +160,4 @@ METRICS_CSV = Layout(
         ),  # fmt: skip
     ),
     required=("ts", "metric", "value"),
-    extra="labels",
 )

@@ -266,8 +266,6 @@ class MappedRows(PerFileBatch):
     """A column-mapped kind whose files are small enough to type in Python row by row (jobs, hosts): a kind
     says how a typed row becomes a row of its table and how the rows are inserted."""
 
-    null_padding = True  # a short line's missing values are empty (its extra values reject the file)
-
     def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
         kind = source_kind(ctx.source.kind)
         opts = kind.options.model_validate(ctx.source.options)
@@ -276,8 +274,10 @@ class MappedRows(PerFileBatch):
         typing = Typing(
             zone(ctx.source.name, file.uri, options["timezone"]), dict(options.get("states") or {})
         )
-        padding = ", null_padding = true" if self.null_padding else ""
-        header, data = read_csv(con, file, f"read_csv($path, header = true, all_varchar = true{padding})")
+        # null_padding: a short line's missing values are empty (a line with more values rejects the file)
+        header, data = read_csv(
+            con, file, "read_csv($path, header = true, all_varchar = true, null_padding = true)"
+        )
         mapped = match_header(file, layout, header, options["columns"])
         rows = [self.row(t, opts) for t in typed_rows(mapped, data, typing, options)]
         return LoadResult(rows=self.insert(con, rows, file, ctx, opts) if rows else 0)
