@@ -7,12 +7,27 @@ Defaults here are the documented defaults (docs/ingestion.md and docs/billing.md
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
 
+from pipelines.sources.mapped_csv import (
+    HOSTS_CSV,
+    JOBS_CSV,
+    METRICS_CSV,
+    FileColumn,
+    column_key,
+    state_value,
+)
 from pipelines.units import parse_duration
+
+# the keys `columns:` takes and the values `states:` takes, per column-mapped kind (pipelines/sources/mapped_csv.py)
+JobsColumn = column_key(JOBS_CSV)
+HostsColumn = column_key(HOSTS_CSV)
+MetricsColumn = column_key(METRICS_CSV)
+JobState = state_value(JOBS_CSV)
 
 
 class Options(BaseModel):
@@ -247,7 +262,9 @@ class PrometheusOptions(ClockOptions):
 
 
 class MetricsCsvOptions(S3ReadOptions, ClockOptions):
-    columns: dict[str, str] = Field(default_factory=dict, description="Canonical name -> the file's column.")
+    columns: dict[MetricsColumn, FileColumn] = Field(  # type: ignore[valid-type]
+        default_factory=dict, description="Canonical name -> the file's column."
+    )
     metrics: dict[str, Any] | None = Field(
         None, description="Metric name -> gpu_samples column, or {column, scale}; wins over the catalogue."
     )
@@ -314,15 +331,26 @@ class K8sPodsOptions(S3ReadOptions):
 
 
 class JobsCsvOptions(S3ReadOptions):
-    columns: dict[str, str] = Field(default_factory=dict, description="Canonical name -> the file's column.")
+    columns: dict[JobsColumn, FileColumn] = Field(  # type: ignore[valid-type]
+        default_factory=dict, description="Canonical name -> the file's column."
+    )
     host: str | None = None
     instance_id: str | None = None
-    gpus: str | None = None
+    gpus: str | None = Field(None, description="GPUs of a job without a gpus column (a whole number).")
     gpu_type: str | None = None
     cluster: str | None = None
     timezone: str = "UTC"
     scheduler: str = "csv"
-    states: dict[str, str] = Field(default_factory=dict, description="The file's state -> a canonical state.")
+    states: dict[str, JobState] = Field(  # type: ignore[valid-type]
+        default_factory=dict, description="The file's state -> a canonical state."
+    )
+
+    @field_validator("gpus")
+    @classmethod
+    def _whole(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"\s*\d+(\.0+)?\s*", value):
+            raise ValueError(f"expected a whole number of GPUs, found {value!r}")
+        return value
 
 
 # -- resources ---------------------------------------------------------------------------------------
@@ -353,7 +381,9 @@ class CloudWatchLogsOptions(S3ReadOptions):
 
 
 class HostsCsvOptions(S3ReadOptions):
-    columns: dict[str, str] = Field(default_factory=dict, description="Canonical name -> the file's column.")
+    columns: dict[HostsColumn, FileColumn] = Field(  # type: ignore[valid-type]
+        default_factory=dict, description="Canonical name -> the file's column."
+    )
     provider: str | None = None
     timezone: str = "UTC"
 

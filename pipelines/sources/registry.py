@@ -1,8 +1,8 @@
 """The registry of source kinds: one line per kind, as ruff's table of rule codes is.
 
 Each line says what the kind is (its family), which landed table its reader writes, which files it claims
-inside a folder, the model its `options:` must satisfy, and where its reader class lives (imported only
-when a source of that kind is read). Config validation, the Dagster ingest assets, file listing and the
+inside a folder, the model its `options:` must satisfy, where its reader class lives (imported only
+when a source of that kind is read) and, for a column-mapped CSV kind, its layout (pipelines/sources/mapped_csv.py). Config validation, the Dagster ingest assets, file listing and the
 docs all derive from this table; adding a format is its reader, its staging SQL, one line here, a fixture
 and its test.
 """
@@ -15,6 +15,7 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel
 
+from pipelines.sources.mapped_csv import HOSTS_CSV, JOBS_CSV, METRICS_CSV, Layout
 from pipelines.sources.options import (
     AzureOptions,
     BillingOptions,
@@ -69,6 +70,9 @@ class SourceKind:
     options: type[Options]
     reader: str  # "module:Class", imported when a source of this kind is first read
     summary: str
+    layout: Layout | None = (
+        None  # a column-mapped CSV kind's layout (read by pipelines/ingest/readers/mapped_csv.py)
+    )
 
 
 _R = "pipelines.ingest.readers."
@@ -87,15 +91,15 @@ KINDS: tuple[SourceKind, ...] = (
     SourceKind("dcgm", "telemetry", "gpu_samples", (".prom", ".prom.gz", ".txt", ".txt.gz", ".metrics"), DcgmOptions, _R + "dcgm:DcgmReader", "DCGM exporter scrapes (Prometheus text)"),
     SourceKind("prometheus_json", "telemetry", "gpu_samples", (".json", ".json.gz"), PrometheusJsonOptions, _R + "prometheus_json:PrometheusJsonReader", "Prometheus query_range JSON"),
     SourceKind("prometheus", "telemetry", "gpu_hourly_stats", (), PrometheusOptions, _R + "prometheus:PrometheusReader", "a Prometheus-compatible HTTP API (Thanos, Mimir, VictoriaMetrics): hourly statistics by PromQL"),
-    SourceKind("metrics_csv", "telemetry", "gpu_samples", (".csv", ".csv.gz"), MetricsCsvOptions, _R + "metrics_csv:MetricsCsvReader", "long-format metrics CSV with a column mapping"),
+    SourceKind("metrics_csv", "telemetry", "gpu_samples", (".csv", ".csv.gz"), MetricsCsvOptions, _R + "metrics_csv:MetricsCsvReader", "long-format metrics CSV with a column mapping", METRICS_CSV),
     SourceKind("train_log", "telemetry", "train_steps", (".csv", ".csv.gz", ".jsonl", ".jsonl.gz", ".ndjson", ".json", ".log"), TrainLogOptions, _R + "train_log:TrainLogReader", "training throughput logs (tokens, step time, parameters), JSON lines or CSV"),
     # jobs
     SourceKind("slurm_sacct", "jobs", "jobs", (".txt", ".txt.gz", ".log", ".psv", ".csv"), SlurmSacctOptions, _R + "slurm_sacct:SlurmSacctReader", "Slurm sacct --parsable2 output"),
     SourceKind("k8s_pods", "jobs", "jobs", (".json", ".json.gz"), K8sPodsOptions, _R + "k8s_pods:K8sPodsReader", "kubectl get pods -o json"),
-    SourceKind("jobs_csv", "jobs", "jobs", (".csv", ".csv.gz"), JobsCsvOptions, _R + "jobs_csv:JobsCsvReader", "any scheduler's jobs as CSV with a column mapping"),
+    SourceKind("jobs_csv", "jobs", "jobs", (".csv", ".csv.gz"), JobsCsvOptions, _R + "jobs_csv:JobsCsvReader", "any scheduler's jobs as CSV with a column mapping", JOBS_CSV),
     # resources
     SourceKind("ec2_instances", "resources", "inventory_hosts", WATCHED, Ec2InstancesOptions, _R + "ec2_instances:Ec2InstancesReader", "EC2 DescribeInstances"),
-    SourceKind("hosts_csv", "resources", "inventory_hosts", (".csv",), HostsCsvOptions, _R + "hosts_csv:HostsCsvReader", "a host inventory CSV (CMDB export)"),
+    SourceKind("hosts_csv", "resources", "inventory_hosts", (".csv",), HostsCsvOptions, _R + "hosts_csv:HostsCsvReader", "a host inventory CSV (CMDB export)", HOSTS_CSV),
     # storage
     SourceKind("s3_inventory", "storage", "storage_objects", WATCHED, S3InventoryOptions, _R + "s3_inventory:S3InventoryReader", "S3 Inventory reports"),
     SourceKind("s3_listing", "storage", "storage_objects", WATCHED, S3ListingOptions, _R + "s3_listing:S3ListingReader", "S3 ListObjectsV2 (any S3-compatible store)"),

@@ -20,7 +20,8 @@ with lines as (
         *,
         case
             when commitment_discount_status in ('Used', 'Unused') then commitment_discount_status
-            when x_source_format in ('aws_cur', 'aws_cur2')
+            -- formats whose recurring fee line carries a commitment's unused share (pipelines/catalog/source_formats.csv)
+            when x_source_format in (select format from source_formats where unused_commitment_on_fee)
                 and charge_category = 'Purchase'
                 and charge_frequency = 'Recurring'
                 then 'Unused'

@@ -8,7 +8,8 @@ Other columns become tags (normalised keys): a `team` column is tags['team']. Th
 these names to the file's own (`{host: hostname, instance_id: aws_id}`); `provider` sets the provider of
 rows without one; times without an offset are read in `timezone` (default UTC). A row without a host, a
 time that cannot be read, or a tags value that is not a JSON object rejects the file naming its line and
-column.
+column. The layout is HOSTS_CSV (pipelines/sources/mapped_csv.py); the reading is the shared mapped-CSV
+reader's (mapped_csv.py); `columns:` is checked when the config loads.
 """
 
 from __future__ import annotations
@@ -21,22 +22,11 @@ import pyarrow as pa
 
 from pipelines.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, PerFileBatch, duckdb_problem
-from pipelines.ingest.readers.jobs_common import ISO_HINT, parse_time, zone
-from pipelines.sources.options import HostsCsvOptions
+from pipelines.ingest.readers.base import LoadContext, duckdb_problem
+from pipelines.ingest.readers.mapped_csv import MappedRows, Typed
+from pipelines.sources.options import Options
 from pipelines.warehouse import sql_text
 
-CANONICAL = (
-    "host", "instance_id", "resource_id", "private_dns", "private_ip", "instance_type", "provider", "region_id",
-    "launched_at", "terminated_at", "tags",
-)  # fmt: skip
-ALIASES = {
-    "host": ("hostname", "node", "nodename", "name"),
-    "instance_id": ("instanceid", "instance"),
-    "instance_type": ("instancetype", "type", "machine_type", "vm_size"),
-    "region_id": ("region",),
-    "private_ip": ("ip", "ip_address"),
-}
 SCHEMA = pa.schema(
     [
         ("host", pa.string()),
@@ -54,104 +44,23 @@ SCHEMA = pa.schema(
 )
 
 
-class HostsCsvReader(PerFileBatch):
-    def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
-        opts = ctx.source.options_as(HostsCsvOptions)
-        tz = zone(ctx.source.name, file.uri, opts.timezone)
-        mapping = opts.columns or {}
-        if not isinstance(mapping, dict) or set(mapping) - set(CANONICAL):
-            raise RejectedFile(
-                file.uri,
-                f"source {ctx.source.name!r}: `columns` maps these names to the file's: {list(CANONICAL)}",
-            )
-        if file.size == 0:
-            raise RejectedFile(file.uri, "file is empty (0 bytes)")
-        try:
-            cur = con.execute(
-                "select * from read_csv($p, header = true, all_varchar = true, null_padding = true)",
-                {"p": str(file.local_path)},
-            )
-            header = [d[0] for d in cur.description]
-            data = cur.fetchall()
-        except duckdb.Error as exc:
-            raise RejectedFile(file.uri, f"cannot read: {duckdb_problem(exc)}") from None
-        by_lower = {h.lower().strip(): i for i, h in enumerate(header)}
-        where: dict[str, int] = {}
-        for canon in CANONICAL:
-            wanted = mapping.get(canon)
-            if wanted is not None:
-                if str(wanted).lower().strip() not in by_lower:
-                    raise RejectedFile(
-                        file.uri,
-                        f"column {wanted!r} (options.columns.{canon}) is not in the header {header}",
-                        line=1,
-                    )
-                where[canon] = by_lower[str(wanted).lower().strip()]
-                continue
-            for name in (canon, *ALIASES.get(canon, ())):
-                if name in by_lower and by_lower[name] not in where.values():
-                    where[canon] = by_lower[name]
-                    break
-        if "host" not in where:
-            raise RejectedFile(
-                file.uri, f"no host column in the header {header} (see options.columns)", line=1
-            )
-        used = set(where.values())
-        rows: list[dict[str, Any]] = []
-        for n, values in enumerate(data):
-            line = n + 2
+class HostsCsvReader(MappedRows):
+    def row(self, typed: Typed, opts: Options) -> dict[str, Any]:
+        v = typed.values
+        return {
+            **{name: v.get(name) for name in SCHEMA.names[:-1]},
+            "resource_id": v["resource_id"] or v["instance_id"],
+            "tags_json": json.dumps(typed.tags) if typed.tags else None,
+        }
 
-            def get(canon: str, values: tuple[Any, ...] = values) -> str | None:
-                i = where.get(canon)
-                v = values[i] if i is not None else None
-                return v.strip() if isinstance(v, str) and v.strip() else None
-
-            host = get("host")
-            if host is None:
-                raise RejectedFile(file.uri, "empty host", line=line, column=header[where["host"]])
-            times: dict[str, Any] = {}
-            for canon in ("launched_at", "terminated_at"):
-                try:
-                    times[canon] = parse_time(get(canon), tz)
-                except ValueError:
-                    raise RejectedFile(
-                        file.uri,
-                        f"expected {ISO_HINT}, found {get(canon)!r}",
-                        line=line,
-                        column=header[where[canon]],
-                    ) from None
-            tags: dict[str, str] = {}
-            if get("tags"):
-                try:
-                    parsed = json.loads(get("tags") or "")
-                except json.JSONDecodeError as exc:
-                    raise RejectedFile(
-                        file.uri, f"tags is not JSON: {exc.msg}", line=line, column=header[where["tags"]]
-                    ) from None
-                if not isinstance(parsed, dict):
-                    raise RejectedFile(
-                        file.uri, "tags is not a JSON object", line=line, column=header[where["tags"]]
-                    )
-                tags.update({str(k): str(v) for k, v in parsed.items() if v is not None})
-            for i, h in enumerate(header):
-                if i not in used and isinstance(values[i], str) and values[i].strip():
-                    tags.setdefault(h, values[i].strip())
-            rows.append(
-                {
-                    "host": host,
-                    "instance_id": get("instance_id"),
-                    "resource_id": get("resource_id") or get("instance_id"),
-                    "private_dns": get("private_dns"),
-                    "private_ip": get("private_ip"),
-                    "instance_type": get("instance_type"),
-                    "provider": get("provider") or opts.provider,
-                    "region_id": get("region_id"),
-                    **times,
-                    "tags_json": json.dumps(tags) if tags else None,
-                }
-            )
-        if not rows:
-            return LoadResult(rows=0)
+    def insert(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        rows: list[dict[str, Any]],
+        file: SourceFile,
+        ctx: LoadContext,
+        opts: Options,
+    ) -> int:
         view = f"_hosts_src_{ctx.file_id}"
         con.register(view, pa.Table.from_pylist(rows, schema=SCHEMA))
         try:
@@ -164,4 +73,4 @@ class HostsCsvReader(PerFileBatch):
             raise RejectedFile(file.uri, f"cannot load: {duckdb_problem(exc)}") from None
         finally:
             con.unregister(view)
-        return LoadResult(rows=len(rows))
+        return len(rows)

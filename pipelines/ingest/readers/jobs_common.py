@@ -16,13 +16,8 @@ import pyarrow as pa
 from pipelines.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, duckdb_problem
+from pipelines.sources.mapped_csv import JOB_STATES  # the normalised states of jobs.state (sql/raw/jobs.sql)
 from pipelines.warehouse import one, sql_text
-
-# the normalised states of jobs.state (sql/raw/jobs.sql)
-JOB_STATES = (
-    "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED", "RUNNING",
-    "PENDING", "REQUEUED", "BOOT_FAIL", "DEADLINE",
-)  # fmt: skip
 
 # every Slurm job state (long and short forms, `squeue`/`sacct` man pages) -> its normalised state
 SLURM_STATES = {

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import json
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import duckdb
 
 from pipelines.errors import RejectedFile
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, LoadResult, PerFileBatch
-from pipelines.ingest.readers.jobs_common import insert_jobs, parse_time, read_text, zone
+from pipelines.ingest.readers.jobs_common import insert_jobs, parse_time, read_text
 from pipelines.sources.options import K8sPodsOptions
 
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
@@ -100,116 +101,129 @@ def _state(status: dict[str, Any]) -> tuple[str | None, str]:
     return None, raw
 
 
+def _pods(file: SourceFile) -> list[Any]:
+    """The pods of a `kubectl get pods -o json` file (a PodList, a `kind: List`, or one Pod)."""
+    try:
+        doc = json.loads(read_text(file))
+    except json.JSONDecodeError as exc:
+        raise RejectedFile(file.uri, f"not JSON: {exc.msg} (column {exc.colno})", line=exc.lineno) from None
+    if isinstance(doc, dict) and doc.get("kind") == "Pod":
+        return [doc]
+    if isinstance(doc, dict) and isinstance(doc.get("items"), list):
+        return list(doc["items"])
+    raise RejectedFile(
+        file.uri, "expected `kubectl get pods -o json` output (an object with `items`, or a Pod)"
+    )
+
+
+def _gpus(spec: dict[str, Any], file: SourceFile, label: str) -> tuple[int, str | None]:
+    """The pod's GPUs (whole GPUs, else MIG slices) and their type (node selector, else the MIG profiles)."""
+    try:
+        resources = _effective(spec)
+    except ValueError as exc:
+        raise RejectedFile(file.uri, f"{label}: {exc}") from None
+    whole = sum(v for k, v in resources.items() if k in GPU_RESOURCES)
+    mig = {k[len("nvidia.com/") :]: v for k, v in resources.items() if k.startswith(MIG_PREFIX) and v}
+    selector = spec.get("nodeSelector") or {}
+    gpu_type = next((str(selector[k]) for k in GPU_PRODUCT_LABELS if selector.get(k)), None)
+    if not whole and mig:
+        return sum(mig.values()), ",".join(sorted(mig))
+    return whole, gpu_type
+
+
+def _times(
+    meta: dict[str, Any], status: dict[str, Any], state: str, file: SourceFile, label: str
+) -> tuple[Any, Any, Any, str | None]:
+    """submitted, started, ended (once the pod has ended), and the exit code once every container ended."""
+    utc = ZoneInfo("UTC")
+    statuses = status.get("containerStatuses") or []
+    terminated = [(cs.get("state") or {}).get("terminated") for cs in statuses]
+    ended_all = bool(statuses) and all(terminated)
+    exit_codes = [t.get("exitCode") for t in terminated if t and t.get("exitCode") is not None]
+    exit_code = next((str(c) for c in exit_codes if c != 0), str(exit_codes[0]) if exit_codes else None)
+    try:
+        submitted = parse_time(meta.get("creationTimestamp"), utc)
+        started = parse_time(status.get("startTime"), utc)
+        finishes = [parse_time(t.get("finishedAt"), utc) for t in terminated if t and t.get("finishedAt")]
+        transitions = [
+            parse_time(c.get("lastTransitionTime"), utc)
+            for c in status.get("conditions") or []
+            if c.get("lastTransitionTime")
+        ]
+    except ValueError as exc:
+        raise RejectedFile(file.uri, f"{label}: unreadable time: {exc}") from None
+    ended = None
+    if state not in ("RUNNING", "PENDING"):
+        ended = max((f for f in finishes if f), default=None) if ended_all else None
+        ended = ended or max((t for t in transitions if t), default=None)
+    return submitted, started, ended, exit_code if ended_all else None
+
+
+def _job(pod: dict[str, Any], n: int, file: SourceFile, opts: K8sPodsOptions) -> dict[str, Any] | None:
+    """The job row of pod `n`, or None when it asks for no GPU and the source keeps only GPU pods."""
+    meta = pod.get("metadata") or {}
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    name = meta.get("name")
+    if not name:
+        raise RejectedFile(file.uri, f"items[{n}]: a pod without metadata.name")
+    label = f"items[{n}] (pod {meta.get('namespace', 'default')}/{name})"
+    gpus, gpu_type = _gpus(spec, file, label)
+    if opts.gpu_only and not gpus:
+        return None
+    state, state_raw = _state(status)
+    if state is None:
+        raise RejectedFile(
+            file.uri,
+            f"{label}: unknown pod phase {status.get('phase')!r} (expected Pending, Running, "
+            "Succeeded, Failed or Unknown)",
+        )
+    submitted, started, ended, exit_code = _times(meta, status, state, file, label)
+    labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
+    owners = meta.get("ownerReferences") or []
+    if owners:
+        labels.setdefault("controller_kind", str(owners[0].get("kind", "")))
+        labels.setdefault("controller_name", str(owners[0].get("name", "")))
+    node = spec.get("nodeName")
+    return {
+        "_row": n,
+        "job_id": meta.get("uid") or f"{meta.get('namespace', 'default')}/{name}",
+        "cluster": opts.cluster,
+        "job_name": name,
+        "run_id": None,
+        "user": labels.get("user"),
+        "account": meta.get("namespace"),
+        "team": None,
+        "project": None,
+        "partition": None,
+        "state": state,
+        "state_raw": state_raw,
+        "exit_code": exit_code,
+        "submitted_at": submitted,
+        "started_at": started,
+        "ended_at": ended,
+        "gpus_requested": gpus,
+        "gpu_type": gpu_type,
+        "nodes": 1 if node else None,
+        "hosts": [node] if node else None,
+        "instance_ids": None,
+        "gpu_indices": None,
+        "tags_json": json.dumps(labels) if labels else None,
+    }
+
+
 class K8sPodsReader(PerFileBatch):
     def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
         opts = ctx.source.options_as(K8sPodsOptions)
-        utc = zone(ctx.source.name, file.uri, "UTC")
-        text = read_text(file)
-        try:
-            doc = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise RejectedFile(
-                file.uri, f"not JSON: {exc.msg} (column {exc.colno})", line=exc.lineno
-            ) from None
-        if isinstance(doc, dict) and doc.get("kind") == "Pod":
-            pods = [doc]
-        elif isinstance(doc, dict) and isinstance(doc.get("items"), list):
-            pods = doc["items"]
-        else:
-            raise RejectedFile(
-                file.uri, "expected `kubectl get pods -o json` output (an object with `items`, or a Pod)"
-            )
-        gpu_only = bool(opts.gpu_only)
         jobs, skipped = [], 0
-        for n, pod in enumerate(pods):
-            where = f"items[{n}]"
+        for n, pod in enumerate(_pods(file)):
             if not isinstance(pod, dict) or pod.get("kind", "Pod") != "Pod":
                 continue
-            meta = pod.get("metadata") or {}
-            spec = pod.get("spec") or {}
-            status = pod.get("status") or {}
-            name = meta.get("name")
-            if not name:
-                raise RejectedFile(file.uri, f"{where}: a pod without metadata.name")
-            label = f"{where} (pod {meta.get('namespace', 'default')}/{name})"
-            try:
-                resources = _effective(spec)
-            except ValueError as exc:
-                raise RejectedFile(file.uri, f"{label}: {exc}") from None
-            whole = sum(v for k, v in resources.items() if k in GPU_RESOURCES)
-            mig = {k[len("nvidia.com/") :]: v for k, v in resources.items() if k.startswith(MIG_PREFIX) and v}
-            if gpu_only and not whole and not mig:
+            job = _job(pod, n, file, opts)
+            if job is None:
                 skipped += 1
-                continue
-            selector = spec.get("nodeSelector") or {}
-            gpu_type = next((str(selector[k]) for k in GPU_PRODUCT_LABELS if selector.get(k)), None)
-            gpus: int | None = whole
-            if not whole and mig:
-                gpus, gpu_type = sum(mig.values()), ",".join(sorted(mig))
-            state, state_raw = _state(status)
-            if state is None:
-                raise RejectedFile(
-                    file.uri,
-                    f"{label}: unknown pod phase {status.get('phase')!r} (expected Pending, Running, "
-                    "Succeeded, Failed or Unknown)",
-                )
-            statuses = status.get("containerStatuses") or []
-            terminated = [(cs.get("state") or {}).get("terminated") for cs in statuses]
-            ended_all = bool(statuses) and all(terminated)
-            exit_codes = [t.get("exitCode") for t in terminated if t and t.get("exitCode") is not None]
-            exit_code = next(
-                (str(c) for c in exit_codes if c != 0), str(exit_codes[0]) if exit_codes else None
-            )
-            try:
-                submitted = parse_time(meta.get("creationTimestamp"), utc)
-                started = parse_time(status.get("startTime"), utc)
-                finishes = [
-                    parse_time(t.get("finishedAt"), utc) for t in terminated if t and t.get("finishedAt")
-                ]
-                transitions = [
-                    parse_time(c.get("lastTransitionTime"), utc)
-                    for c in status.get("conditions") or []
-                    if c.get("lastTransitionTime")
-                ]
-            except ValueError as exc:
-                raise RejectedFile(file.uri, f"{label}: unreadable time: {exc}") from None
-            ended = None
-            if state not in ("RUNNING", "PENDING"):
-                ended = max((f for f in finishes if f), default=None) if ended_all else None
-                ended = ended or max((t for t in transitions if t), default=None)
-            labels = {str(k): str(v) for k, v in (meta.get("labels") or {}).items()}
-            owners = meta.get("ownerReferences") or []
-            if owners:
-                labels.setdefault("controller_kind", str(owners[0].get("kind", "")))
-                labels.setdefault("controller_name", str(owners[0].get("name", "")))
-            node = spec.get("nodeName")
-            jobs.append(
-                {
-                    "_row": n,
-                    "job_id": meta.get("uid") or f"{meta.get('namespace', 'default')}/{name}",
-                    "cluster": opts.cluster,
-                    "job_name": name,
-                    "run_id": None,
-                    "user": labels.get("user"),
-                    "account": meta.get("namespace"),
-                    "team": None,
-                    "project": None,
-                    "partition": None,
-                    "state": state,
-                    "state_raw": state_raw,
-                    "exit_code": exit_code if ended_all else None,
-                    "submitted_at": submitted,
-                    "started_at": started,
-                    "ended_at": ended,
-                    "gpus_requested": gpus,
-                    "gpu_type": gpu_type,
-                    "nodes": 1 if node else None,
-                    "hosts": [node] if node else None,
-                    "instance_ids": None,
-                    "gpu_indices": None,
-                    "tags_json": json.dumps(labels) if labels else None,
-                }
-            )
+            else:
+                jobs.append(job)
         n_loaded = insert_jobs(con, jobs, "stg_k8s__jobs", file, ctx)
         warnings = [f"{skipped} pod(s) without GPU requests skipped"] if skipped else []
         return LoadResult(rows=n_loaded, warnings=warnings)

@@ -22,7 +22,6 @@ single-metric file (timestamp, entity columns, value, and no metric column), e.g
 from __future__ import annotations
 
 from typing import Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import duckdb
 
@@ -34,20 +33,17 @@ from pipelines.ingest.readers.base import (
     PerFileBatch,
     ahead_of_clock,
     duckdb_problem,
-    line_with,
+    line_text,
     quote_ident,
     quote_literal,
 )
 from pipelines.ingest.readers.dcgm import metric_catalog
+from pipelines.ingest.readers.jobs_common import zone
+from pipelines.ingest.readers.mapped_csv import MappedFile, match_header, read_csv
+from pipelines.sources.mapped_csv import METRICS_CSV
 from pipelines.sources.options import MetricsCsvOptions
 from pipelines.warehouse import one, sql_text
 
-ENTITY = (
-    "host", "instance_id", "gpu_uuid", "gpu_index", "gpu_model", "pod", "namespace", "container", "mig_profile",
-    "mig_instance_id", "job_id",
-)  # fmt: skip
-REQUIRED = ("ts", "metric", "value")
-ALIASES = {"ts": ("ts", "timestamp", "time"), "metric": ("metric", "name", "__name__"), "value": ("value",)}
 SAMPLE_COLUMNS = (
     "util_pct", "mem_util_pct", "mem_used_mib", "mem_free_mib", "mem_reserved_mib", "mem_total_mib", "power_w",
     "power_limit_w", "temperature_c", "sm_clock_mhz", "mem_clock_mhz", "sm_active", "sm_occupancy",
@@ -81,105 +77,76 @@ def metric_map(source_name: str, uri: str, option: Any) -> list[dict[str, object
     return list(out.values())
 
 
+def _fixed_metric(
+    source_name: str, uri: str, opts: MetricsCsvOptions, metrics: list[dict[str, object]]
+) -> str | None:
+    """The one metric of a single-metric source (`metric:`), checked against the metrics it knows."""
+    fixed = opts.metric.strip() if opts.metric else None
+    if fixed is None:
+        return None
+    if "metric" in opts.columns:
+        raise RejectedFile(
+            uri,
+            f"source {source_name!r}: give either options.metric (one metric per file) or "
+            "options.columns.metric (a metric column), not both",
+        )
+    if fixed not in {str(m["metric"]) for m in metrics}:
+        raise RejectedFile(
+            uri,
+            f"source {source_name!r}: options.metric {fixed!r} is not a metric wastewatch knows "
+            f"(one of {list(SAMPLE_COLUMNS)}, a DCGM name, or a name in options.metrics)",
+        )
+    return fixed
+
+
+def _source_cte(mapped: MappedFile, relation: str) -> str:
+    """`_src` as the staging SQL reads it: one row per line, the layout's columns as VARCHAR (a fixed metric
+    as $fixed_metric), the other columns as a `labels` map (normalised keys)."""
+    select = ["row_number() over () as _row"]
+    for c in METRICS_CSV.names():
+        if c in mapped.where:
+            select.append(f"{quote_ident(mapped.name(c))}::varchar as {c}")
+        else:
+            select.append("$fixed_metric::varchar as metric" if c == "metric" else f"null::varchar as {c}")
+    extra = [mapped.header[i] for i in mapped.extra()]
+    entries = ", ".join(
+        f"{{'key': normalize_tag_key({quote_literal(h)}), 'value': {quote_ident(h)}}}" for h in extra
+    )
+    labels = (
+        f"map_from_entries(list_filter([{entries}], lambda e: nullif(trim(e.value), '') is not null))"
+        if extra
+        else "null::map(varchar, varchar)"
+    )
+    return f"with _src as (select {', '.join(select)}, {labels} as labels from {relation})\n"  # noqa: S608 - identifiers only
+
+
 class MetricsCsvReader(PerFileBatch):
     def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
         opts = ctx.source.options_as(MetricsCsvOptions)
-        name = ctx.source.name
-        tz = opts.timezone
-        try:
-            ZoneInfo(tz)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise RejectedFile(file.uri, f"source {name!r}: unknown timezone {tz!r}") from None
-        mapping = opts.columns
-        if not isinstance(mapping, dict) or set(mapping) - set(REQUIRED) - set(ENTITY):
-            raise RejectedFile(
-                file.uri, f"source {name!r}: `columns` maps these names to the file's: {[*REQUIRED, *ENTITY]}"
-            )
-        metrics = metric_map(name, file.uri, opts.metrics)
-        fixed = opts.metric.strip() if opts.metric else None
-        if fixed is not None:
-            if "metric" in mapping:
-                raise RejectedFile(
-                    file.uri,
-                    f"source {name!r}: give either options.metric (one metric per file) or "
-                    "options.columns.metric (a metric column), not both",
-                )
-            if fixed not in {str(m["metric"]) for m in metrics}:
-                raise RejectedFile(
-                    file.uri,
-                    f"source {name!r}: options.metric {fixed!r} is not a metric wastewatch knows "
-                    f"(one of {list(SAMPLE_COLUMNS)}, a DCGM name, or a name in options.metrics)",
-                )
-        if file.size == 0:
-            raise RejectedFile(file.uri, "file is empty (0 bytes)")
+        zone(ctx.source.name, file.uri, opts.timezone)
+        metrics = metric_map(ctx.source.name, file.uri, opts.metrics)
+        fixed = _fixed_metric(ctx.source.name, file.uri, opts, metrics)
         relation = "read_csv($path, header = true, all_varchar = true)"
-        try:
-            cur = con.execute(f"select * from {relation} limit 0", {"path": str(file.local_path)})  # noqa: S608 - identifiers only
-            header = [d[0] for d in cur.description]
-            cur.fetchall()
-        except duckdb.Error as exc:
-            raise RejectedFile(file.uri, f"cannot read: {duckdb_problem(exc)}") from None
-        by_lower = {h.lower().strip(): h for h in header}
-        where: dict[str, str] = {}
-        for canon in (*REQUIRED, *ENTITY):
-            if canon == "metric" and fixed is not None:
-                continue  # every line is of the fixed metric; a column named `metric` is a label then
-            wanted = mapping.get(canon)
-            if wanted is not None:
-                if str(wanted).lower() not in by_lower:
-                    raise RejectedFile(
-                        file.uri,
-                        f"column {wanted!r} (options.columns.{canon}) is not in the header {header}",
-                        line=1,
-                    )
-                where[canon] = by_lower[str(wanted).lower()]
-                continue
-            for alias in ALIASES.get(canon, (canon,)):
-                if alias in by_lower:
-                    where[canon] = by_lower[alias]
-                    break
-        missing = [c for c in REQUIRED if c not in where and not (c == "metric" and fixed is not None)]
-        if missing:
+        header, _ = read_csv(con, file, relation, data=False)
+        mapped = match_header(file, METRICS_CSV, header, opts.columns, skip=("metric",) if fixed else ())
+        if "host" not in mapped.where and not opts.host:
             raise RejectedFile(
                 file.uri,
-                f"no {', '.join(missing)} column in the header {header} (see options.columns)",
-                line=1,
+                "no host column and no `host` option: cannot tell which machine",
+                line=mapped.line(-1),
             )
-        if "host" not in where and not opts.host:
-            raise RejectedFile(
-                file.uri, "no host column and no `host` option: cannot tell which machine", line=1
-            )
-        used = set(where.values())
-        extra = [h for h in header if h not in used]
-        select = ["row_number() over () as _row"]
-        select += [
-            f"{quote_ident(where[c])}::varchar as {c}"
-            if c in where
-            else "$fixed_metric::varchar as metric"
-            if c == "metric"
-            else f"null::varchar as {c}"
-            for c in (*REQUIRED, *ENTITY)
-        ]
-        entries = ", ".join(
-            f"{{'key': normalize_tag_key({quote_literal(h)}), 'value': {quote_ident(h)}}}" for h in extra
-        )
-        select.append(
-            f"map_from_entries(list_filter([{entries}], lambda e: nullif(trim(e.value), '') is not null))"
-            if extra
-            else "null::map(varchar, varchar)"
-        )
-        cte = f"with _src as (select {', '.join(select[:-1])}, {select[-1]} as labels from {relation})\n"  # noqa: S608 - identifiers only
+        cte = _source_cte(mapped, relation)
         params: dict[str, object] = {"path": str(file.local_path)}
         if fixed is not None:  # DuckDB refuses a parameter the text does not use
             params["fixed_metric"] = fixed
-        self._validate(con, cte, params, tz, where, file)
+        self._validate(con, cte, params, opts.timezone, mapped)
         stg = sql_text("staging", "stg_metrics_csv__gpu_samples")
         bind = {
             **params,
             "metrics": metrics,
-            "tz": tz,
+            "tz": opts.timezone,
             "host": opts.host,
-            "source_name": name,
+            "source_name": ctx.source.name,
             "source_file": file.uri,
             "file_id": ctx.file_id,
         }
@@ -190,22 +157,33 @@ class MetricsCsvReader(PerFileBatch):
             got = one(con, f"insert into gpu_samples by name\n{cte}select * from (\n{stg}\n)", bind)  # noqa: S608 - identifiers only, values are bound
         except duckdb.Error as exc:
             raise RejectedFile(file.uri, f"cannot load: {duckdb_problem(exc)}") from None
-        ahead = ahead_of_clock(con, [ctx])
-        if ahead is not None:
-            # the first line of a metric the staging reads whose time is after the limit, as the staging reads it
-            first = one(
-                con,
-                f"""{cte}select _row, epoch(sample_ts), ts from (
-                    select _row, ts, coalesce(epoch_utc(try_cast(ts as double)), parse_utc(ts, $tz)) as sample_ts
-                    from _src inner join _metrics as m on m.metric = trim(_src.metric)
-                ) where sample_ts > $limit order by _row limit 1""",  # noqa: S608 - identifiers only, values are bound
-                {**params, "metrics": metrics, "tz": tz, "limit": ahead.limit},
-            )
-            if first is None:
-                raise ahead.refusal(file.uri)
-            line, text = line_with(file, int(first[0]) + 1, str(first[2])) or (int(first[0]) + 1, None)
-            raise ahead.refusal(file.uri, line, first[1], text)
+        self._ahead_of_clock(con, cte, {**params, "metrics": metrics, "tz": opts.timezone}, mapped, ctx)
         return LoadResult(rows=int(got[0]) if got else 0)
+
+    @staticmethod
+    def _ahead_of_clock(
+        con: duckdb.DuckDBPyConnection,
+        cte: str,
+        params: dict[str, object],
+        mapped: MappedFile,
+        ctx: LoadContext,
+    ) -> None:
+        ahead = ahead_of_clock(con, [ctx])
+        if ahead is None:
+            return
+        # the first line of a metric the staging reads whose time is after the limit, as the staging reads it
+        first = one(
+            con,
+            f"""{cte}select _row, epoch(sample_ts) from (
+                select _row, ts, coalesce(epoch_utc(try_cast(ts as double)), parse_utc(ts, $tz)) as sample_ts
+                from _src inner join _metrics as m on m.metric = trim(_src.metric)
+            ) where sample_ts > $limit order by _row limit 1""",  # noqa: S608 - identifiers only, values are bound
+            {**params, "limit": ahead.limit},
+        )
+        if first is None:
+            raise ahead.refusal(mapped.file.uri)
+        line = mapped.line(int(first[0]) - 1)
+        raise ahead.refusal(mapped.file.uri, line, first[1], line_text(mapped.file, line))
 
     @staticmethod
     def _validate(
@@ -213,8 +191,7 @@ class MetricsCsvReader(PerFileBatch):
         cte: str,
         params: dict[str, object],
         tz: str,
-        where: dict[str, str],
-        file: SourceFile,
+        mapped: MappedFile,
     ) -> None:
         try:
             bad = one(
@@ -229,7 +206,7 @@ class MetricsCsvReader(PerFileBatch):
                 {**params, "tz": tz},
             )
         except duckdb.Error as exc:
-            raise RejectedFile(file.uri, f"cannot read: {duckdb_problem(exc)}") from None
+            raise RejectedFile(mapped.file.uri, f"cannot read: {duckdb_problem(exc)}") from None
         if bad is None:
             return
         row, ts, value, _, problem = bad
@@ -238,4 +215,4 @@ class MetricsCsvReader(PerFileBatch):
             "value": f"value {value!r} is not a number",
             "metric": "empty metric name",
         }[problem]
-        raise RejectedFile(file.uri, text, line=int(row) + 1, column=where.get(problem, problem))
+        raise mapped.rejected(int(row) - 1, problem, text)
