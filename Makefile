@@ -43,12 +43,12 @@ lint: $(STAMP)
 # Dagster make's own child, so a SIGTERM to make reaches it.
 PORT ?= 3000
 dev: $(STAMP)
-	exec $(BIN)/python -m pipelines.dev --port $(PORT)
+	exec $(BIN)/python -m pipelines.cli.dev --port $(PORT)
 
 docs: $(STAMP)
 	$(BIN)/python -m rules docs > docs/rules.md
 	$(BIN)/python -m rules readme --write README.md
-	$(BIN)/python -m pipelines.schema_docs > docs/schema.md
+	$(BIN)/python -m pipelines.cli.schema_docs > docs/schema.md
 
 # The FinOps Foundation's focus-validator (2.x validates FOCUS 1.2 and needs Python 3.12) over the FOCUS export
 # of every billing fixture, in its own environment (it pins its own numpy and pyarrow); fails on any failure

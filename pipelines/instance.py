@@ -30,8 +30,8 @@ from typing import Any
 
 import dagster as dg
 
+from pipelines.config.run_history import HISTORY_ENV, HISTORY_MODES, run_history  # noqa: F401 - re-exported
 from pipelines.lock import pid_alive
-from pipelines.run_history import HISTORY_ENV, HISTORY_MODES, run_history  # noqa: F401 - re-exported
 
 PID_TAG = "wastewatch/pid"
 HOST_TAG = "wastewatch/host"

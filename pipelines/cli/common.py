@@ -52,8 +52,8 @@ def wait_option(f: Callable[..., Any]) -> Callable[..., Any]:
 @contextmanager
 def writing(config: Config, wait_s: float, role: str = "writer") -> Iterator[None]:
     """Hold the warehouse's run-level lock (waiting up to `wait_s`); WarehouseBusy ends in exit 3."""
+    from pipelines.config.run_history import run_history
     from pipelines.lock import writer_lock
-    from pipelines.run_history import run_history
 
     run_history()  # a bad WASTEWATCH_RUN_HISTORY is refused before the lock or the warehouse's folder exist
     with writer_lock(config.warehouse_path, wait=wait_s, notice=lambda m: say(m, err=True), role=role):
@@ -100,7 +100,7 @@ def pick_week(value: str | None) -> str:
 
 def no_data(config: Config, week: str) -> bool:
     """Say so, plainly and naming the weeks that have data, when the warehouse holds nothing for `week`."""
-    from pipelines.coverage import no_data_message
+    from pipelines.health.coverage import no_data_message
     from rules import Window
 
     message = no_data_message(config, Window.iso_week(week))

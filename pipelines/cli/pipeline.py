@@ -46,7 +46,7 @@ def init(ctx: click.Context, path: Path | None, force: bool) -> None:
 
 
 def do_ingest(ctx: click.Context, config: Config, full: bool = False) -> int:
-    from pipelines.freshness import stale_sources
+    from pipelines.health.freshness import stale_sources
     from pipelines.ingest import NEW_VERSION_REJECTED
     from pipelines.transform import nothing_new
     from pipelines.transform.retention import RETENTION_ASSET
@@ -123,7 +123,7 @@ def do_ingest(ctx: click.Context, config: Config, full: bool = False) -> int:
 
 def _nothing_new(config: Config, found: nothing_new.Check) -> int:
     """What a run with nothing new prints, without running it: each table's files, the stale sources."""
-    from pipelines.freshness import stale_sources
+    from pipelines.health.freshness import stale_sources
     from pipelines.warehouse import open_warehouse, scalar, stored_in, utcnow
 
     assert found.recorded_at is not None

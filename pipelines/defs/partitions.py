@@ -1,7 +1,7 @@
 """ISO weeks (Monday 00:00 UTC) for findings and reports, from `history_start` to the current week.
 
 The weekly partitions are built when the definitions are (never at import): they start at the config's
-`history_start`, else at the week of the earliest data in the warehouse (pipelines/coverage.py). The config
+`history_start`, else at the week of the earliest data in the warehouse (pipelines/health/coverage.py). The config
 is the one the definitions are built for: the CLI's (`definitions_for`), else $WASTEWATCH_CONFIG, else
 ./wastewatch.yaml, as WastewatchResource resolves it.
 """
@@ -17,7 +17,7 @@ from pathlib import Path
 import dagster as dg
 
 from pipelines.config import find_config
-from pipelines.coverage import load_history_start
+from pipelines.health.coverage import load_history_start
 from rules import Window
 
 _BUILDING_FOR: ContextVar[Path | None] = ContextVar("wastewatch_definitions_config", default=None)

@@ -48,7 +48,7 @@ import duckdb
 from pipelines.config import Config, Source
 from pipelines.errors import S3Error, WarehouseError
 from pipelines.lock import pid_alive
-from pipelines.s3 import message, object_pages, split_uri
+from pipelines.net.s3 import message, object_pages, split_uri
 from pipelines.warehouse import rows, sql_text
 
 FORMATS = ("parquet", "csv")
@@ -757,7 +757,7 @@ def default_destination(config: Config) -> str:
 
 def s3_client_maker(uri: str, endpoint_url: str | None, region: str | None) -> Callable[[], Any]:
     """A maker of the boto3 client for an s3:// destination (default credential chain, its endpoint)."""
-    from pipelines.s3 import client
+    from pipelines.net.s3 import client
 
     def make() -> Any:
         return client(

@@ -11,8 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pipelines import s3 as s3mod
 from pipelines.config import Config, Source
+from pipelines.net import s3 as s3mod
 from pipelines.sources.registry import source_kind
 
 

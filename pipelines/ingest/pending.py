@@ -13,7 +13,6 @@ from typing import Any
 
 import duckdb
 
-from pipelines import s3 as s3mod
 from pipelines.config import Config, Source
 from pipelines.errors import RejectedFile, S3Error
 from pipelines.ingest import ledger
@@ -21,6 +20,7 @@ from pipelines.ingest.files import SourceFile, list_files, list_local
 from pipelines.ingest.readers import get_reader
 from pipelines.ingest.readers.base import DeliveryReader, SourceReader
 from pipelines.ingest.run import missing_location
+from pipelines.net import s3 as s3mod
 from pipelines.sources.options import BillingOptions
 from pipelines.sources.registry import source_kind
 

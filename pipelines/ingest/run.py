@@ -11,7 +11,6 @@ from typing import Any
 import duckdb
 
 from pipelines import progress
-from pipelines import s3 as s3mod
 from pipelines.config import Config, Source
 from pipelines.errors import S3Error, SourceFailed
 from pipelines.failpoints import failpoint
@@ -24,6 +23,7 @@ from pipelines.ingest.modes.per_file import ingest_file
 from pipelines.ingest.modes.whole_source import ingest_source
 from pipelines.ingest.readers import get_reader
 from pipelines.ingest.readers.base import BatchReader, DeliveryReader, FileReader, SourceReader
+from pipelines.net import s3 as s3mod
 from pipelines.sources.registry import source_kind
 
 

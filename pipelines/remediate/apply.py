@@ -23,11 +23,11 @@ from typing import Any
 import duckdb
 
 from pipelines.config import Config
+from pipelines.net.s3 import client_at, problem, split_uri
 from pipelines.redact import redact
 from pipelines.remediate import audit
 from pipelines.remediate.keys import Keyring, ensure_key, load_key
 from pipelines.remediate.targets import KINDS, Outcome, Target
-from pipelines.s3 import client_at, problem, split_uri
 from pipelines.warehouse import connect, lock_down, one, rows, sql_text, transaction, utcnow
 from rules import Window, finding_id
 from rules._contract import finding_key

@@ -4,7 +4,7 @@ Each returns an Outcome: `would_apply` (dry run: the checks passed, nothing touc
 `nothing_to_do` (already in the wanted state, or gone), `refused` (protected, or changed since the plan)
 or `failed` (the provider refused the call). Every call goes through boto3 with the configured endpoint,
 so S3-compatible stores and moto's server work the same as AWS; provider errors reach the caller as
-botocore exceptions and are worded by pipelines.s3.problem (redacted).
+botocore exceptions and are worded by pipelines.net.s3.problem (redacted).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
-from pipelines.s3 import object_pages, problem, split_uri
+from pipelines.net.s3 import object_pages, problem, split_uri
 
 FALSE_VALUES = {"false", "no", "0"}
 DELETE_BATCH = 1000  # DeleteObjects takes at most 1000 keys

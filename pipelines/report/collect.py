@@ -13,7 +13,7 @@ from typing import Any
 import duckdb
 
 from pipelines.config import Config
-from pipelines.freshness import stale_sources
+from pipelines.health.freshness import stale_sources
 from pipelines.redact import redact
 from pipelines.report.model import TREND_WEEKS, WeeklyReport, check_totals, team_pages
 from pipelines.units import DAYS_PER_MONTH

@@ -1,6 +1,6 @@
 """Ten example questions for ad-hoc querying, each a SQL file in `sql/reports/questions/`.
 
-`render_markdown()` is the "Example questions" section for docs/schema.md (pipelines/schema_docs.py can
+`render_markdown()` is the "Example questions" section for docs/schema.md (pipelines/cli/schema_docs.py can
 append it). A question about a week takes it as named parameters ($week_start, $week_end: pipelines/report/
 adhoc.py), so each file runs as shipped with `wastewatch sql --file PATH --week 2026-W48`
 (tests/report/test_questions.py runs them all on the demo and compares their answers with the report's).

@@ -36,7 +36,7 @@ class Options(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
 
 
-# -- network limits (pipelines/netlimits.py, docs/reliability.md "Bounded network reads") ---------------
+# -- network limits (pipelines/net/limits.py, docs/reliability.md "Bounded network reads") ---------------
 
 
 class AnswerOptions(Options):

@@ -199,7 +199,7 @@ def test_make_dev_names_its_config_warns_of_nothing_and_stops_on_sigterm(
 
 
 def test_make_dev_falls_back_to_the_demo_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipelines.dev import choose_config
+    from pipelines.cli.dev import choose_config
 
     monkeypatch.delenv(CONFIG_ENV, raising=False)
     monkeypatch.chdir(tmp_path)

@@ -402,7 +402,7 @@ def test_a_rejected_file_fails_its_check_but_not_the_run(tmp_path: Path) -> None
 
 
 def test_the_report_asset_writes_no_report_for_a_week_without_data(tmp_path: Path) -> None:
-    # what the CLI says for such a week (pipelines/coverage.py), the scheduled report asset says too
+    # what the CLI says for such a week (pipelines/health/coverage.py), the scheduled report asset says too
     config_path = make_gpu_project(tmp_path)
     config_path.write_text("history_start: 2026-11-02\n" + config_path.read_text(encoding="utf-8"))
     assert run_ingest(config_path).success

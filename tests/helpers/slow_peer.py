@@ -1,6 +1,6 @@
 """A misbehaving HTTP peer on 127.0.0.1: it answers every request (any path, GET, HEAD or POST) with 200 and a body
 it either drips (one byte per `interval` seconds) or sends at once however large, for the bounded-read
-tests (pipelines/netlimits.py). It speaks enough HTTP for urllib and for boto3 (an S3 GetObject or
+tests (pipelines/net/limits.py). It speaks enough HTTP for urllib and for boto3 (an S3 GetObject or
 ListObjectsV2, an EC2 DescribeInstances): headers are sent at once, only the body drips."""
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from pipelines.cli import main
 from pipelines.config import load_config
 from pipelines.errors import ConfigError
-from pipelines.freshness import stale_sources
+from pipelines.health.freshness import stale_sources
 from pipelines.ingest import ingest
 from pipelines.warehouse import connect
 from tests.helpers.config import write_config

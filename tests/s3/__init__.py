@@ -1,1 +1,1 @@
-"""S3 access (pipelines.s3) and the moto server the tests reach it through."""
+"""S3 access (pipelines.net.s3) and the moto server the tests reach it through."""

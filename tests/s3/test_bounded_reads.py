@@ -1,4 +1,4 @@
-"""Bounded reads through boto3 and by hand (pipelines/netlimits.py): an S3 download that falls below its
+"""Bounded reads through boto3 and by hand (pipelines/net/limits.py): an S3 download that falls below its
 throughput floor fails in about one window, naming the object, the floor and the options that move it, and
 leaves no partial file; an answer's size cap holds whether or not the answer declares its length."""
 
@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from pipelines import s3 as s3mod
 from pipelines.config import Source, load_config
 from pipelines.errors import ConfigError, S3Error
-from pipelines.netlimits import AnswerLimits, DownloadFloor, LimitHit, read_answer
+from pipelines.net import s3 as s3mod
+from pipelines.net.limits import AnswerLimits, DownloadFloor, LimitHit, read_answer
 from tests.helpers.config import write_config
 from tests.helpers.ingest_run import ingest_project
 from tests.helpers.slow_peer import slow_peer

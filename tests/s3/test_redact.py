@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines import s3
 from pipelines.config import Source
 from pipelines.errors import RejectedFile, S3Error
+from pipelines.net import s3
 from pipelines.redact import redact, remember, url_label
 
 

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from pipelines.cli import main
 from pipelines.config import Config, ConfigError, load_config
-from pipelines.coverage import no_data_message
+from pipelines.health.coverage import no_data_message
 from pipelines.ingest import ingest
 from pipelines.transform.build import build_marts
 from pipelines.transform.retention import prune_samples, retention_cutoff

@@ -480,7 +480,7 @@ def test_publish_without_a_warehouse_is_refused(config: Config) -> None:
 
 def test_schema_reference_is_generated_from_the_sql() -> None:
     """docs/schema.md must equal the generator's output (run `make docs` after changing sql/)."""
-    from pipelines.schema_docs import render
+    from pipelines.cli.schema_docs import render
 
     docs = REPO / "docs" / "schema.md"
     assert docs.read_text(encoding="utf-8") == render()

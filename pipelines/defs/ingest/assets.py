@@ -10,7 +10,7 @@ import dagster as dg
 
 from pipelines.config import Config
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
-from pipelines.freshness import stale_sources
+from pipelines.health.freshness import stale_sources
 from pipelines.ingest import ingest
 from pipelines.ingest.billing.checks import focus_conformance, reconciliation, tag_coverage
 from pipelines.redact import redact

@@ -5,12 +5,12 @@ import hashlib
 
 import dagster as dg
 
-from pipelines import s3 as s3mod
 from pipelines.config import ConfigError
 from pipelines.defs.jobs import nightly_ingest
 from pipelines.defs.resources import WastewatchResource
 from pipelines.errors import S3Error
 from pipelines.ingest.files import list_files
+from pipelines.net import s3 as s3mod
 
 
 @dg.sensor(

@@ -6,13 +6,13 @@ import dagster as dg
 
 from pipelines import progress
 from pipelines.advice import ADVISORS
-from pipelines.coverage import no_data_message
 from pipelines.defs.advice.assets import advice_key
 from pipelines.defs.ingest.assets import INGEST_TABLES
 from pipelines.defs.partitions import partition_to_window, weekly_partitions
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
 from pipelines.defs.rules.assets import findings_key
 from pipelines.evaluate import active_rules
+from pipelines.health.coverage import no_data_message
 from pipelines.marts.registry import MARTS
 from pipelines.redact import redact
 from pipelines.report import write_report

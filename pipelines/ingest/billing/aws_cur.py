@@ -18,6 +18,7 @@ from pathlib import Path
 
 import duckdb
 
+from pipelines.catalog.mappings import catalog_bind
 from pipelines.errors import RejectedFile
 from pipelines.ingest.billing.decompress import open_text
 from pipelines.ingest.billing.foreign import reject_foreign
@@ -28,7 +29,6 @@ from pipelines.ingest.billing.sql_expr import json_nonnull
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, quote_ident
 from pipelines.ingest.sniff import csv_fields
-from pipelines.mappings import catalog_bind
 from pipelines.sources.aws_cur import (
     ALIASES,
     CUR_COLUMNS,

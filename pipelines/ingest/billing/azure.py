@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 
 import duckdb
 
+from pipelines.catalog.mappings import catalog_bind
 from pipelines.errors import RejectedFile
 from pipelines.ingest.billing.decompress import open_text
 from pipelines.ingest.billing.deliveries import Delivery, is_manifest, plan_deliveries
@@ -38,7 +39,6 @@ from pipelines.ingest.billing.sql_expr import json_nonnull, src_cte
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, quote_ident
 from pipelines.ingest.sniff import csv_fields
-from pipelines.mappings import catalog_bind
 from pipelines.sources.aws_cur import squash
 from pipelines.sources.options import AzureOptions, BillingOptions
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import duckdb
 
+from pipelines.catalog.mappings import catalog_bind
 from pipelines.errors import RejectedFile
 from pipelines.ingest.billing.foreign import reject_foreign
 from pipelines.ingest.billing.lines import Check, Spec
@@ -20,7 +21,6 @@ from pipelines.ingest.billing.relation import Relation
 from pipelines.ingest.billing.sql_expr import json_nonnull
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import LoadContext, quote_ident
-from pipelines.mappings import catalog_bind
 from pipelines.sources.options import GcpOptions
 
 # canonical `_src` column -> dotted path in the export

@@ -15,7 +15,7 @@ The region is the source's `region`, else the `region` option, else the uri's `l
 boto3's default; `endpoint_url` (source field or option) points at another endpoint (tests use moto's
 server). Credentials come from boto3's usual chain. A group's account and region come from its ARN.
 
-Bounded reads (pipelines/netlimits.py): each DescribeLogGroups page must arrive whole within `timeout`
+Bounded reads (pipelines/net/limits.py): each DescribeLogGroups page must arrive whole within `timeout`
 seconds and be at most `max_response_mb` (defaults 60 s, 64 MB), else the source fails naming the limit and
 keeps its rows; a saved listing downloaded from S3 must keep above `min_download_kbps` over `download_window`.
 """
@@ -32,12 +32,12 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from pipelines import s3 as s3mod
 from pipelines.config import Source
 from pipelines.errors import RejectedFile, S3Error, SourceFailed
 from pipelines.ingest.files import clean_cache, fetch, list_files, source_cache
 from pipelines.ingest.readers.base import LoadContext, LoadResult, SourceReader, duckdb_problem
-from pipelines.netlimits import AnswerLimits, LimitHit
+from pipelines.net import s3 as s3mod
+from pipelines.net.limits import AnswerLimits, LimitHit
 from pipelines.sources.options import CloudWatchLogsOptions
 from pipelines.warehouse import sql_text
 

@@ -30,12 +30,12 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from pipelines import s3 as s3mod
 from pipelines.config import Source
 from pipelines.errors import RejectedFile, SourceFailed
 from pipelines.ingest.readers.base import LoadContext, LoadResult, SourceReader, duckdb_problem
 from pipelines.ingest.readers.jobs_common import norm_keys
-from pipelines.netlimits import AnswerLimits, LimitHit
+from pipelines.net import s3 as s3mod
+from pipelines.net.limits import AnswerLimits, LimitHit
 from pipelines.sources.options import Ec2InstancesOptions
 from pipelines.warehouse import sql_text
 

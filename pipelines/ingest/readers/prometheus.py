@@ -27,7 +27,7 @@ a doubling back-off (honouring Retry-After); a server that still cannot be reach
 credentials, fails the source (`error: source '<name>': ...`, exit 1) and keeps its rows; a response that is
 not a query result rejects the run's read naming the query and the problem.
 
-Bounded reads (pipelines/netlimits.py): each answer must arrive whole within `timeout` seconds of its request
+Bounded reads (pipelines/net/limits.py): each answer must arrive whole within `timeout` seconds of its request
 (also the longest wait for a byte) and be at most `max_response_mb` (default 128: a day of 4,000 GPUs at
 step 1h is ~109 MB). A server that drips its answer, or sends a larger one, fails the source at once (not
 retried), naming the URL, the limit and the option that moves it.
@@ -64,7 +64,7 @@ from pipelines.ingest.readers.base import (
     duckdb_problem,
 )
 from pipelines.ingest.readers.dcgm import metric_catalog
-from pipelines.netlimits import AnswerLimits, LimitHit, read_answer
+from pipelines.net.limits import AnswerLimits, LimitHit, read_answer
 from pipelines.redact import redact, remember
 from pipelines.sources.options import PrometheusOptions
 from pipelines.units import parse_duration

@@ -20,7 +20,7 @@ Options:
 
 A listing that fails part-way (a page that cannot be fetched after the retries, or a truncated page without
 a continuation token, or a page that takes longer than `timeout` or is larger than `max_response_mb`: see
-pipelines/netlimits.py) rejects the source run: nothing of it is written and the previous listing stays.
+pipelines/net/limits.py) rejects the source run: nothing of it is written and the previous listing stays.
 """
 
 from __future__ import annotations
@@ -33,12 +33,12 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
-from pipelines import s3 as s3mod
 from pipelines.config import Source
 from pipelines.errors import RejectedFile
 from pipelines.ingest.readers.base import LoadContext, LoadResult, SourceReader, duckdb_problem
 from pipelines.ingest.snapshots import replace_snapshot
 from pipelines.ingest.storage_patterns import sync_config
+from pipelines.net import s3 as s3mod
 from pipelines.sources.options import S3ListingOptions
 
 CHECKSUMS = ("CRC64NVME", "SHA256", "SHA1", "CRC32C", "CRC32")  # preferred first

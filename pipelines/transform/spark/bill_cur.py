@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from pipelines.mappings import service_catalog
+from pipelines.catalog.mappings import service_catalog
 from pipelines.sources.aws_cur import (
     ALIASES,
     EMPTY_IS_NULL,

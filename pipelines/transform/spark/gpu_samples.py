@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pipelines import s3 as s3mod
 from pipelines.config import Config, Source
 from pipelines.errors import RejectedFile, WarehouseError
+from pipelines.net import s3 as s3mod
 from pipelines.sources import nvidia_smi
 from pipelines.sources.options import NvidiaSmiOptions
 from pipelines.transform.spark.bills import union

@@ -14,7 +14,7 @@ import boto3
 import duckdb
 import pytest
 
-import pipelines.s3 as s3_module
+import pipelines.net.s3 as s3_module
 from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
 from pipelines.warehouse import connect

@@ -11,7 +11,7 @@ import boto3
 import duckdb
 import pytest
 
-import pipelines.s3 as s3_module
+import pipelines.net.s3 as s3_module
 from pipelines.config import load_config
 from pipelines.ingest import ingest
 from pipelines.warehouse import connect
@@ -172,7 +172,7 @@ STREAM_CHILD = """
 import json, os, resource, sys
 from datetime import datetime
 import boto3
-from pipelines.s3 import S3Object, download
+from pipelines.net.s3 import S3Object, download
 endpoint, bucket, key, size, etag, dest = sys.argv[1:7]
 s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
 s3.head_object(Bucket=bucket, Key=key)  # warm up the client before the baseline

@@ -1,4 +1,4 @@
-"""Bounded DescribeInstances pages (pipelines/netlimits.py): a page larger than `max_response_mb` (real pages
+"""Bounded DescribeInstances pages (pipelines/net/limits.py): a page larger than `max_response_mb` (real pages
 from moto's server) or still dripping at `timeout` fails the ec2_instances source with one line naming the
 endpoint and the option to raise; its earlier rows stay and the other sources load."""
 

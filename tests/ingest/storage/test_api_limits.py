@@ -1,4 +1,4 @@
-"""Bounded listing pages (pipelines/netlimits.py): an s3_listing page larger than `max_response_mb` (real
+"""Bounded listing pages (pipelines/net/limits.py): an s3_listing page larger than `max_response_mb` (real
 ListObjectsV2 pages from moto's server) rejects the listing and keeps the previous one; a DescribeLogGroups
 endpoint that drips its page fails the cloudwatch_logs source at `timeout`. Each names the endpoint, the
 limit and the option to raise."""

@@ -423,7 +423,7 @@ def test_tls_verified_with_the_ca_file_refused_without_it_and_skipped_when_asked
 
 def test_a_host_the_metrics_store_stopped_hearing_from_is_stale(tmp_path: Path) -> None:
     """Host silence reads the hourly rows too: gpu-node-b's last hour is 30 h before the source's newest."""
-    from pipelines.freshness import stale_sources
+    from pipelines.health.freshness import stale_sources
 
     write_config(
         tmp_path,
@@ -494,7 +494,7 @@ def test_an_hour_read_again_unchanged_is_not_rolled_up_again(tmp_path: Path) -> 
 
 
 def test_a_warehouse_fed_only_by_the_metrics_store_has_data_in_its_weeks(tmp_path: Path) -> None:
-    from pipelines.coverage import data_spans
+    from pipelines.health.coverage import data_spans
     from rules import Window
 
     con = connect(tmp_path / "w.duckdb")

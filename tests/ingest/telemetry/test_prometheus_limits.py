@@ -1,4 +1,4 @@
-"""Bounded reads of the `prometheus` source (pipelines/netlimits.py): a server that drips its answer fails the
+"""Bounded reads of the `prometheus` source (pipelines/net/limits.py): a server that drips its answer fails the
 source once `timeout` has passed, an answer larger than `max_response_mb` fails it before it is read whole;
 either way one line names the source, the URL and the option to raise, and the other sources still load."""
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import duckdb
 
-from pipelines import s3 as s3mod
 from pipelines.errors import RejectedFile
 from pipelines.ingest.readers.base import duckdb_problem, quote_ident
 from pipelines.ingest.readers.s3_inventory.manifest import Manifest
+from pipelines.net import s3 as s3mod
 from pipelines.sources import inventory_format
 from pipelines.sources.inventory_format import FIELDS, REQUIRED, norm
 from pipelines.warehouse import one

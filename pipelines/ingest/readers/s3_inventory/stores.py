@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pipelines import s3 as s3mod
 from pipelines.config import Source
 from pipelines.errors import RejectedFile
 from pipelines.ingest.readers.s3_inventory.load import destination_bucket
 from pipelines.ingest.readers.s3_inventory.manifest import STAMP, Manifest, ManifestRef
+from pipelines.net import s3 as s3mod
 from pipelines.sources.inventory_format import local_data_file
 from pipelines.sources.options import S3InventoryOptions
 

@@ -6,7 +6,7 @@ Aliyun OSS, Tencent COS). Every message this module builds goes through `message
 word what reaches a user about an S3 request and pass it through `redact()`: an endpoint's password, a
 presigned URL's signature or a credential never reaches a message.
 
-Every client made here reads bounded (pipelines/netlimits.py): each answer (a listing page, an error body)
+Every client made here reads bounded (pipelines/net/limits.py): each answer (a listing page, an error body)
 whole within the source's `timeout` and at most its `max_response_mb`, each download (GetObject, also
 through boto3's download_file) above `min_download_kbps` over `download_window`.
 """
@@ -21,7 +21,7 @@ from typing import Any
 
 from pipelines.config import Source
 from pipelines.errors import S3Error
-from pipelines.netlimits import AnswerLimits, DownloadFloor, LimitHit, bound_client
+from pipelines.net.limits import AnswerLimits, DownloadFloor, LimitHit, bound_client
 from pipelines.redact import redact, remember
 from pipelines.sources.options import AnswerOptions, DownloadOptions
 from pipelines.sources.registry import source_kind
@@ -68,7 +68,7 @@ def client(source: Source, retries: int = 5) -> Any:
 
 
 def source_limits(source: Source) -> tuple[AnswerLimits, DownloadFloor]:
-    """The answer limits and download floor of a source's options (pipelines/netlimits.py)."""
+    """The answer limits and download floor of a source's options (pipelines/net/limits.py)."""
     try:
         opts = source_kind(source.kind).options.model_validate(source.options)
     except KeyError:  # not a registered kind (a destination made up as a source): the defaults
