@@ -40,8 +40,6 @@ DEFAULT_MTBF_SOURCE = (
     "default: Llama 3 405B pre-training, 419 unexpected interruptions in 54 days on 16,384 GPUs "
     "(Meta, The Llama 3 Herd of Models, 2024)"
 )
-# job states that interrupt a run (user cancellations and time limits are planned, not failures)
-FAILURE_STATES = ("FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "PREEMPTED")
 MIN_JOB_GPU_HOURS = 1000.0  # fewer measured GPU-hours than this: the default MTBF is used
 HOURS_PER_MONTH = 730.0
 DEFAULT_STORAGE_PRICE = 0.023  # USD per GB-month (S3 Standard) unless the config's prices say otherwise
@@ -167,26 +165,21 @@ def _price_rows(con: duckdb.DuckDBPyConnection, spec: GpuSpec, days: int) -> lis
 
 
 def measured_mtbf(con: duckdb.DuckDBPyConnection) -> Measured | None:
-    """GPU-hours per interrupting failure over all finished GPU jobs in `jobs`; None when too few."""
+    """GPU-hours per interrupting failure over all finished GPU jobs (sql/advice/job_failures.sql, the one
+    measurement checkpoint cadence advice ADV003 reads per job type); None when too few."""
     try:
-        found = _failure_rows(con)
-    except duckdb.CatalogException:  # a warehouse without a jobs table yet
+        found = con.execute(sql_text("advice", "job_failures"), {"since": None, "until": None}).fetchall()
+    except duckdb.CatalogException:  # a warehouse whose jobs were never transformed (no int_jobs yet)
         return None
-    gpu_hours, failures, jobs = found[0] if found else (None, 0, 0)
+    every = [r for r in found if r[1]]  # the row over every job type
+    _, _, jobs, _, gpu_hours, failures, states = every[0] if every else (None, True, 0, None, None, 0, [])
     if not gpu_hours or gpu_hours < MIN_JOB_GPU_HOURS or not failures:
         return None
     return Measured(
         gpu_hours / failures,
-        f"measured: {failures} failed job(s) ({', '.join(FAILURE_STATES)}) in {gpu_hours:,.0f} GPU-hours "
+        f"measured: {failures} failed job(s) ({', '.join(states)}) in {gpu_hours:,.0f} GPU-hours "
         f"of {jobs} finished GPU jobs",
     )
-
-
-def _failure_rows(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
-    return con.execute(
-        sql_text("reports", "rpt_estimate_failure_rate"),
-        {"failed": list(FAILURE_STATES)},
-    ).fetchall()
 
 
 def measured_mfu(con: duckdb.DuckDBPyConnection, spec: GpuSpec, params: float) -> tuple[Measured | None, int]:
