@@ -116,17 +116,18 @@ def _write_time(group: list[dict[str, Any]]) -> tuple[float | None, str | None, 
         n = sum(t for t, _ in timed)
         return sum(t * s for t, s in timed) / n, "train log save lines", n
     dips = [(j["dip_writes"], float(j["dip_s"])) for j in group if j["dip_writes"] and j["dip_s"] is not None]
-    if dips:
-        n = sum(w for w, _ in dips)
+    n = sum(w for w, _ in dips)
+    if n and any(s > 0 for _, s in dips):
         return sum(w * s for w, s in dips) / n, "GPU utilisation dip at the checkpoint writes", n
-    return None, None, 0
+    # telemetry around the writes without a dip: asynchronous saves, or samples too sparse to see one
+    return None, "no utilisation dip at the checkpoint writes" if n else None, n
 
 
 def _interval(group: list[dict[str, Any]]) -> tuple[float | None, str | None, int]:
-    """The current save interval in hours: the runs' checkpoint spans over their gaps (runs with two or more
-    checkpoints written while they ran); where the times come from; how many gaps."""
-    saving = [j for j in group if j["ckpts"] >= 2 and j["ckpt_span_h"]]
-    gaps = sum(j["ckpts"] - 1 for j in saving)
+    """The current save interval in hours: the hours from the runs' starts to their last checkpoints over
+    their checkpoints (a run starts from a checkpoint); where the times come from; how many intervals."""
+    saving = [j for j in group if j["ckpts"] >= 1 and j["ckpt_span_h"]]
+    gaps = sum(j["ckpts"] for j in saving)
     if not gaps:
         return None, None, 0
     source = Counter(j["ckpt_from"] for j in saving).most_common(1)[0][0]
@@ -148,7 +149,7 @@ def _item(
     hours = sum(float(j["runtime_h"]) for j in group)
     gpu_hours = sum(float(j["gpu_hours"]) for j in group)
     cost = sum(float(j["cost"] or 0) for j in group)
-    gpus = gpu_hours / hours if hours else 0.0
+    gpus = sum(float(j["gpus"]) * float(j["runtime_h"]) for j in group) / hours if hours else 0.0
     rate = cost / gpu_hours if gpu_hours else 0.0  # effective cost per GPU-hour
     span_start = max(lookback_start, min(j["started_at"] for j in group))
     span_h = max((window.end - span_start).total_seconds() / 3600, 1.0)
@@ -174,12 +175,16 @@ def _item(
         )
     if delta_s is None:
         missing.append(
-            "no checkpoint write time: no train-log save line with a duration, and no GPU telemetry around "
-            "the checkpoint objects' writes"
+            "no checkpoint write time: no train-log save line with a duration, and "
+            + (
+                f"no utilisation dip in the GPU telemetry around its {delta_n} checkpoint write(s)"
+                if delta_n
+                else "no GPU telemetry around the checkpoint objects' writes"
+            )
         )
     if interval_h is None:
         missing.append(
-            "no current interval: no run wrote two checkpoints while it ran (checkpoint objects under "
+            "no current interval: no run wrote a checkpoint while it ran (checkpoint objects under "
             "`checkpoints:` patterns, or save lines in its train log)"
         )
     if not rate:
@@ -285,7 +290,7 @@ def _item(
             "MTBF = the job type's job-hours / its failed runs (FAILED, NODE_FAIL, OUT_OF_MEMORY, BOOT_FAIL, "
             "PREEMPTED) in the lookback, with the exact Poisson interval of the count; δ = the train logs' save "
             "durations, else the GPU utilisation dip around each checkpoint object's write; interval = the runs' "
-            "checkpoint spans / their gaps; optimum τ = √(2·δ·MTBF) (Young/Daly); a week at interval τ: lost "
+            "hours from their starts to their last checkpoints / their checkpoints; optimum τ = √(2·δ·MTBF) (Young/Daly); a week at interval τ: lost "
             "work = failures a week (job-hours a week / MTBF) x (τ/2 + restart) x GPUs x effective cost per "
             "GPU-hour, write stalls = job-hours a week / τ x δ x GPUs x cost, storage = the stored checkpoints' "
             "monthly cost x 7 / 30.44 (scaled by interval / τ at the optimum: every save kept); saving = now - "

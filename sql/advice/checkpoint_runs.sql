@@ -2,12 +2,14 @@
 -- depends_on: jobs_enriched, resources, storage_checkpoints, int_train_intervals, int_job_hosts, gpu_samples
 -- params: $lookback_start, $window_end, $dip_window_s, $dip_util_pct
 -- What checkpoint cadence advice (ADV003) measures per run, grouped like ADV002's spot advice (job type,
--- provider, region, instance family): the checkpoints the run wrote while it ran (storage_checkpoints steps,
+-- provider, region, instance family; a host without a bill: its pricing basis and GPU model): the checkpoints the run wrote while it ran (storage_checkpoints steps,
 -- the lineage STO001 and GPU004 read; else the saves its training log reports), the write time δ from the
 -- log's save lines, else the utilisation dip on the run's GPUs around each checkpoint object's write time,
 -- and the checkpoint bytes the job type keeps stored with their monthly cost.
 -- ckpt_from: objects | log: where the run's checkpoint times come from (NULL: none)
--- ckpts: checkpoints written while the run ran; ckpt_span_h: hours from its first to its last
+-- ckpts: checkpoints written while the run ran; ckpt_span_h: hours from the run's start to its last (a run
+-- starts from a checkpoint, so each checkpoint ends one interval)
+-- gpus: the GPUs the job record requested, else its GPU-hours over its runtime
 -- log_saves_timed: saves the log gives a duration for; log_save_s: their median seconds
 -- dip_writes: checkpoint writes with telemetry around them; dip_s: the median over them of the seconds the
 -- run's GPUs spent below $dip_util_pct % utilisation within $dip_window_s seconds of the write (mean over GPUs)
@@ -25,20 +27,21 @@ with jobs as (
         j.ended_at,
         greatest(epoch(j.ended_at) - epoch(j.started_at), 0) / 3600 as runtime_h,
         j.gpu_hours,
+        coalesce(
+            j.gpus_requested, j.gpu_hours / nullif((epoch(j.ended_at) - epoch(j.started_at)) / 3600, 0)
+        ) as gpus,
         j.cost::double as cost,
         j.currency,
         j.util_mean,
-        r.provider,
+        coalesce(r.provider, r.pricing_basis) as provider,
         r.region_id,
-        split_part(r.instance_type, '.', 1) as instance_family
+        coalesce(split_part(r.instance_type, '.', 1), r.gpu_model) as instance_family
     from jobs_enriched as j
     inner join resources as r on r.resource_id = j.resource_ids[1]
     where j.started_at < $window_end::timestamp
         and j.ended_at > $lookback_start::timestamp
         and j.ended_at > j.started_at
         and j.job_name is not null
-        and r.instance_type is not null
-        and r.pricing_basis = 'bill'
         and j.gpu_hours > 0
 ),
 
@@ -146,7 +149,7 @@ select
     case when coalesce(o.n, 0) > 0 then 'objects' when coalesce(l.n, 0) > 0 then 'log' end as ckpt_from,
     coalesce(o.n, l.n, 0) as ckpts,
     coalesce(
-        (epoch(o.last_ts) - epoch(o.first_ts)) / 3600, (epoch(l.last_ts) - epoch(l.first_ts)) / 3600
+        (epoch(o.last_ts) - epoch(j.started_at)) / 3600, (epoch(l.last_ts) - epoch(j.started_at)) / 3600
     ) as ckpt_span_h,
     coalesce(l.timed, 0) as log_saves_timed,
     l.save_s as log_save_s,

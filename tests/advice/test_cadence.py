@@ -149,11 +149,11 @@ def test_a_type_saving_too_rarely_for_its_failures_is_recommended_with_both_side
     assert (e["write_seconds"], e["write_seconds_from"], e["write_seconds_measurements"]) == (
         360, "train log save lines", 12,
     )  # fmt: skip
-    # checkpoints at +6, +12 and +18 h of each run: 12 h over 2 gaps
+    # checkpoints at +6, +12 and +18 h of each run: 18 h from the start over 3 checkpoints
     assert (e["interval_hours"], e["interval_from"], e["interval_gaps"]) == (
         6,
         "checkpoint objects' write times",
-        8,
+        12,
     )
     # twelve 100 GiB checkpoints at 0.023 a GB-month: 27.60 a month, 27.60 x 7 / 30.44 a week
     stored_week = 12 * 100 * 0.023 * 7 / 30.44
