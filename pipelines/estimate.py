@@ -28,7 +28,7 @@ from typing import Any
 
 import duckdb
 
-from pipelines.warehouse import sql_text
+from pipelines.warehouse import rows, sql_text
 
 CATALOG = Path(__file__).parent / "catalog" / "gpu_peak_flops.csv"
 FLOPS_PER_PARAM_TOKEN = 6
@@ -164,22 +164,46 @@ def _price_rows(con: duckdb.DuckDBPyConnection, spec: GpuSpec, days: int) -> lis
     ).fetchall()
 
 
-def measured_mtbf(con: duckdb.DuckDBPyConnection) -> Measured | None:
-    """GPU-hours per interrupting failure over all finished GPU jobs (sql/advice/job_failures.sql, the one
-    measurement checkpoint cadence advice ADV003 reads per job type); None when too few."""
+def measured_mtbf(con: duckdb.DuckDBPyConnection, like: str | None = None) -> Measured | None:
+    """GPU-hours per interrupting failure over all finished GPU jobs, or those of the job type `like`
+    (sql/advice/job_failures.sql, the one measurement checkpoint cadence advice ADV003 reads per job type);
+    None when too few."""
     try:
-        found = con.execute(sql_text("advice", "job_failures"), {"since": None, "until": None}).fetchall()
+        found = rows(con, sql_text("advice", "job_failures"), {"since": None, "until": None})
     except duckdb.CatalogException:  # a warehouse whose jobs were never transformed (no int_jobs yet)
         return None
-    every = [r for r in found if r[1]]  # the row over every job type
-    _, _, jobs, _, gpu_hours, failures, states = every[0] if every else (None, True, 0, None, None, 0, [])
-    if not gpu_hours or gpu_hours < MIN_JOB_GPU_HOURS or not failures:
+    row = next((r for r in found if (r["job_type"] == like if like else r["all_types"])), None)
+    if row is None or not row["gpu_hours"] or row["gpu_hours"] < MIN_JOB_GPU_HOURS or not row["failures"]:
         return None
+    of = f"{like} jobs" if like else "GPU jobs"
     return Measured(
-        gpu_hours / failures,
-        f"measured: {failures} failed job(s) ({', '.join(states)}) in {gpu_hours:,.0f} GPU-hours "
-        f"of {jobs} finished GPU jobs",
+        row["gpu_hours"] / row["failures"],
+        f"measured: {row['failures']} failed job(s) ({', '.join(row['failure_states'])}) in "
+        f"{row['gpu_hours']:,.0f} GPU-hours of {row['runs']} finished {of}",
     )
+
+
+def measured_write_seconds(con: duckdb.DuckDBPyConnection, like: str) -> Measured | None:
+    """The checkpoint write time of the job type `like` (sql/advice/checkpoint_write_time.sql, the one
+    measurement ADV003 reads): its train logs' save durations, else the GPU utilisation dip at its checkpoint
+    writes; None when neither measures it."""
+    try:
+        found = rows(
+            con,
+            sql_text("advice", "checkpoint_write_time"),
+            {"since": None, "until": None, "dip_window_s": None, "dip_util_pct": None},
+        )
+    except duckdb.CatalogException:  # no marts yet
+        return None
+    row = next((r for r in found if r["job_type"] == like and r["write_s"] is not None), None)
+    if row is None:
+        return None
+    how = (
+        f"the median of {row['log_saves']} save(s) its training logs timed"
+        if row["write_from"] == "log"
+        else f"the median GPU utilisation dip at {row['dip_writes']} checkpoint write(s)"
+    )
+    return Measured(float(row["write_s"]), f"measured for {like}: {how}")
 
 
 def measured_mfu(con: duckdb.DuckDBPyConnection, spec: GpuSpec, params: float) -> tuple[Measured | None, int]:
@@ -222,9 +246,11 @@ def estimate(
     restart_minutes: float = 10.0,
     storage_price_gb_month: float = DEFAULT_STORAGE_PRICE,
     mfu_default: float = 0.4,
+    like: str | None = None,
 ) -> Estimate:
     """The estimate; `con` (a warehouse connection) supplies the measured price and failure rate, and the
-    measured MFU when `mfu` is "measured" (`mfu_default` when no comparable job was measured)."""
+    measured MFU when `mfu` is "measured" (`mfu_default` when no comparable job was measured). With `like`
+    (a recurring job type, as ADV003 names it), the failure rate and checkpoint write time are that type's."""
     if params <= 0 or tokens <= 0:
         raise EstimateError("--params and --tokens must be positive")
     if gpus < 1:
@@ -261,7 +287,7 @@ def estimate(
 
     mtbf_source = "given"
     if mtbf_gpu_hours is None:
-        m = measured_mtbf(con) if con is not None else None
+        m = measured_mtbf(con, like) if con is not None else None
         if m is not None:
             mtbf_gpu_hours, mtbf_source = m.value, m.source
         else:
@@ -278,6 +304,15 @@ def estimate(
 
     ckpt_bytes = params * ckpt_bytes_per_param
     write_s = ckpt_write_seconds if ckpt_write_seconds is not None else ckpt_bytes / (ckpt_write_gbps * 1e9)
+    if ckpt_write_seconds is None and like and con is not None:
+        w = measured_write_seconds(con, like)
+        if w is not None:
+            write_s = w.value
+            notes.append(f"checkpoint write time {w.value:,.1f} s, {w.source}")
+        else:
+            notes.append(
+                f"no measured checkpoint write time for {like}: checkpoint size / write bandwidth is used"
+            )
     young_daly_h = math.sqrt(2 * (write_s / 3600) * job_mtbf)
     interval_h = save_every_hours if save_every_hours is not None else young_daly_h
     if interval_h <= 0:

@@ -21,6 +21,8 @@ from rules import Window
 
 HOURS_PER_WEEK = 168
 CONFIDENCE = 0.95
+# where δ comes from (sql/advice/checkpoint_write_time.sql's write_from)
+WRITE_FROM = {"log": "train log save lines", "dip": "GPU utilisation dip at the checkpoint writes"}
 
 
 class CadenceParams(AdviceParams):
@@ -36,16 +38,18 @@ class CadenceParams(AdviceParams):
         ge=0,
         description="Weekly saving (billing currency) below which a cadence change is not recommended.",
     )
-    dip_window_s: float = Field(
-        600.0,
+    dip_window_s: float | None = Field(
+        None,
         gt=0,
-        description="Seconds either side of a checkpoint object's write time searched for the utilisation dip.",
+        description="Seconds either side of a checkpoint object's write time searched for the utilisation dip "
+        "(unset: 600, sql/advice/checkpoint_write_time.sql's, which the estimator reads too).",
     )
-    dip_util_pct: float = Field(
-        20.0,
+    dip_util_pct: float | None = Field(
+        None,
         gt=0,
         le=100,
-        description="GPU utilisation (%) below which a sample around a checkpoint write counts as stalled.",
+        description="GPU utilisation (%) below which a sample around a checkpoint write counts as stalled "
+        "(unset: 20).",
     )
 
 
@@ -85,42 +89,28 @@ def young_daly_hours(delta_h: float, mtbf_h: float) -> float:
 def advise(con: duckdb.DuckDBPyConnection, window: Window, params: CadenceParams) -> list[dict[str, Any]]:
     lookback_start = window.end - timedelta(weeks=params.lookback_weeks)
     bounds = {"lookback_start": lookback_start, "window_end": window.end}
-    runs = rows(
-        con,
-        sql_text("advice", "checkpoint_runs"),
-        {**bounds, "dip_window_s": params.dip_window_s, "dip_util_pct": params.dip_util_pct},
-    )
+    runs = rows(con, sql_text("advice", "checkpoint_runs"), bounds)
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
     for j in runs:
         key = (j["job_type"], j["provider"], j["region_id"], j["instance_family"], j["currency"])
         groups.setdefault(key, []).append(j)
     if not groups:
         return []
+    since = {"since": lookback_start, "until": window.end}
     failures = {
-        r["job_type"]: r
-        for r in rows(con, sql_text("advice", "job_failures"), {"since": lookback_start, "until": window.end})
-        if not r["all_types"]
+        r["job_type"]: r for r in rows(con, sql_text("advice", "job_failures"), since) if not r["all_types"]
+    }
+    dips = {"dip_window_s": params.dip_window_s, "dip_util_pct": params.dip_util_pct}
+    writes = {
+        r["job_type"]: r for r in rows(con, sql_text("advice", "checkpoint_write_time"), {**since, **dips})
     }
     out = []
     for key, group in sorted(groups.items(), key=lambda kv: tuple(str(k) for k in kv[0])):
         if len(group) >= params.min_runs:
-            out.append(_item(key, group, failures.get(key[0]), params, window, lookback_start))
+            out.append(
+                _item(key, group, failures.get(key[0]), writes.get(key[0]), params, window, lookback_start)
+            )
     return out
-
-
-def _write_time(group: list[dict[str, Any]]) -> tuple[float | None, str | None, int]:
-    """δ in seconds: the log's save durations (their runs' medians, weighted by timed saves), else the
-    utilisation dips around the checkpoint objects' writes (weighted by writes); where from; how many."""
-    timed = [(j["log_saves_timed"], float(j["log_save_s"])) for j in group if j["log_saves_timed"]]
-    if timed:
-        n = sum(t for t, _ in timed)
-        return sum(t * s for t, s in timed) / n, "train log save lines", n
-    dips = [(j["dip_writes"], float(j["dip_s"])) for j in group if j["dip_writes"] and j["dip_s"] is not None]
-    n = sum(w for w, _ in dips)
-    if n and any(s > 0 for _, s in dips):
-        return sum(w * s for w, s in dips) / n, "GPU utilisation dip at the checkpoint writes", n
-    # telemetry around the writes without a dip: asynchronous saves, or samples too sparse to see one
-    return None, "no utilisation dip at the checkpoint writes" if n else None, n
 
 
 def _interval(group: list[dict[str, Any]]) -> tuple[float | None, str | None, int]:
@@ -139,6 +129,7 @@ def _item(
     key: tuple[Any, ...],
     group: list[dict[str, Any]],
     failed: dict[str, Any] | None,
+    written: dict[str, Any] | None,
     params: CadenceParams,
     window: Window,
     lookback_start: Any,
@@ -162,7 +153,11 @@ def _item(
     mtbf = failure_hours / k if k else None
     mtbf_low = failure_hours / high  # the interval of the rate, turned over
     mtbf_high = failure_hours / low if low else None
-    delta_s, delta_from, delta_n = _write_time(group)
+    delta_s = float(written["write_s"]) if written and written["write_s"] is not None else None
+    delta_from = WRITE_FROM.get(written["write_from"]) if written else None
+    delta_n = (
+        (written["log_saves"] if delta_from == WRITE_FROM["log"] else written["dip_writes"]) if written else 0
+    )
     interval_h, interval_from, gaps = _interval(group)
     stored_month = float(group[0]["type_stored_monthly_cost"] or 0)
     storage_now = stored_month * 7 / float(DAYS_PER_MONTH)

@@ -1,18 +1,15 @@
 -- grain: one row per scheduler job on a billed GPU instance that ran in the lookback
--- depends_on: jobs_enriched, resources, storage_checkpoints, int_train_intervals, int_job_hosts, gpu_samples
--- params: $lookback_start, $window_end, $dip_window_s, $dip_util_pct
+-- depends_on: jobs_enriched, resources, storage_checkpoints, int_train_intervals
+-- params: $lookback_start, $window_end
 -- What checkpoint cadence advice (ADV003) measures per run, grouped like ADV002's spot advice (job type,
--- provider, region, instance family; a host without a bill: its pricing basis and GPU model): the checkpoints the run wrote while it ran (storage_checkpoints steps,
--- the lineage STO001 and GPU004 read; else the saves its training log reports), the write time δ from the
--- log's save lines, else the utilisation dip on the run's GPUs around each checkpoint object's write time,
--- and the checkpoint bytes the job type keeps stored with their monthly cost.
+-- provider, region, instance family; a host without a bill: its pricing basis and GPU model): the checkpoints
+-- the run wrote while it ran (storage_checkpoints steps, the lineage STO001 and GPU004 read; else the saves its
+-- training log reports) and the checkpoint bytes the job type keeps stored with their monthly cost. The write
+-- time δ is sql/advice/checkpoint_write_time.sql's, the failure rate sql/advice/job_failures.sql's.
 -- ckpt_from: objects | log: where the run's checkpoint times come from (NULL: none)
 -- ckpts: checkpoints written while the run ran; ckpt_span_h: hours from the run's start to its last (a run
 -- starts from a checkpoint, so each checkpoint ends one interval)
 -- gpus: the GPUs the job record requested, else its GPU-hours over its runtime
--- log_saves_timed: saves the log gives a duration for; log_save_s: their median seconds
--- dip_writes: checkpoint writes with telemetry around them; dip_s: the median over them of the seconds the
--- run's GPUs spent below $dip_util_pct % utilisation within $dip_window_s seconds of the write (mean over GPUs)
 -- type_stored_bytes, type_stored_monthly_cost: the job type's checkpoints stored now (each step and storage
 -- class once, however many runs name it), priced per GB-month (2^30 bytes)
 with jobs as (
@@ -32,7 +29,6 @@ with jobs as (
         ) as gpus,
         j.cost::double as cost,
         j.currency,
-        j.util_mean,
         coalesce(r.provider, r.pricing_basis) as provider,
         r.region_id,
         coalesce(split_part(r.instance_type, '.', 1), r.gpu_model) as instance_family
@@ -60,65 +56,18 @@ objects as (
 log_saves as (
     select
         i.job_key,
-        i.ts,
-        i.save_s
+        i.ts
     from int_train_intervals as i
     inner join jobs as j on j.job_key = i.job_key
     where i.event = 'checkpoint' and i.ts >= j.started_at and i.ts <= j.ended_at
 ),
 
 object_times as (
-    select job_key, count(*) as n, min(ts) as first_ts, max(ts) as last_ts from objects group by job_key
+    select job_key, count(*) as n, max(ts) as last_ts from objects group by job_key
 ),
 
 log_times as (
-    select
-        job_key,
-        count(*) as n,
-        min(ts) as first_ts,
-        max(ts) as last_ts,
-        count(save_s) as timed,
-        median(save_s) as save_s
-    from log_saves
-    group by job_key
-),
-
-samples as (
-    -- the run's GPUs' samples within the window around each checkpoint object's write
-    select
-        o.job_key,
-        o.ts as written,
-        s.host,
-        coalesce(s.gpu_uuid, s.gpu_index::varchar) as gpu,
-        s.ts,
-        s.util_pct
-    from objects as o
-    inner join int_job_hosts as h on h.job_key = o.job_key
-    inner join gpu_samples as s
-        on lower(split_part(trim(s.host), '.', 1)) = h.host_key
-        and s.ts between o.ts - to_seconds($dip_window_s) and o.ts + to_seconds($dip_window_s)
-    where s.util_pct is not null
-),
-
-per_gpu as (
-    -- seconds below the threshold: low samples x the GPU's sampling period in the window
-    select
-        job_key,
-        written,
-        host,
-        gpu,
-        count(*) filter (where util_pct < $dip_util_pct)
-        * (epoch(max(ts)) - epoch(min(ts))) / nullif(count(*) - 1, 0) as low_s
-    from samples
-    group by job_key, written, host, gpu
-),
-
-dips as (
-    select job_key, count(*) as writes, median(dip_s) as dip_s
-    from (
-        select job_key, written, avg(low_s) as dip_s from per_gpu where low_s is not null group by job_key, written
-    )
-    group by job_key
+    select job_key, count(*) as n, max(ts) as last_ts from log_saves group by job_key
 ),
 
 stored as (
@@ -151,15 +100,10 @@ select
     coalesce(
         (epoch(o.last_ts) - epoch(j.started_at)) / 3600, (epoch(l.last_ts) - epoch(j.started_at)) / 3600
     ) as ckpt_span_h,
-    coalesce(l.timed, 0) as log_saves_timed,
-    l.save_s as log_save_s,
-    coalesce(d.writes, 0) as dip_writes,
-    d.dip_s,
     coalesce(t.stored_bytes, 0) as type_stored_bytes,
     coalesce(t.stored_monthly_cost, 0) as type_stored_monthly_cost
 from jobs as j
 left join object_times as o on o.job_key = j.job_key
 left join log_times as l on l.job_key = j.job_key
-left join dips as d on d.job_key = j.job_key
 left join type_stored as t on t.job_type = j.job_type
 order by j.job_type, j.started_at, j.job_key
