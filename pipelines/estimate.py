@@ -4,7 +4,7 @@ compute FLOPs      = 6 × parameters × tokens               (forward + backward
 GPU-hours          = FLOPs / (peak dense FLOP/s per GPU × MFU) / 3600
 wall time          = GPU-hours / GPUs
 compute cost       = GPU-hours × price per GPU-hour        (given, or measured from the warehouse)
-job MTBF           = MTBF per GPU (GPU-hours per failure, measured in `jobs`) / GPUs
+job MTBF           = MTBF per GPU (GPU-hours per failure, measured: sql/advice/job_failures.sql) / GPUs
 checkpoint size    = parameters × bytes per parameter       (14: BF16 weights, FP32 master copy, Adam m and v)
 write time δ       = checkpoint size / write bandwidth
 save interval τ    = √(2 × δ × job MTBF)                    (Young/Daly: minimises expected lost work)
@@ -28,7 +28,7 @@ from typing import Any
 
 import duckdb
 
-from pipelines.warehouse import sql_text
+from pipelines.warehouse import rows, sql_text
 
 CATALOG = Path(__file__).parent / "catalog" / "gpu_peak_flops.csv"
 FLOPS_PER_PARAM_TOKEN = 6
@@ -40,8 +40,6 @@ DEFAULT_MTBF_SOURCE = (
     "default: Llama 3 405B pre-training, 419 unexpected interruptions in 54 days on 16,384 GPUs "
     "(Meta, The Llama 3 Herd of Models, 2024)"
 )
-# job states that interrupt a run (user cancellations and time limits are planned, not failures)
-FAILURE_STATES = ("FAILED", "NODE_FAIL", "OUT_OF_MEMORY", "BOOT_FAIL", "PREEMPTED")
 MIN_JOB_GPU_HOURS = 1000.0  # fewer measured GPU-hours than this: the default MTBF is used
 HOURS_PER_MONTH = 730.0
 DEFAULT_STORAGE_PRICE = 0.023  # USD per GB-month (S3 Standard) unless the config's prices say otherwise
@@ -166,27 +164,46 @@ def _price_rows(con: duckdb.DuckDBPyConnection, spec: GpuSpec, days: int) -> lis
     ).fetchall()
 
 
-def measured_mtbf(con: duckdb.DuckDBPyConnection) -> Measured | None:
-    """GPU-hours per interrupting failure over all finished GPU jobs in `jobs`; None when too few."""
+def measured_mtbf(con: duckdb.DuckDBPyConnection, like: str | None = None) -> Measured | None:
+    """GPU-hours per interrupting failure over all finished GPU jobs, or those of the job type `like`
+    (sql/advice/job_failures.sql, the one measurement checkpoint cadence advice ADV003 reads per job type);
+    None when too few."""
     try:
-        found = _failure_rows(con)
-    except duckdb.CatalogException:  # a warehouse without a jobs table yet
+        found = rows(con, sql_text("advice", "job_failures"), {"since": None, "until": None})
+    except duckdb.CatalogException:  # a warehouse whose jobs were never transformed (no int_jobs yet)
         return None
-    gpu_hours, failures, jobs = found[0] if found else (None, 0, 0)
-    if not gpu_hours or gpu_hours < MIN_JOB_GPU_HOURS or not failures:
+    row = next((r for r in found if (r["job_type"] == like if like else r["all_types"])), None)
+    if row is None or not row["gpu_hours"] or row["gpu_hours"] < MIN_JOB_GPU_HOURS or not row["failures"]:
         return None
+    of = f"{like} jobs" if like else "GPU jobs"
     return Measured(
-        gpu_hours / failures,
-        f"measured: {failures} failed job(s) ({', '.join(FAILURE_STATES)}) in {gpu_hours:,.0f} GPU-hours "
-        f"of {jobs} finished GPU jobs",
+        row["gpu_hours"] / row["failures"],
+        f"measured: {row['failures']} failed job(s) ({', '.join(row['failure_states'])}) in "
+        f"{row['gpu_hours']:,.0f} GPU-hours of {row['runs']} finished {of}",
     )
 
 
-def _failure_rows(con: duckdb.DuckDBPyConnection) -> list[tuple[Any, ...]]:
-    return con.execute(
-        sql_text("reports", "rpt_estimate_failure_rate"),
-        {"failed": list(FAILURE_STATES)},
-    ).fetchall()
+def measured_write_seconds(con: duckdb.DuckDBPyConnection, like: str) -> Measured | None:
+    """The checkpoint write time of the job type `like` (sql/advice/checkpoint_write_time.sql, the one
+    measurement ADV003 reads): its train logs' save durations, else the GPU utilisation dip at its checkpoint
+    writes; None when neither measures it."""
+    try:
+        found = rows(
+            con,
+            sql_text("advice", "checkpoint_write_time"),
+            {"since": None, "until": None, "dip_window_s": None, "dip_util_pct": None},
+        )
+    except duckdb.CatalogException:  # no marts yet
+        return None
+    row = next((r for r in found if r["job_type"] == like and r["write_s"] is not None), None)
+    if row is None:
+        return None
+    how = (
+        f"the median of {row['log_saves']} save(s) its training logs timed"
+        if row["write_from"] == "log"
+        else f"the median GPU utilisation dip at {row['dip_writes']} checkpoint write(s)"
+    )
+    return Measured(float(row["write_s"]), f"measured for {like}: {how}")
 
 
 def measured_mfu(con: duckdb.DuckDBPyConnection, spec: GpuSpec, params: float) -> tuple[Measured | None, int]:
@@ -229,9 +246,11 @@ def estimate(
     restart_minutes: float = 10.0,
     storage_price_gb_month: float = DEFAULT_STORAGE_PRICE,
     mfu_default: float = 0.4,
+    like: str | None = None,
 ) -> Estimate:
     """The estimate; `con` (a warehouse connection) supplies the measured price and failure rate, and the
-    measured MFU when `mfu` is "measured" (`mfu_default` when no comparable job was measured)."""
+    measured MFU when `mfu` is "measured" (`mfu_default` when no comparable job was measured). With `like`
+    (a recurring job type, as ADV003 names it), the failure rate and checkpoint write time are that type's."""
     if params <= 0 or tokens <= 0:
         raise EstimateError("--params and --tokens must be positive")
     if gpus < 1:
@@ -268,7 +287,7 @@ def estimate(
 
     mtbf_source = "given"
     if mtbf_gpu_hours is None:
-        m = measured_mtbf(con) if con is not None else None
+        m = measured_mtbf(con, like) if con is not None else None
         if m is not None:
             mtbf_gpu_hours, mtbf_source = m.value, m.source
         else:
@@ -285,6 +304,15 @@ def estimate(
 
     ckpt_bytes = params * ckpt_bytes_per_param
     write_s = ckpt_write_seconds if ckpt_write_seconds is not None else ckpt_bytes / (ckpt_write_gbps * 1e9)
+    if ckpt_write_seconds is None and like and con is not None:
+        w = measured_write_seconds(con, like)
+        if w is not None:
+            write_s = w.value
+            notes.append(f"checkpoint write time {w.value:,.1f} s, {w.source}")
+        else:
+            notes.append(
+                f"no measured checkpoint write time for {like}: checkpoint size / write bandwidth is used"
+            )
     young_daly_h = math.sqrt(2 * (write_s / 3600) * job_mtbf)
     interval_h = save_every_hours if save_every_hours is not None else young_daly_h
     if interval_h <= 0:

@@ -25,7 +25,7 @@ from pipelines.config import Config, warehouse_problem
 from pipelines.errors import WarehouseBusy, WarehouseError
 from pipelines.failpoints import failpoint
 
-SCHEMA_VERSION = 19
+SCHEMA_VERSION = 20
 RAW_TABLES = (
     "schema_version",
     "ingest_files",

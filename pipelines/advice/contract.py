@@ -47,7 +47,7 @@ ITEM_KEYS = (
     "job_id", "status", "reason", "evidence", "estimated_saving", "currency", "basis", "risk",
 )  # fmt: skip
 STATUSES = ("recommended", "not_recommended", "insufficient_data")
-Kind = Literal["commitment", "spot"]
+Kind = Literal["commitment", "spot", "checkpoint"]
 
 
 class AdviceParams(BaseModel):

@@ -12,14 +12,14 @@ import duckdb
 from pydantic import ValidationError
 
 from pipelines import progress
-from pipelines.advice import commitment, spot
+from pipelines.advice import cadence, commitment, spot
 from pipelines.advice.contract import ADVICE_COLUMNS, Advisor
 from pipelines.config import Config
 from pipelines.errors import ConfigError
 from pipelines.warehouse import transaction, utcnow
 from rules import Window
 
-ADVISORS: tuple[Advisor, ...] = (commitment.ADVISOR, spot.ADVISOR)
+ADVISORS: tuple[Advisor, ...] = (commitment.ADVISOR, spot.ADVISOR, cadence.ADVISOR)
 
 
 @dataclass

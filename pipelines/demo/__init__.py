@@ -25,7 +25,10 @@ of them under GPU004 with the GPU time it lost since its run's last checkpoint.
 Advice (never waste or spend; expected.json `advice`, docs/advice.md): the eight on-demand p4d hosts are the
 steady floor a 1-year commitment is sized from (the p5s run under the Savings Plan already), nlp's
 pre-training job type checkpoints every 6 hours (spot-safe) and the nlp dev box's working days never do
-(spot-unsafe). They come from the plan as it is, drawing nothing more from the random stream.
+(spot-unsafe). They come from the plan as it is, drawing nothing more from the random stream. On the contract
+cluster, ADV003's two checkpoint-cadence plants (modelled.CADENCE): a pre-training job type whose training
+logs report a save every 10 minutes, preempted once (save less often), and a fine-tuning type saving every
+12 hours with every other run preempted (save more often).
 
 Acme's research team also runs two GPU clusters no bill lists (modelled.py): a self-built one (dgx-01/02,
 priced `owned` by the config's `pricing:` entry: depreciation, measured power, facility) and one rented on a

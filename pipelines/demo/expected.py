@@ -254,6 +254,51 @@ def _spot_advice(jobs: list[Job], objects: dict[str, Any], start: datetime, week
     return out
 
 
+def _cadence_advice(cadence: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """ADV003's two planted job types on the contract cluster (modelled.expected_cadence), rounded once."""
+    notes = {
+        "frequent_saves": "rent-h100-02's pre-training saves every 10 minutes (40 s a save) and one run in the "
+        "week is preempted: the write stalls outweigh the little work a failure loses, so it should save less often",
+        "rare_saves": "rent-h100-01's fine-tuning saves every 12 hours (300 s a save) and every other run is "
+        "preempted: each failure loses about 6 hours of 8 GPUs, so it should save more often",
+    }
+    out: dict[str, Any] = {
+        "formula": "MTBF = job-hours / preempted runs; optimum = sqrt(2 x write seconds / 3600 x MTBF) (Young/Daly); "
+        "a week (x 168 / hours from the first run's start to the week's end): lost work = failures a week x "
+        "(interval / 2 + 15 min restart) x 8 GPUs x 2.10 a GPU-hour (the contract), write stalls = job-hours a week / "
+        "interval x write seconds / 3600 x 8 x 2.10, no checkpoint objects stored; weekly_saving = (lost work + "
+        "write stalls) now - at the optimum",
+    }
+    for label, c in cadence.items():
+        out[label] = {
+            "planted": notes[label],
+            **{k: c[k] for k in ("resource_id", "status", "runs", "failures", "gpus")},
+            **{
+                k: float(round(c[k], 6))
+                for k in (
+                    "job_hours",
+                    "mtbf_hours",
+                    "write_seconds",
+                    "interval_hours",
+                    "optimum_hours",
+                    "cost_per_gpu_hour",
+                    "failures_per_week",
+                )
+            },  # fmt: skip
+            **{
+                k: float(quantize(c[k]))
+                for k in (
+                    "lost_work_now",
+                    "write_stalls_now",
+                    "lost_work_optimal",
+                    "write_stalls_optimal",
+                    "weekly_saving",
+                )
+            },  # fmt: skip
+        }
+    return out
+
+
 def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], facts: dict[str, Any], objects: dict[str, Any],
               lines: list[dict[str, Any]], start: datetime, weeks: int, spike: tuple[int, str, Decimal], samples: int,
               starved_samples: dict[tuple[str, int, int], list[tuple[int, int]]], seed: int,
@@ -650,6 +695,7 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
             "note": "advice, never waste or spend: the report's Actions and advice section (docs/advice.md)",
             "commitment": [_commitment_advice(hosts, start, weeks)],
             "spot": _spot_advice(planner.jobs, objects, start, weeks),
+            "checkpoint": _cadence_advice(modelled["cadence"]),
         },
         "gpu001_by_week": {week_labels[w]: money(sum(v.values(), Decimal(0))) for w, v in gpu001.items()},
         "gpu004_by_week": {label: money(v) for label, v in gpu004_by_week.items()},

@@ -6,6 +6,9 @@ priced `owned` by the demo config's `pricing:` entry) and one rented on a flat p
 their team and cluster; their Slurm jobs are a second sacct file. Planted on them, in the report week: dgx-02
 idle overnight (GPU001), a failed job on rent-h100-01 (GPU004) and a job on rent-h100-02 that keeps its GPUs
 busy at a low measured MFU (GPU005: its training log gives the MFU, telemetry shows no other rule's waste).
+The contract hosts' other runs are ADV003's checkpoint-cadence plants (CADENCE): rent-h100-02's pre-training
+saves every 10 minutes and is preempted once, rent-h100-01's fine-tuning saves every 12 hours and every
+other run is preempted (PREEMPTED: an interruption, which no waste rule prices).
 
 Training logs (the `train_log` source, CSV, one line every 10 minutes) are written for every completed
 job of the research cluster in the report week and for the completed training jobs of two cloud hosts, so
@@ -62,6 +65,14 @@ STEPS_LOW = (6, 6, 7, 5, 6, 6)
 STEPS_A100 = (8, 8, 9, 7, 8, 8)
 LOGGED_CLOUD_HOSTS = ("gpu-h100-07", "gpu-a100-06")
 STRAY_LINES = 12  # the workstation run's log lines (no Slurm job)
+# ADV003's two planted job types on the contract cluster, by host: (job kind, seconds between checkpoint
+# saves, seconds each save takes as the training log reports it). rent-h100-02's pre-training saves every
+# 10 minutes and is preempted once (a low failure rate); rent-h100-01's fine-tuning saves every 12 hours and
+# every other run is preempted (frequent failures). The saves are lines of the runs' training logs.
+CADENCE = {"rent-h100-02": ("pretrain", 600, Decimal(40)), "rent-h100-01": ("sft", 12 * 3600, Decimal(300))}
+RESTART_MINUTES = Decimal(15)  # ADV003's default restart time
+# the contract hosts' resource as the marts name it: no provider (its pricing basis), no region, its GPU model
+CONTRACT_GPU_MODEL = "H100 80GB HBM3"
 
 
 def modelled_fleet() -> list[Host]:
@@ -69,14 +80,14 @@ def modelled_fleet() -> list[Host]:
     return [Host(name, P5, TEAM, PROJECTS[TEAM], "", "") for name in OWNED_HOSTS + CONTRACT_HOSTS]
 
 
-def _train(p: Planner, host: Host, t0: int, t1: int, length: int = 23) -> None:
+def _train(p: Planner, host: Host, t0: int, t1: int, length: int = 23, kind: str = "train") -> None:
     """Back-to-back training jobs in [t0, t1) with one idle hour between them; the range ends on a job."""
     t = t0
     while t < t1:
         n = min(length, t1 - t)
         if t1 - t - n == 1:  # a lone idle hour would end the range: run to its end instead
             n += 1
-        p.job([host.name], TEAM, t, t + n)
+        p.job([host.name], TEAM, t, t + n, kind=kind)
         host.states[t : t + n] = ["busy"] * n
         t += n
         if t < t1:
@@ -102,18 +113,30 @@ def plan_modelled(
     # rent-h100-01: a job that fails on Tuesday 16:00 after 14 h
     crash = (p.hour_of(rw, 1, 2), p.hour_of(rw, 1, 16))
     rent1 = by["rent-h100-01"]
-    _train(p, rent1, 0, crash[0] - 1)
+    _train(p, rent1, 0, crash[0] - 1, kind=CADENCE["rent-h100-01"][0])
     crash_job = p.job([rent1.name], TEAM, crash[0], crash[1], state="FAILED")
     rent1.states[crash[0] : crash[1]] = ["busy"] * (crash[1] - crash[0])
-    _train(p, rent1, crash[1] + 1, hours)
+    _train(p, rent1, crash[1] + 1, hours, kind=CADENCE["rent-h100-01"][0])
     # rent-h100-02: Monday 06:00 to Wednesday 18:00, GPUs busy, MFU low
     low = (p.hour_of(rw, 0, 6), p.hour_of(rw, 2, 18))
     rent2 = by["rent-h100-02"]
-    _train(p, rent2, 0, low[0] - 1)
+    _train(p, rent2, 0, low[0] - 1, kind=CADENCE["rent-h100-02"][0])
     low_job = p.job([rent2.name], TEAM, low[0], low[1], kind="longctx")
     rent2.states[low[0] : low[1]] = ["busy"] * (low[1] - low[0])
-    _train(p, rent2, low[1] + 1, hours)
+    _train(p, rent2, low[1] + 1, hours, kind=CADENCE["rent-h100-02"][0])
+    # ADV003's failures: every other sft run is preempted; of the pretrain runs, the second after the low job
+    sft = [j for j in p.jobs if _kind(j) == CADENCE["rent-h100-01"][0]]
+    for j in sft[1::2]:
+        j.state = "PREEMPTED"
+    after_low = [j for j in p.jobs if _kind(j) == CADENCE["rent-h100-02"][0] and j.start > low[1]]
+    if len(after_low) > 1:
+        after_low[1].state = "PREEMPTED"
     return p, {"idle": ("dgx-02", *idle), "crash_job": crash_job.job_id, "low_job": low_job.job_id}
+
+
+def _kind(j: Job) -> str:
+    """The kind in a job's name (foundation-7b-sft-70012 is sft)."""
+    return j.name.rsplit("-", 2)[-2]
 
 
 def write_hosts_csv(root: Path, hosts: list[Host]) -> None:
@@ -158,11 +181,14 @@ def write_train_logs(
     b: datetime,
     low_job: int,
 ) -> dict[int, dict[str, Any]]:
-    """One CSV per job (`ts, job_id, host, step, tokens, step_time, params, gpus`) for its lines in [a, b),
-    plus a workstation run's log that names no job; return per job id its lines and median MFU."""
+    """One CSV per job (`ts, job_id, host, step, tokens, step_time, params, gpus, save_s`) for its lines in
+    [a, b), plus a workstation run's log that names no job; return per job id its lines, median MFU and
+    checkpoint saves. A job of an ADV003 plant (CADENCE) also logs a line per checkpoint save, with the
+    seconds it took (save_s) and no tokens."""
     folder = root / "landing" / "train_logs"
     folder.mkdir(parents=True, exist_ok=True)
-    header = "ts,job_id,host,step,tokens,step_time,params,gpus"
+    header = "ts,job_id,host,step,tokens,step_time,params,gpus,save_s"
+    cadence = {kind: (every, took) for kind, every, took in CADENCE.values()}
     out: dict[int, dict[str, Any]] = {}
     for j, gpu in jobs:
         if j.state != "COMPLETED":
@@ -171,21 +197,31 @@ def write_train_logs(
         lines = _intervals(j, start, a, b, pattern)
         if not lines:
             continue
-        rows, step = [header], 0
+        every, took = cadence.get(_kind(j), (None, None))
+        started = job_times(j, start)[0]
+        rows, step, saves = [header], 0, []
         for when, n in lines:
             step += n
             rows.append(
                 f"{when:%Y-%m-%dT%H:%M:%SZ},{j.job_id},{j.hosts[0]},{step},{TOKENS_PER_STEP},"
-                f"{LOG_EVERY_S / n * 0.97:.3f},{int(PARAMS)},8"
+                f"{LOG_EVERY_S / n * 0.97:.3f},{int(PARAMS)},8,"
             )
+            if every and (when - started).total_seconds() % every == 0:
+                rows.append(f"{when:%Y-%m-%dT%H:%M:%SZ},{j.job_id},{j.hosts[0]},,,,{int(PARAMS)},8,{took}")
+                saves.append(when)
         (folder / f"{j.name}.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
         # the first line of the file has no earlier line to time it from: its interval is not measured
         mfus = [interval_mfu(n, gpu) for _, n in lines[1:]]
-        out[j.job_id] = {"lines": len(lines), "mfu": statistics.median(mfus) if mfus else None, "gpu": gpu}
+        out[j.job_id] = {
+            "lines": len(lines),
+            "mfu": statistics.median(mfus) if mfus else None,
+            "gpu": gpu,
+            "saves": saves,
+        }
     # a run on a workstation outside Slurm: its lines match no job
     rows = [header] + [
         f"{a + timedelta(hours=30, seconds=LOG_EVERY_S * k):%Y-%m-%dT%H:%M:%SZ},,ws-research-01,{25 * k},"
-        f"{TOKENS_PER_STEP},23.280,{int(PARAMS)},8"
+        f"{TOKENS_PER_STEP},23.280,{int(PARAMS)},8,"
         for k in range(1, STRAY_LINES + 1)
     ]
     (folder / "ws-research-01_notebook-run.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
@@ -264,6 +300,7 @@ def expected_modelled(
     mfu = logs[low.job_id]["mfu"]
     gpu_cost = contract_hour() * low_s / 3600
     return {
+        "cadence": expected_cadence(planner, logs, start, weeks),
         "spend": spend,
         "spend_by_host": by_host,
         "idle_by_week": idle_by_week,
@@ -290,3 +327,63 @@ def expected_modelled(
             "waste": gpu_cost * (1 - mfu / floor),
         },
     }
+
+
+def expected_cadence(
+    planner: Planner, logs: dict[int, dict[str, Any]], start: datetime, weeks: int, lookback_weeks: int = 4
+) -> dict[str, dict[str, Any]]:
+    """ADV003's two planted job types (CADENCE), computed from the plan and the logs as written (exact
+    decimals; build_expected rounds the money once). docs/advice.md gives the formulas."""
+    end = start + timedelta(weeks=weeks)
+    lookback_start = end - timedelta(weeks=lookback_weeks)
+    rate = CONTRACT["per_gpu_hour"]
+    restart_h = RESTART_MINUTES / 60
+    out = {}
+    for label, (kind, _every, took) in zip(
+        ("frequent_saves", "rare_saves"), (CADENCE["rent-h100-02"], CADENCE["rent-h100-01"]), strict=True
+    ):
+        runs = [j for j in planner.jobs if _kind(j) == kind]
+        times = {j.job_id: job_times(j, start) for j in runs}
+        runs = [j for j in runs if times[j.job_id][1] > lookback_start and times[j.job_id][0] < end]
+        hours = sum(
+            (Decimal((e - s).total_seconds()) / 3600 for s, e in (times[j.job_id] for j in runs)), Decimal(0)
+        )
+        failures = sum(1 for j in runs if j.state == "PREEMPTED")
+        mtbf = hours / failures
+        delta_h = took / 3600
+        # the current interval: from each logged run's start to its last save, over its saves
+        saved = [
+            (times[j.job_id][0], logs[j.job_id]["saves"]) for j in runs if logs.get(j.job_id, {}).get("saves")
+        ]
+        interval = sum((Decimal((max(w) - s0).total_seconds()) / 3600 for s0, w in saved), Decimal(0)) / sum(
+            len(w) for _, w in saved
+        )
+        span_start = max(lookback_start, min(times[j.job_id][0] for j in runs))
+        per_week = Decimal(HOURS_PER_WEEK) / (Decimal((end - span_start).total_seconds()) / 3600)
+        hours_week = hours * per_week
+        failures_week = hours_week / mtbf
+        optimum = (2 * delta_h * mtbf).sqrt()
+
+        # a week at interval tau: failures x (tau / 2 + restart) and saves x write time, on 8 GPUs at the rate
+        lost_now, lost_opt = (failures_week * (tau / 2 + restart_h) * 8 * rate for tau in (interval, optimum))
+        stalls_now, stalls_opt = (hours_week / tau * delta_h * 8 * rate for tau in (interval, optimum))
+        out[label] = {
+            "resource_id": f"foundation-7b-{kind}@contract/no-region/{CONTRACT_GPU_MODEL}",
+            "status": "recommended",
+            "runs": len(runs),
+            "failures": failures,
+            "job_hours": hours,
+            "mtbf_hours": mtbf,
+            "write_seconds": took,
+            "interval_hours": interval,
+            "optimum_hours": optimum,
+            "gpus": 8,
+            "cost_per_gpu_hour": rate,
+            "failures_per_week": failures_week,
+            "lost_work_now": lost_now,
+            "write_stalls_now": stalls_now,
+            "lost_work_optimal": lost_opt,
+            "write_stalls_optimal": stalls_opt,
+            "weekly_saving": lost_now + stalls_now - lost_opt - stalls_opt,
+        }
+    return out

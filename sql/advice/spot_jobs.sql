@@ -12,7 +12,7 @@ with jobs as (
         j.job_key,
         j.job_id,
         j.job_name,
-        regexp_replace(coalesce(j.job_name, j.run_id, ''), '[-_.]?[0-9]+$', '') as job_type,
+        job_type(coalesce(j.job_name, j.run_id)) as job_type,
         j.team,
         j.project,
         j.state,

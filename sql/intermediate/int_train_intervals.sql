@@ -4,7 +4,10 @@
 -- that id running at the line's time), else the job running on the line's host at its time (the latest
 -- started when several were). The interval a line stands for runs from the previous line of the same job,
 -- file and host: its wall-clock seconds include whatever the training waited for (input, checkpoints,
--- collectives), which the log's own step time may leave out. A job's first line has no interval.
+-- collectives), which the log's own step time may leave out. A job's first line has no interval. Checkpoint
+-- saves and configuration lines (event) find their job the same way; they have no interval and are no
+-- step's previous line.
+-- event: step | checkpoint | config (train_steps.event; a warehouse's rows from before version 20 are steps)
 -- job_match: job_id | host_time: how the line found its job
 -- wall_s: wall-clock seconds since the previous line of the job (NULL for its first line)
 -- step_time_s: the log's own time for the line's steps (step_s x steps), seconds
@@ -12,7 +15,8 @@
 with lines as (
     select
         *,
-        lower(split_part(trim(host), '.', 1)) as host_key
+        lower(split_part(trim(host), '.', 1)) as host_key,
+        coalesce(event, 'step') as event_kind
     from train_steps
 ),
 
@@ -64,13 +68,20 @@ select
     tokens_from,
     params,
     gpus,
-    case when ts > lag(ts) over run then epoch(ts) - epoch(lag(ts) over run) end as wall_s,
+    case when event_kind = 'step' and ts > lag(ts) over run then epoch(ts) - epoch(lag(ts) over run) end as wall_s,
     step_s * coalesce(steps, 1) as step_time_s,
     data_s * coalesce(steps, 1) as data_time_s,
     loss,
     source,
     x_file_id,
-    x_line
+    x_line,
+    event_kind as event,
+    save_s,
+    checkpoint_path,
+    model,
+    global_batch,
+    seq_len,
+    parallel
 from matched
 where job_key is not null
-window run as (partition by job_key, x_file_id, host order by ts, x_line)
+window run as (partition by job_key, x_file_id, host, event_kind order by ts, x_line)

@@ -27,8 +27,10 @@
 -- cost_per_million_tokens: cost / tokens x 1,000,000, in currency
 -- power_share: mean power over the job as a share of the power limit (telemetry)
 with intervals as (
+    -- the log's training lines: its checkpoint saves and configuration lines carry no tokens
     select *
     from int_train_intervals
+    where event = 'step'
 ),
 
 per_job as (

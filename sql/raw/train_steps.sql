@@ -1,4 +1,4 @@
--- grain: one row per line of a training throughput log (a step, or an interval of steps)
+-- grain: one row per line of a training log: a step (or an interval of steps), a checkpoint save or a configuration
 -- Written by the `train_log` reader (JSON lines or CSV with a column mapping); the `job_mfu` mart joins each
 -- line to its job and measures MFU from the tokens between lines over the wall-clock time between them.
 create table if not exists train_steps (
@@ -18,5 +18,13 @@ create table if not exists train_steps (
     source varchar not null,
     x_source_file varchar not null,
     x_file_id varchar not null,
-    x_line bigint not null                -- the line of the file (1 = the first line after a CSV header)
+    x_line bigint not null,               -- the line of the file (1 = the first line after a CSV header)
+    event varchar default 'step',         -- step | checkpoint (a save the log reports) | config (the model's
+                                          -- configuration as the log prints it)
+    save_s double,                        -- checkpoint: seconds the save took, when the log says
+    checkpoint_path varchar,              -- checkpoint: where it was saved, when the log says
+    model varchar,                        -- config: the model's name or shape (layers, hidden size)
+    global_batch double,                  -- config: samples per optimizer step over all GPUs
+    seq_len double,                       -- the sequence length (a column, config line or the option)
+    parallel varchar                      -- config: the parallel layout, e.g. tp=8,pp=4,cp=1,dp=16
 );

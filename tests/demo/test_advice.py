@@ -15,10 +15,11 @@ from pipelines.warehouse import connect, rows
 pytestmark = pytest.mark.e2e
 
 
-def _advice(directory: Path) -> dict[str, dict]:
+def _advice(directory: Path, kind: str) -> dict[str, dict]:
+    """The week's advice of one kind by subject (a job type can have spot and checkpoint advice both)."""
     con = connect(directory / "warehouse" / "wastewatch.published.duckdb", read_only=True)
     try:
-        found = rows(con, "select * from advice where week_start = '2026-11-23'")
+        found = rows(con, "select * from advice where week_start = '2026-11-23' and kind = $k", {"k": kind})
     finally:
         con.close()
     return {r["resource_id"]: {**r, "evidence": json.loads(r["evidence"])} for r in found}
@@ -27,8 +28,7 @@ def _advice(directory: Path) -> dict[str, dict]:
 def test_the_planted_floor_gets_the_expected_commitment(demo_dir: tuple[Path, str]) -> None:
     directory, _ = demo_dir
     expected = json.loads((directory / "expected.json").read_text())["advice"]["commitment"]
-    advice = _advice(directory)
-    commitments = {k: v for k, v in advice.items() if v["kind"] == "commitment"}
+    commitments = _advice(directory, "commitment")
     assert sorted(commitments) == [e["resource_id"] for e in expected] == ["AWS/us-east-1/p4d"]
     [want] = expected
     got = commitments[want["resource_id"]]
@@ -47,7 +47,7 @@ def test_the_planted_floor_gets_the_expected_commitment(demo_dir: tuple[Path, st
 def test_the_spot_safe_and_unsafe_job_types(demo_dir: tuple[Path, str]) -> None:
     directory, _ = demo_dir
     expected = json.loads((directory / "expected.json").read_text())["advice"]["spot"]
-    advice = _advice(directory)
+    advice = _advice(directory, "spot")
     for label in ("safe", "unsafe"):
         want = expected[label]
         got = advice[want["resource_id"]]
@@ -69,8 +69,32 @@ def test_the_report_lists_the_advice_apart_from_waste_and_spend(demo_dir: tuple[
     expected = json.loads((directory / "expected.json").read_text())
     md = (directory / "reports" / "2026-W48" / "report-full.md").read_text()
     section = md.split("## Actions and advice", 1)[1].split("\n## ", 1)[0]
-    for item in [*expected["advice"]["commitment"], *expected["advice"]["spot"].values()]:
+    cadence = [v for k, v in expected["advice"]["checkpoint"].items() if k != "formula"]
+    for item in [*expected["advice"]["commitment"], *expected["advice"]["spot"].values(), *cadence]:
         assert item["resource_id"] in section
     assert "never added to waste or spend" in section
     # the headline's spend is the bill's, planted to the cent, with no advice in it
     assert f"{expected['report_week']['spend']:,.2f}" in md.split("## Actions and advice", 1)[0]
+
+
+def test_the_checkpoint_cadence_plants_are_priced_as_expected(demo_dir: tuple[Path, str]) -> None:
+    """ADV003: the pre-training type saving every 10 minutes should save less often, the fine-tuning type
+    saving every 12 hours with every other run preempted more often; each figure as expected.json has it."""
+    directory, _ = demo_dir
+    expected = json.loads((directory / "expected.json").read_text())["advice"]["checkpoint"]
+    advice = _advice(directory, "checkpoint")
+    for label, direction in (("frequent_saves", "less often"), ("rare_saves", "more often")):
+        want = expected[label]
+        got = advice[want["resource_id"]]
+        ev = got["evidence"]
+        assert got["kind"] == "checkpoint" and got["status"] == want["status"] == "recommended", label
+        assert (ev["runs"], ev["failures"], ev["gpus"]) == (want["runs"], want["failures"], want["gpus"]), (
+            label
+        )
+        assert ev["write_seconds_from"] == "train log save lines" and ev["storage_now"] == 0, label
+        for key in ("job_hours", "mtbf_hours", "write_seconds", "interval_hours", "optimum_hours"):
+            assert ev[key] == pytest.approx(want[key], abs=1e-5), (label, key)
+        for key in ("lost_work_now", "write_stalls_now", "lost_work_optimal", "write_stalls_optimal"):
+            assert abs(Decimal(str(ev[key])) - Decimal(str(want[key]))) <= Decimal("0.005"), (label, key)
+        assert abs(got["estimated_saving"] - Decimal(str(want["weekly_saving"]))) <= Decimal("0.005"), label
+        assert direction in got["reason"], label
