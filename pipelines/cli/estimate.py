@@ -73,6 +73,9 @@ class _Mfu(click.ParamType):
               help="Aggregate checkpoint write bandwidth, GB/s.")  # fmt: skip
 @click.option("--restart-minutes", type=click.FloatRange(0), default=10.0, show_default=True,
               help="Time to restart the job after a failure.")  # fmt: skip
+@click.option("--like", metavar="JOB_TYPE",
+              help="A recurring job type as ADV003 names it: its measured failure rate and checkpoint write "
+              "time are used (see `wastewatch advice`).")  # fmt: skip
 @click.option("--json", "as_json", is_flag=True, help="Print the estimate as JSON.")
 @click.option("--list-gpus", is_flag=True, help="Print the table of peak dense FLOP/s per GPU model.")
 @click.pass_context
@@ -91,6 +94,7 @@ def estimate(
     ckpt_bytes_per_param: float,
     ckpt_write_gbps: float,
     restart_minutes: float,
+    like: str | None,
     as_json: bool,
     list_gpus: bool,
 ) -> None:
@@ -98,7 +102,7 @@ def estimate(
 
     e.g. wastewatch estimate --params 7e9 --tokens 2e12 --gpu h100 --gpus 512 --mfu 0.4
     """
-    from pipelines import estimate as est
+    from pipelines.advice import estimate as est
 
     if list_gpus:
         click.echo(est.render_catalog(), nl=False)
@@ -131,7 +135,7 @@ def estimate(
             n_params, tokens, gpu, gpus, mfu, price=price, con=con, currency=currency,
             mtbf_gpu_hours=mtbf_gpu_hours, ckpt_bytes_per_param=ckpt_bytes_per_param,
             ckpt_write_gbps=ckpt_write_gbps, save_every_hours=save_every, keep=keep or None,
-            restart_minutes=restart_minutes, storage_price_gb_month=storage_price, mfu_default=mfu_default,
+            restart_minutes=restart_minutes, storage_price_gb_month=storage_price, mfu_default=mfu_default, like=like,
         )  # fmt: skip
     except est.EstimateError as exc:
         raise Failure(str(exc)) from None

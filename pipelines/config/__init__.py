@@ -234,7 +234,7 @@ class Budgets(TypedDict, total=False):
 
 
 # the advisors `advice:` configures (pipelines/advice/): their settings are checked when they run
-AdvisorKey = Literal["commitment", "spot"]
+AdvisorKey = Literal["commitment", "spot", "checkpoint"]
 
 
 class Config(_Strict):
@@ -257,7 +257,8 @@ class Config(_Strict):
     rules: dict[str, dict[str, Any]] = Field(default_factory=dict)
     advice: dict[AdvisorKey, dict[str, Any]] = Field(
         default_factory=dict,
-        description="Settings of the commitment and spot advice (docs/advice.md), checked when they run.",
+        description="Settings of the commitment, spot and checkpoint-cadence advice (docs/advice.md), checked "
+        "when they run.",
     )
     budgets: Budgets = Field(
         default_factory=lambda: Budgets(),

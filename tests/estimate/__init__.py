@@ -1,1 +1,1 @@
-"""`wastewatch estimate` (pipelines.estimate)."""
+"""`wastewatch estimate` (pipelines.advice.estimate)."""

@@ -11,9 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from pipelines.cli import main
-from pipelines.config import load_config
-from pipelines.estimate import (
+from pipelines.advice.estimate import (
     CATALOG,
     DEFAULT_MTBF_GPU_HOURS,
     EstimateError,
@@ -21,6 +19,8 @@ from pipelines.estimate import (
     find_gpu,
     gpu_catalog,
 )
+from pipelines.cli import main
+from pipelines.config import load_config
 from pipelines.transform.build import build_marts
 from pipelines.warehouse import connect
 from tests.helpers.config import write_config

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.estimate import estimate, measured_mtbf, measured_write_seconds
+from pipelines.advice.estimate import estimate, measured_mtbf, measured_write_seconds
 from tests.advice.test_cadence import MON, _warehouse
 
 
@@ -43,3 +43,23 @@ def test_a_planned_job_like_a_type_takes_its_failure_rate_and_write_time(
     assert e.checkpoint_write_seconds == 360
     assert e.young_daly_interval_hours == pytest.approx((2 * 0.1 * 168) ** 0.5)
     assert any("checkpoint write time 360.0 s, measured for pretrain-a" in n for n in e.notes)
+
+
+def test_the_cli_passes_like_through(tmp_path: Path, empty_marts: Path) -> None:
+    """`wastewatch estimate --like TYPE` estimates with that type's measured write time, from the config's
+    warehouse."""
+    import json
+
+    from click.testing import CliRunner
+
+    from pipelines.cli import main
+
+    _warehouse(tmp_path, empty_marts).close()  # tmp_path/w.duckdb
+    config = tmp_path / "wastewatch.yaml"
+    config.write_text("warehouse: w.duckdb\n", encoding="utf-8")
+    args = ["--config", str(config), "estimate", "--params", "7e9", "--tokens", "1e11", "--gpu", "h100"]
+    result = CliRunner().invoke(
+        main, [*args, "--gpus", "8", "--price", "10", "--like", "pretrain-a", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["checkpoint_write_seconds"] == 360

@@ -23,14 +23,14 @@ import math
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from pipelines.warehouse import rows, sql_text
+from pipelines.advice.cadence import young_daly_hours
+from pipelines.warehouse import CATALOG_DIR, rows, sql_text
 
-CATALOG = Path(__file__).parent / "catalog" / "gpu_peak_flops.csv"
+CATALOG = CATALOG_DIR / "gpu_peak_flops.csv"
 FLOPS_PER_PARAM_TOKEN = 6
 CKPT_BYTES_PER_PARAM = 14.0
 # Llama 3 405B pre-training (Meta, "The Llama 3 Herd of Models", 2024, §3.3.4): 419 unexpected job
@@ -313,7 +313,7 @@ def estimate(
             notes.append(
                 f"no measured checkpoint write time for {like}: checkpoint size / write bandwidth is used"
             )
-    young_daly_h = math.sqrt(2 * (write_s / 3600) * job_mtbf)
+    young_daly_h = young_daly_hours(write_s / 3600, job_mtbf)
     interval_h = save_every_hours if save_every_hours is not None else young_daly_h
     if interval_h <= 0:
         raise EstimateError("--save-every must be positive")
