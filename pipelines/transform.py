@@ -73,7 +73,7 @@ INTERMEDIATE = (
 # intermediate objects that are incremental tables (refreshed by day), not views
 ROLLUPS = ("int_gpu_slices",)
 # marts built from other marts only: the GPU logic the GPU rules share (billed hours, job spans)
-SHARED_GPU_MARTS = ("gpu_billed_hours", "gpu_job_spans")
+SHARED_GPU_MARTS = ("gpu_billed_hours", "gpu_job_spans", "gpu_claims")
 MARTS = ("resources", "cost_hourly", "gpu_job_hours", "gpu_hours", "jobs_enriched") + SHARED_GPU_MARTS + (
     "storage_objects_current", "storage_prefix_days", "storage_prices", "storage_checkpoints", "storage_datasets",
     "storage_dataset_matches", "storage_incomplete_uploads", "job_mfu", "job_mfu_hourly", "commitment_lines",

@@ -564,8 +564,9 @@ def _load_catalogs(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _load_temp_catalogs(con: duckdb.DuckDBPyConnection) -> None:
-    """The data-transfer and log-storage catalogues and the GPU purchase discounts as temporary tables of
-    this connection (the `transfer_lines` and `log_storage_lines` marts and the advice read them): they are
+    """The data-transfer and log-storage catalogues, the GPU purchase discounts and the scheduler names as
+    temporary tables of this connection (the `transfer_lines` and `log_storage_lines` marts, the advice and
+    the GPU rules read them): they are
     read from pipelines/catalog/ on every connect, so a read-only connection has them too and an edit reaches old warehouses without a migration."""
     con.execute(
         sql_text("intermediate/catalog", "aws_region_codes"), {"p": str(CATALOG_DIR / "aws_region_codes.csv")}
@@ -580,6 +581,9 @@ def _load_temp_catalogs(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(
         sql_text("intermediate/catalog", "gpu_purchase_discounts"),
         {"p": str(CATALOG_DIR / "gpu_purchase_discounts.csv")},
+    )
+    con.execute(
+        sql_text("intermediate/catalog", "scheduler_names"), {"p": str(CATALOG_DIR / "scheduler_names.csv")}
     )
 
 

@@ -82,6 +82,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from rules._claims import claim_thresholds
 from rules._contract import Rule, RuleParams
 
 
@@ -116,6 +117,7 @@ RULE = Rule(
     summary="GPU instances billed while every one of their GPUs sat idle.",
     doc=__doc__ or "",
     params=Params,
-    requires=("resources", "gpu_billed_hours", "gpu_job_hours"),
+    requires=("resources", "gpu_billed_hours", "gpu_job_hours", "gpu_claims"),
     query=Path(__file__).with_name("query.sql"),
+    shared_params=claim_thresholds,
 )

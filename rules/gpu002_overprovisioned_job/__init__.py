@@ -128,12 +128,11 @@ References
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from pydantic import Field
 
+from rules._claims import claim_thresholds
 from rules._contract import Rule, RuleParams
-from rules.gpu001_idle_gpu_instance import RULE as GPU001
 from rules.gpu002_overprovisioned_job.reference import (
     GpuPeak,
     SmallerGpu,
@@ -181,15 +180,6 @@ class Params(RuleParams):
             "default: pipelines/catalog/gpu_peak_flops.csv."
         ),
     )
-    gpu001_max_util_pct: float = Field(
-        5.0, ge=0, le=100, description="GPU001's idle threshold (%); taken from GPU001's max_util_pct."
-    )
-
-
-def precedence_params(config: Any) -> dict[str, Any]:
-    """The thresholds of the rules that come first, from their configured params (see docs/gpu.md)."""
-    gpu001 = GPU001.make_params(config.rule_overrides(GPU001.id))
-    return {"gpu001_max_util_pct": gpu001.max_util_pct}  # type: ignore[attr-defined]
 
 
 RULE = Rule(
@@ -201,7 +191,14 @@ RULE = Rule(
     summary="Jobs that held GPUs they did not use, or GPUs a MIG slice or a smaller GPU would serve.",
     doc=__doc__ or "",
     params=Params,
-    requires=("resources", "gpu_billed_hours", "gpu_job_hours", "gpu_job_spans", "jobs_enriched"),
+    requires=(
+        "resources",
+        "gpu_billed_hours",
+        "gpu_job_hours",
+        "gpu_job_spans",
+        "jobs_enriched",
+        "gpu_claims",
+    ),
     query=Path(__file__).with_name("query.sql"),
-    config_params=precedence_params,
+    shared_params=claim_thresholds,
 )

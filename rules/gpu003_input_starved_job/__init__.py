@@ -75,13 +75,11 @@ References
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from pydantic import Field
 
+from rules._claims import claim_thresholds
 from rules._contract import Rule, RuleParams
-from rules.gpu001_idle_gpu_instance import RULE as GPU001
-from rules.gpu002_overprovisioned_job import RULE as GPU002
 
 
 class Params(RuleParams):
@@ -106,26 +104,6 @@ class Params(RuleParams):
     max_power_pct: float = Field(
         50.0, ge=0, le=100, description="Highest mean power (% of the power limit) of a starved GPU."
     )
-    gpu001_max_util_pct: float = Field(
-        5.0, ge=0, le=100, description="GPU001's idle threshold (%); taken from GPU001's max_util_pct."
-    )
-    gpu002_unused_util_pct: float = Field(
-        2.0, ge=0, le=100, description="GPU002's unused threshold (%); taken from GPU002's unused_util_pct."
-    )
-    gpu002_max_peak_util_pct: float = Field(
-        50.0, ge=0, le=100, description="GPU002's MIG peak bound (%); taken from GPU002's max_peak_util_pct."
-    )
-
-
-def precedence_params(config: Any) -> dict[str, Any]:
-    """The thresholds of the rules that come first, from their configured params (see docs/gpu.md)."""
-    gpu001 = GPU001.make_params(config.rule_overrides(GPU001.id))
-    gpu002 = GPU002.params.model_validate(config.rule_overrides(GPU002.id))
-    return {
-        "gpu001_max_util_pct": gpu001.max_util_pct,  # type: ignore[attr-defined]
-        "gpu002_unused_util_pct": gpu002.unused_util_pct,  # type: ignore[attr-defined]
-        "gpu002_max_peak_util_pct": gpu002.max_peak_util_pct,  # type: ignore[attr-defined]
-    }
 
 
 RULE = Rule(
@@ -137,7 +115,14 @@ RULE = Rule(
     summary="Jobs whose GPUs spent most of their time waiting for data.",
     doc=__doc__ or "",
     params=Params,
-    requires=("resources", "gpu_billed_hours", "gpu_job_hours", "gpu_job_spans", "jobs_enriched"),
+    requires=(
+        "resources",
+        "gpu_billed_hours",
+        "gpu_job_hours",
+        "gpu_job_spans",
+        "jobs_enriched",
+        "gpu_claims",
+    ),
     query=Path(__file__).with_name("query.sql"),
-    config_params=precedence_params,
+    shared_params=claim_thresholds,
 )

@@ -121,6 +121,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from rules._claims import claim_thresholds
 from rules._contract import Rule, RuleParams
 
 
@@ -154,6 +155,14 @@ RULE = Rule(
     summary="GPU time of jobs that failed, and instances billed after their last job.",
     doc=__doc__ or "",
     params=Params,
-    requires=("resources", "gpu_billed_hours", "gpu_job_hours", "jobs_enriched", "storage_checkpoints"),
+    requires=(
+        "resources",
+        "gpu_billed_hours",
+        "gpu_job_hours",
+        "jobs_enriched",
+        "storage_checkpoints",
+        "gpu_claims",
+    ),  # fmt: skip
     query=Path(__file__).with_name("query.sql"),
+    shared_params=claim_thresholds,
 )
