@@ -52,11 +52,12 @@ How it is computed
     smaller-GPU fit (never negative), in the currency of the instance's bill.
     Within the rule a GPU is priced once: unused (its whole cost), else a MIG fit, else a smaller-GPU
     fit; a MIG fit comes before a smaller GPU because it is priced from the bill alone.
-    Precedence (no GPU-hour priced twice): only parts of hours in which some GPU of the instance
-    worked above GPU001's idle threshold are priced (`gpu001_max_util_pct`, which wastewatch takes from
-    GPU001's configured `max_util_pct`): a part where every GPU idled is GPU001's. Failed jobs are
-    GPU004's. GPU003 never prices a GPU this rule could claim (both fits need p95 utilisation at most
-    `max_peak_util_pct`, the bound GPU003 leaves to this rule).
+    Precedence (no GPU-hour priced twice): only the GPU-slices the `gpu_claims` mart gives this rule
+    are priced. Its claim: a GPU of a job that ran at least `min_runtime_minutes`, unused (mean at most
+    `unused_util_pct`) or with p95 utilisation at most `max_peak_util_pct` (both fits need it), in a
+    part of an hour in which some GPU of the instance worked above GPU001's idle threshold (GPU001's own
+    `max_util_pct`: a part where every GPU idled is GPU001's); failed jobs are GPU004's. GPU003 and
+    GPU005 come after it, so they never price a GPU it claims.
     One finding per job and week: resource_id is the job's key (`slurm/41877`), job_id its id, team
     and project from the job record or else from the billing tags of its hosts.
     Short captures: `min_runtime_minutes` takes fractions, and jobs are judged on their own slices,
@@ -84,8 +85,6 @@ Thresholds
     telemetry's (`NVIDIA L4` is the L4). Overriding replaces the whole list.
     gpu_peak_tflops (default: pipelines/catalog/gpu_peak_flops.csv): peak dense tensor TFLOP/s per GPU
     model, with the aliases telemetry names it by; used to scale utilisation between two GPUs.
-    gpu001_max_util_pct (default 5, percent): GPU001's idle threshold; set from GPU001's
-    `max_util_pct`, not by hand.
 
 Known false positives
     Jobs that reserve GPUs for a later phase (evaluation after training), pipeline-parallel runs whose

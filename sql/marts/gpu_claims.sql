@@ -12,8 +12,10 @@
 -- without telemetry) before GPU001 (every GPU of the instance idle in that part of the hour) before GPU002
 -- (a GPU its job did not use, or whose p95 util a MIG slice or a smaller GPU would hold) before GPU003 (a
 -- GPU starved of input) before GPU005 (what is left of a job's GPU time).
+-- resource_id: the billed GPU resource (gpu_job_hours.resource_id)
 -- hour: UTC start of the hour the slice lies in
 -- slice_start: start of the part of the hour (the hour itself for an hour without telemetry)
+-- slice_end: end of the part of the hour
 -- gpu_id: the GPU (gpu_job_hours.gpu_id); NULL for a billed hour without telemetry (the whole instance)
 -- job_key: the job the slice belongs to (gpu_job_hours.job_key); NULL when none ran
 -- instance_util: the busiest GPU of the instance in this part of the hour (mean util, or SM activity x 100
@@ -23,9 +25,9 @@
 -- job_util_stddev: the spread of the GPU's util samples over its job's run (pooled from the exact sums)
 -- job_power_pct: the GPU's mean power over its job's run, percent of its power limit (NULL when unknown)
 -- job_runtime_minutes: the job's runtime (gpu_job_spans; NULL for a failed job, which has no span)
--- claims: the claims on the slice, sorted by precedence (lower first): precedence, rule_id, claim (what is
--- claimed: failed_job, no_telemetry, idle_instance, unused_gpu, low_peak, starved, job_gpu) and tests
--- (param, measure, op: the claim holds when every `measure op threshold(param)` holds; a NULL measure fails)
+-- claims: the claims on the slice, sorted by precedence (lower first), each with its precedence, rule_id,
+-- claim (failed_job, no_telemetry, idle_instance, unused_gpu, low_peak, starved or job_gpu) and tests (param,
+-- measure, op); a claim holds when every `measure op threshold(param)` holds, and a NULL measure fails
 with slices as (
     -- a GPU reported under two host names (node name and FQDN) is one GPU: the first host name's row
     select *

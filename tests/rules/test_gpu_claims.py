@@ -184,3 +184,21 @@ def test_a_scratch_gpu_rule_is_its_folder_a_registry_line_and_one_claim(
     # its threshold is its own: raised above job 103 (22.9 %) and job 102 (63.75 %), the GPUs go back to GPU003
     raised = check_no_double_counting(mixed_week, WEEK, gpu_params({"GPU099": {"min_mean_util_pct": 70}}))
     assert raised["GPU099"] == 0 and raised["GPU003"] == before["GPU003"]
+
+
+def test_the_rules_and_the_report_name_jobs_from_one_catalogue(tmp_path: Path) -> None:
+    """The scheduler names the GPU rules' SQL reads (a temporary table of every connection) are the job
+    resource types the report tells job findings by (a job finding is not 'resolved' when its job ends)."""
+    from pipelines.config import parse_config
+    from pipelines.report.collect import _params
+
+    con = connect(tmp_path / "wastewatch.duckdb")
+    try:
+        names = con.execute("select scheduler, job_type, job_name_type from scheduler_names").fetchall()
+    finally:
+        con.close()
+    assert ("slurm", "Slurm job", "Slurm job name") in names
+    assert ("kubernetes", "Kubernetes pod", "Kubernetes job") in names
+    assert ("*", "job", "job name") in names
+    config = parse_config('{"sources": []}', tmp_path / "wastewatch.yaml")
+    assert set(_params(WEEK, config)["job_resource_types"]) == {n for row in names for n in row[1:]}

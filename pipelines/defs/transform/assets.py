@@ -48,6 +48,8 @@ DESCRIPTIONS = {
     "and cost per million tokens.",
     "job_mfu_hourly": "Measured MFU per job and hour (how long a job stayed below a floor: GPU005).",
     "gpu_job_spans": "How long each job that did not fail held its GPUs, over its whole run (GPU002, GPU003).",
+    "gpu_claims": "Which GPU rule claims each GPU-slice and why, in precedence order: the GPU rules price only "
+    "their own claims.",
 }
 
 Extra = Callable[[duckdb.DuckDBPyConnection], dict[str, object]]
