@@ -199,9 +199,7 @@ def test_h200_capture_without_a_mig_fit_gets_the_h100(h200: duckdb.DuckDBPyConne
     assert float(f["estimated_waste"]) == pytest.approx(45.165 / 3600 * (10.60 - 6.88), abs=0.0005)
 
 
-def test_h200_capture_without_a_mig_fit_still_prices_nothing_twice(
-    h200: duckdb.DuckDBPyConnection, tmp_path: Path
-) -> None:
+def test_h200_capture_without_a_mig_fit_still_prices_nothing_twice(h200: duckdb.DuckDBPyConnection) -> None:
     # every rule configured as a run's config gives them (their thresholds judge each other's claims)
     params = gpu_params({**h200_eval.SHORT, "GPU002": NO_MIG})
     check_no_double_counting(h200, h200_eval.WEEK, params)

@@ -58,7 +58,7 @@ def test_every_threshold_a_claim_tests_is_its_rules_own_param() -> None:
         assert f"{rule_id}.{param}" in bound
 
 
-def test_a_threshold_reaches_the_claims_from_its_own_rules_config(tmp_path: Path) -> None:
+def test_a_threshold_reaches_the_claims_from_its_own_rules_config() -> None:
     """GPU001 configured at 40 % moves GPU-slices from GPU002 to GPU001 in GPU002's own evaluation."""
     raised = gpu_params({"GPU001": {"max_util_pct": 40}})["GPU002"]
     thresholds = {
