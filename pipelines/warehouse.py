@@ -564,10 +564,11 @@ def _load_catalogs(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def _load_temp_catalogs(con: duckdb.DuckDBPyConnection) -> None:
-    """The data-transfer and log-storage catalogues, the GPU purchase discounts and the billing source formats
-    as temporary tables of this connection (the `transfer_lines`, `log_storage_lines` and `commitment_lines`
-    marts and the advice read them): they are read from pipelines/catalog/ on every connect, so a read-only
-    connection has them too and an edit reaches old warehouses without a migration."""
+    """The data-transfer and log-storage catalogues, the GPU purchase discounts, the billing source formats and
+    the scheduler names as temporary tables of this connection (the `transfer_lines`, `log_storage_lines` and
+    `commitment_lines` marts, the advice and the GPU rules read them): they are read from pipelines/catalog/ on
+    every connect, so a read-only connection has them too and an edit reaches old warehouses without a
+    migration."""
     con.execute(
         sql_text("intermediate/catalog", "aws_region_codes"), {"p": str(CATALOG_DIR / "aws_region_codes.csv")}
     )
@@ -584,6 +585,9 @@ def _load_temp_catalogs(con: duckdb.DuckDBPyConnection) -> None:
     )
     con.execute(
         sql_text("intermediate/catalog", "source_formats"), {"p": str(CATALOG_DIR / "source_formats.csv")}
+    )
+    con.execute(
+        sql_text("intermediate/catalog", "scheduler_names"), {"p": str(CATALOG_DIR / "scheduler_names.csv")}
     )
 
 

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 import duckdb
 import polars as pl
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 Category = Literal[
     "idle", "overprovisioned", "orphaned", "duplicate", "placement", "retention", "failed", "unattributed",
@@ -84,6 +84,11 @@ class RuleParams(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    # what the rule's SQL takes from other rules' params (`Rule.shared_params`: the GPU rules' claim
+    # thresholds), set by `Rule.make_params` from the config; not the rule's own params, so never validated
+    # against its model nor written into its findings
+    _shared: dict[str, Any] | None = PrivateAttr(default=None)
+
 
 @dataclass(frozen=True)
 class Window:
@@ -142,6 +147,10 @@ class Rule:
     # parameters a rule takes from other parts of wastewatch.yaml (COST002: `budgets:`); called with the
     # Config, its result sits under the rule's own `rules:` overrides
     config_params: Callable[[Any], dict[str, Any]] | None = None
+    # SQL parameters a rule takes from other rules' effective params (the GPU rules: `$claim_thresholds`,
+    # every claiming rule's thresholds, rules/_claims.py); called with the rule, its own params and the Config
+    # (None: the other rules' defaults)
+    shared_params: Callable[[Rule, RuleParams, Any], dict[str, Any]] | None = None
 
     @property
     def folder(self) -> str:
@@ -155,7 +164,25 @@ class Rule:
     def make_params(self, overrides: dict[str, Any] | None = None, config: Any = None) -> RuleParams:
         """The effective params: defaults, then what `config_params` takes from `config`, then overrides."""
         base = self.config_params(config) if config is not None and self.config_params is not None else {}
-        return self.params.model_validate({**base, **(overrides or {})})
+        params = self.params.model_validate({**base, **(overrides or {})})
+        if config is not None and self.shared_params is not None:
+            params._shared = self.shared_params(self, params, config)
+        return params
+
+    def sql_params(self, window: Window, params: RuleParams, sql: str) -> dict[str, Any]:
+        """The named parameters `sql` (the rule's query) takes: the window, the rule's params and what it
+        shares with other rules (from the config `make_params` was given, else the other rules' defaults)."""
+        shared = params._shared
+        if shared is None and self.shared_params is not None:
+            shared = self.shared_params(self, params, None)
+        bind = {
+            "window_start": window.start,
+            "window_end": window.end,
+            **params.model_dump(),
+            **(shared or {}),
+        }
+        needed = set(re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", _strip_sql_comments(sql)))
+        return {k: v for k, v in bind.items() if k in needed}
 
     def doc_sections(self) -> dict[str, str]:
         return parse_doc_sections(self.doc)
@@ -174,9 +201,7 @@ class Rule:
         else:
             assert self.query is not None, f"{self.id} has neither a query nor an evaluate function"
             sql = self.query.read_text(encoding="utf-8")
-            bind = {"window_start": window.start, "window_end": window.end, **params.model_dump()}
-            needed = set(re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", _strip_sql_comments(sql)))
-            rel = con.sql(sql, params={k: v for k, v in bind.items() if k in needed})
+            rel = con.sql(sql, params=self.sql_params(window, params, sql))
             assert rel is not None
             raw = rel.pl()
         return self._complete(raw, window, params, detected_at or datetime.now(UTC).replace(tzinfo=None))

@@ -62,6 +62,7 @@ REGISTRY: tuple[Mart, ...] = (
     Mart("jobs_enriched", "marts", "full", _D, "One row per scheduler job: its billed resources, team/project (record or host tags), GPU usage and cost."),
     Mart("gpu_billed_hours", "marts", "full", _D, "What each GPU resource cost in each hour it was billed (its billing currency only): the basis the GPU rules price from.", shared=True),
     Mart("gpu_job_spans", "marts", "full", _D, "How long each job that did not fail held its GPUs, over its whole run (GPU002, GPU003).", shared=True),
+    Mart("gpu_claims", "marts", "full", _D, "Which GPU rule claims each GPU-slice and why, in precedence order: the GPU rules price only their own claims.", shared=True),
     Mart("storage_objects_current", "marts", "full", _DS, "One row per object version in the newest snapshot of each bucket or file-system root.", spark=_S + "storage_objects"),
     Mart("storage_prefix_days", "marts", "full", _D, "Bytes per inventory date, bucket, prefix and storage class: how storage grows."),
     Mart("storage_prices", "marts", "full", _D, "The price per GiB-month of each bucket's storage classes, from the bill or the config.", spark_later=True),

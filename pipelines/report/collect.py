@@ -3,6 +3,7 @@ budget status, and the GPU-fleet, utilisation and data-quality summaries built f
 
 from __future__ import annotations
 
+import csv
 import json
 import re
 from datetime import datetime, time, timedelta
@@ -22,15 +23,16 @@ from rules import ALL_RULES, Window
 from rules._contract import ATTENTION_CATEGORIES
 from rules.cost002_budget_overrun.evaluate import budget_status
 
-# resource types of findings about a job run or a job name (GPU002-GPU005): such a finding ends when the job
-# does, so its absence the next week is not waste that someone stopped (see rpt_weekly_resolved.sql)
-JOB_RESOURCE_TYPES = (
-    "Slurm job", "Kubernetes pod", "job", "Slurm job name", "Kubernetes job", "job name",
-)  # fmt: skip
-
 
 def _params(window: Window, config: Config) -> dict[str, Any]:
     gpu001 = config.rule_overrides("GPU001")
+    # resource types of findings about a job run or a job name (GPU002-GPU005), as the scheduler-names
+    # catalogue the rules name them from gives them: such a finding ends when the job does, so its absence the
+    # next week is not waste that someone stopped (see rpt_weekly_resolved.sql)
+    with (CATALOG_DIR / "scheduler_names.csv").open(encoding="utf-8", newline="") as f:
+        job_types = sorted(
+            {name for row in csv.DictReader(f) for name in (row["job_type"], row["job_name_type"])}
+        )
     return {
         "window_start": window.start,
         "window_end": window.end,
@@ -38,7 +40,7 @@ def _params(window: Window, config: Config) -> dict[str, Any]:
         "prev_start": window.previous().start.date(),
         "trend_start": window.start - timedelta(weeks=TREND_WEEKS - 1),
         "attention": list(ATTENTION_CATEGORIES),
-        "job_resource_types": list(JOB_RESOURCE_TYPES),
+        "job_resource_types": job_types,
         "idle_util_pct": float(gpu001.get("max_util_pct", 5.0)),
         "min_coverage": float(gpu001.get("min_coverage", 0.5)),
         "days_per_month": DAYS_PER_MONTH,  # weekly waste x 30.44 / 7 = the monthly run-rate

@@ -30,10 +30,12 @@ How it is computed
     (`resources.currency`): lines billed in another currency are left out, never added to it. A
     resource with no idle waste but at least `min_idle_hours` billed hours without telemetry gets an
     `insufficient_data` finding (estimated_waste 0): missing telemetry is never read as "busy".
-    Precedence (no GPU-hour priced twice): GPU004 owns the hours of failed jobs and the billed hours
-    with no telemetry after a host's last job; GPU001 owns every other idle hour, including the hours
-    after a crashed job when telemetry shows the GPUs idle, and the hours of an idle job (a parked
-    notebook); GPU002 and GPU003 price only hours in which some GPU worked (docs/gpu.md).
+    Precedence (no GPU-hour priced twice, the `gpu_claims` mart): GPU004 owns the hours of failed jobs
+    and the billed hours with no telemetry after a host's last job; GPU001 claims every part of an hour
+    in which each GPU of the instance is at or under `max_util_pct` (and prices the idle stretches
+    among them), including the hours after a crashed job when telemetry shows the GPUs idle, and the
+    hours of an idle job (a parked notebook); GPU002, GPU003 and GPU005 price only parts of hours in
+    which some GPU worked (docs/gpu.md).
     Short captures: `min_idle_hours` takes fractions (0.01 = 36 s), so a capture minutes long is
     judged by the same rule.
 
@@ -82,6 +84,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from rules._claims import claim_thresholds
 from rules._contract import Rule, RuleParams
 
 
@@ -116,6 +119,7 @@ RULE = Rule(
     summary="GPU instances billed while every one of their GPUs sat idle.",
     doc=__doc__ or "",
     params=Params,
-    requires=("resources", "gpu_billed_hours", "gpu_job_hours"),
+    requires=("resources", "gpu_billed_hours", "gpu_job_hours", "gpu_claims"),
     query=Path(__file__).with_name("query.sql"),
+    shared_params=claim_thresholds,
 )

@@ -1,14 +1,15 @@
 -- GPU001 idle-gpu-instance
--- depends_on: resources, gpu_billed_hours, gpu_job_hours (marts only)
+-- depends_on: resources, gpu_billed_hours, gpu_job_hours, gpu_claims (marts only)
 -- params: $window_start, $window_end, $max_util_pct, $min_idle_hours, $min_coverage, $max_power_pct,
---         $max_mem_util_pct
+--         $max_mem_util_pct, $claim_thresholds
 -- Units are the slices of a billed resource-hour (gpu_job_hours splits an hour where a job starts or
 -- ends on the host; a billed hour without any telemetry is one unit). A unit is `idle` when every GPU
 -- reported for enough of it and none averaged more than max_util_pct (SM activity counts as util when
 -- DCGM reports it), drew more than max_power_pct of its power limit, or kept its memory controller
 -- busier than max_mem_util_pct (memory held is not work: a parked notebook is idle); `no_data` when
 -- some GPU has no (or too little) telemetry; `failed_job` when a failed, cancelled or OOM job ran on a
--- GPU in it (GPU004 prices those). Idle stretches are followed up to 48 h beyond the window, so a
+-- GPU in it (gpu_claims gives those to GPU004). Only units this rule claims in gpu_claims (every GPU at
+-- or under max_util_pct) can be idle. Idle stretches are followed up to 48 h beyond the window, so a
 -- stretch crossing the week's edge is judged by its full length while only its in-week units are
 -- priced (no hour is priced in two weeks). `priced_units` is what this rule puts a price on.
 with gpu_resources as (
@@ -42,9 +43,6 @@ telemetry as (
         ) filter (where coverage >= $min_coverage), false) as power_busy,
         coalesce(bool_or(mem_util_mean > $max_mem_util_pct) filter (where coverage >= $min_coverage), false)
             as memory_busy,
-        coalesce(bool_or(job_state in (
-            'FAILED', 'CANCELLED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'BOOT_FAIL', 'DEADLINE'
-        )), false) as failed_job,
         avg(util_mean) as mean_util,
         avg(power_mean_w) as mean_power_w,
         avg(mem_used_mean_mib) as mean_mem_used_mib,
@@ -54,6 +52,24 @@ telemetry as (
     where resource_id is not null
         and hour >= $window_start::timestamp - interval 48 hour
         and hour < $window_end::timestamp + interval 48 hour
+    group by resource_id, hour, slice_start
+),
+
+claims as (
+    -- who claims each part of an hour (gpu_claims): GPU004 a failed job's GPUs, this rule an idle instance
+    select
+        resource_id,
+        hour,
+        slice_start,
+        coalesce(bool_or(claimed_by = 'GPU004'), false) as failed_job,
+        coalesce(bool_or(claimed_by = 'GPU001'), false) as idle_claimed
+    from (
+        select resource_id, hour, slice_start, claimed_by(claims, $claim_thresholds) as claimed_by
+        from gpu_claims
+        where gpu_id is not null
+            and hour >= $window_start::timestamp - interval 48 hour
+            and hour < $window_end::timestamp + interval 48 hour
+    )
     group by resource_id, hour, slice_start
 ),
 
@@ -76,14 +92,16 @@ units as (
         t.jobs,
         b.hour >= $window_start::timestamp and b.hour < $window_end::timestamp as in_window,
         case
-            when t.failed_job then 'failed_job'
+            when c.failed_job then 'failed_job'
             when t.gpus_observed is null or t.gpus_observed < r.gpu_count then 'no_data'
-            when t.busiest_gpu_util <= $max_util_pct and not t.power_busy and not t.memory_busy then 'idle'
+            when t.busiest_gpu_util <= $max_util_pct and not t.power_busy and not t.memory_busy and c.idle_claimed
+                then 'idle'
             else 'busy'
         end as state
     from billed as b
     inner join gpu_resources as r on r.resource_id = b.resource_id
     left join telemetry as t on t.resource_id = b.resource_id and t.hour = b.hour
+    left join claims as c on c.resource_id = t.resource_id and c.hour = t.hour and c.slice_start = t.slice_start
 ),
 
 ordered as (
@@ -145,6 +163,7 @@ priced_units as (
         greatest(b.hour, s.stretch_start) as slice_start,
         least(b.hour + interval 1 hour, s.stretch_end) as slice_end,
         null::varchar as gpu_id,
+        null::varchar as job_key,
         b.cost * (epoch(least(b.hour + interval 1 hour, s.stretch_end)) - epoch(greatest(b.hour, s.stretch_start)))
         / 3600 as cost,
         (epoch(least(b.hour + interval 1 hour, s.stretch_end)) - epoch(greatest(b.hour, s.stretch_start)))

@@ -52,11 +52,12 @@ How it is computed
     smaller-GPU fit (never negative), in the currency of the instance's bill.
     Within the rule a GPU is priced once: unused (its whole cost), else a MIG fit, else a smaller-GPU
     fit; a MIG fit comes before a smaller GPU because it is priced from the bill alone.
-    Precedence (no GPU-hour priced twice): only parts of hours in which some GPU of the instance
-    worked above GPU001's idle threshold are priced (`gpu001_max_util_pct`, which wastewatch takes from
-    GPU001's configured `max_util_pct`): a part where every GPU idled is GPU001's. Failed jobs are
-    GPU004's. GPU003 never prices a GPU this rule could claim (both fits need p95 utilisation at most
-    `max_peak_util_pct`, the bound GPU003 leaves to this rule).
+    Precedence (no GPU-hour priced twice): only the GPU-slices the `gpu_claims` mart gives this rule
+    are priced. Its claim: a GPU of a job that ran at least `min_runtime_minutes`, unused (mean at most
+    `unused_util_pct`) or with p95 utilisation at most `max_peak_util_pct` (both fits need it), in a
+    part of an hour in which some GPU of the instance worked above GPU001's idle threshold (GPU001's own
+    `max_util_pct`: a part where every GPU idled is GPU001's); failed jobs are GPU004's. GPU003 and
+    GPU005 come after it, so they never price a GPU it claims.
     One finding per job and week: resource_id is the job's key (`slurm/41877`), job_id its id, team
     and project from the job record or else from the billing tags of its hosts.
     Short captures: `min_runtime_minutes` takes fractions, and jobs are judged on their own slices,
@@ -84,8 +85,6 @@ Thresholds
     telemetry's (`NVIDIA L4` is the L4). Overriding replaces the whole list.
     gpu_peak_tflops (default: pipelines/catalog/gpu_peak_flops.csv): peak dense tensor TFLOP/s per GPU
     model, with the aliases telemetry names it by; used to scale utilisation between two GPUs.
-    gpu001_max_util_pct (default 5, percent): GPU001's idle threshold; set from GPU001's
-    `max_util_pct`, not by hand.
 
 Known false positives
     Jobs that reserve GPUs for a later phase (evaluation after training), pipeline-parallel runs whose
@@ -128,12 +127,11 @@ References
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from pydantic import Field
 
+from rules._claims import claim_thresholds
 from rules._contract import Rule, RuleParams
-from rules.gpu001_idle_gpu_instance import RULE as GPU001
 from rules.gpu002_overprovisioned_job.reference import (
     GpuPeak,
     SmallerGpu,
@@ -181,15 +179,6 @@ class Params(RuleParams):
             "default: pipelines/catalog/gpu_peak_flops.csv."
         ),
     )
-    gpu001_max_util_pct: float = Field(
-        5.0, ge=0, le=100, description="GPU001's idle threshold (%); taken from GPU001's max_util_pct."
-    )
-
-
-def precedence_params(config: Any) -> dict[str, Any]:
-    """The thresholds of the rules that come first, from their configured params (see docs/gpu.md)."""
-    gpu001 = GPU001.make_params(config.rule_overrides(GPU001.id))
-    return {"gpu001_max_util_pct": gpu001.max_util_pct}  # type: ignore[attr-defined]
 
 
 RULE = Rule(
@@ -201,7 +190,14 @@ RULE = Rule(
     summary="Jobs that held GPUs they did not use, or GPUs a MIG slice or a smaller GPU would serve.",
     doc=__doc__ or "",
     params=Params,
-    requires=("resources", "gpu_billed_hours", "gpu_job_hours", "gpu_job_spans", "jobs_enriched"),
+    requires=(
+        "resources",
+        "gpu_billed_hours",
+        "gpu_job_hours",
+        "gpu_job_spans",
+        "jobs_enriched",
+        "gpu_claims",
+    ),
     query=Path(__file__).with_name("query.sql"),
-    config_params=precedence_params,
+    shared_params=claim_thresholds,
 )

@@ -1,12 +1,12 @@
 -- GPU002 overprovisioned-job
--- depends_on: resources, gpu_billed_hours, gpu_job_hours, gpu_job_spans, jobs_enriched (marts only)
+-- depends_on: resources, gpu_billed_hours, gpu_job_hours, gpu_job_spans, jobs_enriched, gpu_claims (marts only)
 -- params: $window_start, $window_end, $min_runtime_minutes, $unused_util_pct, $max_peak_util_pct,
 --         $mig_headroom_pct, $smaller_gpu_max_peak_util_pct, $smaller_gpu_headroom_pct, $smaller_gpus,
---         $gpu_peak_tflops, $gpu001_max_util_pct
+--         $gpu_peak_tflops, $claim_thresholds
 -- A job is judged on all its GPU-slices (the whole job, also outside the window); only its slices in
--- the window are priced, and only in parts of hours in which some GPU of the instance worked above
--- GPU001's idle threshold (an hour where every GPU idled is GPU001's) and never in a failed job's hours
--- (GPU004's). Per GPU of the job, one of: unused (mean util over the job <= unused_util_pct) -> its
+-- the window that gpu_claims gives this rule are priced (its claim: a GPU of a job that ran at least
+-- min_runtime_minutes, unused or with p95 util <= max_peak_util_pct; never a failed job's slice, GPU004's,
+-- nor a part of an hour in which every GPU of the instance idled, GPU001's). Per GPU of the job, one of: unused (mean util over the job <= unused_util_pct) -> its
 -- whole cost; else, when every used GPU's p95 util <= max_peak_util_pct and a MIG slice of its model
 -- holds the peak memory and p95 util with mig_headroom_pct to spare -> the share of its cost the slice
 -- does not need ((7 - slices) / 7); else, when a smaller GPU of $smaller_gpus holds the peak memory and
@@ -356,17 +356,18 @@ smaller_fits as (
     ) = 1
 ),
 
-worked as (
-    -- parts of hours in which some GPU of the instance worked (every other part is GPU001's)
+claims as (
+    -- the GPU-slices of the window this rule claims (gpu_claims: failed jobs are GPU004's, parts of hours
+    -- in which every GPU of the instance idled GPU001's)
     select
         resource_id,
         hour,
-        slice_start
-    from gpu_job_hours
-    where resource_id is not null
-        and hour >= $window_start::timestamp and hour < $window_end::timestamp
-    group by resource_id, hour, slice_start
-    having max(greatest(util_mean, 100 * sm_active_mean)) > $gpu001_max_util_pct
+        slice_start,
+        gpu_id,
+        job_key
+    from gpu_claims
+    where hour >= $window_start::timestamp and hour < $window_end::timestamp
+        and claimed_by(claims, $claim_thresholds) = 'GPU002'
 ),
 
 job_units as (
@@ -393,7 +394,9 @@ job_units as (
     inner join per_gpu as g on g.job_key = s.job_key and g.resource_id = s.resource_id and g.gpu_id = s.gpu_id
     inner join profiled as p on p.job_key = s.job_key
     inner join gpu_job_spans as sp on sp.job_key = s.job_key
-    inner join worked as w on w.resource_id = s.resource_id and w.hour = s.hour and w.slice_start = s.slice_start
+    inner join claims as c
+        on c.resource_id = s.resource_id and c.hour = s.hour and c.slice_start = s.slice_start
+        and c.gpu_id = s.gpu_id and c.job_key = s.job_key
     inner join billed as b on b.resource_id = s.resource_id and b.hour = s.hour
     inner join gpu_resources as r on r.resource_id = s.resource_id
     left join smaller_fits as f on f.job_key = s.job_key
@@ -512,8 +515,11 @@ combined as (
 
 select
     job_key as resource_id,
-    case scheduler when 'slurm' then 'Slurm job' when 'kubernetes' then 'Kubernetes pod' else 'job' end
-        as resource_type,
+    -- what a finding about one job calls it (pipelines/catalog/scheduler_names.csv)
+    coalesce(
+        (select n.job_type from scheduler_names as n where n.scheduler = combined.scheduler),
+        (select n.job_type from scheduler_names as n where n.scheduler = '*')
+    ) as resource_type,
     provider,
     account_id,
     region_id,

@@ -23,11 +23,12 @@ How it is computed
     estimated_waste = sum over the in-week slices of each starved GPU of cost_hourly(resource, hour) ÷
     the instance's GPUs × the slice's share of the hour × (1 − the slice's mean utilisation / 100):
     the idle share of its GPU-hours, in the currency of the instance's bill.
-    Precedence (no GPU-hour priced twice): only parts of hours in which some GPU of the instance
-    worked above GPU001's idle threshold (`gpu001_max_util_pct`), and never a GPU that GPU002 could
-    claim: mean utilisation at most GPU002's `unused_util_pct` (`gpu002_unused_util_pct`) or p95 at
-    most its `max_peak_util_pct` (`gpu002_max_peak_util_pct`) — wastewatch takes these three from the
-    other rules' configured params.
+    The test of a starved GPU (these thresholds and `min_runtime_minutes`) is this rule's claim in the
+    `gpu_claims` mart. Precedence (no GPU-hour priced twice): only the GPU-slices gpu_claims gives this
+    rule are priced: parts of hours in which some GPU of the instance worked above GPU001's idle
+    threshold, never a failed job (GPU004), never a GPU GPU002 claims (mean utilisation at most
+    GPU002's `unused_util_pct` or p95 at most its `max_peak_util_pct`, in a job that ran GPU002's
+    `min_runtime_minutes`). The other rules' thresholds are their own params, never copied here.
     One finding per job and week: resource_id is the job's key, job_id its id.
     Short captures: `min_runtime_minutes` takes fractions, and jobs are judged on their own samples, so
     a capture minutes long is judged by the same rule.
@@ -39,9 +40,6 @@ Thresholds
     min_util_stddev (default 25, percentage points): lowest spread of a starved GPU's samples.
     min_peak_util_pct (default 60, percent): lowest p95 utilisation (its bursts reach near full load).
     max_power_pct (default 50, percent of the power limit): highest mean power of a starved GPU.
-    gpu001_max_util_pct (default 5, percent): GPU001's idle threshold; set from GPU001, not by hand.
-    gpu002_unused_util_pct (default 2, percent): GPU002's unused threshold; set from GPU002.
-    gpu002_max_peak_util_pct (default 50, percent): GPU002's MIG peak bound; set from GPU002.
 
 Known false positives
     Jobs with legitimate pauses (evaluation, checkpoint writes, gradient accumulation across slow
@@ -75,13 +73,11 @@ References
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from pydantic import Field
 
+from rules._claims import claim_thresholds
 from rules._contract import Rule, RuleParams
-from rules.gpu001_idle_gpu_instance import RULE as GPU001
-from rules.gpu002_overprovisioned_job import RULE as GPU002
 
 
 class Params(RuleParams):
@@ -106,26 +102,6 @@ class Params(RuleParams):
     max_power_pct: float = Field(
         50.0, ge=0, le=100, description="Highest mean power (% of the power limit) of a starved GPU."
     )
-    gpu001_max_util_pct: float = Field(
-        5.0, ge=0, le=100, description="GPU001's idle threshold (%); taken from GPU001's max_util_pct."
-    )
-    gpu002_unused_util_pct: float = Field(
-        2.0, ge=0, le=100, description="GPU002's unused threshold (%); taken from GPU002's unused_util_pct."
-    )
-    gpu002_max_peak_util_pct: float = Field(
-        50.0, ge=0, le=100, description="GPU002's MIG peak bound (%); taken from GPU002's max_peak_util_pct."
-    )
-
-
-def precedence_params(config: Any) -> dict[str, Any]:
-    """The thresholds of the rules that come first, from their configured params (see docs/gpu.md)."""
-    gpu001 = GPU001.make_params(config.rule_overrides(GPU001.id))
-    gpu002 = GPU002.params.model_validate(config.rule_overrides(GPU002.id))
-    return {
-        "gpu001_max_util_pct": gpu001.max_util_pct,  # type: ignore[attr-defined]
-        "gpu002_unused_util_pct": gpu002.unused_util_pct,  # type: ignore[attr-defined]
-        "gpu002_max_peak_util_pct": gpu002.max_peak_util_pct,  # type: ignore[attr-defined]
-    }
 
 
 RULE = Rule(
@@ -137,7 +113,14 @@ RULE = Rule(
     summary="Jobs whose GPUs spent most of their time waiting for data.",
     doc=__doc__ or "",
     params=Params,
-    requires=("resources", "gpu_billed_hours", "gpu_job_hours", "gpu_job_spans", "jobs_enriched"),
+    requires=(
+        "resources",
+        "gpu_billed_hours",
+        "gpu_job_hours",
+        "gpu_job_spans",
+        "jobs_enriched",
+        "gpu_claims",
+    ),
     query=Path(__file__).with_name("query.sql"),
-    config_params=precedence_params,
+    shared_params=claim_thresholds,
 )

@@ -1,14 +1,14 @@
 -- GPU003 input-starved-job
--- depends_on: resources, gpu_billed_hours, gpu_job_hours, gpu_job_spans, jobs_enriched (marts only)
--- params: $window_start, $window_end, $min_runtime_minutes, $min_mean_util_pct, $max_mean_util_pct,
---         $min_util_stddev, $min_peak_util_pct, $max_power_pct, $gpu001_max_util_pct,
---         $gpu002_unused_util_pct, $gpu002_max_peak_util_pct
+-- depends_on: resources, gpu_billed_hours, gpu_job_hours, gpu_job_spans, jobs_enriched, gpu_claims (marts only)
+-- params: $window_start, $window_end, $claim_thresholds (this rule's thresholds reach its claim in
+--         gpu_claims through them: min_runtime_minutes, min_mean_util_pct, max_mean_util_pct,
+--         min_util_stddev, min_peak_util_pct, max_power_pct)
 -- A GPU of a job is starved when, over the whole job, it ran in bursts: moderate mean utilisation,
 -- a high spread of its samples (sample-level stddev pooled from gpu_job_hours' exact sums), bursts
--- reaching min_peak_util_pct (p95), at low power. Its in-week slices are priced at their idle share
--- (1 - util_mean / 100). Precedence: never a failed job (GPU004), never a part of an hour in which
--- every GPU idled (GPU001), never a GPU GPU002 could claim (mean util <= its unused threshold, or p95
--- <= its MIG peak bound). `priced_units` is what this rule puts a price on.
+-- reaching min_peak_util_pct (p95), at low power: this rule's claim in gpu_claims. Its in-week slices the
+-- claim wins are priced at their idle share (1 - util_mean / 100). Precedence (gpu_claims): never a failed
+-- job (GPU004), never a part of an hour in which every GPU idled (GPU001), never a GPU GPU002 claims (mean
+-- util <= its unused threshold, or p95 <= its MIG peak bound). `priced_units` is what this rule prices.
 with gpu_resources as (
     select *
     from resources
@@ -63,29 +63,28 @@ per_gpu as (
     group by job_key, resource_id, gpu_id
 ),
 
-starved_gpus as (
-    select *
-    from per_gpu
-    where util_mean > $gpu002_unused_util_pct
-        and util_p95 > $gpu002_max_peak_util_pct
-        and util_mean >= $min_mean_util_pct
-        and util_mean <= $max_mean_util_pct
-        and util_stddev >= $min_util_stddev
-        and util_p95 >= $min_peak_util_pct
-        and (power_mean_w is null or power_limit_w is null or power_mean_w <= $max_power_pct / 100 * power_limit_w)
+claims as (
+    -- the GPU-slices of the candidate jobs this rule claims (gpu_claims), over the whole job
+    select
+        c.resource_id,
+        c.hour,
+        c.slice_start,
+        c.gpu_id,
+        c.job_key
+    from gpu_claims as c
+    inner join candidates as j on j.job_key = c.job_key
+    where claimed_by(c.claims, $claim_thresholds) = 'GPU003'
 ),
 
-worked as (
-    -- parts of hours in which some GPU of the instance worked (every other part is GPU001's)
-    select
-        resource_id,
-        hour,
-        slice_start
-    from gpu_job_hours
-    where resource_id is not null
-        and hour >= $window_start::timestamp and hour < $window_end::timestamp
-    group by resource_id, hour, slice_start
-    having max(greatest(util_mean, 100 * sm_active_mean)) > $gpu001_max_util_pct
+starved_gpus as (
+    -- the GPUs the claim names starved (the claim's tests are on the whole job, so all a GPU's slices or none)
+    select g.*
+    from per_gpu as g
+    where exists (
+        select 1
+        from claims as c
+        where c.job_key = g.job_key and c.resource_id = g.resource_id and c.gpu_id = g.gpu_id
+    )
 ),
 
 priced_units as (
@@ -104,12 +103,11 @@ priced_units as (
         b.cost / greatest(r.gpu_count, coalesce(r.gpus_reporting, 0)) * s.slice_seconds / 3600
         * greatest(1 - coalesce(s.util_mean, 0) / 100, 0) as cost
     from job_slices as s
-    inner join starved_gpus as g on g.job_key = s.job_key and g.resource_id = s.resource_id and g.gpu_id = s.gpu_id
-    inner join gpu_job_spans as sp on sp.job_key = s.job_key
-    inner join worked as w on w.resource_id = s.resource_id and w.hour = s.hour and w.slice_start = s.slice_start
+    inner join claims as c
+        on c.resource_id = s.resource_id and c.hour = s.hour and c.slice_start = s.slice_start
+        and c.gpu_id = s.gpu_id and c.job_key = s.job_key
     inner join billed as b on b.resource_id = s.resource_id and b.hour = s.hour
     inner join gpu_resources as r on r.resource_id = s.resource_id
-    where sp.runtime_s >= $min_runtime_minutes * 60
 ),
 
 job_currency as (
@@ -189,8 +187,11 @@ combined as (
 
 select
     job_key as resource_id,
-    case scheduler when 'slurm' then 'Slurm job' when 'kubernetes' then 'Kubernetes pod' else 'job' end
-        as resource_type,
+    -- what a finding about one job calls it (pipelines/catalog/scheduler_names.csv)
+    coalesce(
+        (select n.job_type from scheduler_names as n where n.scheduler = combined.scheduler),
+        (select n.job_type from scheduler_names as n where n.scheduler = '*')
+    ) as resource_type,
     provider,
     account_id,
     region_id,

@@ -68,9 +68,9 @@ How it is computed
     construction. A separate rule would price the same slices and need GPU004 to leave the loop's
     attempts out, repeating the loop detection with the other rule's thresholds in two queries that
     must agree, and switching that rule off would silently move money back into GPU004.
-    Precedence (no GPU-hour priced twice): GPU004 owns failed jobs' GPU-hours, a crash loop's among
-    them (GPU001, GPU002 and GPU003 leave any part of an hour with a failed job out), and the zombie
-    hours without telemetry; hours after a job whose telemetry shows idle GPUs are GPU001's (it has the
+    Precedence (no GPU-hour priced twice): GPU004's claims come first in the `gpu_claims` mart: failed
+    jobs' GPU-hours, a crash loop's among them (GPU001 leaves any part of an hour with a failed job out,
+    GPU002, GPU003 and GPU005 any failed job), and the billed hours without telemetry (its zombie hours); hours after a job whose telemetry shows idle GPUs are GPU001's (it has the
     measurement). Within GPU004 each failed job's slices are in one finding: its loop's, else its own.
     Short captures: failed jobs are priced by their own slices, whatever their length.
 
@@ -121,6 +121,7 @@ from pathlib import Path
 
 from pydantic import Field
 
+from rules._claims import claim_thresholds
 from rules._contract import Rule, RuleParams
 
 
@@ -154,6 +155,14 @@ RULE = Rule(
     summary="GPU time of jobs that failed, and instances billed after their last job.",
     doc=__doc__ or "",
     params=Params,
-    requires=("resources", "gpu_billed_hours", "gpu_job_hours", "jobs_enriched", "storage_checkpoints"),
+    requires=(
+        "resources",
+        "gpu_billed_hours",
+        "gpu_job_hours",
+        "jobs_enriched",
+        "storage_checkpoints",
+        "gpu_claims",
+    ),  # fmt: skip
     query=Path(__file__).with_name("query.sql"),
+    shared_params=claim_thresholds,
 )

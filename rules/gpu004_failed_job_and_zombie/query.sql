@@ -1,6 +1,8 @@
 -- GPU004 failed-job-and-zombie
--- depends_on: resources, gpu_billed_hours, gpu_job_hours, jobs_enriched, storage_checkpoints (marts only)
--- params: $window_start, $window_end, $min_zombie_hours, $loop_min_failures, $loop_window_hours
+-- depends_on: resources, gpu_billed_hours, gpu_job_hours, jobs_enriched, storage_checkpoints, gpu_claims
+--             (marts only)
+-- params: $window_start, $window_end, $min_zombie_hours, $loop_min_failures, $loop_window_hours,
+--         $claim_thresholds
 -- Three kinds of finding. A failed job (FAILED, CANCELLED, TIMEOUT, OUT_OF_MEMORY, NODE_FAIL, BOOT_FAIL,
 -- DEADLINE): the cost of its GPU-slices in the window, only the part after its last checkpoint when one
 -- is known (the job record's last_checkpoint_at, else the newest checkpoint of the job's run that
@@ -12,7 +14,8 @@
 -- on it ended, with no job running and no GPU telemetry at all, in stretches of at least
 -- min_zombie_hours (followed 48 h past the window's edges, priced for the window's hours;
 -- resource_id = the instance). Hours after a job with telemetry that shows idle GPUs are GPU001's, so
--- the two rules never price the same hour. `priced_units` is what this rule puts a price on: a crash
+-- the two rules never price the same hour. Both the failed jobs' GPU-slices and the hours without telemetry
+-- are this rule's claims in gpu_claims (it comes first). `priced_units` is what this rule puts a price on: a crash
 -- loop only groups failed jobs' units, so it adds none.
 with gpu_resources as (
     select *
@@ -25,6 +28,21 @@ billed as (
     from gpu_billed_hours
     where hour >= $window_start::timestamp - interval 48 hour
         and hour < $window_end::timestamp + interval 48 hour
+),
+
+claimed as (
+    -- what gpu_claims gives this rule, 48 h either side of the window: the GPU-slices of failed jobs and the
+    -- billed hours without telemetry (gpu_id NULL)
+    select
+        resource_id,
+        hour,
+        slice_start,
+        gpu_id,
+        job_key
+    from gpu_claims
+    where hour >= $window_start::timestamp - interval 48 hour
+        and hour < $window_end::timestamp + interval 48 hour
+        and claimed_by(claims, $claim_thresholds) = 'GPU004'
 ),
 
 failed_records as (
@@ -69,6 +87,9 @@ failed_slices as (
         ) as lost_s
     from gpu_job_hours as s
     inner join failed_jobs as j on j.job_key = s.job_key
+    inner join claimed as c
+        on c.resource_id = s.resource_id and c.hour = s.hour and c.slice_start = s.slice_start
+        and c.gpu_id = s.gpu_id and c.job_key = s.job_key
     where s.resource_id is not null
         and s.hour >= $window_start::timestamp and s.hour < $window_end::timestamp
     -- a GPU reported under two host names (node name and FQDN) is one GPU
@@ -106,22 +127,12 @@ resource_jobs as (
     where j.started_at is not null
 ),
 
-observed as (
-    select distinct
-        resource_id,
-        hour
-    from gpu_job_hours
-    where resource_id is not null
-        and hour >= $window_start::timestamp - interval 48 hour
-        and hour < $window_end::timestamp + interval 48 hour
-),
-
 idle_billed as (
     -- billed hours with no telemetry at all and no job running in any part of them
     select b.*
     from billed as b
-    where not exists (
-        select 1 from observed as o where o.resource_id = b.resource_id and o.hour = b.hour
+    where exists (
+        select 1 from claimed as c where c.gpu_id is null and c.resource_id = b.resource_id and c.hour = b.hour
     )
         and not exists (
             select 1
@@ -418,8 +429,11 @@ loop_causes as (
 loop_findings as (
     select
         'crash-loop:' || l.loop_key as resource_id,
-        case l.scheduler when 'slurm' then 'Slurm job name' when 'kubernetes' then 'Kubernetes job'
-            else 'job name' end as resource_type,
+        -- what a finding about a job name calls it (pipelines/catalog/scheduler_names.csv)
+        coalesce(
+            (select n.job_name_type from scheduler_names as n where n.scheduler = l.scheduler),
+            (select n.job_name_type from scheduler_names as n where n.scheduler = '*')
+        ) as resource_type,
         l.provider,
         l.account_id,
         l.region_id,
@@ -495,8 +509,11 @@ loop_findings as (
 failed_findings as (
     select
         j.job_key as resource_id,
-        case j.scheduler when 'slurm' then 'Slurm job' when 'kubernetes' then 'Kubernetes pod' else 'job' end
-            as resource_type,
+        -- what a finding about one job calls it (pipelines/catalog/scheduler_names.csv)
+        coalesce(
+            (select n.job_type from scheduler_names as n where n.scheduler = j.scheduler),
+            (select n.job_type from scheduler_names as n where n.scheduler = '*')
+        ) as resource_type,
         j.provider,
         j.account_id,
         j.region_id,

@@ -23,14 +23,13 @@ How it is computed
     below the floor cover at least `min_low_minutes` of logged time.
     estimated_waste = sum over the job's in-week GPU-slices that no other GPU rule prices of
     cost_hourly(resource, hour) ÷ the instance's GPUs × the slice's share of the hour × (1 − MFU / floor).
-    Precedence (no GPU-hour priced twice), GPU005 comes last: never a failed job (GPU004), only parts of
-    hours in which some GPU of the instance worked above GPU001's idle threshold, never a GPU that
-    GPU002 could claim (mean utilisation at most its `unused_util_pct`, or p95 at most the larger of its
-    `max_peak_util_pct` and `smaller_gpu_max_peak_util_pct`, in a job that ran at least its
-    `min_runtime_minutes`), and never a GPU that GPU003 finds starved (its own thresholds) — wastewatch
-    takes all of these from the other rules' configured params. A low job whose GPU-hours another rule
-    prices is reported as `suspect` with no money, naming that rule; one with no billed hours as
-    `insufficient_data`.
+    Precedence (no GPU-hour priced twice), GPU005 comes last: its claim in the `gpu_claims` mart is
+    whatever GPU time of a job that did not fail no other GPU rule claims, so it prices never a failed
+    job (GPU004), only parts of hours in which some GPU of the instance worked above GPU001's idle
+    threshold, never a GPU GPU002 claims (unused, or p95 low enough for a MIG slice or a smaller GPU)
+    and never a GPU GPU003 finds starved, each judged by that rule's own configured params. A low job
+    whose GPU-hours another rule claims is reported as `suspect` with no money, naming that rule; one
+    with no billed hours as `insufficient_data`.
     One finding per job and week: resource_id is the job's key, job_id its id.
 
 Thresholds
@@ -43,10 +42,6 @@ Thresholds
     names input stalls as the cause.
     low_power_share (default 0.5): mean power below this share of the limit names low power.
     busy_util_pct (default 80, percent): utilisation at least this with low MFU names memory-bound.
-    gpu001_max_util_pct, gpu002_unused_util_pct, gpu002_max_peak_util_pct,
-    gpu002_smaller_gpu_max_peak_util_pct, gpu002_min_runtime_minutes, gpu003_min_runtime_minutes,
-    gpu003_min_mean_util_pct, gpu003_max_mean_util_pct, gpu003_min_util_stddev, gpu003_min_peak_util_pct,
-    gpu003_max_power_pct: the other GPU rules' thresholds; set from their params, not by hand.
 
 Known false positives
     MFU counts 6 × N FLOPs per token: models with long sequences (attention FLOPs), mixture-of-experts
@@ -82,14 +77,11 @@ References
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rules._claims import claim_thresholds
 from rules._contract import Rule, RuleParams
-from rules.gpu001_idle_gpu_instance import RULE as GPU001
-from rules.gpu002_overprovisioned_job import RULE as GPU002
-from rules.gpu003_input_starved_job import RULE as GPU003
 
 
 class TeamFloor(BaseModel):
@@ -128,40 +120,6 @@ class Params(RuleParams):
     busy_util_pct: float = Field(
         80.0, ge=0, le=100, description="Utilisation (%) at least this with low MFU names memory-bound."
     )
-    gpu001_max_util_pct: float = Field(5.0, ge=0, le=100, description="GPU001's max_util_pct.")
-    gpu002_unused_util_pct: float = Field(2.0, ge=0, le=100, description="GPU002's unused_util_pct.")
-    gpu002_max_peak_util_pct: float = Field(50.0, ge=0, le=100, description="GPU002's max_peak_util_pct.")
-    gpu002_smaller_gpu_max_peak_util_pct: float = Field(
-        50.0, ge=0, le=100, description="GPU002's smaller_gpu_max_peak_util_pct."
-    )
-    gpu002_min_runtime_minutes: float = Field(30.0, ge=0, description="GPU002's min_runtime_minutes.")
-    gpu003_min_runtime_minutes: float = Field(30.0, ge=0, description="GPU003's min_runtime_minutes.")
-    gpu003_min_mean_util_pct: float = Field(10.0, ge=0, le=100, description="GPU003's min_mean_util_pct.")
-    gpu003_max_mean_util_pct: float = Field(50.0, ge=0, le=100, description="GPU003's max_mean_util_pct.")
-    gpu003_min_util_stddev: float = Field(25.0, ge=0, le=100, description="GPU003's min_util_stddev.")
-    gpu003_min_peak_util_pct: float = Field(60.0, ge=0, le=100, description="GPU003's min_peak_util_pct.")
-    gpu003_max_power_pct: float = Field(50.0, ge=0, le=100, description="GPU003's max_power_pct.")
-
-
-def precedence_params(config: Any) -> dict[str, Any]:
-    """The thresholds of the rules that come first, from their configured params (see docs/gpu.md)."""
-    gpu001 = GPU001.make_params(config.rule_overrides(GPU001.id))
-    gpu002 = GPU002.params.model_validate(config.rule_overrides(GPU002.id))
-    gpu003 = GPU003.params.model_validate(config.rule_overrides(GPU003.id))
-    out: dict[str, Any] = {"gpu001_max_util_pct": gpu001.max_util_pct}  # type: ignore[attr-defined]
-    for name in (
-        "unused_util_pct",
-        "max_peak_util_pct",
-        "smaller_gpu_max_peak_util_pct",
-        "min_runtime_minutes",
-    ):
-        out[f"gpu002_{name}"] = getattr(gpu002, name)
-    for name in (
-        "min_runtime_minutes", "min_mean_util_pct", "max_mean_util_pct", "min_util_stddev", "min_peak_util_pct",
-        "max_power_pct",
-    ):  # fmt: skip
-        out[f"gpu003_{name}"] = getattr(gpu003, name)
-    return out
 
 
 RULE = Rule(
@@ -181,7 +139,8 @@ RULE = Rule(
         "gpu_job_hours",
         "gpu_billed_hours",
         "resources",
+        "gpu_claims",
     ),  # fmt: skip
     query=Path(__file__).with_name("query.sql"),
-    config_params=precedence_params,
+    shared_params=claim_thresholds,
 )

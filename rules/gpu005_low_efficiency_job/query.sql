@@ -1,16 +1,13 @@
 -- GPU005 low-efficiency-job
 -- depends_on: job_mfu, job_mfu_hourly, jobs_enriched, gpu_job_spans, gpu_job_hours, gpu_billed_hours,
---             resources (marts only)
+--             resources, gpu_claims (marts only)
 -- params: $window_start, $window_end, $floor, $team_floors, $size_floors, $min_low_minutes, $stall_share,
---         $low_power_share, $busy_util_pct, $gpu001_max_util_pct, $gpu002_unused_util_pct,
---         $gpu002_max_peak_util_pct, $gpu002_smaller_gpu_max_peak_util_pct, $gpu002_min_runtime_minutes,
---         $gpu003_min_runtime_minutes, $gpu003_min_mean_util_pct, $gpu003_max_mean_util_pct,
---         $gpu003_min_util_stddev, $gpu003_min_peak_util_pct, $gpu003_max_power_pct
+--         $low_power_share, $busy_util_pct, $claim_thresholds
 -- A job is low when its measured median MFU is below its floor and its hours below the floor cover at
 -- least min_low_minutes of logged time. Its in-week GPU-slices are priced at (1 - MFU / floor) of their
--- cost, only where no other GPU rule prices: never a failed job (GPU004: gpu_job_spans holds none), only
--- parts of hours some GPU of the instance worked (GPU001 has the rest), never a GPU GPU002 or GPU003
--- could claim (their thresholds, from their configured params). `priced_units` is what this rule prices.
+-- cost where gpu_claims gives them to this rule, which comes last: never a failed job (GPU004: gpu_job_spans
+-- holds none), only parts of hours some GPU of the instance worked (GPU001 has the rest), never a GPU another
+-- GPU rule claims (GPU002, GPU003: named in the finding). `priced_units` is what this rule prices.
 with gpu_resources as (
     select *
     from resources
@@ -68,60 +65,23 @@ job_slices as (
     qualify row_number() over (partition by s.resource_id, s.gpu_id, s.slice_start order by s.host) = 1
 ),
 
-per_gpu as (
+claims as (
+    -- who claims each in-week GPU-slice of the low jobs (gpu_claims); a part of an hour in which every GPU
+    -- of the instance idled is GPU001's and not the job's, so it is left out
     select
-        s.job_key,
-        s.resource_id,
-        s.gpu_id,
-        sum(s.util_sum) / nullif(sum(s.util_samples), 0) as util_mean,
-        sqrt(greatest(
-            sum(s.util_sumsq) / nullif(sum(s.util_samples), 0)
-            - power(sum(s.util_sum) / nullif(sum(s.util_samples), 0), 2),
-            0
-        )) as util_stddev,
-        max(s.util_p95) as util_p95,
-        sum(s.power_mean_w * s.samples) / nullif(sum(s.samples) filter (where s.power_mean_w is not null), 0)
-            as power_mean_w,
-        max(s.power_limit_w) as power_limit_w
-    from job_slices as s
-    group by s.job_key, s.resource_id, s.gpu_id
-),
-
-claimed as (
-    -- which earlier rule could price each GPU of the job (NULL: none)
-    select
-        g.*,
-        case
-            when j.runtime_s >= $gpu002_min_runtime_minutes * 60
-                and (g.util_mean <= $gpu002_unused_util_pct
-                    or g.util_p95 <= greatest($gpu002_max_peak_util_pct, $gpu002_smaller_gpu_max_peak_util_pct))
-                then 'GPU002'
-            when j.runtime_s >= $gpu003_min_runtime_minutes * 60
-                and g.util_mean > $gpu002_unused_util_pct
-                and g.util_p95 > $gpu002_max_peak_util_pct
-                and g.util_mean >= $gpu003_min_mean_util_pct
-                and g.util_mean <= $gpu003_max_mean_util_pct
-                and g.util_stddev >= $gpu003_min_util_stddev
-                and g.util_p95 >= $gpu003_min_peak_util_pct
-                and (g.power_mean_w is null or g.power_limit_w is null
-                    or g.power_mean_w <= $gpu003_max_power_pct / 100 * g.power_limit_w)
-                then 'GPU003'
-        end as claimed_by
-    from per_gpu as g
-    inner join low_jobs as j on j.job_key = g.job_key
-),
-
-worked as (
-    -- parts of hours in which some GPU of the instance worked (every other part is GPU001's)
-    select
-        resource_id,
-        hour,
-        slice_start
-    from gpu_job_hours
-    where resource_id is not null
-        and hour >= $window_start::timestamp and hour < $window_end::timestamp
-    group by resource_id, hour, slice_start
-    having max(greatest(util_mean, 100 * sm_active_mean)) > $gpu001_max_util_pct
+        c.resource_id,
+        c.hour,
+        c.slice_start,
+        c.gpu_id,
+        c.job_key,
+        c.claimed_by
+    from (
+        select g.*, claimed_by(g.claims, $claim_thresholds) as claimed_by
+        from gpu_claims as g
+        inner join low_jobs as j on j.job_key = g.job_key
+        where g.hour >= $window_start::timestamp and g.hour < $window_end::timestamp
+    ) as c
+    where c.claimed_by <> 'GPU001'
 ),
 
 slice_costs as (
@@ -132,7 +92,7 @@ slice_costs as (
         s.slice_end,
         s.gpu_id,
         s.job_key,
-        c.claimed_by,
+        nullif(c.claimed_by, 'GPU005') as claimed_by,
         b.currency,
         s.slice_seconds / 3600 as gpu_hours,
         -- per GPU: the instance-hour's cost over its GPUs (more if the telemetry saw more than billed)
@@ -140,8 +100,9 @@ slice_costs as (
         greatest(1 - j.mfu / j.job_floor, 0) as shortfall
     from job_slices as s
     inner join low_jobs as j on j.job_key = s.job_key
-    inner join claimed as c on c.job_key = s.job_key and c.resource_id = s.resource_id and c.gpu_id = s.gpu_id
-    inner join worked as w on w.resource_id = s.resource_id and w.hour = s.hour and w.slice_start = s.slice_start
+    inner join claims as c
+        on c.resource_id = s.resource_id and c.hour = s.hour and c.slice_start = s.slice_start
+        and c.gpu_id = s.gpu_id and c.job_key = s.job_key
     inner join billed as b on b.resource_id = s.resource_id and b.hour = s.hour
     inner join gpu_resources as r on r.resource_id = s.resource_id
     where s.hour >= $window_start::timestamp and s.hour < $window_end::timestamp
@@ -243,8 +204,11 @@ combined as (
 
 select
     job_key as resource_id,
-    case scheduler when 'slurm' then 'Slurm job' when 'kubernetes' then 'Kubernetes pod' else 'job' end
-        as resource_type,
+    -- what a finding about one job calls it (pipelines/catalog/scheduler_names.csv)
+    coalesce(
+        (select n.job_type from scheduler_names as n where n.scheduler = combined.scheduler),
+        (select n.job_type from scheduler_names as n where n.scheduler = '*')
+    ) as resource_type,
     provider,
     account_id,
     region_id,

@@ -1,27 +1,39 @@
-"""The GPU rules' shared invariant: a GPU-hour is priced by at most one of GPU001-GPU005.
+"""The GPU rules' shared invariant: a GPU-hour is priced by at most one GPU rule.
 
-`check_no_double_counting` runs every GPU rule's `priced_units` CTE and its findings over a window and
-asserts the invariants tests/rules/test_gpu_precedence.py describes, and within GPU004 that each failed
-job's money is in exactly one finding (its crash loop's or its own); `SETTINGS` are the threshold
-settings it runs under, as `rules:` lines of wastewatch.yaml, and `WEEK` the week of its scenario.
+The GPU rules are the registry's claiming rules (those that read `gpu_claims`, rules/_claims.py), so a new
+GPU rule is checked as soon as it is registered. `check_no_double_counting` runs every GPU rule's
+`priced_units` CTE and its findings over a window and asserts the invariants
+tests/rules/test_gpu_precedence.py describes: each rule prices only GPU-slices `gpu_claims` gives it,
+no two rules price the same part of an hour of a GPU, and within GPU004 each failed job's money is in
+exactly one finding (its crash loop's or its own). `SETTINGS` are the threshold settings it runs under, as
+`rules:` lines of wastewatch.yaml, and `WEEK` the week of its scenario; `gpu_params` makes every GPU rule's
+params from such settings, as a run does.
 """
 
 from __future__ import annotations
 
 import json
-import re
 from collections import defaultdict
 from datetime import datetime
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 import duckdb
 import pytest
 
+from pipelines.config import parse_config
 from pipelines.warehouse import rows
-from rules import Rule, RuleParams, Window, get_rule
+from rules import Rule, RuleParams, Window
+from rules._claims import claiming_rules
 
-GPU_RULES = ("GPU001", "GPU002", "GPU003", "GPU004", "GPU005")
+
+def gpu_rules() -> tuple[str, ...]:
+    """The ids of the GPU rules: every registered rule that reads `gpu_claims`."""
+    return tuple(r.id for r in claiming_rules())
+
+
+GPU_RULES = gpu_rules()
 WEEK = Window.iso_week("2026-W48")
 
 
@@ -41,20 +53,71 @@ def priced_units(
     lines = sql.splitlines()
     final = max(i for i, line in enumerate(lines) if line.startswith("select"))
     body = "\n".join(lines[:final]) + f"\nselect {columns} from priced_units where cost > 0"
-    bind = {"window_start": window.start, "window_end": window.end, **params.model_dump()}
-    needed = set(re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*)", re.sub(r"--[^\n]*", "", body)))
-    return rows(con, body, {k: v for k, v in bind.items() if k in needed})
+    return rows(con, body, rule.sql_params(window, params, body))
+
+
+def gpu_params(
+    overrides: dict[str, dict[str, Any]], rules: tuple[Rule, ...] | None = None
+) -> dict[str, RuleParams]:
+    """Every GPU rule's params made as a run makes them: from a config whose `rules:` holds `overrides`."""
+    config = parse_config(
+        json.dumps({"sources": [], "rules": {k: v for k, v in overrides.items() if v}}), Path("test.yaml")
+    )
+    return {r.id: r.make_params(config.rule_overrides(r.id), config) for r in rules or claiming_rules()}
+
+
+def claims_of(
+    con: duckdb.DuckDBPyConnection, rule: Rule, window: Window, params: RuleParams
+) -> list[dict[str, Any]]:
+    """Every GPU-slice of the window in gpu_claims with the rule that wins it under `rule`'s thresholds."""
+    sql = (
+        "select resource_id, slice_start, slice_end, gpu_id, job_key, claimed_by(claims, $claim_thresholds) "
+        "as claimed_by from gpu_claims where hour >= $window_start and hour < $window_end"
+    )
+    return rows(con, sql, rule.sql_params(window, params, sql))
+
+
+def check_priced_within_claims(
+    rule_id: str, units: list[dict[str, Any]], claims: list[dict[str, Any]]
+) -> None:
+    """Each priced unit is a GPU-slice gpu_claims gives the rule, or (gpu_id NULL, the whole instance) a part
+    of an hour whose every GPU-slice (or its hour without telemetry) the rule claims."""
+    exact = {(c["resource_id"], c["slice_start"], c["gpu_id"], c["job_key"]): c["claimed_by"] for c in claims}
+    by_resource: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for c in claims:
+        by_resource[c["resource_id"]].append(c)
+    for u in units:
+        if u["gpu_id"] is not None:
+            key = (u["resource_id"], u["slice_start"], u["gpu_id"], u["job_key"])
+            assert exact.get(key) == rule_id, (
+                f"{rule_id} prices {key}, which gpu_claims gives {exact.get(key)}"
+            )
+            continue
+        under = [
+            c
+            for c in by_resource[u["resource_id"]]
+            if c["slice_start"] < u["slice_end"] and u["slice_start"] < c["slice_end"]
+        ]
+        assert under and all(c["claimed_by"] == rule_id for c in under), (
+            f"{rule_id} prices the whole of {u['resource_id']} at {u['slice_start']}, which gpu_claims gives "
+            f"{sorted({str(c['claimed_by']) for c in under})}"
+        )
 
 
 def check_no_double_counting(
-    con: duckdb.DuckDBPyConnection, window: Window, params: dict[str, RuleParams]
+    con: duckdb.DuckDBPyConnection,
+    window: Window,
+    params: dict[str, RuleParams],
+    rules: tuple[Rule, ...] | None = None,
 ) -> dict[str, Decimal]:
-    """Run every GPU rule; assert the invariants; return each rule's waste."""
+    """Run every GPU rule (`rules`, default the registry's); assert the invariants; return each rule's waste."""
     units: dict[str, list[dict[str, Any]]] = {}
     waste: dict[str, Decimal] = {}
-    for rule_id in GPU_RULES:
-        rule = get_rule(rule_id)
-        units[rule_id] = priced_units(con, rule, window, params[rule_id])
+    for rule in rules or claiming_rules():
+        rule_id = rule.id
+        units[rule_id] = priced_units(con, rule, window, params[rule_id], UNIT_COLUMNS + ", job_key")
+        # a rule prices only what gpu_claims gives it
+        check_priced_within_claims(rule_id, units[rule_id], claims_of(con, rule, window, params[rule_id]))
         frame = rule.evaluate(con, window, params[rule_id], detected_at=datetime(2026, 12, 7))
         priced = frame.filter(frame["status"] == "waste")["estimated_waste"].sum()
         waste[rule_id] = Decimal(str(priced or 0))
@@ -63,8 +126,7 @@ def check_no_double_counting(
             sum(float(u["cost"]) for u in units[rule_id]), abs=0.01
         ), rule_id
         if rule_id == "GPU004":
-            job_units = priced_units(con, rule, window, params[rule_id], UNIT_COLUMNS + ", job_key")
-            check_failed_jobs_priced_once(job_units, frame.to_dicts())
+            check_failed_jobs_priced_once(units[rule_id], frame.to_dicts())
 
     # no (resource, part of an hour, GPU) priced by two rules; a whole-instance unit (gpu_id NULL)
     # collides with any unit of the same resource whose part of the hour overlaps it

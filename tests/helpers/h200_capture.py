@@ -13,6 +13,7 @@ from typing import Any
 import duckdb
 
 from rules import Window, get_rule
+from tests.helpers.gpu_precedence import gpu_params
 
 WEEK = Window.iso_week("2026-W49")  # Mon 2026-11-30
 SHORT = {
@@ -20,8 +21,7 @@ SHORT = {
     "GPU002": {"min_runtime_minutes": 0.5},
     "GPU003": {"min_runtime_minutes": 0.5},
     "GPU004": {},
-    # GPU005 takes the other rules' thresholds from their params, as the config would give them
-    "GPU005": {"min_low_minutes": 0.5, "gpu002_min_runtime_minutes": 0.5, "gpu003_min_runtime_minutes": 0.5},
+    "GPU005": {"min_low_minutes": 0.5},
 }
 BILLING = """
 select * from (values
@@ -34,9 +34,17 @@ select * from (values
 """
 
 
-def findings(con: duckdb.DuckDBPyConnection, rule_id: str, overrides: dict[str, Any]) -> list[dict[str, Any]]:
+def findings(
+    con: duckdb.DuckDBPyConnection,
+    rule_id: str,
+    overrides: dict[str, Any],
+    others: dict[str, dict[str, Any]] | None = None,
+) -> list[dict[str, Any]]:
+    """The rule's findings with `overrides`, the other GPU rules configured with `others` (default: SHORT),
+    as a run's config gives them (their thresholds judge the claims in gpu_claims)."""
     rule = get_rule(rule_id)
-    frame = rule.evaluate(con, WEEK, rule.make_params(overrides), detected_at=datetime(2026, 12, 7))
+    params = gpu_params({**(SHORT if others is None else others), rule_id: overrides})[rule_id]
+    frame = rule.evaluate(con, WEEK, params, detected_at=datetime(2026, 12, 7))
     return [{**f, "evidence": json.loads(f["evidence"])} for f in frame.to_dicts()]
 
 

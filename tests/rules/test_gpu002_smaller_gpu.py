@@ -35,7 +35,7 @@ from rules.gpu002_overprovisioned_job.reference import (
 )
 from tests.helpers import h200_capture as h200_eval
 from tests.helpers.config import write_config
-from tests.helpers.gpu_precedence import GPU_RULES, SETTINGS, check_no_double_counting
+from tests.helpers.gpu_precedence import GPU_RULES, SETTINGS, check_no_double_counting, gpu_params
 from tests.helpers.gpu_precedence import WEEK as PRECEDENCE_WEEK
 from tests.helpers.mart_rows import load_given
 from tests.helpers.paths import REPO
@@ -199,12 +199,9 @@ def test_h200_capture_without_a_mig_fit_gets_the_h100(h200: duckdb.DuckDBPyConne
     assert float(f["estimated_waste"]) == pytest.approx(45.165 / 3600 * (10.60 - 6.88), abs=0.0005)
 
 
-def test_h200_capture_without_a_mig_fit_still_prices_nothing_twice(
-    h200: duckdb.DuckDBPyConnection, tmp_path: Path
-) -> None:
-    config = load_config(write_config(tmp_path, "sources: []\n"))
-    overrides = {**h200_eval.SHORT, "GPU002": NO_MIG}
-    params = {r: get_rule(r).make_params(overrides[r], config) for r in GPU_RULES}
+def test_h200_capture_without_a_mig_fit_still_prices_nothing_twice(h200: duckdb.DuckDBPyConnection) -> None:
+    # every rule configured as a run's config gives them (their thresholds judge each other's claims)
+    params = gpu_params({**h200_eval.SHORT, "GPU002": NO_MIG})
     check_no_double_counting(h200, h200_eval.WEEK, params)
     flagged = {}
     for r in GPU_RULES:

@@ -15,8 +15,7 @@ from typing import Any
 import duckdb
 import pytest
 
-from rules import get_rule
-from tests.helpers.gpu_precedence import GPU_RULES, check_no_double_counting
+from tests.helpers.gpu_precedence import check_no_double_counting, gpu_params
 from tests.helpers.h200_capture import SHORT, WEEK, findings
 
 HOUR_COST = 10.60  # the capture's 1-GPU instance-hour (tests/helpers/h200_capture.py BILLING)
@@ -52,8 +51,8 @@ def test_time_no_other_rule_prices_is_priced_at_the_shortfall_below_the_floor(
     h200: duckdb.DuckDBPyConnection,
 ) -> None:
     # GPU003 at its default 30-minute runtime judges nothing here; GPU005 knows it from the same params
-    overrides = {**SHORT, "GPU003": {}, "GPU005": {**SHORT["GPU005"], "gpu003_min_runtime_minutes": 30}}
-    found = _by_job(findings(h200, "GPU005", overrides["GPU005"]))
+    overrides = {**SHORT, "GPU003": {}}
+    found = _by_job(findings(h200, "GPU005", overrides["GPU005"], overrides))
     stalled = found["job-002"]
     assert stalled["status"] == "waste"
     mfu = stalled["evidence"]["mfu"]
@@ -62,7 +61,7 @@ def test_time_no_other_rule_prices_is_priced_at_the_shortfall_below_the_floor(
     )
     assert "the shortfall, 45% of 0.9 GPU-minutes, cost USD 0.08." in stalled["reason"]
     assert found["job-003"]["status"] == "suspect"  # still GPU002's
-    params = {r: get_rule(r).make_params(overrides[r]) for r in GPU_RULES}
+    params = gpu_params(overrides)
     waste = check_no_double_counting(h200, WEEK, params)
     assert waste["GPU003"] == 0 and waste["GPU005"] > 0
 

@@ -21,7 +21,7 @@ import pytest
 from pipelines.config import load_config
 from rules import get_rule
 from tests.helpers.config import write_config
-from tests.helpers.gpu_precedence import GPU_RULES, check_no_double_counting
+from tests.helpers.gpu_precedence import GPU_RULES, check_no_double_counting, gpu_params
 from tests.helpers.h200_capture import SHORT, WEEK, findings, jobs_flagged
 from tests.helpers.paths import H200
 
@@ -126,11 +126,11 @@ def test_default_params_are_for_hours_not_minutes(h200: duckdb.DuckDBPyConnectio
     for rule_id in GPU_RULES:
         if rule_id == "GPU004":
             continue  # a failed job is lost compute whatever its length
-        assert not [f for f in findings(h200, rule_id, {}) if f["status"] == "waste"], rule_id
+        assert not [f for f in findings(h200, rule_id, {}, {}) if f["status"] == "waste"], rule_id
 
 
 def test_no_second_of_the_capture_is_priced_twice(h200: duckdb.DuckDBPyConnection) -> None:
-    params = {r: get_rule(r).make_params(SHORT[r]) for r in GPU_RULES}
+    params = gpu_params(SHORT)
     waste = check_no_double_counting(h200, WEEK, params)
     assert all(waste[r] > 0 for r in GPU_RULES if r != "GPU005")
     assert (
@@ -153,4 +153,9 @@ def test_short_window_params_reach_the_rules_through_the_config(tmp_path: Path) 
     )
     assert get_rule("GPU001").make_params(config.rule_overrides("GPU001"), config).min_idle_hours == 0.005
     gpu002 = get_rule("GPU002").make_params(config.rule_overrides("GPU002"), config)
-    assert gpu002.min_runtime_minutes == 0.5 and gpu002.gpu001_max_util_pct == 5.0
+    assert gpu002.min_runtime_minutes == 0.5
+    # the other rules' thresholds reach GPU002's claims from their own params, not as params of GPU002's
+    assert "gpu001_max_util_pct" not in gpu002.model_dump()
+    thresholds = get_rule("GPU002").sql_params(WEEK, gpu002, "select $claim_thresholds")["claim_thresholds"]
+    assert {"key": "GPU001.min_idle_hours", "value": 0.005} in thresholds
+    assert {"key": "GPU002.min_runtime_minutes", "value": 0.5} in thresholds

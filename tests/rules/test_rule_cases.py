@@ -14,6 +14,8 @@ File shape:
       cost_hourly: {effective_cost: 98.32}
     test_flags_idle_overnight:          # a case; its name starts with test_
       params: {min_idle_hours: 1}       # optional overrides of the rule's Params (validated, typos fail)
+      rules: {GPU001: {max_util_pct: 90}}  # optional: other rules' overrides, as wastewatch.yaml `rules:`
+                                        # gives them (a GPU rule's claims in gpu_claims are judged by them)
       window: {week: 2026-W48}          # or {start: 2026-11-23, end: 2026-11-30}; default 2026-W48
       given:                            # rows per mart table (pipelines.transform.MARTS)
         resources:   [{resource_id: i-1, gpu_count: 8}]
@@ -88,6 +90,7 @@ import polars as pl
 import pytest
 import yaml
 
+from pipelines.config import parse_config
 from pipelines.evaluate import write_findings
 from pipelines.warehouse import connect, rows, scalar
 from rules import ALL_RULES, FINDING_COLUMNS, STATUSES, Rule, Window, get_rule
@@ -98,7 +101,7 @@ DEFAULT_WEEK = "2026-W48"
 DETECTED_AT = datetime(2026, 12, 7, 6, 0)
 WASTE_TOLERANCE = 0.005
 FILE_KEYS = {"rule", "defaults"}
-CASE_KEYS = {"params", "window", "given", "expect", "expect_none"}
+CASE_KEYS = {"params", "rules", "window", "given", "expect", "expect_none"}
 EXPECT_EXTRA_KEYS = {"tolerance", "evidence_keys"}
 
 
@@ -296,7 +299,11 @@ def test_rule_case(path: Path, name: str, tmp_path: Path, empty_marts: Path) -> 
     case = doc[name]
     rule = get_rule(doc["rule"])
     window = make_window(case.get("window"))
-    params = rule.make_params(case.get("params"))
+    # other rules' overrides reach the rule as a run's config gives them (rules/_claims.py)
+    config = (
+        parse_config(json.dumps({"sources": [], "rules": case["rules"]}), path) if "rules" in case else None
+    )
+    params = rule.make_params(case.get("params"), config)
 
     warehouse = tmp_path / "wastewatch.duckdb"
     shutil.copyfile(empty_marts, warehouse)
