@@ -9,12 +9,36 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from pipelines.report.rows import (
+    Action,
+    Advice,
+    Budget,
+    CategorySpend,
+    DataQuality,
+    ExchangeRate,
+    Finding,
+    FleetRow,
+    FocusBreak,
+    Headline,
+    NoTelemetry,
+    ProjectWaste,
+    Realised,
+    RejectedFile,
+    Resolved,
+    RuleWaste,
+    StaleSource,
+    TeamHeadline,
+    TrainingJob,
+    TrendWeek,
+    UnmatchedTrainLines,
+    UnpricedHost,
+)
 from pipelines.warehouse import utcnow
 from rules import Window
 
@@ -48,28 +72,28 @@ class TeamPage:
 
     name: str
     slug: str
-    headline: list[dict[str, Any]]
-    projects: list[dict[str, Any]]
-    spend_by_category: list[dict[str, Any]]
-    findings: list[dict[str, Any]]
-    attention: list[dict[str, Any]]
-    resolved: list[dict[str, Any]]
-    budgets: list[dict[str, Any]]
-    training: list[dict[str, Any]] = field(default_factory=list)
+    headline: list[TeamHeadline]
+    projects: list[ProjectWaste]
+    spend_by_category: list[CategorySpend]
+    findings: list[Finding]
+    attention: list[Finding]
+    resolved: list[Resolved]
+    budgets: list[Budget]
+    training: list[TrainingJob] = field(default_factory=list)
     # the week's advice about the team's own job types (spot advice names a team; commitments do not)
-    advice: list[dict[str, Any]] = field(default_factory=list)
+    advice: list[Advice] = field(default_factory=list)
 
     @property
-    def counted(self) -> list[dict[str, Any]]:
-        return [f for f in self.findings if f["counted"]]
+    def counted(self) -> list[Finding]:
+        return [f for f in self.findings if f.counted]
 
     @property
     def training_summary(self) -> list[dict[str, Any]]:
         return training_summary(self.training)
 
     @property
-    def acknowledged(self) -> list[dict[str, Any]]:
-        return [f for f in self.findings if f["acknowledged"]]
+    def acknowledged(self) -> list[Finding]:
+        return [f for f in self.findings if f.acknowledged]
 
 
 @dataclass
@@ -77,46 +101,46 @@ class WeeklyReport:
     week: str
     window: Window
     directory: Path
-    headline: list[dict[str, Any]]
-    by_rule: list[dict[str, Any]]
-    by_project: list[dict[str, Any]]
-    spend_by_category: list[dict[str, Any]]
-    findings: list[dict[str, Any]]
-    resolved: list[dict[str, Any]]
-    gpu_fleet: list[dict[str, Any]]
+    headline: list[Headline]
+    by_rule: list[RuleWaste]
+    by_project: list[ProjectWaste]
+    spend_by_category: list[CategorySpend]
+    findings: list[Finding]
+    resolved: list[Resolved]
+    gpu_fleet: list[FleetRow]
     idle_cells: dict[tuple[int, int], float]
     util_bands: dict[int, float]
     unobserved_gpu_hours: float
-    trend: dict[str, list[dict[str, Any]]]
-    data_quality: list[dict[str, Any]]
-    budgets: list[dict[str, Any]]
-    rejected_files: list[dict[str, Any]]
+    trend: dict[str, list[TrendWeek]]
+    data_quality: list[DataQuality]
+    budgets: list[Budget]
+    rejected_files: list[RejectedFile]
     idle_util_pct: float
-    stale_sources: list[dict[str, Any]] = field(default_factory=list)  # sources that stopped delivering
+    stale_sources: list[StaleSource] = field(default_factory=list)  # sources that stopped delivering
     previous_evaluated: bool = False  # any finding stored for last week: new/resolved are meaningful
     # per host: GPU-hours observed in the week that no bill or price covers (rpt_weekly_unpriced_gpu_hours)
-    unpriced: list[dict[str, Any]] = field(default_factory=list)
+    unpriced: list[UnpricedHost] = field(default_factory=list)
     # per cost basis: priced GPU-hours and those of them no GPU reported telemetry in
     # (rpt_weekly_gpu_hours_without_telemetry): priced all the same, never free (docs/gpu.md "Which hours")
-    no_telemetry: list[dict[str, Any]] = field(default_factory=list)
+    no_telemetry: list[NoTelemetry] = field(default_factory=list)
     generated_at: datetime = field(default_factory=utcnow)
-    # the config's consolidated view: the currency and its dated rates ({from, to, rate, valid_from})
+    # the config's consolidated view: the currency and its dated rates
     reporting_currency: str | None = None
-    exchange_rates: list[dict[str, Any]] = field(default_factory=list)
+    exchange_rates: list[ExchangeRate] = field(default_factory=list)
     teams: list[TeamPage] = field(default_factory=list)
     # per job with a measured training log and GPU time in the week (rpt_weekly_training)
-    training: list[dict[str, Any]] = field(default_factory=list)
-    # the week's training-log lines that matched no job: {lines, files, hosts}
-    unmatched_train_lines: dict[str, Any] = field(default_factory=dict)
+    training: list[TrainingJob] = field(default_factory=list)
+    # the week's training-log lines that matched no job
+    unmatched_train_lines: UnmatchedTrainLines = field(default_factory=UnmatchedTrainLines)
     # per billing source, currency and broken FOCUS 1.2 rule: the week's lines and spend it touches
     # (sql/checks/billing_focus_conformance.sql)
-    focus_conformance: list[dict[str, Any]] = field(default_factory=list)
+    focus_conformance: list[FocusBreak] = field(default_factory=list)
     # commitment and spot advice of the week (rpt_weekly_advice): never added to waste or spend
-    advice: list[dict[str, Any]] = field(default_factory=list)
+    advice: list[Advice] = field(default_factory=list)
     # the week's remediation actions, biggest first (rpt_weekly_actions), and the waste that actions applied
     # before the week stopped in it (rpt_remediation_realised); docs/remediation.md
-    actions: list[dict[str, Any]] = field(default_factory=list)
-    realised: list[dict[str, Any]] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+    realised: list[Realised] = field(default_factory=list)
     # per currency, the first hour of cost data in the warehouse (rpt_cost_data_start): a week before it has
     # no data, the week it falls in part of a week
     data_start: dict[str, datetime] = field(default_factory=dict)
@@ -418,14 +442,14 @@ class WeeklyReport:
         for h in self.headline:
             cur = h["currency"]
             if cur == to:
-                rate: dict[str, Any] | None = {"from": to, "rate": Decimal(1), "valid_from": None}
+                k, valid_from = Decimal(1), None
             else:
-                valid = [r for r in self.exchange_rates if r["from"] == cur and r["valid_from"] <= day]
-                rate = max(valid, key=lambda r: r["valid_from"]) if valid else None
-            if rate is None:
-                not_converted.append(cur)
-                continue
-            k = Decimal(rate["rate"])
+                valid = [r for r in self.exchange_rates if r.from_ == cur and r.valid_from <= day]
+                if not valid:
+                    not_converted.append(cur)
+                    continue
+                rate = max(valid, key=lambda r: r.valid_from)
+                k, valid_from = Decimal(rate.rate), rate.valid_from
             spend += Decimal(h["spend"]) * k
             waste += Decimal(h["waste"]) * k
             prev_spend += Decimal(h.get("prev_spend") or 0) * k
@@ -434,7 +458,7 @@ class WeeklyReport:
             else:
                 prev_waste += Decimal(h["prev_waste"]) * k
             if cur != to:
-                converted.append({"currency": cur, "rate": k, "valid_from": rate["valid_from"]})
+                converted.append({"currency": cur, "rate": k, "valid_from": valid_from})
         cent = Decimal("0.01")
         return {
             "currency": to,
@@ -572,20 +596,26 @@ def slugify(name: str, taken: set[str]) -> str:
     return unique
 
 
-def _across_bases(spend: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _across_bases(spend: list[CategorySpend]) -> list[CategorySpend]:
     """Spend-by-category rows of one project and currency added up over their pricing bases (bill, owned,
     contract), the bases kept as `pricing_basis` joined by '+': a team page shows one row per project."""
-    out: dict[tuple[str, str], dict[str, Any]] = {}
+    out: dict[tuple[str, str], CategorySpend] = {}
     for r in spend:
-        key = (r["project"], r["currency"])
-        if key not in out:
-            out[key] = dict(r)
+        key = (r.project, r.currency)
+        row = out.get(key)
+        if row is None:
+            out[key] = r
             continue
-        row = out[key]
-        for k, v in r.items():
-            if isinstance(v, Decimal):
-                row[k] = row[k] + v
-        row["pricing_basis"] = "+".join(sorted({*row["pricing_basis"].split("+"), r["pricing_basis"]}))
+        out[key] = replace(
+            row,
+            compute=row.compute + r.compute,
+            storage=row.storage + r.storage,
+            network=row.network + r.network,
+            ai_ml=row.ai_ml + r.ai_ml,
+            other=row.other + r.other,
+            total=row.total + r.total,
+            pricing_basis="+".join(sorted({*row.pricing_basis.split("+"), r.pricing_basis})),
+        )
     return list(out.values())
 
 
@@ -608,13 +638,13 @@ def team_pages(report: WeeklyReport) -> list[TeamPage]:
             spend = sum((r["spend"] for r in projects), Decimal(0))
             waste = sum((r["waste"] for r in projects), Decimal(0))
             headline.append(
-                {
-                    "currency": currency,
-                    "spend": spend,
-                    "waste": waste,
-                    "waste_pct": round(100 * waste / spend, 1) if spend > 0 else None,
-                    "waste_findings": sum(r["waste_findings"] for r in projects),
-                }
+                TeamHeadline(
+                    currency=currency,
+                    spend=spend,
+                    waste=waste,
+                    waste_pct=round(100 * waste / spend, 1) if spend > 0 else None,
+                    waste_findings=sum(r.waste_findings for r in projects),
+                )
             )
         pages.append(
             TeamPage(
