@@ -1,8 +1,9 @@
 """The weekly report's data: WeeklyReport (the week's figures and findings, and the views the
-templates and the notification read from them) and one TeamPage per team.
+templates and the notification read from them) and one TeamPage per team, both holding the typed rows of
+rows.py.
 
 No SQL and no files here: collect.py fills these from the warehouse, render.py and write.py turn them
-into the report files.
+into the report files (the tables as sections.py defines them).
 """
 
 from __future__ import annotations
@@ -17,12 +18,16 @@ from typing import Any
 
 from pipelines.report.rows import (
     Action,
+    ActionGroup,
     Advice,
+    AttentionGroup,
     Budget,
     CategorySpend,
+    CategoryWaste,
     DataQuality,
     ExchangeRate,
     Finding,
+    FindingGroup,
     FleetRow,
     FocusBreak,
     Headline,
@@ -31,9 +36,13 @@ from pipelines.report.rows import (
     Realised,
     RejectedFile,
     Resolved,
+    Rollup,
+    RuleTotal,
     RuleWaste,
     StaleSource,
     TeamHeadline,
+    TeamWaste,
+    TrainingGroup,
     TrainingJob,
     TrendWeek,
     UnmatchedTrainLines,
@@ -88,7 +97,7 @@ class TeamPage:
         return [f for f in self.findings if f.counted]
 
     @property
-    def training_summary(self) -> list[dict[str, Any]]:
+    def training_summary(self) -> list[TrainingGroup]:
         return training_summary(self.training)
 
     @property
@@ -146,7 +155,7 @@ class WeeklyReport:
     data_start: dict[str, datetime] = field(default_factory=dict)
 
     @property
-    def training_summary(self) -> list[dict[str, Any]]:
+    def training_summary(self) -> list[TrainingGroup]:
         return training_summary(self.training)
 
     def advice_savings(self) -> dict[str, Decimal]:
@@ -219,29 +228,29 @@ class WeeklyReport:
 
     # the findings, by the section they appear in
     @property
-    def counted(self) -> list[dict[str, Any]]:
+    def counted(self) -> list[Finding]:
         return [f for f in self.findings if f["counted"]]
 
     @property
-    def top(self) -> list[dict[str, Any]]:
+    def top(self) -> list[Finding]:
         return sorted(
             self.counted, key=lambda f: (-f["estimated_waste"], f["rule_id"], f["resource_id"] or "")
         )[:TOP_N]
 
     @property
-    def attention(self) -> list[dict[str, Any]]:
+    def attention(self) -> list[Finding]:
         return [f for f in self.findings if f["attention"] and not f["acknowledged"]]
 
     @property
-    def acknowledged(self) -> list[dict[str, Any]]:
+    def acknowledged(self) -> list[Finding]:
         return [f for f in self.findings if f["acknowledged"]]
 
     @property
-    def new(self) -> list[dict[str, Any]]:
+    def new(self) -> list[Finding]:
         return [f for f in self.counted if f["lifecycle"] == "new"]
 
     @property
-    def persisting(self) -> list[dict[str, Any]]:
+    def persisting(self) -> list[Finding]:
         return [f for f in self.counted if f["lifecycle"] != "new"]
 
     def savings(self) -> dict[str, Decimal]:
@@ -295,18 +304,18 @@ class WeeklyReport:
             "note": note,
         }
 
-    def top_groups(self, n: int = MAIN_TOP) -> list[dict[str, Any]]:
+    def top_groups(self, n: int = MAIN_TOP) -> list[FindingGroup]:
         """The main page's top findings: the counted findings of finding_groups(), a rule's many small
         ones as one roll-up line, largest amount first, at most `n` lines."""
         lines = []
         for g in self.finding_groups():
-            if g.get("rollup"):
-                u = g["rollup"]
-                if u["status"] == "waste" and not u["attention"] and not u["acknowledged"]:
-                    lines.append({**g, "amount": u["amount"]})
-            elif g["finding"]["counted"]:
-                lines.append({**g, "amount": Decimal(g["finding"]["estimated_waste"] or 0)})
-        lines.sort(key=lambda g: -g["amount"])
+            if g.rollup is not None:
+                u = g.rollup
+                if u.status == "waste" and not u.attention and not u.acknowledged:
+                    lines.append(replace(g, amount=u.amount))
+            elif g.finding is not None and g.finding.counted:
+                lines.append(replace(g, amount=Decimal(g.finding.estimated_waste or 0)))
+        lines.sort(key=lambda g: -(g.amount or 0))
         return lines[:n]
 
     def finding_count(self, currency: str) -> str:
@@ -328,15 +337,15 @@ class WeeklyReport:
             )
         return " + ".join(parts)
 
-    def advice_by_saving(self) -> list[dict[str, Any]]:
+    def advice_by_saving(self) -> list[Advice]:
         """The week's advice, the largest expected saving first (an item without one last)."""
         return sorted(self.advice, key=lambda a: -Decimal(a["estimated_saving"] or 0))
 
-    def listed_teams(self) -> list[dict[str, Any]]:
+    def listed_teams(self) -> list[TeamWaste]:
         """by_team() without the teams that had neither spend nor waste this week."""
         return [t for t in self.by_team() if t["spend"] or t["waste"]]
 
-    def action_summary(self) -> list[dict[str, Any]]:
+    def action_summary(self) -> list[ActionGroup]:
         """The week's actions per rule, kind and currency: how many, their waste, how many executable."""
         out: dict[tuple[str, str, str], dict[str, Any]] = {}
         for a in self.actions:
@@ -349,57 +358,55 @@ class WeeklyReport:
             g["count"] += 1
             g["amount"] += Decimal(a["estimated_waste"] or 0)
             g["executable"] += 1 if a.get("executable") else 0
-        return sorted(out.values(), key=lambda g: (-g["amount"], g["rule_id"], g["kind"]))
+        groups = sorted(out.values(), key=lambda g: (-g["amount"], g["rule_id"], g["kind"]))
+        return [ActionGroup.of(g) for g in groups]
 
-    def finding_groups(self) -> list[dict[str, Any]]:
+    def finding_groups(self) -> list[FindingGroup]:
         """The findings as "All findings" lists them, in their order: single findings (`finding`) and
         roll-ups (`rollup`) of at least ROLLUP_MIN small findings of one rule, status and currency, placed
         where their largest member would be."""
         waste = {h["currency"]: Decimal(h["waste"]) for h in self.headline}
 
-        def key(f: dict[str, Any]) -> tuple[Any, ...] | None:
+        def key(f: Finding) -> tuple[Any, ...] | None:
             limit = waste.get(f["currency"], Decimal(0)) * ROLLUP_SHARE
             if Decimal(f["estimated_waste"] or 0) > limit and Decimal(f["estimated_waste"] or 0) > 0:
                 return None
             return (f["rule_id"], f["status"], f["currency"], f["attention"], f["acknowledged"])
 
-        members: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        members: dict[tuple[Any, ...], list[Finding]] = {}
         for f in self.findings:
             k = key(f)
             if k is not None:
                 members.setdefault(k, []).append(f)
-        out: list[dict[str, Any]] = []
+        out: list[FindingGroup] = []
         placed: set[tuple[Any, ...]] = set()
         for f in self.findings:
             k = key(f)
             if k is None or len(members[k]) < ROLLUP_MIN:
-                out.append({"finding": f})
+                out.append(FindingGroup(finding=f))
             elif k not in placed:
                 placed.add(k)
                 items = members[k]
                 amounts = [Decimal(x["estimated_waste"] or 0) for x in items]
-                out.append(
-                    {
-                        "rollup": {
-                            "id": "rollup-" + "-".join(re.sub(r"[^A-Za-z0-9]+", "_", str(p)) for p in k),
-                            "rule_id": f["rule_id"],
-                            "rule_name": f["rule_name"],
-                            "resource_type": f["resource_type"],
-                            "status": f["status"],
-                            "attention": f["attention"],
-                            "acknowledged": f["acknowledged"],
-                            "currency": f["currency"],
-                            "count": len(items),
-                            "amount": sum(amounts, Decimal(0)),
-                            "smallest": min(amounts),
-                            "largest": max(amounts),
-                            "findings": items,
-                        }
-                    }
+                rollup = Rollup(
+                    id="rollup-" + "-".join(re.sub(r"[^A-Za-z0-9]+", "_", str(p)) for p in k),
+                    rule_id=f.rule_id,
+                    rule_name=f.rule_name,
+                    resource_type=f.resource_type,
+                    status=f.status,
+                    attention=f.attention,
+                    acknowledged=f.acknowledged,
+                    currency=f.currency,
+                    count=len(items),
+                    amount=sum(amounts, Decimal(0)),
+                    smallest=min(amounts),
+                    largest=max(amounts),
+                    findings=items,
                 )
+                out.append(FindingGroup(rollup=rollup))
         return out
 
-    def attention_by_rule(self) -> list[dict[str, Any]]:
+    def attention_by_rule(self) -> list[AttentionGroup]:
         """One row per attention rule and currency: findings and the amount at stake (never waste)."""
         groups: dict[tuple[str, str], dict[str, Any]] = {}
         for f in self.findings:
@@ -423,7 +430,10 @@ class WeeklyReport:
             elif not f["acknowledged"]:
                 g["findings"] += 1
                 g["at_stake"] += f["estimated_waste"]
-        return sorted(groups.values(), key=lambda g: (g["rule_id"], g["currency"] or ""))
+        return [
+            AttentionGroup.of(g)
+            for g in sorted(groups.values(), key=lambda g: (g["rule_id"], g["currency"] or ""))
+        ]
 
     def consolidated(self) -> dict[str, Any] | None:
         """The week's spend and waste in the reporting currency, converted at the config's dated rates, or
@@ -471,7 +481,7 @@ class WeeklyReport:
             "not_converted": not_converted,
         }
 
-    def rule_totals(self) -> list[dict[str, Any]]:
+    def rule_totals(self) -> list[RuleTotal]:
         """Per currency: the headline waste beside the sum of the by-rule rows as shown (each rounded to the
         cent), and their difference: rounding can make the rows add up to a cent or two off the headline,
         which is the exact sum of the findings rounded once."""
@@ -483,11 +493,11 @@ class WeeklyReport:
             shown = sum((Decimal(r["waste"]).quantize(Decimal("0.01")) for r in rows), Decimal(0))
             waste = Decimal(h["waste"]).quantize(Decimal("0.01"))
             out.append(
-                {"currency": h["currency"], "waste": waste, "rows_sum": shown, "difference": shown - waste}
+                RuleTotal(currency=h["currency"], waste=waste, rows_sum=shown, difference=shown - waste)
             )
         return out
 
-    def by_category(self) -> list[dict[str, Any]]:
+    def by_category(self) -> list[CategoryWaste]:
         out: dict[tuple[str, str], dict[str, Any]] = {}
         for r in self.by_rule:
             g = out.setdefault(
@@ -496,9 +506,9 @@ class WeeklyReport:
             )
             g["waste"] += r["waste"]
             g["findings"] += r["waste_findings"]
-        return sorted(out.values(), key=lambda g: (-g["waste"], g["category"]))
+        return [CategoryWaste.of(g) for g in sorted(out.values(), key=lambda g: (-g["waste"], g["category"]))]
 
-    def by_team(self) -> list[dict[str, Any]]:
+    def by_team(self) -> list[TeamWaste]:
         out: dict[tuple[str, str], dict[str, Any]] = {}
         for r in self.by_project:
             g = out.setdefault(
@@ -520,9 +530,10 @@ class WeeklyReport:
                 (b for b in self.budgets if b["dimension"] == "team" and b["name"] == g["team"]), None
             )
             g["slug"] = self.team_slug(g["team"])
-        return sorted(out.values(), key=lambda g: (-g["waste"], -g["spend"], g["team"]))
+        teams = sorted(out.values(), key=lambda g: (-g["waste"], -g["spend"], g["team"]))
+        return [TeamWaste.of(g) for g in teams]
 
-    def project_budget(self, project: str) -> dict[str, Any] | None:
+    def project_budget(self, project: str) -> Budget | None:
         return next((b for b in self.budgets if b["dimension"] == "project" and b["name"] == project), None)
 
     def team_slug(self, team: str) -> str | None:
@@ -532,7 +543,7 @@ class WeeklyReport:
         return max((Decimal(x["waste"]) for x in self.by_rule), default=Decimal(0))
 
 
-def training_summary(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def training_summary(jobs: list[TrainingJob]) -> list[TrainingGroup]:
     """The measured training jobs added up per GPU model, cost basis and currency: tokens per GPU-hour =
     their tokens / their GPU-hours, cost per million tokens = their cost / their tokens x 10^6, and the
     median of their jobs' measured MFU. A basis is never mixed into another: a modelled cost per token is
@@ -569,7 +580,8 @@ def training_summary(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             g["cost"] / Decimal(str(g["tokens"])) * 1_000_000 if g["tokens"] else None
         )
         out.append(g)
-    return sorted(out, key=lambda g: (g["gpu_model"], g["pricing_basis"], g["currency"] or ""))
+    out.sort(key=lambda g: (g["gpu_model"], g["pricing_basis"], g["currency"] or ""))
+    return [TrainingGroup.of(g) for g in out]
 
 
 SLUG_MAX = 60  # characters of a team page's file name before `.html`: far below any file system's limit

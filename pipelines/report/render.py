@@ -1,5 +1,6 @@
 """Rendering the weekly report as text: the Jinja templates (report.md, report.html, teams/<team>.html,
-the notification's email.html) and the findings table written to findings.csv and .parquet.
+the notification's email.html) and the findings table written to findings.csv and .parquet. The tables
+sections.py defines are rendered from their one definition, as HTML on their page and as Markdown.
 
 Every string from the data is escaped for the file it lands in: HTML by Jinja's autoescape; Markdown by
 the `md` filter (raw HTML and Markdown control characters made literal) and the `code` filter (a code

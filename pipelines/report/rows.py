@@ -421,3 +421,114 @@ class Realised(Row):
     realised_saving: Decimal
     finding_key: str | None = None
     baseline_week: date | None = None
+
+
+# the views WeeklyReport derives from its rows (model.py), one row type each
+
+
+@dataclass(frozen=True, slots=True)
+class AttentionGroup(Row):
+    """One attention rule's items in one currency: how many, the amount at stake (never waste), and how
+    many it could not judge."""
+
+    rule_id: str
+    rule_name: str
+    category: str
+    currency: str
+    findings: int
+    at_stake: Decimal
+    insufficient_data: int
+
+
+@dataclass(frozen=True, slots=True)
+class RuleTotal(Row):
+    """A currency's headline waste beside the sum of its by-rule rows as shown, each rounded to the cent."""
+
+    currency: str
+    waste: Decimal
+    rows_sum: Decimal
+    difference: Decimal
+
+
+@dataclass(frozen=True, slots=True)
+class CategoryWaste(Row):
+    """The waste of one rule category in one currency."""
+
+    category: str
+    currency: str
+    waste: Decimal
+    findings: int
+
+
+@dataclass(frozen=True, slots=True)
+class TeamWaste(Row):
+    """One team's spend and waste in one currency, with its budget and the slug of its page."""
+
+    team: str
+    currency: str
+    spend: Decimal
+    waste: Decimal
+    waste_findings: int
+    waste_pct: Number | None
+    budget: Budget | None
+    slug: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ActionGroup(Row):
+    """The week's actions of one rule, kind and currency: how many, their waste, how many executable."""
+
+    rule_id: str
+    kind: str
+    currency: str | None
+    count: int
+    amount: Decimal
+    executable: int
+
+
+@dataclass(frozen=True, slots=True)
+class TrainingGroup(Row):
+    """Measured training jobs added up per GPU model, cost basis and currency."""
+
+    gpu_model: str
+    pricing_basis: str
+    currency: str | None
+    jobs: int
+    tokens: float
+    gpu_hours: float
+    cost: Decimal
+    mfu_median: float | None
+    tokens_per_gpu_hour: float | None
+    cost_per_million_tokens: Decimal | None
+
+
+@dataclass(frozen=True, slots=True)
+class Rollup(Row):
+    """At least ROLLUP_MIN small findings of one rule, status and currency shown as one line."""
+
+    id: str
+    rule_id: str
+    rule_name: str
+    resource_type: str
+    status: str
+    attention: bool
+    acknowledged: bool
+    currency: str
+    count: int
+    amount: Decimal
+    smallest: Decimal
+    largest: Decimal
+    findings: list[Finding]
+
+
+@dataclass(frozen=True, slots=True)
+class FindingGroup(Row):
+    """A line of "All findings": a single finding or a roll-up (the other is None); `amount` is set on the
+    main page's top lines."""
+
+    finding: Finding | None = None
+    rollup: Rollup | None = None
+    amount: Decimal | None = None
+
+    def __contains__(self, key: object) -> bool:
+        return key in ("finding", "rollup", "amount") and getattr(self, str(key)) is not None
