@@ -18,8 +18,9 @@ from pipelines.report.render import environment, page_html, report_markdown_full
 from pipelines.report.rows import Action, RuleWaste
 from pipelines.report.sections import SECTIONS, Column, Section, money, text
 from rules import Window
+from tests.helpers.paths import REPO
 
-TEMPLATES = Path(__file__).resolve().parents[2] / "pipelines" / "report" / "templates"
+TEMPLATES = REPO / "pipelines" / "report" / "templates"
 
 
 def _rule(rule_id: str, name: str, waste: str) -> RuleWaste:
