@@ -30,6 +30,7 @@ class Column:
     html: str | None
     md: str | None
     num: bool = False  # right-aligned, a figure
+    md_num: bool | None = None  # right-aligned in Markdown where it differs (a row number)
     md_header: str | None = None  # the Markdown header where it differs from the HTML one
     th: str = ""  # more attributes of the HTML header cell (a title)
     td: str = ""  # the HTML cell's class (a snippet), written right after "num" for a figure: " mfu"
@@ -71,6 +72,51 @@ def money(header: str, key: str, currency: bool = True, **kw: object) -> Column:
         **kw,  # type: ignore[arg-type]
     )
 
+
+_BASIS = "{% if x.pricing_basis and x.pricing_basis != 'bill' %}"
+
+FINDINGS = Section(
+    name="findings",
+    title="Top findings",
+    field="top",
+    page="changes",
+    table=' class="stack"{% if table_id %} id="{{ table_id }}"{% endif %}',
+    row=' data-finding-key="{{ x.finding_key }}"',
+    empty="No waste found.",
+    columns=(
+        Column("#", "{{ loop.index }}", "{{ loop.index }}", md_num=True, name="number"),
+        Column("Rule", "{{ x.rule_id }}", "{{ x.rule_id }}"),
+        Column("Resource", "{{ x.resource_id | idcode }}", "{{ x.resource_id | code }}"),
+        Column(
+            "Team",
+            "{{ x.team | idtext }}{% if x.project %}<br><small>{{ x.project | idtext }}</small>{% endif %}",
+            "{{ x.team | md }}",
+            name="team",
+        ),
+        Column(
+            "Waste",
+            "{{ x.estimated_waste | money(x.currency) }}" + _BASIS + '<br><small class="basis">'
+            "{{ x.pricing_basis }} model</small>{% endif %}",
+            "{{ x.estimated_waste | money(x.currency | md) }}"
+            + _BASIS
+            + " ({{ x.pricing_basis }} model){% endif %}",
+            num=True,
+        ),
+        Column(
+            "Open",
+            "{{ m.lifecycle_tag(x) }}",
+            "{{ x.lifecycle if x.lifecycle == 'new' else 'week ' ~ x.weeks_open }}",
+            th=' class="hide-narrow" title="{{ LIFECYCLE_MEANING }}"',
+            td="hide-narrow",
+        ),
+        Column(
+            "Reason",
+            '{{ x.reason }} <a href="{{ link }}#f-{{ x.finding_id }}" class="evidence">evidence</a>',
+            "{{ x.reason | md }}",
+            td="reason",
+        ),
+    ),
+)
 
 ATTENTION = Section(
     name="attention",
@@ -362,6 +408,7 @@ TRAINING_JOBS = Section(
 
 # every section, in the order report-full.md and a page list the ones a template does not place itself
 SECTIONS = (
+    FINDINGS,
     ATTENTION,
     BUDGETS,
     ACTIONS,
@@ -375,8 +422,10 @@ SECTIONS = (
 
 
 def html_source(section: Section, hide: tuple[str, ...] = ()) -> str:
-    """The Jinja source of the section's HTML table, rows as `rows`; columns named in `hide` left out."""
-    columns = [c for c in section.columns if c.html is not None and not (c.name and c.name in hide)]
+    """The Jinja source of the section's HTML table, rows as `rows`; columns named in `hide` left out (the
+    empty row spans every column all the same). A cell may call the shared macros as `m`."""
+    shown = [c for c in section.columns if c.html is not None]
+    columns = [c for c in shown if not (c.name and c.name in hide)]
     num = ' class="num"'
     heads = "".join(f"<th{num if c.num else ''}{c.th}>{c.header}</th>" for c in columns)
     cells = []
@@ -385,10 +434,9 @@ def html_source(section: Section, hide: tuple[str, ...] = ()) -> str:
         attr = f' class="{cls}"' if cls else ""
         cells.append(f"{chr(10) if c.newline else ''}<td{attr}>{c.html}</td>")
     caption = f"<caption>{section.caption}</caption>\n" if section.caption else ""
-    empty = (
-        f'{{% else %}}<tr><td colspan="{len(columns)}">{section.empty}</td></tr>\n' if section.empty else ""
-    )
+    empty = f'{{% else %}}<tr><td colspan="{len(shown)}">{section.empty}</td></tr>\n' if section.empty else ""
     return (
+        '{% import "_macros.html.j2" as m %}'
         f'<div class="scroll"><table{section.table}>\n{caption}<thead><tr>{heads}</tr></thead>\n<tbody>\n'
         f"{{% for x in rows %}}\n<tr{section.row}>{''.join(cells)}</tr>\n{empty}{{% endfor %}}\n"
         "</tbody></table></div>"
@@ -399,7 +447,7 @@ def md_source(section: Section, hide: tuple[str, ...] = ()) -> str:
     """The Jinja source of the section's Markdown table (a GFM pipe table), rows as `rows`."""
     columns = [c for c in section.columns if c.md is not None and not (c.name and c.name in hide)]
     heads = " | ".join(c.md_header or c.header for c in columns)
-    rule = "|".join("---:" if c.num else "---" for c in columns)
+    rule = "|".join("---:" if (c.num if c.md_num is None else c.md_num) else "---" for c in columns)
     cells = " | ".join(c.md or "" for c in columns)
     return (
         f"{{% autoescape false %}}| {heads} |\n|{rule}|\n{{% for x in rows %}}\n| {cells} |\n{{% endfor %}}\n"
