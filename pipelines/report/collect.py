@@ -9,7 +9,7 @@ import re
 from datetime import datetime, time, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 
@@ -17,6 +17,30 @@ from pipelines.config import Config
 from pipelines.health.freshness import stale_sources
 from pipelines.redact import redact
 from pipelines.report.model import TREND_WEEKS, WeeklyReport, check_totals, team_pages
+from pipelines.report.rows import (
+    Action,
+    Advice,
+    Budget,
+    CategorySpend,
+    DataQuality,
+    ExchangeRate,
+    Finding,
+    FleetRow,
+    FocusBreak,
+    Headline,
+    NoTelemetry,
+    ProjectWaste,
+    Realised,
+    RejectedFile,
+    Resolved,
+    Row,
+    RuleWaste,
+    StaleSource,
+    TrainingJob,
+    TrendWeek,
+    UnmatchedTrainLines,
+    UnpricedHost,
+)
 from pipelines.units import DAYS_PER_MONTH
 from pipelines.warehouse import CATALOG_DIR, rows, scalar, sql_root, sql_text, utcnow
 from rules import ALL_RULES, Window
@@ -53,18 +77,32 @@ def _query(con: duckdb.DuckDBPyConnection, name: str, params: dict[str, Any]) ->
     return rows(con, sql, {k: v for k, v in params.items() if k in needed})
 
 
+R = TypeVar("R", bound=Row)
+
+
+def _typed(kind: type[R], found: list[dict[str, Any]]) -> list[R]:
+    """Query rows as typed report rows."""
+    return [kind.of(r) for r in found]
+
+
 def collect_report(
     con: duckdb.DuckDBPyConnection, config: Config, window: Window, directory: Path
 ) -> WeeklyReport:
     """The week's figures from the warehouse, as a WeeklyReport whose totals have been checked."""
     p = _params(window, config)
     rule_meta = {r.id: r for r in ALL_RULES}
-    findings = _query(con, "rpt_weekly_findings", p)
-    for f in findings:
-        f["evidence"] = json.loads(f["evidence"]) if f["evidence"] else {}
+    findings = []
+    for f in _query(con, "rpt_weekly_findings", p):
+        evidence = json.loads(f["evidence"]) if f["evidence"] else {}
         rule = rule_meta.get(f["rule_id"])
-        f["rule_summary"] = rule.summary if rule else ""
-        f["amount_at_stake"] = f["evidence"].get("amount_at_stake") if f["attention"] else None
+        findings.append(
+            Finding.of(
+                f,
+                evidence=evidence,
+                rule_summary=rule.summary if rule else "",
+                amount_at_stake=evidence.get("amount_at_stake") if f["attention"] else None,
+            )
+        )
     gpu_hours = _query(con, "rpt_weekly_gpu_resource_hours", p)
     bands = _query(con, "rpt_weekly_util_histogram", p)
     data_start = {r["currency"]: r["first_hour"] for r in _query(con, "rpt_cost_data_start", p)}
@@ -81,12 +119,12 @@ def collect_report(
         week=window.label,
         window=window,
         directory=directory,
-        headline=_query(con, "rpt_weekly_spend", p),
-        by_rule=_query(con, "rpt_weekly_waste_by_rule", p),
-        by_project=_query(con, "rpt_weekly_waste_by_project", p),
-        spend_by_category=_query(con, "rpt_weekly_spend_by_category", p),
+        headline=_typed(Headline, _query(con, "rpt_weekly_spend", p)),
+        by_rule=_typed(RuleWaste, _query(con, "rpt_weekly_waste_by_rule", p)),
+        by_project=_typed(ProjectWaste, _query(con, "rpt_weekly_waste_by_project", p)),
+        spend_by_category=_typed(CategorySpend, _query(con, "rpt_weekly_spend_by_category", p)),
         findings=findings,
-        resolved=_query(con, "rpt_weekly_resolved", p),
+        resolved=_typed(Resolved, _query(con, "rpt_weekly_resolved", p)),
         gpu_fleet=_gpu_fleet(gpu_hours),
         idle_cells=_idle_cells(gpu_hours),
         util_bands=_bands(bands),
@@ -95,30 +133,30 @@ def collect_report(
         data_quality=_data_quality(
             _query(con, "rpt_weekly_data_quality", p), gpu_hours, _tag_coverage(con, p)
         ),
-        budgets=budgets,
+        budgets=_typed(Budget, budgets),
         # the ledger's errors are redacted when made; redacting again keeps the report safe for older rows
         rejected_files=[
-            {**x, "error": redact(x["error"]) if x.get("error") else x.get("error")}
+            RejectedFile.of(x, error=redact(x["error"]) if x.get("error") else x.get("error"))
             for x in _query(con, "rpt_rejected_files", p)
         ],
         stale_sources=[
-            {"source": s.source, "kind": s.kind, "problem": s.problem}
+            StaleSource(source=s.source, kind=s.kind, problem=s.problem)
             for s in stale_sources(con, config, utcnow())
         ],
         idle_util_pct=p["idle_util_pct"],
-        unpriced=_query(con, "rpt_weekly_unpriced_gpu_hours", p),
-        no_telemetry=_query(con, "rpt_weekly_gpu_hours_without_telemetry", p),
+        unpriced=_typed(UnpricedHost, _query(con, "rpt_weekly_unpriced_gpu_hours", p)),
+        no_telemetry=_typed(NoTelemetry, _query(con, "rpt_weekly_gpu_hours_without_telemetry", p)),
         reporting_currency=config.reporting_currency,
         exchange_rates=[
-            {"from": r.from_, "to": r.to, "rate": r.rate, "valid_from": r.valid_from}
+            ExchangeRate(from_=r.from_, to=r.to, rate=r.rate, valid_from=r.valid_from)
             for r in config.exchange_rates
         ],
-        training=_query(con, "rpt_weekly_training", p),
+        training=_typed(TrainingJob, _query(con, "rpt_weekly_training", p)),
         advice=_advice(_query(con, "rpt_weekly_advice", p)),
-        unmatched_train_lines=_query(con, "rpt_weekly_train_log_unmatched", p)[0],
+        unmatched_train_lines=UnmatchedTrainLines.of(_query(con, "rpt_weekly_train_log_unmatched", p)[0]),
         focus_conformance=_focus_conformance(con, window),
-        actions=_query(con, "rpt_weekly_actions", p),
-        realised=_query(con, "rpt_remediation_realised", p),
+        actions=_typed(Action, _query(con, "rpt_weekly_actions", p)),
+        realised=_typed(Realised, _query(con, "rpt_remediation_realised", p)),
         data_start=data_start,
         previous_evaluated=bool(
             scalar(con, "select count(*) from findings where week_start = $w", {"w": p["prev_start"]})
@@ -129,23 +167,21 @@ def collect_report(
     return report
 
 
-def _advice(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _advice(items: list[dict[str, Any]]) -> list[Advice]:
     """The week's advice items with their evidence parsed (the template shows the floor, discount and
     risk weeks from it)."""
-    for a in items:
-        a["evidence"] = json.loads(a["evidence"]) if a["evidence"] else {}
-    return items
+    return [Advice.of(a, evidence=json.loads(a["evidence"]) if a["evidence"] else {}) for a in items]
 
 
 def _trend(
     weeks: list[dict[str, Any]], window: Window, data_start: dict[str, Any] | None = None
-) -> dict[str, list[dict[str, Any]]]:
+) -> dict[str, list[TrendWeek]]:
     """Per currency, one entry per week from its first week with spend or waste to the report's week: the
     weeks before any data are left out (a chart of "the last 8 weeks" starting with empty weeks misleads),
     and so is a first week the data starts in the middle of when a full week follows (its bar would read as
     a week of low spend); a week without spend after that is kept with spend 0 (and waste None unless it was
     evaluated)."""
-    out: dict[str, list[dict[str, Any]]] = {}
+    out: dict[str, list[TrendWeek]] = {}
     for currency in sorted({t["currency"] for t in weeks}):
         have = {t["week_start"]: t for t in weeks if t["currency"] == currency}
         with_data = [w for w, t in have.items() if t["spend"] or t["waste"]]
@@ -159,14 +195,14 @@ def _trend(
                 partial, start = Window.containing(start).label, start + timedelta(weeks=1)
         while start < window.end.date():
             t = have.get(start) or {"week_start": start, "currency": currency, "spend": 0, "waste": None}
-            series.append({**t, "label": Window.containing(start).label, "after_partial": partial})
+            series.append(TrendWeek.of(t, label=Window.containing(start).label, after_partial=partial))
             partial = None
             start += timedelta(weeks=1)
         out[currency] = series
     return out
 
 
-def _gpu_fleet(hours: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _gpu_fleet(hours: list[dict[str, Any]]) -> list[FleetRow]:
     """GPU-hours priced, idle share and effective cost per GPU-hour and per busy GPU-hour, by GPU model and
     pricing basis (a bill's cost and a cost model's are never added into one row)."""
     out: dict[tuple[str, str, str], dict[str, Any]] = {}
@@ -194,25 +230,25 @@ def _gpu_fleet(hours: list[dict[str, Any]]) -> list[dict[str, Any]]:
     for g in out.values():
         busy = g["observed"] - g["idle"]
         fleet.append(
-            {
-                "gpu_model": g["gpu_model"],
-                "pricing_basis": g["pricing_basis"],
-                "currency": g["currency"],
-                "instances": len(g["resources"]),
-                "gpu_hours": g["gpu_hours"],
-                "idle_gpu_hours": g["idle"],
-                "busy_gpu_hours": busy,
-                "unobserved_gpu_hours": g["gpu_hours"] - g["observed"],
-                "idle_pct": round(100 * g["idle"] / g["gpu_hours"], 1) if g["gpu_hours"] else None,
-                "unobserved_pct": round(100 * (g["gpu_hours"] - g["observed"]) / g["gpu_hours"], 1)
+            FleetRow(
+                gpu_model=g["gpu_model"],
+                pricing_basis=g["pricing_basis"],
+                currency=g["currency"],
+                instances=len(g["resources"]),
+                gpu_hours=g["gpu_hours"],
+                idle_gpu_hours=g["idle"],
+                busy_gpu_hours=busy,
+                unobserved_gpu_hours=g["gpu_hours"] - g["observed"],
+                idle_pct=round(100 * g["idle"] / g["gpu_hours"], 1) if g["gpu_hours"] else None,
+                unobserved_pct=round(100 * (g["gpu_hours"] - g["observed"]) / g["gpu_hours"], 1)
                 if g["gpu_hours"]
                 else None,
-                "cost": g["cost"],
-                "cost_per_gpu_hour": g["cost"] / g["gpu_hours"] if g["gpu_hours"] else None,
-                "cost_per_busy_gpu_hour": g["cost"] / busy if busy else None,
-            }
+                cost=g["cost"],
+                cost_per_gpu_hour=g["cost"] / g["gpu_hours"] if g["gpu_hours"] else None,
+                cost_per_busy_gpu_hour=g["cost"] / busy if busy else None,
+            )
         )
-    return sorted(fleet, key=lambda g: (-g["cost"], g["gpu_model"]))
+    return sorted(fleet, key=lambda g: (-g.cost, g.gpu_model))
 
 
 def _bands(bands: list[dict[str, Any]]) -> dict[int, float]:
@@ -239,7 +275,7 @@ def _tag_coverage(con: duckdb.DuckDBPyConnection, params: dict[str, Any]) -> dic
     return {r["currency"]: r for r in _query(con, "rpt_tag_coverage", params)}
 
 
-def _focus_conformance(con: duckdb.DuckDBPyConnection, window: Window) -> list[dict[str, Any]]:
+def _focus_conformance(con: duckdb.DuckDBPyConnection, window: Window) -> list[FocusBreak]:
     """The FOCUS conformance check's figures for the week's lines (those whose charge period overlaps it),
     from the same query as the check on billing_line_items, so the two never disagree on a rule."""
     params = {
@@ -248,14 +284,17 @@ def _focus_conformance(con: duckdb.DuckDBPyConnection, window: Window) -> list[d
         "window_end": window.end,
     }
     found = rows(con, sql_text("checks", "billing_focus_conformance"), params)
-    for r in found:
-        r["spend_pct"] = round(100 * r["spend"] / r["source_spend"], 1) if r["source_spend"] else None
-    return found
+    return [
+        FocusBreak.of(
+            r, spend_pct=round(100 * r["spend"] / r["source_spend"], 1) if r["source_spend"] else None
+        )
+        for r in found
+    ]
 
 
 def _data_quality(
     spend: list[dict[str, Any]], hours: list[dict[str, Any]], coverage: dict[str, dict[str, Any]]
-) -> list[dict[str, Any]]:
+) -> list[DataQuality]:
     """Per currency: share of spend with a team tag; share of GPU spend the telemetry covers.
 
     Tag coverage is rpt_tag_coverage's (positive spend, credits left out, with project and owner coverage
@@ -282,11 +321,11 @@ def _data_quality(
                 "top_untagged_spend": c["top_untagged_spend"],
             }
         out.append(
-            {
-                **s,
-                "gpu_spend": total,
-                "gpu_spend_with_telemetry": covered,
-                "gpu_telemetry_pct": round(100 * covered / total, 1) if total > 0 else None,
-            }
+            DataQuality.of(
+                s,
+                gpu_spend=total,
+                gpu_spend_with_telemetry=covered,
+                gpu_telemetry_pct=round(100 * covered / total, 1) if total > 0 else None,
+            )
         )
     return out

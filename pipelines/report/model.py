@@ -1,20 +1,53 @@
 """The weekly report's data: WeeklyReport (the week's figures and findings, and the views the
-templates and the notification read from them) and one TeamPage per team.
+templates and the notification read from them) and one TeamPage per team, both holding the typed rows of
+rows.py.
 
 No SQL and no files here: collect.py fills these from the warehouse, render.py and write.py turn them
-into the report files.
+into the report files (the tables as sections.py defines them).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from pipelines.report.rows import (
+    Action,
+    ActionGroup,
+    Advice,
+    AttentionGroup,
+    Budget,
+    CategorySpend,
+    CategoryWaste,
+    DataQuality,
+    ExchangeRate,
+    Finding,
+    FindingGroup,
+    FleetRow,
+    FocusBreak,
+    Headline,
+    NoTelemetry,
+    ProjectWaste,
+    Realised,
+    RejectedFile,
+    Resolved,
+    Rollup,
+    RuleTotal,
+    RuleWaste,
+    StaleSource,
+    TeamHeadline,
+    TeamWaste,
+    TrainingGroup,
+    TrainingJob,
+    TrendWeek,
+    UnmatchedTrainLines,
+    UnpricedHost,
+)
 from pipelines.warehouse import utcnow
 from rules import Window
 
@@ -48,28 +81,28 @@ class TeamPage:
 
     name: str
     slug: str
-    headline: list[dict[str, Any]]
-    projects: list[dict[str, Any]]
-    spend_by_category: list[dict[str, Any]]
-    findings: list[dict[str, Any]]
-    attention: list[dict[str, Any]]
-    resolved: list[dict[str, Any]]
-    budgets: list[dict[str, Any]]
-    training: list[dict[str, Any]] = field(default_factory=list)
+    headline: list[TeamHeadline]
+    projects: list[ProjectWaste]
+    spend_by_category: list[CategorySpend]
+    findings: list[Finding]
+    attention: list[Finding]
+    resolved: list[Resolved]
+    budgets: list[Budget]
+    training: list[TrainingJob] = field(default_factory=list)
     # the week's advice about the team's own job types (spot advice names a team; commitments do not)
-    advice: list[dict[str, Any]] = field(default_factory=list)
+    advice: list[Advice] = field(default_factory=list)
 
     @property
-    def counted(self) -> list[dict[str, Any]]:
-        return [f for f in self.findings if f["counted"]]
+    def counted(self) -> list[Finding]:
+        return [f for f in self.findings if f.counted]
 
     @property
-    def training_summary(self) -> list[dict[str, Any]]:
+    def training_summary(self) -> list[TrainingGroup]:
         return training_summary(self.training)
 
     @property
-    def acknowledged(self) -> list[dict[str, Any]]:
-        return [f for f in self.findings if f["acknowledged"]]
+    def acknowledged(self) -> list[Finding]:
+        return [f for f in self.findings if f.acknowledged]
 
 
 @dataclass
@@ -77,52 +110,52 @@ class WeeklyReport:
     week: str
     window: Window
     directory: Path
-    headline: list[dict[str, Any]]
-    by_rule: list[dict[str, Any]]
-    by_project: list[dict[str, Any]]
-    spend_by_category: list[dict[str, Any]]
-    findings: list[dict[str, Any]]
-    resolved: list[dict[str, Any]]
-    gpu_fleet: list[dict[str, Any]]
+    headline: list[Headline]
+    by_rule: list[RuleWaste]
+    by_project: list[ProjectWaste]
+    spend_by_category: list[CategorySpend]
+    findings: list[Finding]
+    resolved: list[Resolved]
+    gpu_fleet: list[FleetRow]
     idle_cells: dict[tuple[int, int], float]
     util_bands: dict[int, float]
     unobserved_gpu_hours: float
-    trend: dict[str, list[dict[str, Any]]]
-    data_quality: list[dict[str, Any]]
-    budgets: list[dict[str, Any]]
-    rejected_files: list[dict[str, Any]]
+    trend: dict[str, list[TrendWeek]]
+    data_quality: list[DataQuality]
+    budgets: list[Budget]
+    rejected_files: list[RejectedFile]
     idle_util_pct: float
-    stale_sources: list[dict[str, Any]] = field(default_factory=list)  # sources that stopped delivering
+    stale_sources: list[StaleSource] = field(default_factory=list)  # sources that stopped delivering
     previous_evaluated: bool = False  # any finding stored for last week: new/resolved are meaningful
     # per host: GPU-hours observed in the week that no bill or price covers (rpt_weekly_unpriced_gpu_hours)
-    unpriced: list[dict[str, Any]] = field(default_factory=list)
+    unpriced: list[UnpricedHost] = field(default_factory=list)
     # per cost basis: priced GPU-hours and those of them no GPU reported telemetry in
     # (rpt_weekly_gpu_hours_without_telemetry): priced all the same, never free (docs/gpu.md "Which hours")
-    no_telemetry: list[dict[str, Any]] = field(default_factory=list)
+    no_telemetry: list[NoTelemetry] = field(default_factory=list)
     generated_at: datetime = field(default_factory=utcnow)
-    # the config's consolidated view: the currency and its dated rates ({from, to, rate, valid_from})
+    # the config's consolidated view: the currency and its dated rates
     reporting_currency: str | None = None
-    exchange_rates: list[dict[str, Any]] = field(default_factory=list)
+    exchange_rates: list[ExchangeRate] = field(default_factory=list)
     teams: list[TeamPage] = field(default_factory=list)
     # per job with a measured training log and GPU time in the week (rpt_weekly_training)
-    training: list[dict[str, Any]] = field(default_factory=list)
-    # the week's training-log lines that matched no job: {lines, files, hosts}
-    unmatched_train_lines: dict[str, Any] = field(default_factory=dict)
+    training: list[TrainingJob] = field(default_factory=list)
+    # the week's training-log lines that matched no job
+    unmatched_train_lines: UnmatchedTrainLines = field(default_factory=UnmatchedTrainLines)
     # per billing source, currency and broken FOCUS 1.2 rule: the week's lines and spend it touches
     # (sql/checks/billing_focus_conformance.sql)
-    focus_conformance: list[dict[str, Any]] = field(default_factory=list)
+    focus_conformance: list[FocusBreak] = field(default_factory=list)
     # commitment and spot advice of the week (rpt_weekly_advice): never added to waste or spend
-    advice: list[dict[str, Any]] = field(default_factory=list)
+    advice: list[Advice] = field(default_factory=list)
     # the week's remediation actions, biggest first (rpt_weekly_actions), and the waste that actions applied
     # before the week stopped in it (rpt_remediation_realised); docs/remediation.md
-    actions: list[dict[str, Any]] = field(default_factory=list)
-    realised: list[dict[str, Any]] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+    realised: list[Realised] = field(default_factory=list)
     # per currency, the first hour of cost data in the warehouse (rpt_cost_data_start): a week before it has
     # no data, the week it falls in part of a week
     data_start: dict[str, datetime] = field(default_factory=dict)
 
     @property
-    def training_summary(self) -> list[dict[str, Any]]:
+    def training_summary(self) -> list[TrainingGroup]:
         return training_summary(self.training)
 
     def advice_savings(self) -> dict[str, Decimal]:
@@ -195,29 +228,29 @@ class WeeklyReport:
 
     # the findings, by the section they appear in
     @property
-    def counted(self) -> list[dict[str, Any]]:
+    def counted(self) -> list[Finding]:
         return [f for f in self.findings if f["counted"]]
 
     @property
-    def top(self) -> list[dict[str, Any]]:
+    def top(self) -> list[Finding]:
         return sorted(
             self.counted, key=lambda f: (-f["estimated_waste"], f["rule_id"], f["resource_id"] or "")
         )[:TOP_N]
 
     @property
-    def attention(self) -> list[dict[str, Any]]:
+    def attention(self) -> list[Finding]:
         return [f for f in self.findings if f["attention"] and not f["acknowledged"]]
 
     @property
-    def acknowledged(self) -> list[dict[str, Any]]:
+    def acknowledged(self) -> list[Finding]:
         return [f for f in self.findings if f["acknowledged"]]
 
     @property
-    def new(self) -> list[dict[str, Any]]:
+    def new(self) -> list[Finding]:
         return [f for f in self.counted if f["lifecycle"] == "new"]
 
     @property
-    def persisting(self) -> list[dict[str, Any]]:
+    def persisting(self) -> list[Finding]:
         return [f for f in self.counted if f["lifecycle"] != "new"]
 
     def savings(self) -> dict[str, Decimal]:
@@ -271,18 +304,18 @@ class WeeklyReport:
             "note": note,
         }
 
-    def top_groups(self, n: int = MAIN_TOP) -> list[dict[str, Any]]:
+    def top_groups(self, n: int = MAIN_TOP) -> list[FindingGroup]:
         """The main page's top findings: the counted findings of finding_groups(), a rule's many small
         ones as one roll-up line, largest amount first, at most `n` lines."""
         lines = []
         for g in self.finding_groups():
-            if g.get("rollup"):
-                u = g["rollup"]
-                if u["status"] == "waste" and not u["attention"] and not u["acknowledged"]:
-                    lines.append({**g, "amount": u["amount"]})
-            elif g["finding"]["counted"]:
-                lines.append({**g, "amount": Decimal(g["finding"]["estimated_waste"] or 0)})
-        lines.sort(key=lambda g: -g["amount"])
+            if g.rollup is not None:
+                u = g.rollup
+                if u.status == "waste" and not u.attention and not u.acknowledged:
+                    lines.append(replace(g, amount=u.amount))
+            elif g.finding is not None and g.finding.counted:
+                lines.append(replace(g, amount=Decimal(g.finding.estimated_waste or 0)))
+        lines.sort(key=lambda g: -(g.amount or 0))
         return lines[:n]
 
     def finding_count(self, currency: str) -> str:
@@ -304,15 +337,15 @@ class WeeklyReport:
             )
         return " + ".join(parts)
 
-    def advice_by_saving(self) -> list[dict[str, Any]]:
+    def advice_by_saving(self) -> list[Advice]:
         """The week's advice, the largest expected saving first (an item without one last)."""
         return sorted(self.advice, key=lambda a: -Decimal(a["estimated_saving"] or 0))
 
-    def listed_teams(self) -> list[dict[str, Any]]:
+    def listed_teams(self) -> list[TeamWaste]:
         """by_team() without the teams that had neither spend nor waste this week."""
         return [t for t in self.by_team() if t["spend"] or t["waste"]]
 
-    def action_summary(self) -> list[dict[str, Any]]:
+    def action_summary(self) -> list[ActionGroup]:
         """The week's actions per rule, kind and currency: how many, their waste, how many executable."""
         out: dict[tuple[str, str, str], dict[str, Any]] = {}
         for a in self.actions:
@@ -325,57 +358,55 @@ class WeeklyReport:
             g["count"] += 1
             g["amount"] += Decimal(a["estimated_waste"] or 0)
             g["executable"] += 1 if a.get("executable") else 0
-        return sorted(out.values(), key=lambda g: (-g["amount"], g["rule_id"], g["kind"]))
+        groups = sorted(out.values(), key=lambda g: (-g["amount"], g["rule_id"], g["kind"]))
+        return [ActionGroup.of(g) for g in groups]
 
-    def finding_groups(self) -> list[dict[str, Any]]:
+    def finding_groups(self) -> list[FindingGroup]:
         """The findings as "All findings" lists them, in their order: single findings (`finding`) and
         roll-ups (`rollup`) of at least ROLLUP_MIN small findings of one rule, status and currency, placed
         where their largest member would be."""
         waste = {h["currency"]: Decimal(h["waste"]) for h in self.headline}
 
-        def key(f: dict[str, Any]) -> tuple[Any, ...] | None:
+        def key(f: Finding) -> tuple[Any, ...] | None:
             limit = waste.get(f["currency"], Decimal(0)) * ROLLUP_SHARE
             if Decimal(f["estimated_waste"] or 0) > limit and Decimal(f["estimated_waste"] or 0) > 0:
                 return None
             return (f["rule_id"], f["status"], f["currency"], f["attention"], f["acknowledged"])
 
-        members: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+        members: dict[tuple[Any, ...], list[Finding]] = {}
         for f in self.findings:
             k = key(f)
             if k is not None:
                 members.setdefault(k, []).append(f)
-        out: list[dict[str, Any]] = []
+        out: list[FindingGroup] = []
         placed: set[tuple[Any, ...]] = set()
         for f in self.findings:
             k = key(f)
             if k is None or len(members[k]) < ROLLUP_MIN:
-                out.append({"finding": f})
+                out.append(FindingGroup(finding=f))
             elif k not in placed:
                 placed.add(k)
                 items = members[k]
                 amounts = [Decimal(x["estimated_waste"] or 0) for x in items]
-                out.append(
-                    {
-                        "rollup": {
-                            "id": "rollup-" + "-".join(re.sub(r"[^A-Za-z0-9]+", "_", str(p)) for p in k),
-                            "rule_id": f["rule_id"],
-                            "rule_name": f["rule_name"],
-                            "resource_type": f["resource_type"],
-                            "status": f["status"],
-                            "attention": f["attention"],
-                            "acknowledged": f["acknowledged"],
-                            "currency": f["currency"],
-                            "count": len(items),
-                            "amount": sum(amounts, Decimal(0)),
-                            "smallest": min(amounts),
-                            "largest": max(amounts),
-                            "findings": items,
-                        }
-                    }
+                rollup = Rollup(
+                    id="rollup-" + "-".join(re.sub(r"[^A-Za-z0-9]+", "_", str(p)) for p in k),
+                    rule_id=f.rule_id,
+                    rule_name=f.rule_name,
+                    resource_type=f.resource_type,
+                    status=f.status,
+                    attention=f.attention,
+                    acknowledged=f.acknowledged,
+                    currency=f.currency,
+                    count=len(items),
+                    amount=sum(amounts, Decimal(0)),
+                    smallest=min(amounts),
+                    largest=max(amounts),
+                    findings=items,
                 )
+                out.append(FindingGroup(rollup=rollup))
         return out
 
-    def attention_by_rule(self) -> list[dict[str, Any]]:
+    def attention_by_rule(self) -> list[AttentionGroup]:
         """One row per attention rule and currency: findings and the amount at stake (never waste)."""
         groups: dict[tuple[str, str], dict[str, Any]] = {}
         for f in self.findings:
@@ -399,7 +430,10 @@ class WeeklyReport:
             elif not f["acknowledged"]:
                 g["findings"] += 1
                 g["at_stake"] += f["estimated_waste"]
-        return sorted(groups.values(), key=lambda g: (g["rule_id"], g["currency"] or ""))
+        return [
+            AttentionGroup.of(g)
+            for g in sorted(groups.values(), key=lambda g: (g["rule_id"], g["currency"] or ""))
+        ]
 
     def consolidated(self) -> dict[str, Any] | None:
         """The week's spend and waste in the reporting currency, converted at the config's dated rates, or
@@ -418,14 +452,14 @@ class WeeklyReport:
         for h in self.headline:
             cur = h["currency"]
             if cur == to:
-                rate: dict[str, Any] | None = {"from": to, "rate": Decimal(1), "valid_from": None}
+                k, valid_from = Decimal(1), None
             else:
-                valid = [r for r in self.exchange_rates if r["from"] == cur and r["valid_from"] <= day]
-                rate = max(valid, key=lambda r: r["valid_from"]) if valid else None
-            if rate is None:
-                not_converted.append(cur)
-                continue
-            k = Decimal(rate["rate"])
+                valid = [r for r in self.exchange_rates if r.from_ == cur and r.valid_from <= day]
+                if not valid:
+                    not_converted.append(cur)
+                    continue
+                rate = max(valid, key=lambda r: r.valid_from)
+                k, valid_from = Decimal(rate.rate), rate.valid_from
             spend += Decimal(h["spend"]) * k
             waste += Decimal(h["waste"]) * k
             prev_spend += Decimal(h.get("prev_spend") or 0) * k
@@ -434,7 +468,7 @@ class WeeklyReport:
             else:
                 prev_waste += Decimal(h["prev_waste"]) * k
             if cur != to:
-                converted.append({"currency": cur, "rate": k, "valid_from": rate["valid_from"]})
+                converted.append({"currency": cur, "rate": k, "valid_from": valid_from})
         cent = Decimal("0.01")
         return {
             "currency": to,
@@ -447,7 +481,7 @@ class WeeklyReport:
             "not_converted": not_converted,
         }
 
-    def rule_totals(self) -> list[dict[str, Any]]:
+    def rule_totals(self) -> list[RuleTotal]:
         """Per currency: the headline waste beside the sum of the by-rule rows as shown (each rounded to the
         cent), and their difference: rounding can make the rows add up to a cent or two off the headline,
         which is the exact sum of the findings rounded once."""
@@ -459,11 +493,11 @@ class WeeklyReport:
             shown = sum((Decimal(r["waste"]).quantize(Decimal("0.01")) for r in rows), Decimal(0))
             waste = Decimal(h["waste"]).quantize(Decimal("0.01"))
             out.append(
-                {"currency": h["currency"], "waste": waste, "rows_sum": shown, "difference": shown - waste}
+                RuleTotal(currency=h["currency"], waste=waste, rows_sum=shown, difference=shown - waste)
             )
         return out
 
-    def by_category(self) -> list[dict[str, Any]]:
+    def by_category(self) -> list[CategoryWaste]:
         out: dict[tuple[str, str], dict[str, Any]] = {}
         for r in self.by_rule:
             g = out.setdefault(
@@ -472,9 +506,9 @@ class WeeklyReport:
             )
             g["waste"] += r["waste"]
             g["findings"] += r["waste_findings"]
-        return sorted(out.values(), key=lambda g: (-g["waste"], g["category"]))
+        return [CategoryWaste.of(g) for g in sorted(out.values(), key=lambda g: (-g["waste"], g["category"]))]
 
-    def by_team(self) -> list[dict[str, Any]]:
+    def by_team(self) -> list[TeamWaste]:
         out: dict[tuple[str, str], dict[str, Any]] = {}
         for r in self.by_project:
             g = out.setdefault(
@@ -496,9 +530,10 @@ class WeeklyReport:
                 (b for b in self.budgets if b["dimension"] == "team" and b["name"] == g["team"]), None
             )
             g["slug"] = self.team_slug(g["team"])
-        return sorted(out.values(), key=lambda g: (-g["waste"], -g["spend"], g["team"]))
+        teams = sorted(out.values(), key=lambda g: (-g["waste"], -g["spend"], g["team"]))
+        return [TeamWaste.of(g) for g in teams]
 
-    def project_budget(self, project: str) -> dict[str, Any] | None:
+    def project_budget(self, project: str) -> Budget | None:
         return next((b for b in self.budgets if b["dimension"] == "project" and b["name"] == project), None)
 
     def team_slug(self, team: str) -> str | None:
@@ -508,7 +543,7 @@ class WeeklyReport:
         return max((Decimal(x["waste"]) for x in self.by_rule), default=Decimal(0))
 
 
-def training_summary(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def training_summary(jobs: list[TrainingJob]) -> list[TrainingGroup]:
     """The measured training jobs added up per GPU model, cost basis and currency: tokens per GPU-hour =
     their tokens / their GPU-hours, cost per million tokens = their cost / their tokens x 10^6, and the
     median of their jobs' measured MFU. A basis is never mixed into another: a modelled cost per token is
@@ -545,7 +580,8 @@ def training_summary(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
             g["cost"] / Decimal(str(g["tokens"])) * 1_000_000 if g["tokens"] else None
         )
         out.append(g)
-    return sorted(out, key=lambda g: (g["gpu_model"], g["pricing_basis"], g["currency"] or ""))
+    out.sort(key=lambda g: (g["gpu_model"], g["pricing_basis"], g["currency"] or ""))
+    return [TrainingGroup.of(g) for g in out]
 
 
 SLUG_MAX = 60  # characters of a team page's file name before `.html`: far below any file system's limit
@@ -572,20 +608,26 @@ def slugify(name: str, taken: set[str]) -> str:
     return unique
 
 
-def _across_bases(spend: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _across_bases(spend: list[CategorySpend]) -> list[CategorySpend]:
     """Spend-by-category rows of one project and currency added up over their pricing bases (bill, owned,
     contract), the bases kept as `pricing_basis` joined by '+': a team page shows one row per project."""
-    out: dict[tuple[str, str], dict[str, Any]] = {}
+    out: dict[tuple[str, str], CategorySpend] = {}
     for r in spend:
-        key = (r["project"], r["currency"])
-        if key not in out:
-            out[key] = dict(r)
+        key = (r.project, r.currency)
+        row = out.get(key)
+        if row is None:
+            out[key] = r
             continue
-        row = out[key]
-        for k, v in r.items():
-            if isinstance(v, Decimal):
-                row[k] = row[k] + v
-        row["pricing_basis"] = "+".join(sorted({*row["pricing_basis"].split("+"), r["pricing_basis"]}))
+        out[key] = replace(
+            row,
+            compute=row.compute + r.compute,
+            storage=row.storage + r.storage,
+            network=row.network + r.network,
+            ai_ml=row.ai_ml + r.ai_ml,
+            other=row.other + r.other,
+            total=row.total + r.total,
+            pricing_basis="+".join(sorted({*row.pricing_basis.split("+"), r.pricing_basis})),
+        )
     return list(out.values())
 
 
@@ -608,13 +650,13 @@ def team_pages(report: WeeklyReport) -> list[TeamPage]:
             spend = sum((r["spend"] for r in projects), Decimal(0))
             waste = sum((r["waste"] for r in projects), Decimal(0))
             headline.append(
-                {
-                    "currency": currency,
-                    "spend": spend,
-                    "waste": waste,
-                    "waste_pct": round(100 * waste / spend, 1) if spend > 0 else None,
-                    "waste_findings": sum(r["waste_findings"] for r in projects),
-                }
+                TeamHeadline(
+                    currency=currency,
+                    spend=spend,
+                    waste=waste,
+                    waste_pct=round(100 * waste / spend, 1) if spend > 0 else None,
+                    waste_findings=sum(r.waste_findings for r in projects),
+                )
             )
         pages.append(
             TeamPage(

@@ -1,5 +1,6 @@
 """Rendering the weekly report as text: the Jinja templates (report.md, report.html, teams/<team>.html,
-the notification's email.html) and the findings table written to findings.csv and .parquet.
+the notification's email.html) and the findings table written to findings.csv and .parquet. The tables
+sections.py defines are rendered from their one definition, as HTML on their page and as Markdown.
 
 Every string from the data is escaped for the file it lands in: HTML by Jinja's autoescape; Markdown by
 the `md` filter (raw HTML and Markdown control characters made literal) and the `code` filter (a code
@@ -30,18 +31,10 @@ from pipelines.report.model import (
     TeamPage,
     WeeklyReport,
 )
+from pipelines.report.sections import CATEGORY_GROUPS, SECTIONS, Section, html_source, md_source
 from pipelines.units import DAYS_PER_MONTH
 from rules import ALL_RULES, FINDING_COLUMNS
 from rules._contract import ATTENTION_CATEGORIES
-
-CATEGORY_GROUPS = (
-    ("compute", "Compute"),
-    ("storage", "Storage"),
-    ("network", "Network"),
-    ("ai_ml", "AI/ML"),
-    ("other", "Other"),
-)
-
 
 ID_CHARS = 32  # a longer identifier (an Azure resource path, a GCP self-link) is shown shortened in tables
 
@@ -182,8 +175,32 @@ def unsettled_rules(rule_ids: Any) -> dict[str, list[str]]:
     return out
 
 
-def environment() -> Environment:
-    """The Jinja environment of the report's templates, with the filters and globals they use."""
+def _section_renderers(env: Environment, sections: tuple[Section, ...]) -> dict[str, Any]:
+    """The templates' `section_html(name, rows, hide=(), **context)` and `section_md(name, rows)`: a section
+    of `sections` rendered as an HTML or a Markdown table, each compiled once per environment."""
+    by_name = {s.name: s for s in sections}
+    compiled: dict[tuple[str, str, tuple[str, ...]], Any] = {}
+
+    def template(kind: str, name: str, hide: tuple[str, ...]) -> Any:
+        key = (kind, name, hide)
+        if key not in compiled:
+            source = html_source if kind == "html" else md_source
+            compiled[key] = env.from_string(source(by_name[name], hide))
+        return compiled[key]
+
+    def section_html(name: str, rows: Any, hide: tuple[str, ...] = (), **context: Any) -> Markup:
+        return Markup(template("html", name, tuple(hide)).render(rows=rows, **context))
+
+    def section_md(name: str, rows: Any, hide: tuple[str, ...] = ()) -> str:
+        text = template("md", name, tuple(hide)).render(rows=rows)
+        return text[:-1] if text.endswith("\n") else text  # the template's own line break follows
+
+    return {"SECTIONS": sections, "section_html": section_html, "section_md": section_md}
+
+
+def environment(sections: tuple[Section, ...] = SECTIONS) -> Environment:
+    """The Jinja environment of the report's templates, with the filters and globals they use; `sections`
+    are the report's tables (sections.py), each rendered as HTML on its page and as Markdown."""
     env = Environment(
         loader=PackageLoader("pipelines.report", "templates"),
         autoescape=select_autoescape(["html", "html.j2"]),
@@ -221,6 +238,7 @@ def environment() -> Environment:
         # what an attention finding's status means to a reader: it is never "waste"
         ATTENTION_LABELS={"waste": "act", "suspect": "watch", "insufficient_data": "not judged"},
     )
+    env.globals.update(_section_renderers(env, sections))
     return env
 
 

@@ -33,6 +33,7 @@ from pipelines.report.notify import (
     slack_posts,
     split_message,
 )
+from pipelines.report.rows import ProjectWaste
 from tests.helpers.report import Built
 
 # Slack's documented limits (the brief's figures), independent of pipelines.report.notify's constants
@@ -68,11 +69,12 @@ def many_teams(built: Built, n: int, idle: int = 0) -> Any:
     longer in the post) and a character beyond the BMP (two UTF-16 units), and `idle` teams with neither
     spend nor waste (never listed)."""
     rows = [
-        {"team": f"team-{i:04d} <R&D> \U0001f680 {'platform-' * 6}", "currency": "USD",
-         "spend": Decimal(1000 + i), "waste": Decimal(i), "waste_findings": 1}
+        ProjectWaste(team=f"team-{i:04d} <R&D> \U0001f680 {'platform-' * 6}", project="p", currency="USD",
+                     spend=Decimal(1000 + i), waste=Decimal(i), waste_pct=None, waste_findings=1)
         for i in range(n)
     ] + [
-        {"team": f"idle-{i}", "currency": "USD", "spend": Decimal(0), "waste": Decimal(0), "waste_findings": 0}
+        ProjectWaste(team=f"idle-{i}", project="p", currency="USD", spend=Decimal(0), waste=Decimal(0),
+                     waste_pct=None, waste_findings=0)
         for i in range(idle)
     ]  # fmt: skip
     return replace(built.report, by_project=rows, budgets=[])
@@ -100,8 +102,8 @@ def test_a_weekly_post_too_long_for_4_kb_drops_team_lines_first_and_keeps_the_li
     """60 currencies and long team names: the teams are cut first, then the other sections;
     each cut section says how many lines it left out, and the links stay."""
     report = many_teams(built, 40)
-    headline = [{**built.report.headline[0], "currency": f"C{i:02d}", "waste_findings": i} for i in range(60)]
-    long_names = [{**row, "team": row["team"] * 3} for row in report.by_project]
+    headline = [replace(built.report.headline[0], currency=f"C{i:02d}", waste_findings=i) for i in range(60)]
+    long_names = [replace(row, team=row.team * 3) for row in report.by_project]
     report = replace(report, headline=headline, by_project=long_names)
     [post] = slack_posts(report, NotifyConfig())
     text = post.payload()["text"]

@@ -7,13 +7,13 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from pipelines.config import ConfigError, load_config
 from pipelines.report.model import WeeklyReport
 from pipelines.report.render import environment, report_html, report_markdown_full
+from pipelines.report.rows import ExchangeRate, Headline
 from rules import Window
 from tests.helpers.config import write_config
 
@@ -22,20 +22,18 @@ def _week() -> Window:
     return Window.containing(date(2026, 11, 23))
 
 
-def _headline(
-    currency: str, spend: str, waste: str, prev_spend: str, prev_waste: str | None
-) -> dict[str, Any]:
-    return {
+def _headline(currency: str, spend: str, waste: str, prev_spend: str, prev_waste: str | None) -> Headline:
+    return Headline.of({
         "currency": currency, "spend": Decimal(spend), "waste": Decimal(waste), "waste_pct": None,
         "waste_findings": 1, "findings": 1, "acknowledged_waste": Decimal(0), "acknowledged_findings": 0,
         "attention_findings": 0, "prev_spend": Decimal(prev_spend),
         "prev_waste": None if prev_waste is None else Decimal(prev_waste), "spend_change_pct": None,
         "prev_waste_pct": None, "billed": Decimal(spend), "billed_spend": Decimal(spend),
         "owned_spend": Decimal(0), "contract_spend": Decimal(0), "modelled_spend": Decimal(0),
-    }  # fmt: skip
+    })  # fmt: skip
 
 
-def _report(tmp_path: Path, headline: list[dict[str, Any]], rates: list[dict[str, Any]]) -> WeeklyReport:
+def _report(tmp_path: Path, headline: list[Headline], rates: list[ExchangeRate]) -> WeeklyReport:
     return WeeklyReport(
         week="2026-W48", window=_week(), directory=tmp_path, headline=headline, by_rule=[], by_project=[],
         spend_by_category=[], findings=[], resolved=[], gpu_fleet=[], idle_cells={}, util_bands={},
@@ -44,7 +42,7 @@ def _report(tmp_path: Path, headline: list[dict[str, Any]], rates: list[dict[str
     )  # fmt: skip
 
 
-def _rates(tmp_path: Path) -> list[dict[str, Any]]:
+def _rates(tmp_path: Path) -> list[ExchangeRate]:
     config = load_config(
         write_config(
             tmp_path,
@@ -58,7 +56,7 @@ def _rates(tmp_path: Path) -> list[dict[str, Any]]:
         )
     )
     return [
-        {"from": r.from_, "to": r.to, "rate": r.rate, "valid_from": r.valid_from}
+        ExchangeRate(from_=r.from_, to=r.to, rate=r.rate, valid_from=r.valid_from)
         for r in config.exchange_rates
     ]
 

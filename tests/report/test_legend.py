@@ -16,10 +16,10 @@ PREVIEW = "finds real money, but its thresholds, evidence or pricing may still c
 
 def test_preview_rules_and_week_n_are_explained_where_they_are_shown(built: Built) -> None:
     [gpu001] = [x for x in built.report.by_rule if x["rule_id"] == "GPU001"]  # a stable rule
-    sto001 = {**gpu001, "rule_id": "STO001", "rule_name": "orphaned-checkpoint", "waste": Decimal(0),
-              "monthly_run_rate": Decimal(0)}  # fmt: skip
+    sto001 = replace(gpu001, rule_id="STO001", rule_name="orphaned-checkpoint", waste=Decimal(0),
+                     monthly_run_rate=Decimal(0))  # fmt: skip
     [counted] = [f for f in built.report.findings if f["counted"]]
-    open4 = {**counted, "lifecycle": "persisting", "weeks_open": 4, "first_seen": "2026-11-02"}
+    open4 = replace(counted, lifecycle="persisting", weeks_open=4, first_seen="2026-11-02")
     report = replace(
         built.report,
         by_rule=[gpu001, sto001],

@@ -7,22 +7,20 @@ from __future__ import annotations
 
 from dataclasses import replace
 from decimal import Decimal
-from typing import Any
 
 from pipelines.report.notify import NotifyConfig, slack_payload
 from pipelines.report.render import environment, page_html, report_html, report_markdown
+from pipelines.report.rows import Resolved
 from tests.helpers.report import Built
 
 
-def resolved(
-    key: str, waste: str, now: str = "gone", counted: bool = True, job: bool = False
-) -> dict[str, Any]:
-    return {
+def resolved(key: str, waste: str, now: str = "gone", counted: bool = True, job: bool = False) -> Resolved:
+    return Resolved.of({
         "finding_id": key, "finding_key": key, "rule_id": "GPU001", "rule_name": "idle-gpu-instance",
         "category": "idle", "resource_id": f"i-{key}", "resource_type": "Instance", "team": "nlp",
         "project": None, "currency": "USD", "last_reason": "idle", "last_week_waste": Decimal(waste),
         "counted_last_week": counted, "now": now, "job": job,
-    }  # fmt: skip
+    })  # fmt: skip
 
 
 NOT_STOPPED = [
