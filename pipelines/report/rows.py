@@ -278,7 +278,7 @@ class RejectedFile(Row):
 
 @dataclass(frozen=True, slots=True)
 class StaleSource(Row):
-    """A source that stopped delivering within its expected cadence (pipelines/freshness.py)."""
+    """A source that stopped delivering within its expected cadence (pipelines/health/freshness.py)."""
 
     source: str
     kind: str
