@@ -323,6 +323,13 @@ ADVISOR = Advisor(
     "failure rate and write time, with the money on both sides.",
     params=CadenceParams,
     # job_mfu: the train logs' lines matched to their jobs (int_train_intervals) are refreshed with it
-    requires=("jobs_enriched", "resources", "storage_checkpoints", "job_mfu", "gpu_samples"),
+    requires=(
+        "jobs_enriched",
+        "resources",
+        "storage_checkpoints",
+        "job_checkpoint_writes",
+        "job_mfu",
+        "gpu_samples",
+    ),
     advise=advise,
 )

@@ -209,6 +209,6 @@ ADVISOR = Advisor(
     kind="spot",
     summary="Recurring job types whose checkpoints make spot or preemptible instances pay, and those they do not.",
     params=SpotParams,
-    requires=("jobs_enriched", "resources", "storage_checkpoints", "gpu_purchase_hours"),
+    requires=("jobs_enriched", "resources", "job_checkpoint_writes", "gpu_purchase_hours"),
     advise=advise,
 )

@@ -27,7 +27,8 @@ class Mart:
     rebuild: Rebuild
     engines: tuple[Engine, ...]
     description: str
-    # built from other marts only (the GPU logic the GPU rules share): rebuilt from the rows a rule case gives
+    # built from other marts only (what several rules or advisors share): tests that give the marts' rows
+    # build these from them
     shared: bool = False
     # the module that builds it on Spark when `engine: spark` names it (pipelines/transform/spark/): its
     # `build(con, config)` runs the heavy part, `attach(con, built)` points the warehouse at it
@@ -70,6 +71,7 @@ REGISTRY: tuple[Mart, ...] = (
     Mart("storage_datasets", "marts", "full", _D, "One row per dataset folder under a `datasets:` root.", spark_later=True),
     Mart("storage_dataset_matches", "marts", "full", _DS, "Pairs of dataset folders sharing content, per storage class.", spark=_S + "dataset_matches"),
     Mart("storage_incomplete_uploads", "marts", "full", _D, "Incomplete multipart uploads in the newest listing of each bucket.", spark_later=True),
+    Mart("job_checkpoint_writes", "marts", "full", _D, "The checkpoints each run wrote while it ran (ADV002, ADV003).", shared=True),
     Mart("job_mfu", "marts", "full", _D, "Measured MFU per job from its training log (tokens over wall-clock time), tokens per GPU-hour and cost per million tokens."),
     Mart("job_mfu_hourly", "marts", "full", _D, "Measured MFU per job and hour (how long a job stayed below a floor: GPU005)."),
     Mart("commitment_lines", "marts", "file", _D, "Billing lines that used a commitment discount or paid for the part of one left unused."),
@@ -111,7 +113,8 @@ MARTS = names("marts")
 DAY_MARTS = names("marts", "day")
 MONTH_MARTS = names("marts", "month")
 FILE_MARTS = names("marts", "file")
-# marts built from other marts only: the GPU logic the GPU rules share (billed hours, job spans)
+# marts built from other marts only: what several rules or advisors share (billed hours, job spans, claims,
+# checkpoint writes)
 SHARED_GPU_MARTS = tuple(m.name for m in REGISTRY if m.shared)
 # what `engine: spark` can build (the marts, then the roll-up they are built from), and what it cannot yet
 SPARK_MARTS = tuple(

@@ -1,9 +1,9 @@
 -- grain: one row per scheduler job on a billed GPU instance that ran in the lookback
--- depends_on: jobs_enriched, resources, storage_checkpoints, int_train_intervals
+-- depends_on: jobs_enriched, resources, storage_checkpoints, job_checkpoint_writes, int_train_intervals
 -- params: $lookback_start, $window_end
 -- What checkpoint cadence advice (ADV003) measures per run, grouped like ADV002's spot advice (job type,
 -- provider, region, instance family; a host without a bill: its pricing basis and GPU model): the checkpoints
--- the run wrote while it ran (storage_checkpoints steps, the lineage STO001 and GPU004 read; else the saves its
+-- the run wrote while it ran (job_checkpoint_writes: the lineage STO001 and GPU004 read; else the saves its
 -- training log reports) and the checkpoint bytes the job type keeps stored with their monthly cost. The write
 -- time δ is sql/advice/checkpoint_write_time.sql's, the failure rate sql/advice/job_failures.sql's.
 -- ckpt_from: objects | log: where the run's checkpoint times come from (NULL: none)
@@ -42,15 +42,9 @@ with jobs as (
 ),
 
 objects as (
-    select distinct
-        j.job_key,
-        c.step_written as ts
-    from jobs as j
-    inner join storage_checkpoints as c
-        on list_contains(c.run_job_ids, j.job_id)
-        and c.step_written > j.started_at
-        and c.step_written < j.ended_at
-    where c.step is not null
+    select w.job_key, w.written as ts
+    from job_checkpoint_writes as w
+    semi join jobs as j on j.job_key = w.job_key
 ),
 
 log_saves as (

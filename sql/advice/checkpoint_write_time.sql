@@ -1,5 +1,5 @@
 -- grain: one row per job type whose runs wrote a checkpoint or logged a save in the bounds
--- depends_on: jobs_enriched, storage_checkpoints, int_train_intervals, int_job_hosts, gpu_samples
+-- depends_on: jobs_enriched, job_checkpoint_writes, int_train_intervals, int_job_hosts, gpu_samples
 -- params: $since, $until (NULL: no bound), $dip_window_s, $dip_util_pct (NULL: 600 s and 20 %)
 -- The measured checkpoint write time δ, one measurement for checkpoint cadence advice (ADV003) and
 -- `wastewatch estimate` (a planned job like a job type): the median of the train logs' save durations (their
@@ -35,16 +35,9 @@ log_saves as (
 ),
 
 objects as (
-    select distinct
-        j.job_key,
-        j.job_type,
-        c.step_written as ts
-    from jobs as j
-    inner join storage_checkpoints as c
-        on list_contains(c.run_job_ids, j.job_id)
-        and c.step_written > j.started_at
-        and c.step_written < j.ended_at
-    where c.step is not null
+    select w.job_key, j.job_type, w.written as ts
+    from job_checkpoint_writes as w
+    inner join jobs as j on j.job_key = w.job_key
 ),
 
 samples as (

@@ -1,9 +1,9 @@
 -- grain: one row per scheduler job on a billed GPU instance that ran in the lookback
--- depends_on: jobs_enriched, resources, storage_checkpoints, gpu_purchase_hours (marts only)
+-- depends_on: jobs_enriched, resources, job_checkpoint_writes, gpu_purchase_hours (marts only)
 -- params: $lookback_start, $window_end
 -- Each job with its job type (the job name without its trailing run number: llm-pretrain-train-41871 is
 -- llm-pretrain-train), where it ran (provider, region, instance family of its first billed resource), its
--- GPU-hours and GPU cost, and the checkpoints its run wrote while it ran (storage_checkpoints, the lineage
+-- GPU-hours and GPU cost, and the checkpoints its run wrote while it ran (job_checkpoint_writes: the lineage
 -- STO001 and GPU004 read). expected_loss_h is the hours of work an interruption at a uniformly random moment
 -- loses since the last checkpoint (or the start): sum(gap^2) / (2 x sum(gap)) over the gaps between the
 -- start, each checkpoint and the end; without checkpoints it is half the runtime.
@@ -38,15 +38,9 @@ with jobs as (
 ),
 
 checkpoints as (
-    select distinct
-        j.job_key,
-        c.step_written as ts
-    from jobs as j
-    inner join storage_checkpoints as c
-        on list_contains(c.run_job_ids, j.job_id)
-        and c.step_written > j.started_at
-        and c.step_written < j.ended_at
-    where c.step is not null
+    select w.job_key, w.written as ts
+    from job_checkpoint_writes as w
+    semi join jobs as j on j.job_key = w.job_key
 ),
 
 points as (
