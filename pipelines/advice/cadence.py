@@ -8,13 +8,12 @@ from __future__ import annotations
 import math
 from collections import Counter
 from datetime import timedelta
-from decimal import Decimal
 from typing import Any
 
 import duckdb
 from pydantic import Field
 
-from pipelines.advice.contract import AdviceParams, Advisor
+from pipelines.advice.contract import AdviceParams, Advisor, amount, job_type_item
 from pipelines.units import DAYS_PER_MONTH
 from pipelines.warehouse import rows, sql_text
 from rules import Window
@@ -51,10 +50,6 @@ class CadenceParams(AdviceParams):
         description="GPU utilisation (%) below which a sample around a checkpoint write counts as stalled "
         "(unset: 20).",
     )
-
-
-def _money(x: float) -> Decimal:
-    return Decimal(str(round(x, 6)))
 
 
 def poisson_interval(k: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
@@ -266,22 +261,17 @@ def _item(
         **{k: round(v, 6) for k, v in money.items()},
     }
     weekly = saving if status == "recommended" and saving is not None else 0.0
-    return {
-        "resource_id": f"{job_type}@{provider}/{region or 'no-region'}/{family}",
-        "resource_type": "job type",
-        "provider": provider,
-        "account_id": None,
-        "region_id": region,
-        "team": team,
-        "project": project,
-        "owner": None,
-        "job_id": None,
-        "status": status,
-        "reason": reason,
-        "evidence": evidence,
-        "estimated_saving": _money(weekly),
-        "currency": cur,
-        "basis": (
+    return job_type_item(
+        job_type,
+        (provider, region, family),
+        team=team,
+        project=project,
+        status=status,
+        reason=reason,
+        evidence=evidence,
+        saving=amount(weekly),
+        currency=cur,
+        basis=(
             "MTBF = the job type's job-hours / its failed runs (FAILED, NODE_FAIL, OUT_OF_MEMORY, BOOT_FAIL, "
             "PREEMPTED) in the lookback, with the exact Poisson interval of the count; δ = the train logs' save "
             "durations, else the GPU utilisation dip around each checkpoint object's write; interval = the runs' "
@@ -291,7 +281,7 @@ def _item(
             "monthly cost x 7 / 30.44 (scaled by interval / τ at the optimum: every save kept); saving = now - "
             "optimum"
         ),
-        "risk": (
+        risk=(
             "the failure count gives an MTBF "
             + (
                 f"between {_duration(mtbf_low)} and {_duration(mtbf_high)}"
@@ -306,7 +296,7 @@ def _item(
             )
             + "; a retention policy that keeps only the last few checkpoints makes the storage side smaller"
         ),
-    }
+    )
 
 
 def _duration(hours: float) -> str:

@@ -11,7 +11,7 @@ from typing import Any
 import duckdb
 from pydantic import Field
 
-from pipelines.advice.contract import AdviceParams, Advisor
+from pipelines.advice.contract import AdviceParams, Advisor, amount
 from pipelines.advice.discounts import Discount, catalogue, from_catalogue, from_config
 from pipelines.warehouse import rows, sql_text
 from rules import Window
@@ -34,10 +34,6 @@ class CommitmentParams(AdviceParams):
         description="1-year commitment discounts off on-demand (0-1) by `<family>` or `<family>/<region>`; "
         "they come before the bill's and the catalogue's.",
     )
-
-
-def _money(x: float) -> Decimal:
-    return Decimal(str(round(x, 6)))
 
 
 def _label(d: date) -> str:
@@ -190,7 +186,7 @@ def _item(r: dict[str, Any], params: CommitmentParams, table: list[dict[str, Any
         "status": status,
         "reason": reason,
         "evidence": evidence,
-        "estimated_saving": _money(weekly) if status == "recommended" and weekly is not None else Decimal(0),
+        "estimated_saving": amount(weekly) if status == "recommended" and weekly is not None else Decimal(0),
         "currency": cur,
         "basis": (
             f"floor = the {params.percentile:g} quantile of on-demand instances per hour over the lookback, whole "

@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from decimal import Decimal
 from typing import Any, Literal
 
 import duckdb
@@ -108,3 +109,45 @@ class Advisor:
                 }
             )
         return out
+
+
+def amount(x: float) -> Decimal:
+    """An amount as the advice table stores it: a Decimal rounded to 6 places."""
+    return Decimal(str(round(x, 6)))
+
+
+def job_type_item(
+    job_type: str,
+    where: tuple[str, str | None, str],
+    *,
+    team: str | None,
+    project: str | None,
+    status: str,
+    reason: str,
+    evidence: dict[str, Any],
+    saving: Decimal,
+    currency: str,
+    basis: str,
+    risk: str,
+) -> dict[str, Any]:
+    """One advice item about a recurring job type where it ran (`where`: provider, region, instance family),
+    named `<job type>@<provider>/<region>/<family>` as ADV002 and ADV003 name their subject."""
+    provider, region, family = where
+    return {
+        "resource_id": f"{job_type}@{provider}/{region or 'no-region'}/{family}",
+        "resource_type": "job type",
+        "provider": provider,
+        "account_id": None,
+        "region_id": region,
+        "team": team,
+        "project": project,
+        "owner": None,
+        "job_id": None,
+        "status": status,
+        "reason": reason,
+        "evidence": evidence,
+        "estimated_saving": saving,
+        "currency": currency,
+        "basis": basis,
+        "risk": risk,
+    }

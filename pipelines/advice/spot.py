@@ -12,7 +12,7 @@ from typing import Any
 import duckdb
 from pydantic import Field
 
-from pipelines.advice.contract import AdviceParams, Advisor
+from pipelines.advice.contract import AdviceParams, Advisor, amount, job_type_item
 from pipelines.advice.discounts import Discount, catalogue, from_catalogue, from_config
 from pipelines.warehouse import rows, sql_text
 from rules import Window
@@ -47,10 +47,6 @@ class SpotParams(AdviceParams):
         description="Spot discounts off on-demand (0-1) by `<family>` or `<family>/<region>`; they come before "
         "the catalogue's.",
     )
-
-
-def _money(x: float) -> Decimal:
-    return Decimal(str(round(x, 6)))
 
 
 def advise(con: duckdb.DuckDBPyConnection, window: Window, params: SpotParams) -> list[dict[str, Any]]:
@@ -167,29 +163,24 @@ def _item(
     }
     committed = evidence["commitment_share"]
     source = (discount.detail + (f", {discount.url}" if discount.url else "")) if discount else "none known"
-    return {
-        "resource_id": f"{job_type}@{provider}/{region or 'no-region'}/{family}",
-        "resource_type": "job type",
-        "provider": provider,
-        "account_id": None,
-        "region_id": region,
-        "team": team,
-        "project": project,
-        "owner": None,
-        "job_id": None,
-        "status": status,
-        "reason": reason,
-        "evidence": evidence,
-        "estimated_saving": _money(weekly) if status == "recommended" and weekly is not None else Decimal(0),
-        "currency": cur,
-        "basis": (
+    return job_type_item(
+        job_type,
+        (provider, region, family),
+        team=team,
+        project=project,
+        status=status,
+        reason=reason,
+        evidence=evidence,
+        saving=amount(weekly) if status == "recommended" and weekly is not None else Decimal(0),
+        currency=cur,
+        basis=(
             "loss per interruption = hours since the last checkpoint (sum of squared gaps between start, "
             "checkpoints and end / 2 x runtime) + restart; rework GPU-hours = interruption rate x instance-hours "
             "x loss x the job's GPUs; saving a week = (GPU cost now - (GPU-hours + rework) x on-demand price per "
             "GPU-hour x (1 - spot discount)) x 168 / hours spanned; runs without checkpoints are never "
             "recommended; spot discount: " + source
         ),
-        "risk": (
+        risk=(
             f"{interruptions:,.1f} interruption(s) expected at {lam:g} per instance-hour; a longer gap between "
             f"checkpoints (the longest: {evidence['longest_gap_hours']:.1f} h) or a higher interruption rate "
             "raises the loss"
@@ -200,7 +191,7 @@ def _item(
                 else ""
             )
         ),
-    }
+    )
 
 
 ADVISOR = Advisor(
