@@ -2,7 +2,7 @@
 
 How each object is kept up to date is its line in pipelines/marts/registry.py: rebuilt in full when what it
 reads changed (here), or only its changed days (days.py: the GPU roll-up and hourly GPU marts), billing
-months (months.py: cost_hourly) or bill files (files.py: the bill's line marts); `engine: spark` builds the
+months (months.py: the hourly cost) or bill files (files.py: the bill's line marts); `engine: spark` builds the
 marts its settings name on Spark (spark/). What each build read is fingerprinted (fingerprints.py), so a
 mart whose inputs did not change is kept as it is.
 """

@@ -27,7 +27,7 @@ from pipelines.warehouse import columns, one, rows, sql_text, table_exists
 @dataclass
 class DayStats:
     """What one refresh of a day-incremental table did: days built again, days removed, rows written
-    (cost_hourly, kept by month: `unit` month, each month named by its first day; the bill's line marts,
+    (a mart kept by month: `unit` month, each month named by its first day; the bill's line marts,
     kept by file: `unit` file, each named by its ingest_files.file_id)."""
 
     table: str

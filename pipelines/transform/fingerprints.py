@@ -1,6 +1,6 @@
 """Fingerprints of what a mart reads, so a mart rebuilt in full is built again only when they changed.
 
-A nightly run that brings new telemetry but no new bill or inventory would otherwise rebuild `cost_hourly`
+A nightly run that brings new telemetry but no new bill or inventory would otherwise rebuild the hourly cost
 from every bill line and the storage marts from every object, and get the same tables. A mart's inputs
 fingerprint combines the digest of its SQL with one fingerprint per relation it reads, found by walking the
 `-- depends_on:` headers through the intermediate views:

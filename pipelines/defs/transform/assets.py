@@ -74,7 +74,7 @@ def _stats(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, object]:
 
 def _day_metadata(stats: list[DayStats]) -> dict[str, object]:
     """What the tables kept up to date by day (or month, or file) rebuilt: days and rows per table
-    (int_gpu_slices = the roll-up; cost_hourly by month; the bill's line marts by file)."""
+    (int_gpu_slices = the roll-up; a mart kept by month or by file: its months or files)."""
     out: dict[str, object] = {}
     for st in stats:
         prefix = "rollup" if st.table == "int_gpu_slices" else "mart"
