@@ -326,20 +326,22 @@ def test_actions_and_advice_lists_the_planted_advice_apart_from_waste(
     assert "never added to waste or spend" in page.inner_text("#advice-note")
     assert page.locator('nav.toc a[href="actions.html"]').count() == 1
     # one line per advice item on the main page; each item's why, basis and risk on actions.html
+    # an item is its advisor's kind and its subject: ADV002 and ADV003 both advise on a job type
     lines = {
-        r.get_attribute("data-subject"): r.get_attribute("data-status")
+        (r.get_attribute("data-kind"), r.get_attribute("data-subject")): r.get_attribute("data-status")
         for r in page.locator("#advice-lines li").all()
     }
     page.close()
     page, _ = _open(browser, path.parent / "actions.html")
     shown = {
-        r.get_attribute("data-subject"): r.get_attribute("data-status")
+        (r.get_attribute("data-kind"), r.get_attribute("data-subject")): r.get_attribute("data-status")
         for r in page.locator("#advice-items tbody tr").all()
     }
     assert lines.items() <= shown.items() and len(lines) == min(5, len(shown))
     advice = expected["advice"]
-    for item in [*advice["commitment"], *advice["spot"].values()]:
-        assert shown[item["resource_id"]] == item["status"]
+    for kind, items in (("commitment", advice["commitment"]), ("spot", list(advice["spot"].values()))):
+        for item in items:
+            assert shown[(kind, item["resource_id"])] == item["status"]
     [commitment] = advice["commitment"]
     row = page.locator(f'#advice-items tr[data-subject="{commitment["resource_id"]}"]')
     assert _money(row.locator("td").nth(3).inner_text()) == Decimal(str(commitment["weekly_saving"]))
