@@ -48,7 +48,7 @@ claimed as (
 failed_records as (
     select *
     from jobs_enriched
-    where state in ('FAILED', 'CANCELLED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'BOOT_FAIL', 'DEADLINE')
+    where job_failed(state)
         and (started_at is null or started_at < $window_end::timestamp)
         and (ended_at is null or ended_at > $window_start::timestamp)
 ),

@@ -48,9 +48,7 @@ categorised as (
     select
         *,
         case
-            when run_state in (
-                'FAILED', 'CANCELLED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'BOOT_FAIL', 'DEADLINE', 'PREEMPTED'
-            )
+            when (job_failed(run_state) or run_state = 'PREEMPTED')
                 and run_ended_at <= $window_end::timestamp - to_seconds(cast($failed_grace_hours * 3600 as bigint))
                 and last_write <= run_ended_at + interval 1 hour
                 then 'failed'

@@ -78,9 +78,7 @@ units as (
         s.slice_end,
         s.gpu_id,
         s.job_key,
-        coalesce(s.job_state in (
-            'FAILED', 'CANCELLED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'BOOT_FAIL', 'DEADLINE'
-        ), false) as failed_job,
+        coalesce(job_failed(s.job_state), false) as failed_job,
         i.instance_util::double as instance_util,
         g.util_mean::double as job_util_mean,
         g.util_p95::double as job_util_p95,

@@ -14,9 +14,7 @@ with jobs as (
         started_at,
         ended_at
     from jobs_enriched
-    where coalesce(state, '') not in (
-        'FAILED', 'CANCELLED', 'TIMEOUT', 'OUT_OF_MEMORY', 'NODE_FAIL', 'BOOT_FAIL', 'DEADLINE'
-    )
+    where not coalesce(job_failed(state), false)
 ),
 
 job_slices as (
