@@ -1,6 +1,6 @@
 -- grain: one row per month x ISO week (the hours in both) x currency x team x project x kind x rule x service
 --   for cost, and per month x week x currency x team x project for waste (kind 'waste')
--- depends_on: cost_hourly, resources, showback_rules, gpu_job_hours, jobs_enriched, storage_prefix_days, findings
+-- depends_on: cost_hourly, resources, showback_rules, jobs_enriched, storage_prefix_days, findings
 -- Every cost_hourly row (its effective cost: amortised, so a commitment's up-front fee is already spread
 -- onto the usage it covered) lands on a team or stays unallocated. The first `showback:` rule whose match
 -- takes the row puts it in that rule's pool, split among teams as the rule says, by month; a row no rule
@@ -115,17 +115,39 @@ direct as (
     group by all
 ),
 
--- GPU-hours of each team's jobs per month, and per scheduler cluster (busy: a job held the GPU)
+-- GPU-hours each team's jobs held per month by the scheduler's records (GPUs allocated x run time, split
+-- at month ends; a job still running counts to the bill's last hour), and the clusters they held them on:
+-- the job's scheduler cluster, else the `cluster` tag of the billed resources its hosts map to
+job_spans as (
+    select
+        j.job_key,
+        j.team,
+        coalesce(j.gpus_requested, j.gpus_observed, 0) as gpus,
+        j.started_at,
+        coalesce(j.ended_at, (select max(hour) + interval 1 hour from cost_hourly)) as ended_at,
+        list_distinct(list_filter(
+            [lower(j.cluster)] || coalesce((
+                select list(lower(nullif(trim(r.tags['cluster']), '')))
+                from resources as r
+                where list_contains(j.resource_ids, r.resource_id)
+            ), []),
+            lambda c: c is not null
+        )) as clusters
+    from jobs_enriched as j
+    where j.team is not null and j.started_at is not null
+),
+
 job_hours as (
     select
-        date_trunc('month', g.hour)::date as month,
-        lower(j.cluster) as cluster,
-        j.team,
-        sum(g.slice_seconds) / 3600.0 as gpu_hours
-    from gpu_job_hours as g
-    inner join jobs_enriched as j on j.job_key = g.job_key
-    where j.team is not null
-    group by all
+        s.team,
+        s.clusters,
+        m.month,
+        s.gpus * (
+            epoch(least(s.ended_at, m.month + interval 1 month)) - epoch(greatest(s.started_at, m.month))
+        ) / 3600.0 as gpu_hours
+    from job_spans as s,
+        unnest(range(date_trunc('month', s.started_at), s.ended_at, interval 1 month)) as m(month)
+    where s.ended_at > s.started_at
 ),
 
 -- each team's stored bytes per month: its buckets' (by the bucket's team tag on the bill), each bucket's
@@ -219,8 +241,10 @@ weights as (
         select r.position, pm.month, pm.currency, h.team, sum(h.gpu_hours)
         from pool_months as pm
         inner join showback_rules as r on r.position = pm.position
-        inner join job_hours as h on h.month = pm.month
-        where r.measure = 'gpu_hours' or (r.measure = 'busy_gpu_hours' and h.cluster glob r.cluster)
+        inner join job_hours as h on h.month = pm.month::timestamp
+        where
+            r.measure = 'gpu_hours'
+            or (r.measure = 'busy_gpu_hours' and len(list_filter(h.clusters, lambda c: c glob r.cluster)) > 0)
         group by all
         union all
         select r.position, pm.month, pm.currency, s.team, s.bytes::double

@@ -26,8 +26,9 @@ create table cost_hourly (
     service_name varchar, charge_category varchar, team varchar, project varchar, owner varchar,
     effective_cost decimal(38, 12));
 create table resources (resource_id varchar, team varchar, tags map(varchar, varchar));
-create table gpu_job_hours (hour timestamp, job_key varchar, slice_seconds double);
-create table jobs_enriched (job_key varchar, cluster varchar, team varchar);
+create table jobs_enriched (
+    job_key varchar, cluster varchar, team varchar, gpus_requested integer, gpus_observed integer,
+    started_at timestamp, ended_at timestamp, resource_ids varchar[]);
 create table storage_prefix_days (inventory_date date, bucket varchar, bytes bigint);
 """
 
@@ -67,6 +68,31 @@ def con(tmp_path: Path) -> duckdb.DuckDBPyConnection:
     con = connect(tmp_path / "w.duckdb")
     con.execute(MART_TABLES)
     return con
+
+
+def _job(
+    con: duckdb.DuckDBPyConnection,
+    team: str,
+    hours: float,
+    *,
+    gpus: int = 1,
+    cluster: str | None = None,
+    resources: list[str] | None = None,
+    start: datetime = HOUR,
+) -> None:
+    """A scheduler job of `team` holding `gpus` GPUs for `hours`."""
+    con.execute(
+        "insert into jobs_enriched values ($key, $cluster, $team, $gpus, null, $start, $end, $resources)",
+        {
+            "key": f"slurm/{team}/{hours}/{gpus}/{cluster}",
+            "cluster": cluster,
+            "team": team,
+            "gpus": gpus,
+            "start": start,
+            "end": start + timedelta(hours=hours),
+            "resources": resources or [],
+        },
+    )
 
 
 def _rules(con: duckdb.DuckDBPyConnection, tmp_path: Path, yaml: str) -> None:
@@ -149,22 +175,17 @@ def test_proportional_to_spend_and_teams_list(con: duckdb.DuckDBPyConnection, tm
 def test_shared_cluster_with_idle_capacity_follows_busy_gpu_hours(
     con: duckdb.DuckDBPyConnection, tmp_path: Path
 ) -> None:
-    # the cluster's two nodes cost 80 whether busy or idle; ml's jobs held 3 GPU-hours there, infra's 1,
-    # research's 6 on another cluster (which does not count)
+    # the cluster's two nodes cost 80 whether busy or idle: ml's jobs held 3 GPU-hours there (one job named
+    # by the scheduler's cluster, one by its node's `cluster` tag), infra's 1; research's 6 GPU-hours on
+    # another cluster do not count
     _cost(con, "50", resource="i-node1", team="platform")
     _cost(con, "30", resource="i-node2", team="platform")
     con.execute("insert into resources values ('i-node1', 'platform', map {'cluster': 'shared-a100'})")
     con.execute("insert into resources values ('i-node2', 'platform', map {'cluster': 'shared-a100'})")
-    con.execute(
-        "insert into jobs_enriched values ('j1', 'shared-a100', 'ml'), ('j2', 'Shared-A100', 'infra'), "
-        "('j3', 'other', 'research')"
-    )
-    for job, hours in (("j1", 3), ("j2", 1), ("j3", 6)):
-        for h in range(hours):
-            con.execute(
-                "insert into gpu_job_hours values ($hour, $job, 3600)",
-                {"hour": HOUR + timedelta(hours=h), "job": job},
-            )
+    _job(con, "ml", 1, gpus=2, cluster="Shared-A100")
+    _job(con, "ml", 1, resources=["i-node2"])
+    _job(con, "infra", 0.5, gpus=2, resources=["i-node1"])
+    _job(con, "research", 6, cluster="other")
     _rules(
         con,
         tmp_path,
@@ -182,12 +203,8 @@ def test_shared_cluster_with_idle_capacity_follows_busy_gpu_hours(
 def test_gpu_hours_and_storage_bytes(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
     _cost(con, "10", service="Shared GPU Support")
     _cost(con, "9", service="Backup")
-    con.execute("insert into jobs_enriched values ('j1', 'a', 'ml'), ('j2', 'b', 'infra')")
-    con.execute(
-        "insert into gpu_job_hours values ($h, 'j1', 3600), ($h, 'j1', 3600), ($h, 'j1', 3600), "
-        "($h, 'j2', 7200)",
-        {"h": HOUR},
-    )
+    _job(con, "ml", 3)
+    _job(con, "infra", 1, gpus=2)
     con.execute("insert into resources values ('ml-data', 'ml', null), ('infra-logs', 'infra', null)")
     # each bucket's mean over the dates it was inventoried: ml 200, infra 100 (one date only)
     con.execute(
@@ -310,3 +327,23 @@ def test_reconciliation_check_passes_and_catches_a_lost_cent(
     failed = {r["label"]: r for r in rows(con, check) if not r["passed"]}
     assert list(failed) == ["EUR"]
     assert "33.33" in failed["EUR"]["detail"]
+
+
+def test_months_split_jobs_and_weeks_at_the_month_end(con: duckdb.DuckDBPyConnection, tmp_path: Path) -> None:
+    # ml's job runs 2 h in October and 2 h in November; infra's 2 h in November only
+    _job(con, "ml", 4, start=datetime(2026, 10, 31, 22))
+    _job(con, "infra", 2, start=datetime(2026, 11, 3))
+    _cost(con, "10", service="GPU Support", hour=datetime(2026, 10, 31, 12))
+    _cost(con, "10", service="GPU Support", hour=datetime(2026, 11, 3, 12))
+    # Monday 30 November and Tuesday 1 December: one ISO week, two months
+    _cost(con, "6", resource="i-a", team="ml", hour=datetime(2026, 11, 30, 12))
+    _cost(con, "4", resource="i-a", team="ml", hour=datetime(2026, 12, 1, 12))
+    _rules(con, tmp_path, "  - {name: gpu, match: {service: gpu*}, split: proportional, by: gpu_hours}\n")
+    found = _showback(con)
+    parts = _by(found, "month", "team", "rule")
+    assert parts[(date(2026, 10, 1), "ml", "gpu")] == Decimal("10")
+    assert parts[(date(2026, 11, 1), "ml", "gpu")] == Decimal("5")
+    assert parts[(date(2026, 11, 1), "infra", "gpu")] == Decimal("5")
+    weeks = _by(found, "month", "week", "kind")
+    assert weeks[(date(2026, 11, 1), date(2026, 11, 30), "direct")] == Decimal("6")
+    assert weeks[(date(2026, 12, 1), date(2026, 11, 30), "direct")] == Decimal("4")
