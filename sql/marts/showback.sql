@@ -118,6 +118,16 @@ direct as (
 -- GPU-hours each team's jobs held per month by the scheduler's records (GPUs allocated x run time, split
 -- at month ends; a job still running counts to the bill's last hour), and the clusters they held them on:
 -- the job's scheduler cluster, else the `cluster` tag of the billed resources its hosts map to
+-- the `cluster` tags of the billed resources each job's hosts map to
+job_resource_clusters as (
+    select
+        j.job_key,
+        list(distinct lower(nullif(trim(r.tags['cluster']), ''))) as clusters
+    from jobs_enriched as j, unnest(j.resource_ids) as u(resource_id)
+    inner join resources as r on r.resource_id = u.resource_id
+    group by j.job_key
+),
+
 job_spans as (
     select
         j.job_key,
@@ -125,15 +135,11 @@ job_spans as (
         coalesce(j.gpus_requested, j.gpus_observed, 0) as gpus,
         j.started_at,
         coalesce(j.ended_at, (select max(hour) + interval 1 hour from cost_hourly)) as ended_at,
-        list_distinct(list_filter(
-            [lower(j.cluster)] || coalesce((
-                select list(lower(nullif(trim(r.tags['cluster']), '')))
-                from resources as r
-                where list_contains(j.resource_ids, r.resource_id)
-            ), []),
-            lambda c: c is not null
-        )) as clusters
+        list_filter(
+            list_distinct([lower(j.cluster)] || coalesce(c.clusters, [])), lambda x: x is not null
+        ) as clusters
     from jobs_enriched as j
+    left join job_resource_clusters as c on c.job_key = j.job_key
     where j.team is not null and j.started_at is not null
 ),
 
