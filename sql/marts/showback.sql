@@ -43,7 +43,8 @@ with cost as (
     group by all
 ),
 
-rows_tagged as (
+-- materialized: its row ids are what `matched` hands back to `taken`
+rows_tagged as materialized (
     select
         row_number() over () as row_id,
         c.*,

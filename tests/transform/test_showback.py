@@ -347,3 +347,27 @@ def test_months_split_jobs_and_weeks_at_the_month_end(con: duckdb.DuckDBPyConnec
     weeks = _by(found, "month", "week", "kind")
     assert weeks[(date(2026, 11, 1), date(2026, 11, 30), "direct")] == Decimal("6")
     assert weeks[(date(2026, 12, 1), date(2026, 11, 30), "direct")] == Decimal("4")
+
+
+def test_a_run_writes_the_config_rules_before_the_marts(tmp_path: Path) -> None:
+    from pipelines.transform.build import prepare_marts
+
+    con = connect(tmp_path / "w.duckdb")
+    config = parse_config(
+        f"warehouse: {tmp_path / 'w.duckdb'}\nshowback:\n"
+        "  - {name: Support, match: {service: ' AWS Support* ', tag_absent: Team}, split: even, teams: [a]}\n"
+        "  - {name: tax, match: {charge_category: Tax}, split: fixed, shares: {a: 60, b: 40}}\n",
+        tmp_path / "w.yaml",
+    )
+    prepare_marts(con, config)
+    found = rows(con, "select * from showback_rules order by position")
+    assert [(r["position"], r["name"], r["split"]) for r in found] == [
+        (1, "Support", "even"),
+        (2, "tax", "fixed"),
+    ]
+    assert found[0]["services"] == ["aws support*"] and found[0]["tag_absent"] == ["team"]
+    assert found[0]["teams"] == ["a"] and found[1]["shares"] == {"a": Decimal("60"), "b": Decimal("40")}
+    assert found[1]["source"].endswith("w.yaml: showback[1]")
+    # the next run's config replaces them
+    prepare_marts(con, parse_config(f"warehouse: {tmp_path / 'w.duckdb'}\n", tmp_path / "w.yaml"))
+    assert rows(con, "select count(*) as n from showback_rules") == [{"n": 0}]
