@@ -163,3 +163,18 @@ def test_the_cli_writes_the_file_and_refuses_a_foreign_one_with_exit_2(
         main, ["--config", str(config), "export", "showback", "--month", "2026-13", "--out", str(out)]
     )
     assert bad.exit_code == 2 and "not a month: '2026-13'" in bad.output
+
+
+def test_a_killed_exports_leftover_is_cleared_and_a_live_ones_kept(
+    con: duckdb.DuckDBPyConnection, tmp_path: Path
+) -> None:
+    import os
+
+    dead = tmp_path / ".nov.csv.999999999.wastewatch-tmp"
+    live = tmp_path / f".nov.csv.{os.getppid()}.wastewatch-tmp"  # a running process: not ours to clear
+    other = tmp_path / ".notes.csv.999999999.wastewatch-tmp"  # another file's: left alone
+    for p in (dead, live, other):
+        p.write_text("partial")
+    result = export_showback(con, "2026-11", "csv", tmp_path / "nov.csv")
+    assert result.cleaned == [dead.name]
+    assert not dead.exists() and live.exists() and other.exists()
