@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import click
 
 from pipelines.cli.common import EXIT_REJECTED, Failure, ctx_config, say, wait_option, writing
@@ -94,3 +96,50 @@ def export_focus_command(
     say(
         f"exported {len(result.periods)} billing period(s), {result.lines:,} line(s), as {fmt} to {destination}"
     )
+
+
+@export.command("showback")
+@click.option("--month", required=True, metavar="YYYY-MM", help="The month to export.")
+@click.option("--format", "fmt", type=click.Choice(["csv", "parquet"]), default="csv", show_default=True)
+@click.option("--out", required=True, metavar="FILE", help="The file to write (replaced only if ours).")
+@wait_option
+@click.pass_context
+def export_showback_command(ctx: click.Context, month: str, fmt: str, out: str, wait_s: float) -> None:
+    """One month of showback for chargeback: one row per currency x team x pool x service, then each team's
+    counted waste (docs/showback.md "Chargeback export").
+
+    Columns: month, currency, team ('unallocated' for cost on no team), kind (direct, allocated,
+    unallocated, waste), pool (the rule, 'direct', 'unallocated' or 'waste'), method, measure, share,
+    service, cost (exact, effective), waste, findings. The rows' cost adds up to the month's bill per
+    currency. A manifest beside the file (FILE.wastewatch.json) names its content: only a file it names is
+    replaced; anything else at FILE is refused, naming it. Exit 0 written; 1 the file did not read back as
+    the month (nothing replaced); 2 a wrong month or destination, or a month the warehouse has no showback
+    for, nothing written; 3 the warehouse is held by another writer.
+    """
+    from pathlib import Path
+
+    from pipelines.export.focus import ExportError, UsageError
+    from pipelines.export.showback import check_month, export_showback
+    from pipelines.warehouse import connect
+
+    try:
+        check_month(month)
+    except UsageError as exc:
+        raise click.BadParameter(str(exc), param_hint="--month") from None
+    config = ctx_config(ctx)
+    if not config.warehouse_path.exists():
+        raise Failure(f"{config.warehouse_path}: no warehouse here yet (run `wastewatch ingest` first)")
+    with writing(config, wait_s, role="export showback (reading)"):
+        con = connect(config.warehouse_path, settings=config.duckdb_settings)
+        try:
+            result = export_showback(con, month, fmt, Path(out))
+        except UsageError as exc:
+            raise Failure(str(exc)) from None
+        except ExportError as exc:
+            raise Failure(str(exc), code=EXIT_REJECTED) from None
+        finally:
+            con.close()
+    for note in result.cleaned:
+        say(f"note: cleared a killed export's leftover: {note}", err=True)
+    totals = ", ".join(f"{c} {Decimal(v):,.2f}" for c, v in result.totals.items())
+    say(f"exported showback for {month}: {result.rows:,} row(s) ({totals}) as {fmt} to {result.path}")

@@ -44,6 +44,8 @@ from pipelines.config.sections import (  # noqa: F401 - re-exported: callers imp
     PricingMatch,
     RemediationConfig,
     Retention,
+    ShowbackMatch,
+    ShowbackRule,
     SparkSettings,
     _Strict,
 )
@@ -278,6 +280,11 @@ class Config(_Strict):
     pricing: list[PricingEntry] = Field(
         default_factory=list, description="Cost models for GPU hosts without a bill; first match wins."
     )
+    showback: list[ShowbackRule] = Field(
+        default_factory=list,
+        description="Showback rules, in order: pools of shared cost and how each is split among teams "
+        "(docs/showback.md); what no rule takes stays unallocated.",
+    )
     reporting_currency: str | None = Field(
         None,
         pattern=_CURRENCY,
@@ -308,6 +315,16 @@ class Config(_Strict):
                 raise ValueError(f"two sources are named {source.name!r}; names must be unique")
             seen.add(source.name)
         return self
+
+    @field_validator("showback")
+    @classmethod
+    def _unique_showback(cls, value: list[ShowbackRule]) -> list[ShowbackRule]:
+        seen: set[str] = set()
+        for rule in value:
+            if rule.name in seen:
+                raise ValueError(f"two showback rules are named {rule.name!r}; names must be unique")
+            seen.add(rule.name)
+        return value
 
     @model_validator(mode="after")
     def _spark_settings(self) -> Config:

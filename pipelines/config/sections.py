@@ -308,3 +308,117 @@ class SparkSettings(_Strict):
                 "spark.marts, or neither"
             )
         return value
+
+
+# a filter value: one glob or a list of them (case-insensitive); the list is what is stored
+Globs = Annotated[
+    list[Annotated[str, Field(min_length=1)]],
+    Field(min_length=1),
+]
+ShowbackSplit = Literal["even", "proportional", "fixed"]
+ShowbackMeasure = Literal["spend", "gpu_hours", "storage_bytes", "busy_gpu_hours"]
+
+
+def _as_list(value: object) -> object:
+    """A single glob given as a string is a list of one."""
+    return [value] if isinstance(value, str) else value
+
+
+class ShowbackMatch(_Strict):
+    """Which cost a showback rule takes: every key given must match (globs, case-insensitive; a list
+    matches when any of its globs does)."""
+
+    provider: Globs | None = Field(None, description="Provider name on the bill (`AWS`, `Microsoft`).")
+    service: Globs | None = Field(None, description="Service name on the bill (`AWS Support*`).")
+    charge_category: Globs | None = Field(
+        None, description="FOCUS charge category (`Usage`, `Purchase`, `Tax`, `Credit`, `Adjustment`)."
+    )
+    account: Globs | None = Field(None, description="Sub-account id (AWS account, Azure subscription).")
+    resource: Globs | None = Field(None, description="Glob on the billed resource id.")
+    tag_present: Globs | None = Field(None, description="Tag keys the resource must carry.")
+    tag_absent: Globs | None = Field(
+        None, description="Tag keys the resource must not carry (`team`: cost no team tag claims)."
+    )
+
+    _lists = field_validator(
+        "provider",
+        "service",
+        "charge_category",
+        "account",
+        "resource",
+        "tag_present",
+        "tag_absent",
+        mode="before",
+    )(_as_list)
+
+    @model_validator(mode="after")
+    def _something(self) -> ShowbackMatch:
+        if not any(getattr(self, k) for k in type(self).model_fields):
+            raise ValueError(
+                "match needs at least one of provider, service, charge_category, account, resource, "
+                'tag_present, tag_absent (resource: "*" matches every billed resource)'
+            )
+        return self
+
+
+class ShowbackRule(_Strict):
+    """One `showback:` rule: a named pool of cost (`match:`) and how it is split among teams."""
+
+    name: str = Field(
+        pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$",
+        description="The pool's name, shown beside every amount it allocates.",
+    )
+    match: ShowbackMatch
+    split: ShowbackSplit = Field(
+        description="`even` (each team the same), `proportional` (to `by:`), `fixed` (`shares:` percent)."
+    )
+    by: ShowbackMeasure | None = Field(
+        None,
+        description="proportional: each team's direct `spend` in the month and currency, `gpu_hours` of its "
+        "jobs, `storage_bytes` of its buckets, or `busy_gpu_hours` of its jobs on `cluster`.",
+    )
+    cluster: str | None = Field(
+        None, min_length=1, description="by: busy_gpu_hours: glob on the scheduler's cluster name."
+    )
+    teams: list[Annotated[str, Field(min_length=1)]] | None = Field(
+        None,
+        min_length=1,
+        description="even / proportional: the teams it splits among (default: every team with direct cost "
+        "in the month, or with some of the measure).",
+    )
+    shares: dict[str, Decimal] | None = Field(
+        None, description="fixed: percent per team, {team: percent}, summing to 100."
+    )
+
+    @field_validator("shares")
+    @classmethod
+    def _hundred(cls, value: dict[str, Decimal] | None) -> dict[str, Decimal] | None:
+        if value is None:
+            return value
+        if not value:
+            raise ValueError("shares needs at least one team")
+        if any(v <= 0 for v in value.values()):
+            raise ValueError("every share must be above 0 percent")
+        total = sum(value.values(), Decimal(0))
+        if total != 100:
+            raise ValueError(f"shares sum to {total} percent, not 100")
+        return value
+
+    @model_validator(mode="after")
+    def _complete(self) -> ShowbackRule:
+        if self.split == "fixed":
+            if self.shares is None:
+                raise ValueError("split: fixed needs shares: {team: percent, ...} summing to 100")
+            if self.by is not None or self.teams is not None:
+                raise ValueError("split: fixed takes shares: only (not by: or teams:)")
+        elif self.shares is not None:
+            raise ValueError(f"shares: is for split: fixed, not split: {self.split}")
+        if self.split == "proportional" and self.by is None:
+            raise ValueError(
+                "split: proportional needs by: spend, gpu_hours, storage_bytes or busy_gpu_hours"
+            )
+        if self.split == "even" and self.by is not None:
+            raise ValueError("by: is for split: proportional, not split: even")
+        if (self.by == "busy_gpu_hours") != (self.cluster is not None):
+            raise ValueError("by: busy_gpu_hours needs cluster: <name>, and cluster: is only for it")
+        return self

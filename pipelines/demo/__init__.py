@@ -84,6 +84,7 @@ from pipelines.demo.scenario import (
     plan_storage,
     plan_storage_growth,
 )
+from pipelines.demo.showback import expected_showback
 from pipelines.demo.writers import (
     config_text,
     write_inventory,
@@ -198,6 +199,9 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
         listings,
         growth,
     )
+    # showback: each team's total per month by the demo config's rules (the bill, the modelled clusters)
+    research_costs = hourly_costs(research, watts)
+    expected["showback"] = expected_showback(lines, hosts, planner.jobs, research, research_costs, start)
     (directory / "expected.json").write_text(
         json.dumps(expected, indent=2, default=str) + "\n", encoding="utf-8"
     )

@@ -90,7 +90,13 @@ def billing_lines(
     lines: list[dict[str, Any]] = []
     for h in hosts:
         it = h.itype
-        tags = _tags(Name=h.name, team=h.team, project=h.project if h.team else None, environment="prod")
+        tags = _tags(
+            Name=h.name,
+            team=h.team,
+            project=h.project if h.team else None,
+            environment="prod",
+            cluster=cluster_tag(h),
+        )
         details = json.dumps(
             {
                 "InstanceType": it.name,
@@ -198,6 +204,7 @@ def billing_lines(
                 x_UsageType=EU_READS_USAGE_TYPE,
             ))  # fmt: skip
     lines += _unused_reservation(start, hours)
+    lines += monitoring_lines(start, hours)
     # monthly recurring lines for every billing period the span touches
     months = sorted({_month_bounds(start + timedelta(hours=t))[0] for t in range(0, hours, 24)})
     sp_hourly = sum((h.itype.effective for h in hosts if h.itype.savings_plan), Decimal(0))
@@ -217,6 +224,48 @@ def billing_lines(
             ChargeCategory="Purchase", ChargeFrequency="Recurring", BilledCost="1850.00", EffectiveCost="1850.00",
             ListCost="1850.00", SkuId="SUPBUSINESS", ChargeDescription="AWS Support (Business) monthly fee", PricingCategory="",
         ))  # fmt: skip
+    return lines
+
+
+# showback (docs/showback.md): the A100 nodes are one Slurm partition that vision and speech both submit to;
+# their bill lines carry this `cluster` tag, and the demo config's rule splits their cost (idle hours
+# included) by each team's busy GPU-hours there
+SHARED_CLUSTER = "a100-pool"
+# the monitoring stack every team's dashboards and alerts run on, billed daily and tagged to no team (shared
+# platform cost, as a support plan is): (resource, service, cost a day)
+MONITORING = (
+    (
+        f"arn:aws:aps:us-east-1:{ACCOUNT[0]}:workspace/ws-acme-monitoring",
+        "Amazon Managed Service for Prometheus",
+        Decimal("41.28"),
+    ),
+    (
+        f"arn:aws:grafana:us-east-1:{ACCOUNT[0]}:/workspaces/g-acme-monitoring",
+        "Amazon Managed Grafana",
+        Decimal("2.70"),
+    ),
+)
+
+
+def cluster_tag(h: Host) -> str | None:
+    """The shared cluster a host's bill lines name in their `cluster` tag (the A100 nodes), else None."""
+    return None if h.itype is P5 else SHARED_CLUSTER
+
+
+def monitoring_lines(start: datetime, hours: int) -> list[dict[str, Any]]:
+    """The monitoring stack's daily lines: shared, so no team tag (COST001 names them; showback splits them)."""
+    lines = []
+    for d in range(hours // 24):
+        s = start + timedelta(days=d)
+        for resource, service, cost in MONITORING:
+            lines.append(_line(
+                start=s, end=s + timedelta(days=1), ResourceId=resource, ResourceType="Workspace",
+                ServiceCategory="Management and Governance", ServiceSubcategory="Observability", ServiceName=service,
+                SkuId="MONITORUSE1", BilledCost=cost, EffectiveCost=cost, ListCost=cost, ConsumedQuantity=1,
+                ConsumedUnit="Workspace-Day", PricingQuantity=1, PricingUnit="Workspace-Day", ListUnitPrice=cost,
+                Tags=_tags(stack="monitoring"), ChargeDescription=f"{service} workspace, a day",
+                x_UsageType="USE1-Monitoring",
+            ))  # fmt: skip
     return lines
 
 

@@ -78,6 +78,7 @@ REGISTRY: tuple[Mart, ...] = (
     Mart("transfer_lines", "marts", "file", _D, "Billing lines of data transfer between regions or zones, or out to the internet."),
     Mart("log_storage_lines", "marts", "file", _D, "Billing lines of log storage, retention, ingestion or metric storage."),
     Mart("log_groups_current", "marts", "full", _D, "One row per log group in the newest listing of each source."),
+    Mart("showback", "marts", "full", _D, "Every dollar of the bill on a team or 'unallocated': direct cost, each `showback:` rule's pool by team, and the counted waste beside it, by month and week."),
     Mart("gpu_purchase_hours", "marts", "full", _D, "GPU instance-hours per provider, region, type, hour and purchase option (on-demand, spot, commitment)."),
 )
 # fmt: on

@@ -41,6 +41,7 @@ from pipelines.transform.fingerprints import (
 )
 from pipelines.transform.fingerprints import SQL as INCREMENTAL
 from pipelines.transform.pricing import write_pricing
+from pipelines.transform.showback import write_showback
 from pipelines.warehouse import (
     CATALOG_DIR,
     SCHEMA_VERSION,
@@ -149,6 +150,7 @@ def prepare_marts(con: duckdb.DuckDBPyConnection, config: Config | None = None) 
     with transaction(con):
         if config is not None:
             write_pricing(con, config)
+            write_showback(con, config)
         build_intermediate(con)
     return MartRun()
 
@@ -198,6 +200,7 @@ def build_mart_with_rollup(
         with transaction(con):
             if config is not None and prepared is None:
                 write_pricing(con, config)
+                write_showback(con, config)
             if prepared is None:
                 build_intermediate(con)
             if needs_rollup(name):

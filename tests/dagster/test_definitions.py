@@ -225,6 +225,7 @@ def test_asset_checks_guard_ingestion_and_reconciliation(definitions: dg.Definit
         ("train_steps", "no_rejected_files"): False,
         ("train_steps", "sources_fresh"): False,
         ("cost_hourly", "reconciles_with_billing"): True,  # a broken reconciliation stops the marts
+        ("showback", "reconciles_with_billing"): True,  # a cent lost or added stops the report
     }
 
 

@@ -55,9 +55,10 @@ def test_the_cloud_hosts_planted_amounts_are_unchanged_by_the_research_cluster(
     # Instance's 168 hours at 24.965, and NET001's 7 days of 800 GB at 0.02 from the Ireland bucket, whose
     # lines draw nothing from the random stream either; STO005's CloudWatch Logs storage lines (USD 8.16 and
     # 0.19) and the old event files in acme-scratch (0.78 of its storage lines) add USD 9.12 to the week's spend,
-    # and its four Thanos blocks in acme-scratch (52 GiB at 0.023 a GB-month over November's 30 days) USD 0.28
+    # and its four Thanos blocks in acme-scratch (52 GiB at 0.023 a GB-month over November's 30 days) USD 0.28;
+    # the shared monitoring stack (showback's demo) 7 days x 43.98
     assert rules["COM001"]["waste"] == 4194.12 and rules["NET001"]["waste"] == 112.0
-    assert week["spend"] == 114222.00
+    assert week["spend"] == 114529.86
     assert rules["GPU001"]["by_basis"]["bill"] == 10519.91
     assert rules["GPU002"]["waste"] == 2080.41 and rules["GPU003"]["waste"] == 1016.26
     billed_failures = {
@@ -66,9 +67,9 @@ def test_the_cloud_hosts_planted_amounts_are_unchanged_by_the_research_cluster(
     assert billed_failures == {41918: 222.72, 41920: 132.83, 41927: 114.85, 41916: 75.68}
     assert rules["GPU004"]["crash"]["waste"] == 75.68
     assert (rules["STO001"]["waste"], rules["STO002"]["waste"]) == (42.56, 25.78)
-    # 4,173.41 (with the untagged scratch bucket's Thanos blocks) and the untagged Reserved Instance's 4,194.12
-    # (an attention item, never waste)
-    assert rules["COST001"]["spend"] == 8367.53 and rules["COST003"]["excess"] == 351.0
+    # 4,173.41 (with the untagged scratch bucket's Thanos blocks), the untagged Reserved Instance's 4,194.12
+    # (an attention item, never waste) and the untagged monitoring stack's 7 x 43.98
+    assert rules["COST001"]["spend"] == 8675.39 and rules["COST003"]["excess"] == 351.0
     assert rules["COST002"]["month_to_date_by_team"] == {
         "nlp": 52750.8,
         "speech": 17289.38,
