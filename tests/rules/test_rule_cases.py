@@ -76,7 +76,6 @@ from __future__ import annotations
 import copy
 import functools
 import json
-import shutil
 from collections.abc import Iterator
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -89,8 +88,9 @@ import pytest
 import yaml
 
 from pipelines.evaluate import write_findings
-from pipelines.warehouse import connect, rows, scalar
+from pipelines.warehouse import rows, scalar
 from rules import ALL_RULES, FINDING_COLUMNS, STATUSES, Rule, Window, get_rule
+from tests.helpers.empty_warehouse import open_copy
 from tests.helpers.mart_rows import complete, expand, load_given, when
 
 CASES_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "rules"
@@ -298,9 +298,7 @@ def test_rule_case(path: Path, name: str, tmp_path: Path, empty_marts: Path) -> 
     window = make_window(case.get("window"))
     params = rule.make_params(case.get("params"))
 
-    warehouse = tmp_path / "wastewatch.duckdb"
-    shutil.copyfile(empty_marts, warehouse)
-    con = connect(warehouse)
+    con = open_copy(empty_marts, tmp_path / "wastewatch.duckdb")
     try:
         load_given(con, case.get("given") or {}, doc.get("defaults") or {})
         frame = rule.evaluate(con, window, params, detected_at=DETECTED_AT)
