@@ -11,8 +11,8 @@ from pipelines.config import load_config
 from pipelines.ingest import ingest
 from pipelines.ingest.billing.lines import insert_lines
 from pipelines.transform import build_marts
-from pipelines.warehouse import connect
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.h200_capture import BILLING
 from tests.helpers.paths import H200, copy_into
 
@@ -39,7 +39,7 @@ def h200(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyCo
             """,
         )
     )
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     report = ingest(con, config)
     assert [o.status for o in report.outcomes] == ["loaded", "loaded", "loaded"], [
         o.error for o in report.outcomes

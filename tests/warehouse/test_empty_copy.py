@@ -1,7 +1,7 @@
 """The tests' cheap warehouse (tests/helpers/empty_warehouse.py) opens as `connect` opens a new file.
 
-Many tests open a copy of a template `connect` prepared instead of calling `connect` on a new file; this
-proves the two connections see the same tables, rows, macros, temporary catalogues and settings, so a test
+Many tests open a copy of a template `connect` prepared instead of calling `connect` on a new file
+(`open_copy`, `new_warehouse`); this proves the two connections see the same tables, rows, macros, temporary catalogues and settings, so a test
 on the copy tests what a real connection gives.
 """
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 
 from pipelines.warehouse import SCHEMA_VERSION, connect, rows
-from tests.helpers.empty_warehouse import open_copy, open_prepared
+from tests.helpers.empty_warehouse import new_warehouse, open_copy, open_prepared
 
 SETTINGS = ("TimeZone", "enable_progress_bar")
 
@@ -51,10 +51,13 @@ def test_a_copy_of_a_prepared_warehouse_opens_as_connect_opens_a_new_file(tmp_pa
     template = tmp_path / "template.duckdb"
     connect(template).close()
     copy = open_copy(template, tmp_path / "copy" / "w.duckdb")
+    new = new_warehouse(tmp_path / "new" / "w.duckdb")
     try:
         assert _state(copy) == _state(fresh)
+        assert _state(new) == _state(fresh)
         assert _state(copy)["version"] == SCHEMA_VERSION
     finally:
+        new.close()
         copy.close()
         fresh.close()
     # and the copy stays a warehouse `connect` accepts as it is
