@@ -5,7 +5,8 @@ yaml_test_cases_test.py shape). Each case gets a fresh warehouse under tmp_path:
 `pipelines.warehouse.connect()` and `build_marts` on an empty warehouse (the `empty_marts` fixture), so the
 mart tables have the columns the mart SQL produces; they are emptied, and the case's rows are inserted. The marts built from other marts only
 (pipelines.transform.SHARED_GPU_MARTS: gpu_billed_hours, gpu_job_spans) are then rebuilt from those rows,
-as a real run rebuilds them from their inputs, unless the case gives their rows itself.
+as a real run rebuilds them from their inputs, unless the case gives their rows itself. The copy is opened
+without `connect`'s schema check and catalogue reload (tests/helpers/empty_warehouse.py).
 
 File shape:
 
