@@ -17,8 +17,10 @@ from tests.helpers.h200_capture import BILLING
 from tests.helpers.paths import H200, copy_into
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def h200(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The H200 capture, its phases and steps ingested, its bill inserted and the marts built: made once per
+    test process and only read by the tests (their rules evaluate without writing findings)."""
     root = tmp_path_factory.mktemp("h200")
     copy_into(H200 / "nvidia_smi_query_gpu.csv", root / "landing" / "telemetry")
     copy_into(H200 / "phases.csv", root / "landing" / "jobs")
