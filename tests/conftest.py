@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, settings
 from pipelines.config import Config, load_config
 from pipelines.instance import HISTORY_ENV
 from pipelines.transform.build import build_marts
-from pipelines.warehouse import connect
 from tests.helpers import demo_build
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.full import FULL, full_run
 from tests.helpers.paths import FIXTURES
 from tests.helpers.s3_server import moto_server
@@ -79,7 +79,7 @@ def config(project: Path) -> Config:
 
 @pytest.fixture
 def con(config: Config) -> Iterator[duckdb.DuckDBPyConnection]:
-    c = connect(config.warehouse_path)
+    c = new_warehouse(config.warehouse_path)
     yield c
     c.close()
 
@@ -177,7 +177,7 @@ def empty_marts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     Building the marts of an empty warehouse costs seconds; tests copy this file instead (tests/helpers/empty_warehouse.py).
     """
     path = tmp_path_factory.mktemp("empty_marts") / "wastewatch.duckdb"
-    con = connect(path)
+    con = new_warehouse(path)
     build_marts(con)
     con.close()
     return path

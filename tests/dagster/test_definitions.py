@@ -37,6 +37,7 @@ from tests.helpers.asset_graph import (
     write_snapshot,
 )
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.paths import FOCUS_SAMPLE, REPO, copy_into
 
 FINDINGS_GPU001 = "findings/gpu001_idle_gpu_instance"
@@ -285,7 +286,7 @@ def test_nightly_ingest_schedule(definitions: dg.Definitions, tmp_path: Path) ->
     assert request.partition_key is None
     # after a full run with nothing new since, the tick skips, saying why (pipelines/transform/nothing_new.py)
     loaded = load_config(config)
-    con = connect(loaded.warehouse_path)
+    con = new_warehouse(loaded.warehouse_path)
     try:
         ingest(con, loaded)
         nothing_new.record_state(con, loaded)

@@ -13,7 +13,7 @@ from pipelines.definitions import defs
 from pipelines.defs.ingest.sensors import new_files_sensor
 from pipelines.defs.resources import WastewatchResource
 from pipelines.lock import lock_path
-from pipelines.warehouse import connect
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.paths import REPO
 
 HOLD_LOCK = """
@@ -38,7 +38,7 @@ def _published(config_path: Path, wait: float) -> dg.ExecuteInProcessResult:
 
 def test_a_run_fails_naming_the_writer_that_holds_the_warehouse(sensor_config: Path) -> None:
     warehouse = sensor_config.parent / "warehouse" / "wastewatch.duckdb"
-    connect(warehouse).close()
+    new_warehouse(warehouse).close()
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD_LOCK, str(warehouse)], stdout=subprocess.PIPE, text=True, cwd=REPO
     )

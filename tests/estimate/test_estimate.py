@@ -22,9 +22,8 @@ from pipelines.advice.estimate import (
 from pipelines.cli import main
 from pipelines.config import load_config
 from pipelines.transform.build import build_marts
-from pipelines.warehouse import connect
 from tests.helpers.config import write_config
-from tests.helpers.empty_warehouse import open_copy
+from tests.helpers.empty_warehouse import new_warehouse, open_copy
 from tests.helpers.report import Marts
 
 ACCEPTANCE = [
@@ -138,7 +137,7 @@ def test_price_and_failure_rate_measured_from_the_warehouse(tmp_path: Path, empt
 
 def test_without_a_price_the_costs_are_left_out_not_guessed(tmp_path: Path) -> None:
     config_path = write_config(tmp_path, "{}\n")
-    con = connect(load_config(config_path).warehouse_path)
+    con = new_warehouse(load_config(config_path).warehouse_path)
     build_marts(con)
     con.close()
     code, out = _run(*ACCEPTANCE, "--json", config=config_path)
@@ -204,7 +203,7 @@ def h200_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
         """,
     )
     config = load_config(path)
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     assert not ingest(con, config).rejected
     build_marts(con)
     con.close()

@@ -24,6 +24,7 @@ from pipelines.ingest import ingest
 from pipelines.lock import writer_lock
 from pipelines.warehouse import connect
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.paths import FIXTURES
 
 SAMPLE = FIXTURES / "billing" / "focus_sample_1.0.csv"
@@ -43,7 +44,7 @@ def _project(root: Path, landing: str = "landing/") -> Path:
 
 def _ingest(root: Path) -> duckdb.DuckDBPyConnection:
     config = load_config(root / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     report = ingest(con, config)
     assert not report.rejected, report.summary()
     return con

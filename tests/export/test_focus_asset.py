@@ -14,8 +14,8 @@ from pipelines.config import load_config
 from pipelines.defs.exports.assets import _focus_export_asset, monthly_partitions_from
 from pipelines.defs.resources import WastewatchResource
 from pipelines.ingest import ingest
-from pipelines.warehouse import connect
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.paths import FIXTURES
 
 
@@ -24,7 +24,7 @@ def test_materialising_a_billing_period_writes_its_partition(tmp_path: Path) -> 
     shutil.copyfile(FIXTURES / "billing" / "focus_sample_1.0.csv", tmp_path / "landing" / "sample.csv")
     config_path = write_config(tmp_path, "sources:\n  - {name: bill, kind: focus, uri: landing/}\n")
     config = load_config(config_path)
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     assert not ingest(con, config).rejected
     con.close()
 

@@ -11,8 +11,9 @@ import duckdb
 
 from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
-from pipelines.warehouse import connect, rows
+from pipelines.warehouse import rows
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 
 
 def ingest_project(
@@ -29,7 +30,7 @@ def ingest_project(
             dst.write_text(content, encoding="utf-8")
     write_config(tmp_path, "sources:\n" + sources)
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         return ingest(con, config), rows(con, query)
     finally:
@@ -40,7 +41,7 @@ def ingest_sources(tmp_path: Path, sources: str) -> tuple[IngestReport, duckdb.D
     """Configure `sources` under `tmp_path` and ingest once; the caller closes the connection."""
     write_config(tmp_path, f"sources:\n{sources}")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     return ingest(con, config), con
 
 

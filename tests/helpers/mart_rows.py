@@ -15,7 +15,7 @@ import polars as pl
 
 from pipelines.marts.registry import MARTS, SHARED_GPU_MARTS
 from pipelines.transform.build import build_mart
-from pipelines.warehouse import rows
+from pipelines.warehouse import rows, transaction
 
 GENERATOR_KEYS = {"at", "from", "to", "gpus"}
 GPU_TABLES = ("gpu_hours", "gpu_job_hours")  # tables whose rows take `gpus`
@@ -264,17 +264,24 @@ def _text(value: Any) -> str | None:
 
 
 def mart_columns(con: duckdb.DuckDBPyConnection, table: str) -> list[tuple[str, str]]:
-    return [
-        (r["column_name"], r["data_type"])
-        for r in rows(
-            con,
-            # duckdb_columns(): the same names and types as information_schema.columns, at half the cost
-            "select column_name, data_type from duckdb_columns() "
-            "where table_name = $t and schema_name = 'main' and database_name = current_database() "
-            "order by column_index",
-            {"t": table},
-        )
-    ]
+    return marts_columns(con, (table,))[table]
+
+
+def marts_columns(
+    con: duckdb.DuckDBPyConnection, tables: tuple[str, ...]
+) -> dict[str, list[tuple[str, str]]]:
+    """Each table's (column, type) in order, from one catalogue query for all of them."""
+    out: dict[str, list[tuple[str, str]]] = {t: [] for t in tables}
+    for r in rows(
+        con,
+        # duckdb_columns(): the same names and types as information_schema.columns, at half the cost
+        "select table_name, column_name, data_type from duckdb_columns() "
+        "where table_name in (select unnest($t)) and schema_name = 'main' "
+        "and database_name = current_database() order by table_name, column_index",
+        {"t": list(tables)},
+    ):
+        out[r["table_name"]].append((r["column_name"], r["data_type"]))
+    return out
 
 
 def load_given(
@@ -302,30 +309,32 @@ def load_given(
             "job_key": job.get("job_key", f"{job['scheduler']}/{job['job_id']}"),
         }
     counts = {}
-    for table in MARTS:
-        typed = mart_columns(con, table)
-        columns = [c for c, _ in typed]
-        full = [
-            complete(table, r, columns, file_defaults.get(table, {}), resources, jobs)
-            for raw in given.get(table) or []
-            for r in expand(table, raw)
-        ]
-        con.execute(f"delete from {table}")
-        counts[table] = len(full)
-        if not full:
-            continue
-        frame = pl.DataFrame(
-            {c: [_text(r[c]) for r in full] for c in columns}, schema={c: pl.String for c in columns}
-        )
-        casts = ", ".join(f'cast("{c}" as {t}) as "{c}"' for c, t in typed)
-        con.register("_given", frame.to_arrow())
-        try:
-            con.execute(f"insert into {table} select {casts} from _given")
-        finally:
-            con.unregister("_given")
-    # marts written by hand were built from nothing the fingerprints know: forget them, so a mart built
-    # from them is built again (pipelines/transform/fingerprints.py)
-    con.execute("delete from int_mart_inputs")
+    typed_by_table = marts_columns(con, MARTS)
+    with transaction(con):  # one commit for every table's rows, not one per statement
+        for table in MARTS:
+            typed = typed_by_table[table]
+            columns = [c for c, _ in typed]
+            full = [
+                complete(table, r, columns, file_defaults.get(table, {}), resources, jobs)
+                for raw in given.get(table) or []
+                for r in expand(table, raw)
+            ]
+            con.execute(f"delete from {table}")
+            counts[table] = len(full)
+            if not full:
+                continue
+            frame = pl.DataFrame(
+                {c: [_text(r[c]) for r in full] for c in columns}, schema={c: pl.String for c in columns}
+            )
+            casts = ", ".join(f'cast("{c}" as {t}) as "{c}"' for c, t in typed)
+            con.register("_given", frame.to_arrow())
+            try:
+                con.execute(f"insert into {table} select {casts} from _given")
+            finally:
+                con.unregister("_given")
+        # marts written by hand were built from nothing the fingerprints know: forget them, so a mart built
+        # from them is built again (pipelines/transform/fingerprints.py)
+        con.execute("delete from int_mart_inputs")
     for table in SHARED_GPU_MARTS:
         if not given.get(table):
             build_mart(con, table)

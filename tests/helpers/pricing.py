@@ -19,9 +19,9 @@ from pipelines.ingest import ingest
 from pipelines.ingest.billing.lines import insert_lines
 from pipelines.transform.build import build_marts
 from pipelines.units import DAYS_PER_MONTH
-from pipelines.warehouse import connect
 from rules._contract import Window
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 
 HEADER = (
     "timestamp, name, pci.bus_id, uuid, index, utilization.gpu [%], utilization.memory [%], "
@@ -104,7 +104,7 @@ def build_fleet(tmp_path: Path) -> tuple[Config, duckdb.DuckDBPyConnection]:
     smi_file(telemetry / "rent-02_a.csv", T0, 10 * 60)
     smi_file(telemetry / "gpu-a_a.csv", T0, 60)
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     add_job(con, "crash", "rent-01", T0, T0 + timedelta(hours=4), "FAILED")
     add_job(con, "train", "rent-01", T0 + timedelta(hours=4), T0 + timedelta(hours=10), "COMPLETED")
     insert_lines(

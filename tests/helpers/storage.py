@@ -18,9 +18,10 @@ import duckdb
 from pipelines.config import Config, load_config
 from pipelines.ingest import IngestReport, ingest
 from pipelines.marts.registry import MARTS
-from pipelines.transform.build import build_mart
 from pipelines.warehouse import rows
+from rules import ALL_RULES
 from tests.helpers.config import write_config
+from tests.helpers.marts import build_only
 from tests.helpers.paths import FIXTURES
 
 INVENTORY_FIXTURE = FIXTURES / "storage" / "inventory"
@@ -173,9 +174,19 @@ def run_ingest(con: duckdb.DuckDBPyConnection, config: Config) -> IngestReport:
     return ingest(con, config)
 
 
+# the storage marts and what the storage rules (STO*, COST004) require
+STORAGE_MARTS = tuple(
+    m
+    for m in MARTS
+    if m.startswith("storage_")
+    or any(m in r.requires for r in ALL_RULES if r.id.startswith("STO") or r.id == "COST004")
+)
+
+
 def build_storage_marts(con: duckdb.DuckDBPyConnection) -> None:
-    for name in MARTS:
-        build_mart(con, name)
+    """The storage marts, the marts the storage rules read and the marts those read (tests/helpers/marts.py),
+    not the GPU and cost marts."""
+    build_only(con, *STORAGE_MARTS)
 
 
 def table(con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None) -> list[dict]:

@@ -17,8 +17,8 @@ import pytest
 
 from pipelines.config import Config, load_config
 from pipelines.ingest import IngestReport, ingest
-from pipelines.warehouse import connect
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.paths import FIXTURES, FOCUS_SAMPLE, copy_into
 from tests.helpers.storage import copy_fixture_report
 
@@ -53,7 +53,7 @@ def _project(root: Path) -> Config:
 
 
 def _ingest(config: Config) -> IngestReport:
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         report = ingest(con, config)
     finally:
@@ -219,7 +219,7 @@ def test_a_version_18_warehouse_takes_the_new_ids_at_its_next_ingest_loading_not
     gone = config.source_root(config.sources[1]) / "rack-2" / "gpu.csv"
     gone.unlink()
     old_ids = _ledger(config)
-    con = connect(config.warehouse_path)  # the upgrade: version 19, changing nothing stored
+    con = new_warehouse(config.warehouse_path)  # the upgrade: version 19, changing nothing stored
     try:
         assert con.execute("select version, description from schema_version order by 1").fetchall()[-1] == (
             19,

@@ -14,8 +14,8 @@ from pipelines.config import load_config
 from pipelines.errors import ConfigError
 from pipelines.health.freshness import stale_sources
 from pipelines.ingest import ingest
-from pipelines.warehouse import connect
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 
 SMI_HEADER = (
     "timestamp, name, pci.bus_id, uuid, index, utilization.gpu [%], memory.total [MiB], memory.used [MiB], "
@@ -54,7 +54,7 @@ def _project(tmp_path: Path, sources: str) -> Path:
 
 def _stale(config_path: Path, now: datetime) -> list[str]:
     config = load_config(config_path)
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         ingest(con, config)
         return [str(s) for s in stale_sources(con, config, now)]

@@ -16,8 +16,9 @@ import pytest
 from pipelines.config import Config, load_config
 from pipelines.ingest import ingest
 from pipelines.transform import nothing_new
-from pipelines.warehouse import connect, publish
+from pipelines.warehouse import publish
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.paths import FOCUS_SAMPLE, copy_into
 from tests.helpers.storage import copy_fixture_report, write_report
 
@@ -32,7 +33,7 @@ SMI = "timestamp, hostname, index, utilization.gpu [%]\n2026/11/24 12:00:00.000,
 
 def _full_run(config: Config) -> None:
     """What a full nightly run leaves: everything ingested, the state recorded, the warehouse published."""
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         report = ingest(con, config)
         assert not report.rejected and not report.failures, report.summary()
@@ -66,7 +67,7 @@ def test_after_a_full_run_with_nothing_changed_there_is_nothing_to_do(project: C
         by_table[c.target] = by_table.get(c.target, 0) + c.unchanged
     assert by_table == {"billing_line_items": 2, "gpu_samples": 2, "storage_objects": 1}
     # and a full run again would have loaded nothing (what the check promises)
-    con = connect(project.warehouse_path)
+    con = new_warehouse(project.warehouse_path)
     try:
         report = ingest(con, project)
     finally:
@@ -109,7 +110,7 @@ def _config(config: Config) -> None:
 
 def _ledger(config: Config) -> None:
     """A run that loaded a file and failed before building the marts changed the ledger only."""
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         con.execute("update ingest_files set loaded_at = loaded_at + interval 1 second where kind = 'focus'")
     finally:
@@ -121,7 +122,7 @@ def _published(config: Config) -> None:
 
 
 def _forgotten(config: Config) -> None:
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         nothing_new.forget_state(con)
     finally:
@@ -168,7 +169,7 @@ def test_a_retention_day_due_means_a_full_run(project: Config, tmp_path: Path) -
 
     write_config(tmp_path, SOURCES + "retention: {gpu_samples_days: 8}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         con.execute("create table if not exists int_incremental_days (object varchar, day date)")
         con.execute("insert into int_incremental_days values ('int_gpu_slices', '2026-11-24')")
@@ -183,7 +184,7 @@ def test_a_telemetry_file_gone_keeps_its_rows_so_there_is_still_nothing_to_do(pr
     (project.warehouse_path.parent.parent / "landing" / "telemetry" / "gpu-2.csv").unlink()
     found = nothing_new.check(project)
     assert found.nothing_new, found.why
-    con = connect(project.warehouse_path)
+    con = new_warehouse(project.warehouse_path)
     try:
         report = ingest(con, project)
         assert con.execute("select count(*) from gpu_samples where host = 'gpu-2'").fetchone() == (1,)

@@ -21,8 +21,8 @@ from pipelines.config import load_config
 from pipelines.errors import RejectedFile
 from pipelines.ingest import IngestReport, ingest
 from pipelines.ingest.sniff import FIELD_LIMIT, csv_fields, refusal, text_problem
-from pipelines.warehouse import connect
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.paths import FIXTURES
 
 CUR = FIXTURES / "billing" / "aws" / "2023-06-01.csv"  # 3 lines
@@ -61,7 +61,7 @@ def _run(
         body += f"  - {{name: {name}, kind: {kind}, uri: {name}/}}\n"
     write_config(tmp_path, body)
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     return ingest(con, config), con
 
 

@@ -11,14 +11,16 @@ from pipelines.config import load_config
 from pipelines.ingest import ingest
 from pipelines.ingest.billing.lines import insert_lines
 from pipelines.transform.build import build_marts
-from pipelines.warehouse import connect
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.h200_capture import BILLING
 from tests.helpers.paths import H200, copy_into
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def h200(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
+    """The H200 capture, its phases and steps ingested, its bill inserted and the marts built: made once per
+    test process and only read by the tests (their rules evaluate without writing findings)."""
     root = tmp_path_factory.mktemp("h200")
     copy_into(H200 / "nvidia_smi_query_gpu.csv", root / "landing" / "telemetry")
     copy_into(H200 / "phases.csv", root / "landing" / "jobs")
@@ -39,7 +41,7 @@ def h200(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyCo
             """,
         )
     )
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     report = ingest(con, config)
     assert [o.status for o in report.outcomes] == ["loaded", "loaded", "loaded"], [
         o.error for o in report.outcomes

@@ -20,9 +20,8 @@ import yaml
 from pydantic import ValidationError
 
 from pipelines.marts.registry import MARTS
-from pipelines.transform.build import build_marts
-from pipelines.warehouse import connect
 from rules import ALL_RULES, DOC_HEADINGS, FINDING_COLUMNS, STATUSES, Rule, RuleParams, Window, get_rule
+from tests.helpers.empty_warehouse import open_copy
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES_DIR = ROOT / "rules"
@@ -210,9 +209,10 @@ def test_rule_has_yaml_cases_with_a_hit_and_a_non_hit(rule: Rule) -> None:
 
 
 @pytest.fixture(scope="module")
-def empty_warehouse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
-    con = connect(tmp_path_factory.mktemp("empty") / "wastewatch.duckdb")
-    build_marts(con)
+def empty_warehouse(
+    tmp_path_factory: pytest.TempPathFactory, empty_marts: Path
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    con = open_copy(empty_marts, tmp_path_factory.mktemp("empty") / "wastewatch.duckdb")
     yield con
     con.close()
 

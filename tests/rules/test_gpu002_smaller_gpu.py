@@ -24,8 +24,6 @@ import duckdb
 import pytest
 
 from pipelines.config import ConfigError, load_config
-from pipelines.transform.build import build_marts
-from pipelines.warehouse import connect
 from rules import get_rule
 from rules.gpu002_overprovisioned_job.reference import (
     CATALOG_DIR,
@@ -35,6 +33,7 @@ from rules.gpu002_overprovisioned_job.reference import (
 )
 from tests.helpers import h200_capture as h200_eval
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import open_copy
 from tests.helpers.gpu_precedence import GPU_RULES, SETTINGS, check_no_double_counting, gpu_params
 from tests.helpers.gpu_precedence import WEEK as PRECEDENCE_WEEK
 from tests.helpers.mart_rows import load_given
@@ -251,9 +250,10 @@ L40S_WEEK: dict[str, object] = {
 
 
 @pytest.fixture(scope="module")
-def l40s_week(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
-    con = connect(tmp_path_factory.mktemp("l40s") / "wastewatch.duckdb")
-    build_marts(con)
+def l40s_week(
+    tmp_path_factory: pytest.TempPathFactory, empty_marts: Path
+) -> Iterator[duckdb.DuckDBPyConnection]:
+    con = open_copy(empty_marts, tmp_path_factory.mktemp("l40s") / "wastewatch.duckdb")
     load_given(con, L40S_WEEK, {})
     yield con
     con.close()

@@ -21,10 +21,9 @@ import duckdb
 import pytest
 
 from pipelines.config import Config, load_config
-from pipelines.transform.build import build_marts
-from pipelines.warehouse import connect
 from rules import get_rule
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import open_copy
 from tests.helpers.gpu_precedence import GPU_RULES, SETTINGS, WEEK, check_no_double_counting
 from tests.helpers.mart_rows import load_given
 
@@ -98,9 +97,8 @@ def _config(tmp_path: Path, overrides: str) -> Config:
 
 
 @pytest.fixture(scope="module")
-def scenario(tmp_path_factory: pytest.TempPathFactory) -> duckdb.DuckDBPyConnection:
-    con = connect(tmp_path_factory.mktemp("precedence") / "wastewatch.duckdb")
-    build_marts(con)
+def scenario(tmp_path_factory: pytest.TempPathFactory, empty_marts: Path) -> duckdb.DuckDBPyConnection:
+    con = open_copy(empty_marts, tmp_path_factory.mktemp("precedence") / "wastewatch.duckdb")
     load_given(con, SCENARIO, {})
     yield con
     con.close()

@@ -5,7 +5,8 @@ yaml_test_cases_test.py shape). Each case gets a fresh warehouse under tmp_path:
 `pipelines.warehouse.connect()` and `build_marts` on an empty warehouse (the `empty_marts` fixture), so the
 mart tables have the columns the mart SQL produces; they are emptied, and the case's rows are inserted. The marts built from other marts only
 (pipelines.transform.SHARED_GPU_MARTS: gpu_billed_hours, gpu_job_spans) are then rebuilt from those rows,
-as a real run rebuilds them from their inputs, unless the case gives their rows itself.
+as a real run rebuilds them from their inputs, unless the case gives their rows itself. The copy is opened
+without `connect`'s schema check and catalogue reload (tests/helpers/empty_warehouse.py).
 
 File shape:
 
@@ -78,7 +79,6 @@ from __future__ import annotations
 import copy
 import functools
 import json
-import shutil
 from collections.abc import Iterator
 from datetime import date, datetime, timedelta
 from decimal import Decimal
@@ -92,8 +92,9 @@ import yaml
 
 from pipelines.config import parse_config
 from pipelines.evaluate import write_findings
-from pipelines.warehouse import connect, rows, scalar
+from pipelines.warehouse import rows, scalar
 from rules import ALL_RULES, FINDING_COLUMNS, STATUSES, Rule, Window, get_rule
+from tests.helpers.empty_warehouse import open_copy
 from tests.helpers.mart_rows import complete, expand, load_given, when
 
 CASES_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "rules"
@@ -305,9 +306,7 @@ def test_rule_case(path: Path, name: str, tmp_path: Path, empty_marts: Path) -> 
     )
     params = rule.make_params(case.get("params"), config)
 
-    warehouse = tmp_path / "wastewatch.duckdb"
-    shutil.copyfile(empty_marts, warehouse)
-    con = connect(warehouse)
+    con = open_copy(empty_marts, tmp_path / "wastewatch.duckdb")
     try:
         load_given(con, case.get("given") or {}, doc.get("defaults") or {})
         frame = rule.evaluate(con, window, params, detected_at=DETECTED_AT)

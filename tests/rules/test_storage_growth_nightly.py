@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.warehouse import connect
 from rules import Window, get_rule
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.storage import GIB, build_storage_marts, project, run_ingest, write_report
 
 W48 = Window.iso_week("2026-W48")
@@ -40,7 +40,7 @@ def test_nightly_reports_build_the_history_growth_is_measured_from(
         f"  - {{name: ckpt, kind: s3_inventory, uri: landing/inventory/, options: {{keep_inventories: {keep}}}}}\n",
         PRICES + BUDGET,
     )
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     rule = get_rule("COST004")
     params = rule.make_params(config.rule_overrides(rule.id), config)
 

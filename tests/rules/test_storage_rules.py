@@ -16,9 +16,9 @@ import boto3
 import polars as pl
 import pytest
 
-from pipelines.warehouse import connect
 from rules import Window, get_rule
 from tests.helpers.billing_exports import Cur2Export, line
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.storage import GIB, build_storage_marts, project, run_ingest, table, write_report
 
 MIB = 1024 * 1024
@@ -154,7 +154,7 @@ def test_the_same_bucket_read_by_inventory_and_by_listing_gives_the_same_finding
         folder = tmp_path / way
         folder.mkdir()
         config = project(folder, sources, common)
-        con = connect(config.warehouse_path)
+        con = new_warehouse(config.warehouse_path)
         report = run_ingest(con, config)
         assert not report.rejected, report.summary()
         _jobs(con, [("11", "run-ok", "COMPLETED", ended), ("12", "run-bad", "FAILED", ended)])
@@ -211,7 +211,7 @@ def test_copies_with_different_part_sizes_are_proven_by_checksums_or_only_suspec
             f"options: {{checksums: {str(checksums).lower()}}}}}\n",
             'datasets:\n  - "s3://parts-data-1/datasets/"\nprices:\n  storage_gb_month: {STANDARD: 0.023}\n',
         )
-        con = connect(config.warehouse_path)
+        con = new_warehouse(config.warehouse_path)
         assert not run_ingest(con, config).rejected
         build_storage_marts(con)
         window = Window.containing(datetime.now(UTC).date())
@@ -252,7 +252,7 @@ def test_a_file_system_copy_matches_an_s3_copy_by_sha256(tmp_path: Path, s3_serv
         f'datasets:\n  - "s3://fs-s3-data-1/datasets/"\n  - "{(tmp_path / "nfs" / "datasets").resolve()}/"\n'
         "prices:\n  storage_gb_month: {STANDARD: 0.023, NFS: 0.30}\n",
     )
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     assert not run_ingest(con, config).rejected
     build_storage_marts(con)
     frame = get_rule("STO002").evaluate(
@@ -341,7 +341,7 @@ def test_prices_come_from_the_bill_per_bucket_and_class_else_from_the_config(tmp
         "  - {name: bill, kind: focus, uri: landing/billing/}\n  - {name: inv, kind: s3_inventory, uri: landing/inventory/}\n",
         'checkpoints:\n  - "s3://*/runs/{run_id}/**"\nprices:\n  storage_gb_month: {STANDARD_IA: 0.0125, STANDARD: 0.023}\n',
     )
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     report = run_ingest(con, config)
     assert not report.rejected, report.summary()
     _jobs(con, [("1", "run-x", "FAILED", "2026-11-20")])
@@ -405,7 +405,7 @@ def test_a_cur2_bill_prices_a_bucket_by_the_class_its_usage_type_names(tmp_path:
         "  - {name: inv, kind: s3_inventory, uri: landing/inventory/}\n",
         "prices:\n  storage_gb_month: {STANDARD_IA: 0.0125}\n",
     )
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         report = run_ingest(con, config)
         assert not report.rejected, report.summary()
@@ -458,7 +458,7 @@ def test_no_byte_is_priced_by_two_storage_rules_whatever_their_thresholds(tmp_pa
         'datasets:\n  - "s3://prec-ckpt/"\n  - "s3://prec-data/datasets/"\n'
         "prices:\n  storage_gb_month: {STANDARD: 0.023, GLACIER_IR: 0.004}\n",
     )
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     assert not run_ingest(con, config).rejected
     _jobs(con, [("1", "run-done", "COMPLETED", "2026-08-20"), ("2", "run-fail", "FAILED", "2026-08-20")])
     con.execute(

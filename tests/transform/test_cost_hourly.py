@@ -10,9 +10,9 @@ from pathlib import Path
 from pipelines.config import load_config
 from pipelines.ingest import ingest
 from pipelines.transform.build import build_mart
-from pipelines.warehouse import connect
 from tests.helpers.billing_exports import csv_bytes, hours, line
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 
 NOV = datetime(2026, 11, 2, 0, 0)
 
@@ -31,7 +31,7 @@ def test_long_lines_spread_over_the_hours_their_resource_existed(tmp_path: Path)
     (landing / "bill.csv.gz").write_bytes(csv_bytes(rows))
     write_config(tmp_path, "sources:\n  - {name: cur2, kind: aws_cur2, uri: landing/}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     report = ingest(con, config)
     assert not report.rejected, report.summary()
     build_mart(con, "cost_hourly")
@@ -70,7 +70,7 @@ def test_daily_azure_lines_spread_over_their_day(tmp_path: Path) -> None:
     (landing / src.name).write_bytes(src.read_bytes())
     write_config(tmp_path, "sources:\n  - {name: az, kind: azure, uri: landing/}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     assert not ingest(con, config).rejected
     build_mart(con, "cost_hourly")
     per_line = con.execute(
@@ -98,7 +98,7 @@ def test_tag_coverage_report_and_check(tmp_path: Path) -> None:
     (landing / "bill.csv.gz").write_bytes(csv_bytes(rows))
     write_config(tmp_path, "sources:\n  - {name: cur2, kind: aws_cur2, uri: landing/}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     assert not ingest(con, config).rejected
     build_mart(con, "cost_hourly")
     report = con.execute(

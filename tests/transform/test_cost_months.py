@@ -15,9 +15,10 @@ from pipelines.config import Config, load_config
 from pipelines.ingest import ingest
 from pipelines.transform.build import build_mart_with_rollup
 from pipelines.transform.days import DayStats
-from pipelines.warehouse import connect, sql_text
+from pipelines.warehouse import sql_text
 from tests.helpers.billing_exports import csv_bytes, hours, line
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 
 SEP, OCT, NOV = date(2026, 9, 1), date(2026, 10, 1), date(2026, 11, 1)
 ISO = "%Y-%m-%dT%H:%M:%SZ"
@@ -99,7 +100,7 @@ def test_a_delivery_rebuilds_the_months_its_files_reach_and_the_table_equals_the
     _deliver(tmp_path, "sep.csv.gz", _september())
     _deliver(tmp_path, "oct.csv.gz", _october())
     _deliver(tmp_path, "nov.csv.gz", _november())
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     first = _build(con, config)
     assert first.full and first.unit == "month" and first.days_rebuilt == [SEP, OCT, NOV]
     _assert_whole_bill(con)
@@ -138,7 +139,7 @@ def test_the_tags_config_a_line_carries_rebuilds_its_months(tmp_path: Path) -> N
     tagged = [dict(r, resource_tags='{"user_squad": "vision"}') for r in _october()]
     _deliver(tmp_path, "oct.csv.gz", tagged)
     _deliver(tmp_path, "sep.csv.gz", _september())
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     _build(con, config)
     assert con.execute("select count(*) from cost_hourly where team is not null").fetchall()[0][0] == 0
 
@@ -162,7 +163,7 @@ def test_the_tags_config_a_line_carries_rebuilds_its_months(tmp_path: Path) -> N
 def test_a_forced_rebuild_and_a_table_of_other_columns_build_every_month(tmp_path: Path) -> None:
     config = _project(tmp_path)
     _deliver(tmp_path, "oct.csv.gz", _october())
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     _build(con, config)
     con.execute("insert into cost_hourly (resource_id, hour, effective_cost, pricing_basis) "
                 "values ('planted', '2026-10-05', 1000, 'bill')")  # fmt: skip
@@ -193,7 +194,7 @@ def test_a_line_starting_after_a_month_s_files_end_but_in_their_last_hour_is_rea
     daily = _spanning("i-e", datetime(2026, 10, 31, 0, 15), datetime(2026, 11, 1, 0, 15), "24.00")
     late = _spanning("i-e", datetime(2026, 11, 1, 0, 30), datetime(2026, 11, 1, 1), "1.00", kind="Usage")
     _deliver(tmp_path, "a.csv.gz", [daily])
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     _build(con, config)
     assert con.execute("select count(*) from cost_hourly where hour < '2026-11-01'").fetchall()[0][0] == 24
     _deliver(tmp_path, "b.csv.gz", [late])
@@ -214,7 +215,7 @@ def test_a_commitment_bought_for_a_year_lands_in_its_billing_period_and_rebuilds
     _deliver(tmp_path, "sep.csv.gz", _september() + [year])
     _deliver(tmp_path, "oct.csv.gz", hours("i-a", datetime(2026, 10, 1), 24, "1.00"))
     _deliver(tmp_path, "nov.csv.gz", hours("i-a", datetime(2026, 11, 1), 24, "1.00"))
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     first = _build(con, config)
     assert first.days_rebuilt == [SEP, OCT, NOV]
     _assert_whole_bill(con)

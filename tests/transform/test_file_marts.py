@@ -16,9 +16,10 @@ from pipelines.ingest import ingest
 from pipelines.transform.build import build_mart_with_rollup
 from pipelines.transform.days import DayStats
 from pipelines.transform.files import FILE_MARTS
-from pipelines.warehouse import connect, sql_text
+from pipelines.warehouse import sql_text
 from tests.helpers.billing_exports import csv_bytes, hours, line
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 
 GROUP = "arn:aws:logs:us-east-1:111122223333:log-group:/aws/sagemaker/TrainingJobs"
 
@@ -92,7 +93,7 @@ def test_a_delivery_builds_its_own_files_and_a_file_gone_takes_its_rows(tmp_path
     config = _project(tmp_path)
     _deliver(tmp_path, "sep.csv.gz", _month(datetime(2026, 9, 1)))
     _deliver(tmp_path, "oct.csv.gz", _month(datetime(2026, 10, 1)))
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     first = _build(con, config)
     both = _files(con, "sep.csv.gz", "oct.csv.gz")
     for st in first.values():
@@ -145,14 +146,14 @@ def test_the_tags_config_rebuilds_the_files_whose_canonical_tags_change(tmp_path
     config = _project(tmp_path)
     _deliver(tmp_path, "sep.csv.gz", _month(datetime(2026, 9, 1), squad="vision"))
     _deliver(tmp_path, "oct.csv.gz", [dict(r, resource_tags="{}") for r in _month(datetime(2026, 10, 1))])
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     _build(con, config)
     assert con.execute("select count(*) from transfer_lines where team is not null").fetchall()[0][0] == 0
     con.close()
 
     # `user_squad` becomes the team: September's tagged lines change, October's untagged ones do not
     config = _project(tmp_path, "tags:\n  team: [squad]\n")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     again = _build(con, config)
     for st in again.values():
         assert not st.full and st.days_rebuilt == _files(con, "sep.csv.gz")
@@ -166,7 +167,7 @@ def test_a_forced_or_earlier_build_builds_every_file_again(tmp_path: Path, how: 
     config = _project(tmp_path)
     _deliver(tmp_path, "sep.csv.gz", _month(datetime(2026, 9, 1)))
     _deliver(tmp_path, "oct.csv.gz", _month(datetime(2026, 10, 1)))
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     _build(con, config)
     for name in FILE_MARTS:
         if how == "forced":

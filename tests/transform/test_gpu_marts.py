@@ -2,7 +2,8 @@
 roll-up, host <-> instance <-> billed resource through the inventory, and jobs_enriched.
 
 Telemetry goes through the real nvidia_smi reader (small files in its real format, written here); jobs,
-inventory and billing rows are inserted into their landed tables the way their readers write them.
+inventory and billing rows are inserted into their landed tables the way their readers write them. Only the
+GPU marts and the marts they read are built (tests/helpers/marts.py).
 """
 
 from __future__ import annotations
@@ -22,17 +23,19 @@ from pipelines.transform.build import (
     STATE,
     build_intermediate,
     build_mart_with_rollup,
-    build_marts,
     needs_rollup,
 )
 from pipelines.transform.days import refresh_day_mart, refresh_rollups
 from pipelines.warehouse import rows, transaction
+from tests.helpers.marts import build_only
 
 HEADER = (
     "timestamp, name, pci.bus_id, uuid, index, utilization.gpu [%], utilization.memory [%], "
     "memory.total [MiB], memory.used [MiB], memory.free [MiB], power.draw [W], power.limit [W]"
 )
 T0 = datetime(2026, 11, 23)
+# the marts these tests read, with the marts they read in turn (resources, cost_hourly, gpu_job_hours)
+GPU_MARTS = ("gpu_hours", "jobs_enriched")
 
 
 def smi_file(
@@ -113,7 +116,7 @@ def test_an_hour_is_split_where_a_job_starts_and_ends(
     add_job(con, "1", "gpu-a", T0 + timedelta(minutes=70), T0 + timedelta(minutes=130))
     bill(con, "i-a", 3, host_tag="gpu-a")
     ingest(con, config)
-    build_marts(con)
+    build_only(con, *GPU_MARTS)
     got = [(r["hour"].hour, r["slice_start"].strftime("%H:%M"), r["slice_end"].strftime("%H:%M"), r["job_id"],
             r["samples"], r["util_mean"]) for r in slices(con, "gpu_index = 0")]  # fmt: skip
     assert got == [
@@ -148,7 +151,7 @@ def test_jobs_sharing_a_node_own_their_gpus(
     add_job(con, "b", "gpu-a", T0, T0 + timedelta(hours=1), gpu_indices=[2, 3])
     add_job(con, "c", "gpu-a.cluster.local", T0 - timedelta(days=1), T0 + timedelta(days=1))  # no indices
     ingest(con, config)
-    build_marts(con)
+    build_only(con, *GPU_MARTS)
     got = {r["gpu_index"]: r["job_id"] for r in slices(con)}
     assert got == {0: "a", 1: "a", 2: "b", 3: "b"}  # a job naming its GPUs beats one naming none
     running = {r["jobs_running"] for r in rows(con, "select jobs_running from gpu_job_hours")}
@@ -173,7 +176,7 @@ def test_the_job_the_telemetry_names_wins(
     ingest(con, config)
     con.execute("update gpu_samples set job_id = 'named' where gpu_index = 0")
     con.execute("update gpu_samples set pod = 'trainer-0', namespace = 'team-a' where gpu_index = 1")
-    build_marts(con)
+    build_only(con, *GPU_MARTS)
     got = {
         r["gpu_index"]: r
         for r in rows(con, "select gpu_index, job_id, job_source, job_key from gpu_job_hours")
@@ -199,7 +202,7 @@ def test_duplicate_samples_and_a_job_ending_before_it_started(
     add_job(con, "backwards", "gpu-a", T0 + timedelta(minutes=40), T0 + timedelta(minutes=20))
     report = ingest(con, config)
     assert [o.status for o in report.outcomes] == ["loaded", "loaded"]
-    build_marts(con)
+    build_only(con, *GPU_MARTS)
     got = slices(con)
     assert sum(r["samples"] for r in got) == 60
     assert sum(r["coverage"] * 0 + 1 for r in got) == len(got)
@@ -216,7 +219,7 @@ def test_a_gap_in_the_samples_is_missing_coverage(
     smi_file(folder / "gpu-a_1.csv", T0, 15, gpus=1)
     smi_file(folder / "gpu-a_2.csv", T0 + timedelta(minutes=45), 15, gpus=1)
     ingest(con, config)
-    build_marts(con)
+    build_only(con, *GPU_MARTS)
     (r,) = slices(con)
     # 14 gaps of 60 s, one gap of 31 minutes counted as 300 s, 14 more of 60 s, the last sample for the
     # median interval (60 s)
@@ -279,7 +282,7 @@ def test_a_changed_rollup_shape_rebuilds_from_scratch(
 ) -> None:
     smi_file(project / "landing" / "telemetry" / "gpu-a_1.csv", T0, 60, gpus=1)
     ingest(con, config)
-    build_marts(con)
+    build_only(con, *GPU_MARTS)
     # an older wastewatch's roll-up, created from other SQL than today's
     con.execute("alter table int_gpu_slices drop column pod")
     con.execute("update int_layer_digest set digest = 'older'")
@@ -292,7 +295,7 @@ def test_the_intermediate_objects_are_created_once_while_their_sql_is_unchanged(
 ) -> None:
     smi_file(project / "landing" / "telemetry" / "gpu-a_1.csv", T0, 60, gpus=1)
     ingest(con, config)
-    build_marts(con)
+    build_only(con, *GPU_MARTS)
     [(built, digest)] = con.execute("select built_at, digest from int_layer_digest").fetchall()
     assert len(digest) == 64
     con.execute("create or replace view int_jobs as select 1 as marker")  # not recreated while current
@@ -345,7 +348,7 @@ def test_hosts_reach_their_billed_instance_through_the_inventory(
     bill(con, "i-0aaa", 1, gpus=None)  # no GPU count on the bill: the inventory's instance type says 8
     bill(con, "arn:aws:ec2:us-east-1:111122223333:instance/i-0bbb", 1, gpus=None)  # an ARN
     bill(con, "i-0ccc", 1, host_tag="GPU-C")
-    build_marts(con)
+    build_only(con, *GPU_MARTS)
     hosts = {
         r["host"]: (r["resource_id"], r["match_method"])
         for r in rows(con, "select * from int_host_resources")
@@ -377,7 +380,7 @@ def test_a_job_host_without_telemetry_still_maps_to_its_instance(con: duckdb.Duc
     bill(con, "i-0eee", 2, team="vision")
     add_job(con, "7", "gpu-e", T0, T0 + timedelta(hours=2))
     add_job(con, "8", "gpu-e", T0, T0 + timedelta(hours=2), team="nlp")
-    build_marts(con)
+    build_only(con, *GPU_MARTS)
     jobs = {r["job_id"]: r for r in rows(con, "select * from jobs_enriched")}
     assert jobs["7"]["resource_ids"] == ["i-0eee"]
     assert (jobs["7"]["team"], jobs["7"]["team_source"]) == ("vision", "host billing tags")
@@ -403,7 +406,7 @@ def test_gpu_marts_rebuild_only_the_days_whose_inputs_changed(
     add_job(con, "j", "gpu-a", T0 + timedelta(days=1), T0 + timedelta(days=1, minutes=50))
     bill(con, "i-a", 72, host_tag="gpu-a", gpus=1)
     ingest(con, config)
-    build_marts(con)
+    build_only(con, *GPU_MARTS)
     days = [date(2026, 11, 23), date(2026, 11, 24), date(2026, 11, 25)]
     full = {
         t: con.execute(f"select * from {t} order by all").fetchall() for t in ("gpu_job_hours", "gpu_hours")
@@ -456,7 +459,7 @@ def test_running_and_never_started_jobs(
     add_job(con, "running", "gpu-a", T0 + timedelta(minutes=30), None, state="RUNNING")
     add_job(con, "pending", "gpu-a", None, None, state="PENDING")
     ingest(con, config)
-    build_marts(con)
+    build_only(con, *GPU_MARTS)
     got = [(r["slice_start"].strftime("%H:%M"), r["job_id"]) for r in slices(con)]
     assert got == [("00:00", None), ("00:30", "running"), ("01:00", "running")]
     jobs = {r["job_id"]: r for r in rows(con, "select job_id, runtime_s, gpus_observed from jobs_enriched")}

@@ -13,9 +13,10 @@ from pathlib import Path
 from pipelines.config import load_config
 from pipelines.ingest import ingest
 from pipelines.transform.build import build_mart
-from pipelines.warehouse import connect, rows
+from pipelines.warehouse import rows
 from tests.helpers.billing_exports import csv_bytes, line
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.paths import FIXTURES
 
 DAY = datetime(2026, 11, 24, 3)
@@ -65,7 +66,7 @@ def test_log_lines_are_classified_and_groups_get_their_growth(tmp_path: Path) ->
         "  - {name: saved, kind: cloudwatch_logs, uri: logs/}\n",
     )
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         report = ingest(con, config)
         assert not report.rejected, report.summary()
@@ -107,7 +108,7 @@ def test_managed_prometheus_storage_is_metric_storage(tmp_path: Path) -> None:
     (landing / "bill.csv.gz").write_bytes(csv_bytes(rows_))
     write_config(tmp_path, "sources:\n  - {name: cur2, kind: aws_cur2, uri: landing/}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         assert not ingest(con, config).rejected
         assert build_mart(con, "log_storage_lines") == 1
@@ -135,7 +136,7 @@ def test_the_real_azure_and_google_log_meters_are_classified(tmp_path: Path) -> 
         tmp_path, "sources:\n  - {name: az, kind: azure, uri: az/}\n  - {name: gcp, kind: gcp, uri: gcp/}\n"
     )
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         assert not ingest(con, config).rejected
         assert build_mart(con, "log_storage_lines") == 12

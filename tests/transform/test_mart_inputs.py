@@ -17,9 +17,10 @@ from pipelines.ingest import ingest
 from pipelines.marts.registry import INTERMEDIATE, MARTS, ROLLUPS
 from pipelines.transform.build import build_mart, build_marts
 from pipelines.transform.fingerprints import depends_on
-from pipelines.warehouse import connect, rows, sql_text
+from pipelines.warehouse import rows, sql_text
 from tests.helpers.billing_exports import csv_bytes, hours
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 
 NOV = datetime(2026, 11, 2, 0, 0)
 PRICED = """
@@ -52,7 +53,7 @@ def test_a_mart_whose_inputs_did_not_change_is_kept_and_one_whose_bill_did_is_bu
 ) -> None:
     config = _project(tmp_path)
     _deliver(tmp_path, "a.csv.gz", "i-a", 10, "1.00")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     assert not ingest(con, config).rejected
     build_marts(con, config)
     first = _built_at(con)
@@ -83,7 +84,7 @@ def test_a_mart_whose_inputs_did_not_change_is_kept_and_one_whose_bill_did_is_bu
 def test_a_restated_file_and_a_new_price_rebuild_the_marts_that_read_them(tmp_path: Path) -> None:
     config = _project(tmp_path)
     _deliver(tmp_path, "a.csv.gz", "i-a", 10, "1.00")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     ingest(con, config)
     build_marts(con, config)
     first = _built_at(con)
@@ -109,7 +110,7 @@ def test_a_restated_file_and_a_new_price_rebuild_the_marts_that_read_them(tmp_pa
 def test_a_missing_table_or_a_lost_fingerprint_builds_the_mart_again(tmp_path: Path) -> None:
     config = _project(tmp_path)
     _deliver(tmp_path, "a.csv.gz", "i-a", 4, "1.00")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     ingest(con, config)
     build_mart(con, "cost_hourly", config)
     con.execute("drop table cost_hourly")

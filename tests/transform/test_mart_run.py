@@ -21,9 +21,10 @@ from pipelines.transform.build import (
     prepare_marts,
 )
 from pipelines.transform.fingerprints import Memo, inputs_fingerprint, table_fingerprint
-from pipelines.warehouse import connect, rows
+from pipelines.warehouse import rows
 from tests.helpers.billing_exports import csv_bytes, hours
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 
 NOV = datetime(2026, 11, 2, 0, 0)
 
@@ -38,7 +39,7 @@ def _project(root: Path) -> Config:
 
 def _ingested(root: Path) -> tuple[Config, duckdb.DuckDBPyConnection]:
     config = _project(root)
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     assert not ingest(con, config).rejected
     return config, con
 

@@ -17,9 +17,10 @@ import pytest
 from pipelines.config import Config, ConfigError, load_config
 from pipelines.evaluate import evaluate_rule
 from pipelines.transform.pricing import write_pricing
-from pipelines.warehouse import connect, rows, sql_text
+from pipelines.warehouse import rows, sql_text
 from rules import get_rule
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.pricing import CENT, DGX01_WATTS, DGX02_WATTS, T0, WEEK, build_fleet, owned_hour
 
 
@@ -176,7 +177,7 @@ def test_retired_is_written_as_the_entrys_last_day_and_cannot_precede_in_service
     )
     write_config(tmp_path, owned % "2026-11-30")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         write_pricing(con, config)
         got = rows(con, "select basis, in_service, valid_to from pricing_entries")

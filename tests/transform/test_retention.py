@@ -2,7 +2,8 @@
 older than the retention are dropped from gpu_samples, recorded in gpu_samples_pruned, and their hours stay
 in the roll-up and the marts exactly as they were; a day not rolled up yet is never dropped.
 
-Telemetry goes through the real nvidia_smi reader (tests/transform/test_gpu_marts.py writes its files).
+Telemetry goes through the real nvidia_smi reader (tests/transform/test_gpu_marts.py writes its files); the
+roll-up and the GPU marts are built alone (tests/helpers/marts.py), the report's test builds every mart.
 """
 
 from __future__ import annotations
@@ -22,8 +23,10 @@ from pipelines.health.coverage import no_data_message
 from pipelines.ingest import ingest
 from pipelines.transform.build import build_marts
 from pipelines.transform.retention import prune_samples, retention_cutoff
-from pipelines.warehouse import connect, rows
+from pipelines.warehouse import rows
 from rules import Window
+from tests.helpers.empty_warehouse import new_warehouse
+from tests.helpers.marts import build_only
 from tests.transform.test_gpu_marts import T0, add_job, smi_file
 
 DAYS = [date(2026, 11, 23), date(2026, 11, 24), date(2026, 11, 25)]
@@ -49,7 +52,7 @@ def _ingested(project: Path, days: int | None) -> Iterator[tuple[Config, duckdb.
     """Three days of two GPUs' samples ingested (no marts built yet) under a retention of `days`."""
     config = _with_retention(project, days)
     _three_days(project)
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         ingest(con, config)
         yield config, con
@@ -74,7 +77,7 @@ def _sample_days(con: duckdb.DuckDBPyConnection) -> dict[date, int]:
 def test_rolled_up_days_past_the_retention_are_dropped_and_their_hours_kept(project: Path) -> None:
     with _ingested(project, 8) as (config, con):
         add_job(con, "j1", "gpu-a", T0 + timedelta(minutes=30), T0 + timedelta(minutes=75), gpu_indices=[0])
-        build_marts(con)
+        build_only(con, "gpu_hours")
         before = _marts(con)
         assert _sample_days(con) == {d: 180 for d in DAYS}
         assert retention_cutoff(config, TODAY) == date(2026, 11, 24)
@@ -86,26 +89,26 @@ def test_rolled_up_days_past_the_retention_are_dropped_and_their_hours_kept(proj
             (DAYS[0], 180, T0 + timedelta(seconds=0.31), T0 + timedelta(minutes=89, seconds=0.31))
         ]
         # the next runs roll nothing up again and remove nothing: the dropped day's hours are as they were
-        build_marts(con)
+        build_only(con, "gpu_hours")
         assert _marts(con) == before
         # a second pass finds nothing more to drop
         assert prune_samples(con, config, TODAY).rows == 0
         # a job record changing later cuts only the days whose samples are kept
         con.execute("update jobs set ended_at = $e where job_id = 'j1'", {"e": T0 + timedelta(minutes=60)})
-        build_marts(con)
+        build_only(con, "gpu_hours")
         assert _marts(con)["int_gpu_slices"] == before["int_gpu_slices"]
 
 
 def test_late_samples_of_a_dropped_day_are_dropped_in_turn_and_counted(project: Path) -> None:
     with _ingested(project, 8) as (config, con):
-        build_marts(con)
+        build_only(con, "gpu_hours")
         prune_samples(con, config, TODAY)
         before = _marts(con)
         # a late file for the dropped day (another host): loaded, never rolled up, dropped by the next pass
         smi_file(project / "landing" / "telemetry" / "gpu-b_0.csv", T0, 30, gpus=1)
         ingest(con, config)
         assert _sample_days(con)[DAYS[0]] == 30
-        build_marts(con)
+        build_only(con, "gpu_hours")
         assert _marts(con) == before
         assert prune_samples(con, config, TODAY).rows == 30
         assert DAYS[0] not in _sample_days(con)
@@ -121,14 +124,14 @@ def test_a_day_not_rolled_up_yet_is_never_dropped(project: Path) -> None:
 
 def test_without_a_retention_every_sample_is_kept(project: Path) -> None:
     with _ingested(project, None) as (config, con):
-        build_marts(con)
+        build_only(con, "gpu_hours")
         assert prune_samples(con, config, date(2030, 1, 1)).before is None
         assert sum(_sample_days(con).values()) == 540
 
 
 def test_a_new_rollup_shape_keeps_the_dropped_days_hours(project: Path) -> None:
     with _ingested(project, 8) as (config, con):
-        build_marts(con)
+        build_only(con, "gpu_hours")
         prune_samples(con, config, TODAY)
         kept = con.execute(
             "select * exclude (pod) from int_gpu_slices where hour::date = $d order by all", {"d": DAYS[0]}
@@ -137,7 +140,7 @@ def test_a_new_rollup_shape_keeps_the_dropped_days_hours(project: Path) -> None:
         # an older wastewatch's roll-up without `pod`: the table restarts, the dropped day is carried over
         con.execute("alter table int_gpu_slices drop column pod")
         con.execute("update int_layer_digest set digest = 'older'")
-        build_marts(con)
+        build_only(con, "gpu_hours")
         assert "pod" in {r["column_name"] for r in rows(con, "describe int_gpu_slices")}
         assert (
             con.execute(

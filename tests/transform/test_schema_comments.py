@@ -10,6 +10,7 @@ import pytest
 from pipelines.marts.registry import INTERMEDIATE, MARTS
 from pipelines.transform.build import build_mart, build_marts
 from pipelines.warehouse import apply_comments, connect, sql_notes
+from tests.helpers.empty_warehouse import new_warehouse
 
 LAYERS = [("intermediate", n) for n in INTERMEDIATE] + [("marts", n) for n in MARTS]
 
@@ -17,7 +18,7 @@ LAYERS = [("intermediate", n) for n in INTERMEDIATE] + [("marts", n) for n in MA
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("comments") / "wastewatch.duckdb"
-    con = connect(path)
+    con = new_warehouse(path)
     build_marts(con)
     con.close()
     return path

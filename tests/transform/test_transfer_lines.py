@@ -13,9 +13,9 @@ import pytest
 from pipelines.config import load_config
 from pipelines.ingest import ingest
 from pipelines.transform.build import build_mart
-from pipelines.warehouse import connect
 from tests.helpers.billing_exports import csv_bytes, line
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 
 DAY = datetime(2026, 11, 24, 3)
 EC2 = "Amazon Elastic Compute Cloud"
@@ -53,7 +53,7 @@ def test_cur_usage_types_give_direction_and_regions(tmp_path: Path) -> None:
     (landing / "bill.csv.gz").write_bytes(csv_bytes(rows))
     write_config(tmp_path, "sources:\n  - {name: cur2, kind: aws_cur2, uri: landing/}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     report = ingest(con, config)
     assert not report.rejected, report.summary()
     assert build_mart(con, "transfer_lines") == 5
@@ -90,7 +90,7 @@ def test_cur_usage_types_give_direction_and_regions(tmp_path: Path) -> None:
 def test_azure_and_google_meters_are_classified(
     tmp_path: Path, provider: str, meter: str, direction: str | None
 ) -> None:
-    con = connect(tmp_path / "w.duckdb")
+    con = new_warehouse(tmp_path / "w.duckdb")
     row = con.execute(
         "select direction from transfer_usage_types where field = 'meter' "
         "and starts_with(lower($provider), lower(provider)) and regexp_matches($meter, pattern) "

@@ -19,9 +19,9 @@ import duckdb
 
 from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
-from pipelines.warehouse import connect
 from tests.helpers.billing_exports import Cur2Export, hours, line
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 
 LEGACY_HEADER = [
     "identity/LineItemId", "identity/TimeInterval", "bill/BillType", "bill/BillingPeriodStartDate",
@@ -108,7 +108,7 @@ def legacy_csv(rows: list[dict[str, str]]) -> bytes:
 def _run(tmp_path: Path, body: str) -> tuple[IngestReport, duckdb.DuckDBPyConnection]:
     write_config(tmp_path, body)
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     return ingest(con, config), con
 
 

@@ -20,9 +20,9 @@ import pytest
 from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
 from pipelines.ingest.billing import relation
-from pipelines.warehouse import connect
 from tests.helpers.billing_exports import CUR2_HEADER, csv_bytes, hours, line
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.paths import FIXTURES
 
 NOV = datetime(2026, 11, 2)
@@ -39,7 +39,7 @@ def _setup(tmp_path: Path) -> Path:
 
 def _ingest(tmp_path: Path) -> tuple[IngestReport, duckdb.DuckDBPyConnection]:
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     return ingest(con, config), con
 
 

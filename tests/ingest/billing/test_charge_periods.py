@@ -20,8 +20,9 @@ from pipelines.config import load_config
 from pipelines.ingest import ingest
 from pipelines.ingest.billing.landed import bounds_table
 from pipelines.transform.build import build_mart_with_rollup
-from pipelines.warehouse import connect, utcnow
+from pipelines.warehouse import utcnow
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.ingest_run import ingest_sources, only_outcome
 from tests.helpers.paths import REPO
 
@@ -310,7 +311,7 @@ def test_a_five_year_fee_lands_in_its_billing_period_and_rebuilds_that_month_alo
     adjustment) land in their own months."""
     write_config(tmp_path, "sources:\n  - {name: f, kind: focus, uri: landing/}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
 
     def build() -> list[date]:
         report = ingest(con, config)

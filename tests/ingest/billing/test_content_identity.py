@@ -17,9 +17,9 @@ import pytest
 import pipelines.net.s3 as s3_module
 from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
-from pipelines.warehouse import connect
 from tests.helpers.billing_exports import Cur2Export, csv_bytes, hours, total
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 
 NOV = datetime(2026, 11, 2)
 DEC = datetime(2026, 12, 3)
@@ -27,7 +27,7 @@ DEC = datetime(2026, 12, 3)
 
 def _run(root: Path) -> tuple[IngestReport, duckdb.DuckDBPyConnection]:
     config = load_config(root / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     return ingest(con, config), con
 
 

@@ -12,9 +12,10 @@ from pipelines.config import load_config
 from pipelines.ingest import ingest
 from pipelines.ingest.billing.checks import reconciliation
 from pipelines.transform.build import build_mart
-from pipelines.warehouse import connect, sql_text
+from pipelines.warehouse import sql_text
 from tests.helpers.billing_exports import csv_bytes, line
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 
 NOV = datetime(2026, 11, 1)
 RESOURCES = 40
@@ -53,7 +54,7 @@ def test_a_large_bill_lands_reconciles_and_spreads_to_the_hour_exactly(tmp_path:
     (tmp_path / "landing" / "nov.csv.gz").write_bytes(csv_bytes(bill))
     write_config(tmp_path, "sources:\n  - {name: cur2, kind: aws_cur2, uri: landing/}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         report = ingest(con, config)
         assert not report.rejected, report.summary()

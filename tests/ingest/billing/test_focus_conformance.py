@@ -21,8 +21,9 @@ import pytest
 from pipelines.config import load_config
 from pipelines.ingest import ingest
 from pipelines.ingest.billing.checks import focus_conformance, focus_conformance_rows
-from pipelines.warehouse import CATALOG_DIR, connect
+from pipelines.warehouse import CATALOG_DIR
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.paths import FIXTURES
 
 BILLING = FIXTURES / "billing"
@@ -36,7 +37,7 @@ def _load(tmp_path: Path, kind: str, files: list[Path]) -> duckdb.DuckDBPyConnec
         (landing / f.name).write_bytes(f.read_bytes())
     write_config(tmp_path, f"currency: USD\nsources:\n  - {{name: s, kind: {kind}, uri: landing/}}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     report = ingest(con, config)
     assert not report.rejected, report.summary()
     return con

@@ -22,8 +22,8 @@ import pytest
 
 from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
-from pipelines.warehouse import connect
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 
 
 def gcp_line(hour: int = 0, **over: Any) -> dict[str, Any]:
@@ -74,7 +74,7 @@ def _run(
         (landing / name).write_bytes(data)
     write_config(tmp_path, f"sources:\n  - {{name: gcp, kind: gcp, uri: landing/{options}}}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     return ingest(con, config), con
 
 

@@ -20,9 +20,9 @@ from pipelines.ingest.billing.reader import BillingReader
 from pipelines.ingest.billing.reconcile import observe_end, observe_start, observed_cte
 from pipelines.ingest.billing.relation import Relation
 from pipelines.ingest.billing.sql_expr import src_cte
-from pipelines.warehouse import connect
 from tests.helpers.billing_exports import Cur2Export, hours, line, total
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 
 NOV = datetime(2026, 11, 2)
 
@@ -56,7 +56,7 @@ def test_later_parts_are_reconciled_by_the_inserts_own_scan(
     export.deliver("2026-11", [part1, part2, part3], "e1")
     write_config(tmp_path, "sources:\n  - {name: cur2, kind: aws_cur2, uri: landing/}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         passes, afterwards = _count_calls(monkeypatch, "_presets"), _count_calls(monkeypatch, "_file_sums")
         report = ingest(con, config)
@@ -84,7 +84,7 @@ def test_later_parts_are_reconciled_by_the_inserts_own_scan(
 
 
 def _warehouse_with_file(tmp_path: Path, lines: int) -> tuple[duckdb.DuckDBPyConnection, Path, Decimal]:
-    con = connect(tmp_path / "w.duckdb")
+    con = new_warehouse(tmp_path / "w.duckdb")
     path = tmp_path / "f.csv"
     costs = [Decimal(i % 7) / 4 for i in range(lines)]
     path.write_text(
@@ -170,7 +170,7 @@ def test_another_month_makes_its_own_sets_and_a_failed_observed_insert_says_why(
     export.deliver("2026-11", [hours("i-1", NOV, 4, "1.00"), hours("i-2", NOV, 4, "1.00")], "e1")
     write_config(tmp_path, "sources:\n  - {name: cur2, kind: aws_cur2, uri: landing/}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         default = con.execute("select current_setting('enable_profiling')").fetchone()
         passes = _count_calls(monkeypatch, "_presets")

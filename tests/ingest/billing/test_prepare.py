@@ -17,9 +17,9 @@ from pipelines.config import load_config
 from pipelines.ingest import ingest
 from pipelines.ingest.billing.decompress import Prepared, can_inflate_in_memory, memory_room, text_size
 from pipelines.ingest.files import SourceFile
-from pipelines.warehouse import connect
 from tests.helpers.billing_exports import Cur2Export, hours
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.paths import FOCUS_SAMPLE
 
 NOV = datetime(2026, 11, 2)
@@ -254,7 +254,7 @@ def test_a_run_leaves_no_inflated_part_behind(tmp_path: Path) -> None:
     export.deliver("2026-11", [hours(f"i-{i}", NOV, 24, "1.00") for i in range(4)], "e1")
     write_config(tmp_path, "sources:\n  - {name: cur2, kind: aws_cur2, uri: landing/}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         report = ingest(con, config)
         assert not report.rejected and report.rows_into("billing_line_items") == 96, report.summary()
@@ -293,7 +293,7 @@ def test_a_gzip_in_a_hive_style_folder_reads_like_its_decompressed_copy(tmp_path
     (folder / "focus.csv.gz").write_bytes(gzip.compress(FOCUS_SAMPLE.read_bytes()))
     write_config(tmp_path, "sources:\n  - {name: focus, kind: focus, uri: landing/}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         report = ingest(con, config)
         assert not report.rejected, report.summary()

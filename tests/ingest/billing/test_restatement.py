@@ -14,9 +14,9 @@ import pytest
 
 from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
-from pipelines.warehouse import connect
 from tests.helpers.billing_exports import Cur2Export, csv_bytes, hours, total
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 
 NOV = datetime(2026, 11, 2, 0, 0)
 DEC = datetime(2026, 12, 3, 0, 0)
@@ -31,7 +31,7 @@ def export(tmp_path: Path) -> Cur2Export:
 
 def _run(tmp_path: Path) -> tuple[IngestReport, duckdb.DuckDBPyConnection]:
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     return ingest(con, config), con
 
 

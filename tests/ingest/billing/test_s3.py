@@ -14,9 +14,9 @@ import pytest
 import pipelines.net.s3 as s3_module
 from pipelines.config import load_config
 from pipelines.ingest import ingest
-from pipelines.warehouse import connect
 from tests.helpers.billing_exports import Cur2Export, hours
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.paths import FIXTURES, REPO
 
 NOV = datetime(2026, 11, 2)
@@ -72,7 +72,7 @@ def test_the_same_export_from_a_folder_and_from_s3_gives_identical_tables(
     tables = []
     for root in (local, remote):
         config = load_config(root / "wastewatch.yaml")
-        con = connect(config.warehouse_path)
+        con = new_warehouse(config.warehouse_path)
         report = ingest(con, config)
         assert not report.rejected, report.summary()
         tables.append(_table(con))
@@ -93,7 +93,7 @@ def test_the_same_export_from_a_folder_and_from_s3_gives_identical_tables(
         return real_download(s3, obj, dest)
 
     monkeypatch.setattr(s3_module, "download", counting_download)
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     report = ingest(con, config)
     assert {o.status for o in report.outcomes} == {"unchanged"}
     assert fetched == []
@@ -102,7 +102,7 @@ def test_the_same_export_from_a_folder_and_from_s3_gives_identical_tables(
     # a restated period on S3: only its new objects are downloaded, and the totals are the new ones
     export.deliver("2026-11", [hours("i-a", NOV, 30, "3.00"), hours("i-b", NOV, 20, "1.5")], "e2")
     _upload_objects(s3_server, bucket, tmp_path / "export", "exports")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     report = ingest(con, config)
     assert not report.rejected, report.summary()
     assert sorted(Path(u).name for u in fetched) == [
@@ -141,7 +141,7 @@ def test_every_billing_kind_reads_s3(tmp_path: Path, s3_server: str) -> None:
         )
     write_config(tmp_path, "sources:\n" + "\n".join(lines) + "\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     report = ingest(con, config)
     assert not report.rejected, report.summary()
     got = dict(con.execute("select x_source_format, count(*) from billing_line_items group by 1").fetchall())
@@ -160,7 +160,7 @@ def test_a_missing_bucket_is_reported_and_other_sources_still_load(tmp_path: Pat
         f"endpoint_url: '{s3_server}'}}\n  - {{name: f, kind: focus, uri: landing/}}\n",
     )
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     report = ingest(con, config)
     [bad] = report.rejected
     assert "no-such-bucket" in (bad.error or "") and "NoSuchBucket" in (bad.error or "")

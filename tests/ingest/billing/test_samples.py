@@ -21,8 +21,8 @@ import pytest
 
 from pipelines.config import load_config
 from pipelines.ingest import ingest
-from pipelines.warehouse import connect
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.paths import FIXTURES
 
 BILLING = FIXTURES / "billing"
@@ -121,7 +121,7 @@ def _load(tmp_path: Path, kind: str, files: list[Path], options: str = "") -> du
         (landing / f.name).write_bytes(f.read_bytes())
     write_config(tmp_path, f"sources:\n  - {{name: s, kind: {kind}, uri: landing/{options}}}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     report = ingest(con, config)
     assert not report.rejected, report.summary()
     return con
@@ -204,7 +204,7 @@ def test_legacy_cur_month_folder_follows_its_manifest(tmp_path: Path) -> None:
     shutil.copytree(layout, landing)
     write_config(tmp_path, "sources:\n  - {name: cur, kind: aws_cur, uri: landing/}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     report = ingest(con, config)
     assert not report.rejected, report.summary()
     data = next(landing.rglob("*.csv.gz"))
@@ -255,7 +255,7 @@ def test_azure_amortized_and_actual_are_never_mixed(tmp_path: Path) -> None:
             f"warehouse: {dataset}.duckdb\nsources:\n  - {{name: az, kind: azure, uri: landing/, options: {{dataset: {dataset}}}}}\n",
         )
         config = load_config(tmp_path / "wastewatch.yaml")
-        con = connect(config.warehouse_path)
+        con = new_warehouse(config.warehouse_path)
         report = ingest(con, config)
         assert [o.uri.rsplit("/", 1)[-1] for o in report.of("loaded")] == [keep]
         assert any("never mixed" in n for n in report.notes)
@@ -273,7 +273,7 @@ def test_azure_default_dataset_is_amortized_and_the_actual_export_is_skipped(tmp
         (landing / f.name).write_bytes(f.read_bytes())
     write_config(tmp_path, "sources:\n  - {name: az, kind: azure, uri: landing/}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     report = ingest(con, config)
     assert not report.rejected, report.summary()
     assert [Path(o.uri).name for o in report.outcomes] == ["EA_AmortizedCost_Small.csv"]
@@ -311,7 +311,7 @@ def test_azure_dataset_is_told_by_the_rows_when_names_do_not_say(dataset: str, t
     options = f", options: {{dataset: {dataset}}}" if dataset else ""
     write_config(tmp_path, f"sources:\n  - {{name: az, kind: azure, uri: landing/{options}}}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     report = ingest(con, config)
     wanted = dataset or "amortized"
     keep, other = ("export-b", "export-a") if wanted == "amortized" else ("export-a", "export-b")
@@ -365,7 +365,7 @@ def test_azure_export_manifest_type_tells_the_dataset(tmp_path: Path) -> None:
         (run / "manifest.json").write_text(__import__("json").dumps(manifest), encoding="utf-8")
     write_config(tmp_path, "sources:\n  - {name: az, kind: azure, uri: landing/}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     report = ingest(con, config)
     assert not report.rejected, report.summary()
     assert sorted(o.uri.split("/landing/")[1] for o in report.of("loaded")) == [
@@ -417,7 +417,7 @@ def test_focus_spec_examples_reconcile_or_are_rejected_precisely(path: Path, tmp
     (landing / path.name).write_bytes(path.read_bytes())
     write_config(tmp_path, "currency: USD\nsources:\n  - {name: f, kind: focus, uri: landing/}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     report = ingest(con, config)
     if path.name in INVALID_SPEC:
         line, column, value = INVALID_SPEC[path.name]
@@ -447,7 +447,7 @@ def test_oci_native_cost_report_is_rejected_precisely_by_every_billing_kind(
     (landing / OCI_NATIVE.name).write_bytes(OCI_NATIVE.read_bytes())
     write_config(tmp_path, f"sources:\n  - {{name: s, kind: {kind}, uri: landing/}}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     report = ingest(con, config)
     [bad] = report.rejected
     assert bad.error == (

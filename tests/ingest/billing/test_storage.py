@@ -22,10 +22,11 @@ from pipelines.config import Config, load_config
 from pipelines.ingest import ingest
 from pipelines.ingest.billing.lines import insert_lines, store_columns
 from pipelines.ingest.billing.tag_sets import tag_normalizer
-from pipelines.warehouse import connect, rows
+from pipelines.warehouse import rows
 from tests.helpers import billing_exports
 from tests.helpers.billing_exports import Cur2Export, hours
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.paths import FOCUS_SAMPLE
 
 NOV = datetime(2026, 11, 3, 10)
@@ -50,7 +51,7 @@ def _open(tmp_path: Path) -> tuple[Config, duckdb.DuckDBPyConnection]:
     (tmp_path / "focus").mkdir()
     write_config(tmp_path, CONFIG)
     config = load_config(tmp_path / "wastewatch.yaml")
-    return config, connect(config.warehouse_path)
+    return config, new_warehouse(config.warehouse_path)
 
 
 def _focus_csv(bad_cost_on_row: int | None = None) -> bytes:
@@ -132,7 +133,7 @@ def test_a_warehouse_stores_only_the_columns_its_sources_fill(tmp_path: Path) ->
 
 
 def test_lines_written_by_hand_get_their_columns_and_never_lineage(tmp_path: Path) -> None:
-    con = connect(tmp_path / "w.duckdb")
+    con = new_warehouse(tmp_path / "w.duckdb")
     try:
         insert_lines(
             con,
@@ -164,7 +165,7 @@ def test_lines_written_by_hand_get_their_columns_and_never_lineage(tmp_path: Pat
 
 
 def test_billing_ts_keeps_timestamps_and_converts_text_and_zones_to_utc(tmp_path: Path) -> None:
-    con = connect(tmp_path / "w.duckdb")
+    con = new_warehouse(tmp_path / "w.duckdb")
     try:
         got = con.execute(
             "select billing_ts(timestamp '2026-11-01 05:00'), billing_ts(timestamptz '2026-11-01 05:00:00+02:00'), "
@@ -230,7 +231,7 @@ def test_billing_ts_keeps_timestamps_and_converts_text_and_zones_to_utc(tmp_path
 def test_trim_text_equals_trim_for_every_code_point_at_either_end(tmp_path: Path) -> None:
     # trim_text skips trim() when the value neither starts nor ends with a space or a non-ASCII
     # character: it must give trim()'s answer for every character trim() could remove, and any other
-    con = connect(tmp_path / "w.duckdb")
+    con = new_warehouse(tmp_path / "w.duckdb")
     try:
         differ = con.execute(
             """
@@ -297,7 +298,7 @@ def test_the_focus_sample_through_the_view_equals_the_sample(tmp_path: Path) -> 
     shutil.copy(FOCUS_SAMPLE, tmp_path / "focus" / FOCUS_SAMPLE.name)
     write_config(tmp_path, CONFIG)
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         assert not ingest(con, config).rejected
         got = rows(

@@ -1,4 +1,5 @@
-"""The property tests' workspace: one per test module (xdist runs a module in one worker)."""
+"""The property tests' workspace: one per test process, shared by the modules here (each example resets its
+warehouse to a copy of the template, so the oracles, the unmutated exports' loads, are worked out once)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,6 @@ import pytest
 from tests.helpers.fuzz import Workspace
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def ws(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     return Workspace(tmp_path_factory.mktemp("fuzz"))

@@ -21,8 +21,8 @@ import pytest
 
 from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
-from pipelines.warehouse import connect
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.paths import FIXTURES, H200
 
 FOCUS = FIXTURES / "billing" / "focus-spec" / "commitment_discount_usage_scenario_3.csv"
@@ -42,7 +42,7 @@ def _run(tmp_path: Path, kind: str, files: dict[str, bytes]) -> tuple[IngestRepo
         (folder / name).write_bytes(data)
     write_config(tmp_path, f"sources:\n  - {{name: src, kind: {kind}, uri: in/}}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         report = ingest(con, config)
         landed = con.execute(

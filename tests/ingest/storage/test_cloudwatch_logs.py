@@ -12,8 +12,9 @@ import boto3
 
 from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
-from pipelines.warehouse import connect, rows
+from pipelines.warehouse import rows
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.paths import FIXTURES
 
 SAVED = FIXTURES / "storage" / "cloudwatch_logs"
@@ -23,7 +24,7 @@ QUERY = "select * from log_groups order by source, listed_at, log_group"
 def _ingest(tmp_path: Path, sources: str) -> tuple[IngestReport, list[dict[str, Any]]]:
     write_config(tmp_path, "sources:\n" + sources)
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         return ingest(con, config), rows(con, QUERY)
     finally:

@@ -14,8 +14,9 @@ import pytest
 
 from pipelines.config import ConfigError
 from pipelines.ingest.readers.fs_scan import fingerprint
-from pipelines.warehouse import connect, scalar
+from pipelines.warehouse import scalar
 from rules import Window, get_rule
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.storage import OBJECTS, build_storage_marts, project, run_ingest, table
 
 
@@ -45,7 +46,7 @@ def test_a_scan_walks_every_folder_and_records_sizes_times_and_fingerprints(tmp_
         "options: {workers: 4, fingerprint: true, full_hash_max_bytes: 1024, sample_blocks: 4, "
         "sample_block_bytes: 100, exclude: ['.snapshot/*'], storage_class: fsx_lustre, resource_id: fs-0abc}}\n",
     )
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     report = run_ingest(con, config)
     assert not report.rejected, report.summary()
     got = {r["key"]: r for r in table(con, f"select * from {OBJECTS}")}
@@ -90,7 +91,7 @@ def test_a_missing_root_is_refused_and_the_previous_scan_stays(tmp_path: Path) -
     root = tmp_path / "mnt" / "data"
     _tree(root)
     config = project(tmp_path, "  - {name: mnt, kind: fs_scan, uri: mnt/data}\n")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     assert not run_ingest(con, config).rejected
     (tmp_path / "mnt").rename(tmp_path / "unmounted")
     report = run_ingest(con, config)
@@ -126,7 +127,7 @@ def test_an_unreadable_folder_is_skipped_with_a_warning(tmp_path: Path) -> None:
     locked.chmod(0)
     try:
         config = project(tmp_path, "  - {name: data, kind: fs_scan, uri: data}\n")
-        con = connect(config.warehouse_path)
+        con = new_warehouse(config.warehouse_path)
         assert not run_ingest(con, config).rejected
         assert scalar(con, "select count(*) from storage_objects where key like 'llm/run-1/%'") == 0
         assert scalar(con, "select count(*) from storage_objects where key like 'llm/run-2/%'") == 2
@@ -144,7 +145,7 @@ def test_failed_runs_on_a_file_system_are_orphaned_checkpoints(tmp_path: Path) -
         f'checkpoints:\n  - "{root.resolve()}/{{project}}/{{run_id}}/**"\n'
         "prices:\n  storage_gb_month: {FSX_LUSTRE: 0.14}\n",
     )
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     run_ingest(con, config)
     con.execute(
         "insert into jobs (job_id, scheduler, job_name, state, started_at, ended_at, source, x_source_file, "

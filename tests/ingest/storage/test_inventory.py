@@ -16,7 +16,8 @@ import duckdb
 import pytest
 
 from pipelines.config import ConfigError
-from pipelines.warehouse import connect, scalar
+from pipelines.warehouse import scalar
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.storage import (
     GIB,
     OBJECTS,
@@ -33,7 +34,7 @@ CKPT_PATTERN = 'checkpoints:\n  - "s3://acme-ckpt/{project}/{run_id}/**"\n'
 
 def _open(tmp_path: Path, sources: str, extra: str = "") -> tuple[duckdb.DuckDBPyConnection, object]:
     config = project(tmp_path, sources, extra)
-    return connect(config.warehouse_path), config
+    return new_warehouse(config.warehouse_path), config
 
 
 # ------------------------------------------------------------------------------------------- loading

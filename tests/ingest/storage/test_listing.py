@@ -16,7 +16,8 @@ from urllib.parse import urlsplit
 import boto3
 import pytest
 
-from pipelines.warehouse import connect, scalar
+from pipelines.warehouse import scalar
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.storage import OBJECTS, build_storage_marts, project, run_ingest, table
 
 MIB = 1024 * 1024
@@ -91,7 +92,7 @@ def test_a_listing_reads_every_page_strips_etag_quotes_and_finds_the_region(
         "options: {page_size: 2}}\n"
         f"  - {{name: eu, kind: s3_listing, uri: 's3://list-eu-1/', endpoint_url: '{s3_server}'}}\n",
     )
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     report = run_ingest(con, config)
     assert not report.rejected, report.summary()
     got = table(con, f"select * from {OBJECTS} order by bucket, key")
@@ -135,7 +136,7 @@ def test_checksums_and_incomplete_multipart_uploads(tmp_path: Path, s3, s3_serve
         "options: {checksums: true}}\n",
         "prices:\n  storage_gb_month: {STANDARD: 0.023}\n",
     )
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     assert not run_ingest(con, config).rejected
     objs = {r["key"]: r for r in table(con, "select * from storage_objects")}
     assert objs["a/one.bin"]["checksum_algorithm"] == "SHA256"
@@ -178,7 +179,7 @@ def test_a_listing_cut_off_mid_pagination_is_refused_and_the_previous_listing_st
         "options: {page_size: 2, retries: 2}}\n"
         f"  - {{name: other, kind: s3_listing, uri: 's3://list-cut-2/', endpoint_url: '{s3_server}'}}\n",
     )
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     assert not run_ingest(con, config).rejected  # through the proxy, all pages arrive
     assert scalar(con, "select count(*) from storage_objects where bucket = 'list-cut-1'") == 3
     for i in range(3, 6):
@@ -203,7 +204,7 @@ def test_a_missing_bucket_is_refused_clearly(tmp_path: Path, s3_server: str) -> 
         f"  - {{name: gone, kind: s3_listing, uri: 's3://no-such-bucket-7/', endpoint_url: '{s3_server}', "
         "options: {retries: 1}}\n",
     )
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     error = run_ingest(con, config).rejected[0].error or ""
     assert error.startswith(
         "s3://no-such-bucket-7/: listing interrupted after 0 page(s) (0 objects): NoSuchBucket"

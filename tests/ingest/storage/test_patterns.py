@@ -12,7 +12,7 @@ import pytest
 from pipelines.errors import PatternError
 from pipelines.ingest.storage_patterns import parse_pattern, sync_config
 from pipelines.transform.build import build_mart
-from pipelines.warehouse import connect
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.storage import project, table
 
 
@@ -88,7 +88,7 @@ def test_the_marts_match_paths_exactly_as_the_patterns_are_documented(tmp_path: 
     body = "checkpoints:\n" + "".join(f'  - "{p}"\n' for p in PATTERNS)
     body += "datasets:\n" + "".join(f'  - "{r}"\n' for r in ROOTS)
     config = project(tmp_path, "  []\n", body)
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     sync_config(con, config, datetime(2026, 11, 28), "test")
     paths = _paths(random.Random(7), 600)
     for store, bucket in sorted({(st, b) for st, b, _ in paths}):

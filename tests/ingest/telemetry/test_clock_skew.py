@@ -19,8 +19,9 @@ from pipelines.config import load_config
 from pipelines.errors import ConfigError
 from pipelines.health.freshness import stale_sources
 from pipelines.ingest import IngestReport, ingest
-from pipelines.warehouse import connect, rows, utcnow
+from pipelines.warehouse import rows, utcnow
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.ingest_run import ingest_project
 from tests.helpers.prometheus_server import canned_api, matrix
 
@@ -65,7 +66,7 @@ def _two_hosts(project: Path, now: datetime) -> list[str]:
 def _ingest_and_stale(project: Path, options: str = "") -> tuple[IngestReport, list[str], Any]:
     cfg = write_config(project, f"sources:\n  - {{name: smi, kind: nvidia_smi, uri: telemetry/{options}}}\n")
     config = load_config(cfg)
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         report = ingest(con, config)
         stale = [str(s) for s in stale_sources(con, config, utcnow())]

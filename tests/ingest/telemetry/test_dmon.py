@@ -10,8 +10,8 @@ import pytest
 
 from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
-from pipelines.warehouse import connect
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.paths import H200
 
 DMON = H200 / "nvidia_smi_dmon.txt"
@@ -26,7 +26,7 @@ def _run(tmp_path: Path, files: dict[str, str | Path], options: str = "") -> tup
             (tmp_path / "dmon" / name).write_text(content, encoding="utf-8")
     write_config(tmp_path, f"sources:\n  - {{name: dmon, kind: nvidia_smi_dmon, uri: dmon/{options}}}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         report = ingest(con, config)
         got = con.execute(
@@ -48,7 +48,7 @@ def test_real_capture_agrees_with_the_capture_readme(tmp_path: Path) -> None:
     assert (row[5], row[7], row[8], row[10], row[11]) == (105199.0, 1980.0, 3201.0, 0, 341)
     # per phase, dmon's sm % is the README's mean util % (measured by --query-gpu on the same GPU)
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     means = dict(
         con.execute(
             """select p.job_id, avg(s.util_pct) from read_csv($p) p join gpu_samples s

@@ -11,7 +11,8 @@ import pytest
 
 from pipelines.config import Config
 from pipelines.ingest import ingest
-from pipelines.transform.build import build_marts
+from tests.helpers.empty_warehouse import new_warehouse
+from tests.helpers.marts import build_only
 from tests.helpers.paths import H200, copy_into
 
 CAPTURE = H200 / "nvidia_smi_query_gpu.csv"
@@ -58,7 +59,7 @@ def test_units_values_host_and_gpu_hours(
         "from gpu_samples group by all"
     ).fetchall()
     assert row == [("h200-node", "NVIDIA H200", 0, 143771.0, 105199.0, pytest.approx(76.5, abs=1.0), 342)]
-    build_marts(con)
+    build_only(con, "gpu_hours")  # and the marts it reads (tests/helpers/marts.py)
     hours = con.execute("select hour, samples, coverage, util_max from gpu_hours").fetchall()
     assert len(hours) == 1
     hour, samples, coverage, util_max = hours[0]
@@ -100,7 +101,6 @@ def test_noheader_and_nounits_variants_read_the_same(
 
 def test_host_column_and_timezone_option(tmp_path: Path) -> None:
     from pipelines.config import load_config
-    from pipelines.warehouse import connect
     from tests.helpers.config import write_config
 
     (tmp_path / "t").mkdir()
@@ -116,7 +116,7 @@ def test_host_column_and_timezone_option(tmp_path: Path) -> None:
         """,
     )
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     ingest(con, config)
     assert con.execute("select ts::varchar, host, gpu_index, util_pct from gpu_samples").fetchall() == [
         ("2026-06-01 10:00:00", "gpu-7.example", 3, 42.0)
@@ -175,7 +175,6 @@ def test_any_field_order_comma_only_and_repeated_headers(
 
 def test_unavailable_markers_become_null_and_total_from_used_plus_free(tmp_path: Path) -> None:
     from pipelines.config import load_config
-    from pipelines.warehouse import connect
     from tests.helpers.config import write_config
 
     (tmp_path / "t").mkdir()
@@ -189,7 +188,7 @@ def test_unavailable_markers_become_null_and_total_from_used_plus_free(tmp_path:
     )
     write_config(tmp_path, "sources:\n  - {name: t, kind: nvidia_smi, uri: t/}\n")
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     ingest(con, config)
     got = con.execute(
         "select host, gpu_index, util_pct, mem_used_mib, mem_total_mib, power_w, temperature_c, pstate "
@@ -299,7 +298,6 @@ def test_a_rejected_new_version_keeps_the_loaded_rows_and_the_next_good_version_
     import os
 
     from pipelines.config import load_config
-    from pipelines.warehouse import connect
     from tests.helpers.config import write_config
 
     header = "timestamp, index, uuid, name, utilization.gpu [%], memory.used [MiB], memory.total [MiB]\n"
@@ -314,7 +312,7 @@ def test_a_rejected_new_version_keeps_the_loaded_rows_and_the_next_good_version_
     config = load_config(tmp_path / "wastewatch.yaml")
 
     def run() -> tuple[str, list[tuple], tuple]:
-        con = connect(config.warehouse_path)
+        con = new_warehouse(config.warehouse_path)
         try:
             [outcome] = ingest(con, config).outcomes
             samples = con.execute("select util_pct from gpu_samples order by ts").fetchall()

@@ -18,8 +18,9 @@ from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
 from pipelines.ingest.readers.prometheus import build_query
 from pipelines.transform.build import build_intermediate, build_mart
-from pipelines.warehouse import connect, rows
+from pipelines.warehouse import rows
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.prometheus_server import (
     FIRST_HOUR,
     HOURS,
@@ -47,7 +48,7 @@ COMPARED = (
 def _gpu_hours(project: Path, sources: str) -> tuple[IngestReport, list[dict[str, Any]]]:
     write_config(project, "sources:\n" + sources)
     config = load_config(project / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         report = ingest(con, config)
         build_intermediate(con)
@@ -184,7 +185,7 @@ def _ingest(project: Path, source: str) -> tuple[IngestReport, list[dict[str, An
     project.mkdir(exist_ok=True)
     write_config(project, "sources:\n" + source)
     config = load_config(project / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         return ingest(con, config), rows(con, "select * from gpu_hourly_stats order by hour, host, gpu_index")
     finally:
@@ -334,7 +335,7 @@ def test_an_unreachable_server_is_one_error_line_exit_1_and_no_secret(
 def test_an_hour_a_job_starts_and_ends_in_is_cut_by_the_job_records(tmp_path: Path) -> None:
     """step=1h cannot see a job boundary: the hour's row is cut where the scheduler says the job started and
     ended, each slice getting the hour's statistics and its share of the samples by length."""
-    con = connect(tmp_path / "w.duckdb")
+    con = new_warehouse(tmp_path / "w.duckdb")
     try:
         con.execute(
             "insert into gpu_hourly_stats (hour, host, gpu_uuid, gpu_index, samples, observed_s, util_samples, "
@@ -383,7 +384,7 @@ def test_credentials_in_the_url_authenticate_and_are_never_stored(tmp_path: Path
             tmp_path / "p",
             f"  - {{name: prom, kind: prometheus, uri: '{secret_url}', options: {{{ONE_HOUR}}}}}\n",
         )
-        con = connect(tmp_path / "p" / "warehouse" / "wastewatch.duckdb")
+        con = new_warehouse(tmp_path / "p" / "warehouse" / "wastewatch.duckdb")
         try:
             ledger = rows(con, "select uri, status from ingest_files")
         finally:
@@ -430,7 +431,7 @@ def test_a_host_the_metrics_store_stopped_hearing_from_is_stale(tmp_path: Path) 
         "sources:\n  - {name: prom, kind: prometheus, uri: 'http://127.0.0.1:9'}\n",
     )
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         con.execute(
             "insert into gpu_hourly_stats (hour, host, gpu_index, samples, observed_s, source, x_source_file, "
@@ -473,7 +474,7 @@ def test_later_runs_read_from_the_lookback_before_the_newest_hour(tmp_path: Path
 def test_an_hour_read_again_unchanged_is_not_rolled_up_again(tmp_path: Path) -> None:
     from pipelines.transform.days import refresh_rollups
 
-    con = connect(tmp_path / "w.duckdb")
+    con = new_warehouse(tmp_path / "w.duckdb")
     insert = (
         "insert into gpu_hourly_stats (hour, host, gpu_index, samples, observed_s, util_samples, util_sum, source, "
         "x_source_file, x_file_id, x_hour_date) values ('2026-11-30 05:00', 'n', 0, 60, 3600, 60, $sum, 'prom', "
@@ -497,7 +498,7 @@ def test_a_warehouse_fed_only_by_the_metrics_store_has_data_in_its_weeks(tmp_pat
     from pipelines.health.coverage import data_spans
     from rules import Window
 
-    con = connect(tmp_path / "w.duckdb")
+    con = new_warehouse(tmp_path / "w.duckdb")
     try:
         con.execute(
             "insert into gpu_hourly_stats (hour, host, gpu_index, samples, observed_s, source, x_source_file, "

@@ -15,8 +15,9 @@ from pipelines.cli import main
 from pipelines.config import load_config
 from pipelines.ingest import IngestReport, ingest
 from pipelines.lock import holds, writer_lock
-from pipelines.warehouse import connect, rows
+from pipelines.warehouse import rows
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.slow_peer import slow_peer
 
 ONE_HOUR = "start: '2026-11-30T00:00:00Z', end: '2026-11-30T01:00:00Z', range_end: inclusive"
@@ -47,7 +48,7 @@ def _ingest(project: Path, sources: str) -> tuple[IngestReport, float, list[dict
     (project / "jobs" / "jobs.csv").write_text(JOBS, encoding="utf-8")
     write_config(project, "sources:\n  - {name: slurm, kind: jobs_csv, uri: jobs/}\n" + sources)
     config = load_config(project / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         started = time.monotonic()
         report = ingest(con, config)
@@ -142,7 +143,7 @@ def test_ingest_against_a_dripping_server_is_one_line_exit_1_and_frees_the_wareh
     assert not holds(warehouse)
     with writer_lock(warehouse, wait=0):  # free: taken at once by the next writer
         pass
-    con = connect(warehouse)
+    con = new_warehouse(warehouse)
     try:
         assert rows(con, "select job_id from jobs") == [{"job_id": "j1"}]
     finally:

@@ -14,10 +14,11 @@ import pytest
 
 from pipelines.config import load_config
 from pipelines.ingest import ingest
-from pipelines.transform.build import build_marts
-from pipelines.warehouse import connect, rows
+from pipelines.warehouse import rows
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.ingest_run import ingest_project
+from tests.helpers.marts import build_only
 from tests.helpers.paths import H200, copy_into
 from tests.helpers.train_logs import EXPECTED_MFU, GPUS, PARAMS, SHAPES, TOKENS_PER_S
 
@@ -40,11 +41,11 @@ def _mfu_of(tmp_path: Path, sources: str, files: dict[str, Path | str]) -> dict[
         else:
             dst.write_text(content, encoding="utf-8")
     config = load_config(write_config(tmp_path, "sources:\n" + sources))
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         report = ingest(con, config)
         assert not report.rejected, [o.error for o in report.rejected]
-        build_marts(con)
+        build_only(con, "job_mfu")  # and the marts it reads (tests/helpers/marts.py)
         return {r["job_id"]: r for r in rows(con, "select * from job_mfu")}
     finally:
         con.close()
