@@ -204,7 +204,7 @@ select
         'mfu', round(s.mfu, 4),
         'baseline_job_key', s.baseline_job_key,
         'baseline_job_id', s.baseline_job_id,
-        'baseline_gpu_count', s.baseline_gpu_count,
+        'baseline_gpus', s.baseline_gpu_count,
         'baseline_tokens_per_gpu_s', round(s.baseline_tokens_per_gpu_s, 2),
         'efficiency', round(s.efficiency, 4),
         'excess_share', round(s.excess_share, 4),
