@@ -54,7 +54,9 @@ def plan_scaling(planner: Planner, start: datetime, a: datetime, b: datetime) ->
     """The longest completed 2-node run and single-node run on gpu-h100-08 of the report week [a, b)."""
 
     def longest(hosts: list[str]) -> Job:
-        runs = [j for j in planner.jobs if j.hosts == hosts and j.state == "COMPLETED" and "-train-" in j.name]
+        runs = [
+            j for j in planner.jobs if j.hosts == hosts and j.state == "COMPLETED" and "-train-" in j.name
+        ]
         return max(runs, key=lambda j: (_in_week(j, start, a, b), -j.job_id))
 
     big = longest(FAMILY_HOSTS)
