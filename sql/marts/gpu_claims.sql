@@ -32,7 +32,8 @@
 -- job_scaling_efficiency: the job's per-GPU throughput over that run's (job_scaling.efficiency)
 -- claims: the claims on the slice, sorted by precedence (lower first), each with its precedence, rule_id,
 -- claim (failed_job, no_telemetry, idle_instance, unused_gpu, low_peak, starved, beyond_linear or job_gpu)
--- and tests (param, measure, op); a claim holds when every `measure op threshold(param)` holds, and a NULL measure fails
+-- and tests (param, measure, op); a claim holds when every `measure op threshold(param)` holds, and a NULL
+-- measure fails
 with slices as (
     -- a GPU reported under two host names (node name and FQDN) is one GPU: the first host name's row
     select *
