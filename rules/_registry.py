@@ -13,6 +13,7 @@ from rules.gpu002_overprovisioned_job import RULE as GPU002
 from rules.gpu003_input_starved_job import RULE as GPU003
 from rules.gpu004_failed_job_and_zombie import RULE as GPU004
 from rules.gpu005_low_efficiency_job import RULE as GPU005
+from rules.gpu006_poor_scaling import RULE as GPU006
 from rules.net001_cross_region_transfer import RULE as NET001
 from rules.sto001_orphaned_checkpoint import RULE as STO001
 from rules.sto002_duplicate_dataset import RULE as STO002
@@ -21,7 +22,7 @@ from rules.sto004_incomplete_multipart_upload import RULE as STO004
 from rules.sto005_log_retention import RULE as STO005
 
 ALL_RULES: tuple[Rule, ...] = (
-    GPU001, GPU002, GPU003, GPU004, GPU005, COM001,
+    GPU001, GPU002, GPU003, GPU004, GPU005, GPU006, COM001,
     COST001, COST002, COST003, COST004,
     NET001,
     STO001, STO002, STO003, STO004, STO005,

@@ -18,7 +18,8 @@ job, a telemetry outage (insufficient data), checkpoints of failed runs, a datas
 buckets, an untagged host and bucket, a spend spike, a team over budget, a CloudWatch Logs group kept forever
 (two saved `describe-log-groups` listings a week apart and its storage lines in the bill) and old TensorBoard
 event files and profiler traces and Prometheus TSDB blocks a Thanos sidecar uploaded and nobody expired, in the
-scratch bucket (STO005). Besides the planted crash,
+scratch bucket (STO005), and nlp's 2-node run at half the per-GPU throughput of a single-node run of its
+model configuration, both with training logs (GPU006, scaling.py). Besides the planted crash,
 about 6 % of the training jobs longer than 8 h fail at random (scenario.Planner.fill); expected.json lists each
 of them under GPU004 with the GPU time it lost since its run's last checkpoint.
 
@@ -74,6 +75,7 @@ from pipelines.demo.modelled import (
     write_hosts_csv,
     write_train_logs,
 )
+from pipelines.demo.scaling import expected_scaling, plan_scaling, write_scaling_logs
 from pipelines.demo.scenario import (
     GROWTH_BUCKET,
     P5,
@@ -162,6 +164,9 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
     logs = write_train_logs(
         directory, logged, start, end - timedelta(weeks=1), end, research_notes["low_job"]
     )
+    # GPU006's plant: two of the cloud plan's runs get training logs (pipelines/demo/scaling.py)
+    scaling = plan_scaling(planner, start, end - timedelta(weeks=1), end)
+    logs.update(write_scaling_logs(directory, scaling, start, end - timedelta(weeks=1), end))
     modelled = expected_modelled(
         research, research_planner, research_notes, hourly_costs(research, watts), logs, start, weeks
     )
@@ -202,6 +207,7 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
     # showback: each team's total per month by the demo config's rules (the bill, the modelled clusters)
     research_costs = hourly_costs(research, watts)
     expected["showback"] = expected_showback(lines, hosts, planner.jobs, research, research_costs, start)
+    expected["report_week"]["rules"]["GPU006"] = expected_scaling(scaling, start, end - timedelta(weeks=1), end)
     (directory / "expected.json").write_text(
         json.dumps(expected, indent=2, default=str) + "\n", encoding="utf-8"
     )

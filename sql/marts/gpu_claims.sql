@@ -1,7 +1,7 @@
 -- grain: one row per GPU-slice (resource x hour x slice x GPU x job, as gpu_job_hours has them; a GPU
 --   reported under two host names is one GPU) and one per billed GPU resource-hour without any telemetry
 --   (gpu_id NULL: the whole instance)
--- depends_on: gpu_job_hours, gpu_job_spans, gpu_billed_hours
+-- depends_on: gpu_job_hours, gpu_job_spans, gpu_billed_hours, job_scaling
 -- Which GPU rule claims each GPU-slice, and why: the GPU rules' precedence as data. `claims` lists every
 -- claim a rule makes on the slice, in precedence order, each with the tests it must pass; the first claim
 -- whose tests all hold is the slice's (`claimed_by(claims, $claim_thresholds)`, sql/macros/
@@ -11,7 +11,8 @@
 -- rule adds one claim here. Precedence (docs/gpu.md): GPU004 (a failed job's GPU-slices, and billed hours
 -- without telemetry) before GPU001 (every GPU of the instance idle in that part of the hour) before GPU002
 -- (a GPU its job did not use, or whose p95 util a MIG slice or a smaller GPU would hold) before GPU003 (a
--- GPU starved of input) before GPU005 (what is left of a job's GPU time).
+-- GPU starved of input) before GPU006 (a job's GPUs beyond what linear scaling from the best smaller run of
+-- its configuration needed) before GPU005 (what is left of a job's GPU time).
 -- resource_id: the billed GPU resource (gpu_job_hours.resource_id)
 -- hour: UTC start of the hour the slice lies in
 -- slice_start: start of the part of the hour (the hour itself for an hour without telemetry)
@@ -25,9 +26,14 @@
 -- job_util_stddev: the spread of the GPU's util samples over its job's run (pooled from the exact sums)
 -- job_power_pct: the GPU's mean power over its job's run, percent of its power limit (NULL when unknown)
 -- job_runtime_minutes: the job's runtime (gpu_job_spans; NULL for a failed job, which has no span)
+-- job_gpu_rank: the GPU's place among its job's GPUs (0 first, by resource and GPU id)
+-- job_excess_gpus: the job's GPUs (telemetry's count) x job_scaling.excess_share: how many of them linear
+-- scaling from the best smaller run of its configuration did not need; NULL without such a run
+-- job_scaling_efficiency: the job's per-GPU throughput over that run's (job_scaling.efficiency)
 -- claims: the claims on the slice, sorted by precedence (lower first), each with its precedence, rule_id,
--- claim (failed_job, no_telemetry, idle_instance, unused_gpu, low_peak, starved or job_gpu) and tests (param,
--- measure, op); a claim holds when every `measure op threshold(param)` holds, and a NULL measure fails
+-- claim (failed_job, no_telemetry, idle_instance, unused_gpu, low_peak, starved, beyond_linear or job_gpu)
+-- and tests (param, measure, op); a claim holds when every `measure op threshold(param)` holds, and a NULL
+-- measure fails
 with slices as (
     -- a GPU reported under two host names (node name and FQDN) is one GPU: the first host name's row
     select *
@@ -64,7 +70,10 @@ job_gpus as (
         )) as util_stddev,
         sum(power_mean_w * samples) / nullif(sum(samples) filter (where power_mean_w is not null), 0)
             as power_mean_w,
-        max(power_limit_w) as power_limit_w
+        max(power_limit_w) as power_limit_w,
+        -- GPU006 claims the first job_excess_gpus of them
+        row_number() over (partition by job_key order by resource_id, gpu_id) - 1 as job_gpu_rank,
+        count(*) over (partition by job_key) as job_gpu_count
     from slices
     where job_key is not null
     group by job_key, resource_id, gpu_id
@@ -84,12 +93,17 @@ units as (
         g.util_p95::double as job_util_p95,
         g.util_stddev::double as job_util_stddev,
         (100 * g.power_mean_w / nullif(g.power_limit_w, 0))::double as job_power_pct,
-        (sp.runtime_s / 60)::double as job_runtime_minutes
+        (sp.runtime_s / 60)::double as job_runtime_minutes,
+        g.job_gpu_rank,
+        (g.job_gpu_count * sc.excess_share)::double as job_excess_gpus,
+        sc.efficiency::double as job_scaling_efficiency,
+        sc.gpu_count::double as job_scaling_gpus
     from slices as s
     inner join instance_slices as i
         on i.resource_id = s.resource_id and i.hour = s.hour and i.slice_start = s.slice_start
     left join job_gpus as g on g.job_key = s.job_key and g.resource_id = s.resource_id and g.gpu_id = s.gpu_id
     left join gpu_job_spans as sp on sp.job_key = s.job_key
+    left join job_scaling as sc on sc.job_key = s.job_key
 ),
 
 no_telemetry as (
@@ -136,6 +150,12 @@ claimed as (
                 {'param': 'GPU003.min_peak_util_pct', 'measure': job_util_p95, 'op': '>='},
                 {'param': 'GPU003.max_power_pct', 'measure': coalesce(job_power_pct, 0), 'op': '<='}
             ]} end,
+            -- GPU006: a GPU of a job (run on enough GPUs) among the first job_excess_gpus of it, the GPU-hours
+            -- beyond what linear scaling from the best smaller run of its configuration needed
+            case when job_runtime_minutes is not null and job_gpu_rank < job_excess_gpus then {'precedence': 45, 'rule_id': 'GPU006', 'claim': 'beyond_linear', 'tests': [
+                {'param': 'GPU006.min_gpus', 'measure': job_scaling_gpus, 'op': '>='},
+                {'param': 'GPU006.min_scaling_efficiency', 'measure': job_scaling_efficiency, 'op': '<='}
+            ]} end,
             -- GPU005: what is left of the GPU time of a job that did not fail (it prices the jobs whose MFU is
             -- low)
             case when job_runtime_minutes is not null then {'precedence': 50, 'rule_id': 'GPU005', 'claim': 'job_gpu', 'tests': []} end
@@ -166,6 +186,9 @@ select
     job_util_stddev,
     job_power_pct,
     job_runtime_minutes,
+    job_gpu_rank,
+    job_excess_gpus,
+    job_scaling_efficiency,
     list_sort(list_filter(
         claim_list::struct(
             precedence integer, rule_id varchar, claim varchar,

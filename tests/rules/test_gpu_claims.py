@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_gpu_rules_are_the_registered_rules_that_read_gpu_claims() -> None:
     assert CLAIMS_MART in MARTS
     assert GPU_RULES == tuple(r.id for r in ALL_RULES if CLAIMS_MART in r.requires)
-    assert GPU_RULES == ("GPU001", "GPU002", "GPU003", "GPU004", "GPU005")
+    assert GPU_RULES == ("GPU001", "GPU002", "GPU003", "GPU004", "GPU005", "GPU006")
 
 
 def test_a_gpu_rules_params_are_its_own() -> None:
@@ -49,7 +49,7 @@ def test_a_gpu_rules_params_are_its_own() -> None:
 def test_every_threshold_a_claim_tests_is_its_rules_own_param() -> None:
     """Each `<rule id>.<param>` in gpu_claims.sql is a param of that rule, bound from it as `$claim_thresholds`."""
     named = set(re.findall(r"'param': '([A-Z]+\d{3})\.([a-z_0-9]+)'", sql_text("marts", CLAIMS_MART)))
-    assert {rid for rid, _ in named} == {"GPU001", "GPU002", "GPU003"}
+    assert {rid for rid, _ in named} == {"GPU001", "GPU002", "GPU003", "GPU006"}
     bound = {
         t["key"]
         for t in claim_thresholds(get_rule("GPU005"), get_rule("GPU005").make_params())["claim_thresholds"]
