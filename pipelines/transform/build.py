@@ -308,5 +308,36 @@ def _mart_digest(name: str) -> str:
     return h.hexdigest()
 
 
+@cache
+def marts_read(name: str) -> frozenset[str]:
+    """The marts mart `name` reads, directly or through intermediate views (their `-- depends_on:`)."""
+    out: set[str] = set()
+    todo, seen = list(_dependencies("marts", name)), set()
+    while todo:
+        dep = todo.pop()
+        if dep in seen:
+            continue
+        seen.add(dep)
+        if dep in INTERMEDIATE:
+            todo.extend(_dependencies("intermediate", dep))
+        elif dep in MARTS and dep != name:
+            out.add(dep)
+    return frozenset(out)
+
+
+@cache
+def build_order() -> tuple[str, ...]:
+    """Every mart after the marts it reads (the registry's order otherwise), so the registry's order of its
+    lines does not matter."""
+    done: list[str] = []
+    todo = list(MARTS)
+    while todo:
+        name = next(n for n in todo if marts_read(n) <= set(done))
+        todo.remove(name)
+        done.append(name)
+    return tuple(done)
+
+
 def build_marts(con: duckdb.DuckDBPyConnection, config: Config | None = None) -> dict[str, int]:
-    return {name: build_mart(con, name, config) for name in MARTS}
+    """Build every mart, each after the marts it reads."""
+    return {name: build_mart(con, name, config) for name in build_order()}

@@ -343,8 +343,9 @@ def test_workspace_yaml_loads_the_module_pyproject_names() -> None:
 
 
 def test_the_marts_step_builds_each_mart_after_the_marts_it_reads() -> None:
-    from pipelines.defs.transform.assets import build_order, mart_deps
+    from pipelines.defs.transform.assets import mart_deps
     from pipelines.marts.registry import MARTS
+    from pipelines.transform.build import build_order
 
     order = build_order()
     assert sorted(order) == sorted(MARTS)

@@ -358,6 +358,11 @@ def test_ingest_job_again_loads_nothing_and_its_checks_pass(materialised: Materi
             True,
             {"USD": f"lines {effective:.12f} / hourly {effective:.12f}"},
         ),
+        # every dollar of the bill on a team or 'unallocated' (no showback: rules: all on team tags)
+        ("showback", "reconciles_with_billing"): (
+            True,
+            {"USD": f"bill {effective:.12f} / showback {effective:.12f}"},
+        ),
     }
     meta = {
         e.materialization.asset_key.to_user_string(): {

@@ -40,7 +40,8 @@ def test_a_test_over_the_limit_is_named_and_fails_the_run_only_when_checked(tmp_
     assert "test_spin.py::test_spins  (NOT LISTED in tests/slow_tests.yaml)" in listed.stdout
     assert "test_quick" not in listed.stdout.split("tests over 0.5 CPU s")[1]
     seconds = json.loads((tmp_path / "cpu.json").read_text())
-    assert 0.6 <= seconds["test_spin.py::test_spins"] < 2 and seconds["test_spin.py::test_quick"] < 0.5
+    # the test spins 0.6 s of its thread's CPU; what the plugin counts may round a hair below on a busy machine
+    assert 0.55 <= seconds["test_spin.py::test_spins"] < 2 and seconds["test_spin.py::test_quick"] < 0.5
     checked = _run(tmp_path, 0.6, "check")
     assert checked.returncode == 1 and "error: 1 test(s) over 0.5 CPU s are not in" in checked.stdout
     assert _run(tmp_path, 0.05, "check").returncode == 0

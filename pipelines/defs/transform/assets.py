@@ -25,6 +25,7 @@ from pipelines.redact import redact
 from pipelines.transform.build import (
     MartRun,
     build_mart_with_rollup,
+    build_order,
     finish_marts,
     needs_rollup,
     prepare_marts,
@@ -89,17 +90,6 @@ def _day_metadata(stats: list[DayStats]) -> dict[str, object]:
         labels = [d.isoformat()[: 7 if unit == "month" else 10] for d in st.days_rebuilt[:31]]
         out[f"{prefix}_{unit}s"] = ", ".join(labels) or "none (nothing changed)"
     return out
-
-
-def build_order() -> list[str]:
-    """MARTS with every mart after the marts it reads (MARTS' own order otherwise)."""
-    done: list[str] = []
-    todo = list(MARTS)
-    while todo:
-        name = next(n for n in todo if all(d in done for d in mart_deps(n) if d in MARTS))
-        todo.remove(name)
-        done.append(name)
-    return done
 
 
 def _mart_spec(name: str) -> dg.AssetSpec:
