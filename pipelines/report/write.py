@@ -1,10 +1,11 @@
 """Writing the weekly report's files under <reports_dir>/<ISO week>/, each through a temporary file that
 replaces the old one, so a reader never sees a half-written file: report.html and the pages it links
-(findings.html, changes.html, ... teams/<team>.html), report.md (the digest) and report-full.md,
+(findings.html, changes.html, ... teams/<team>.html, statements/<team>-<currency>.html), report.md (the digest) and report-full.md,
 findings.csv and findings.parquet."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import duckdb
@@ -23,6 +24,7 @@ from pipelines.report.render import (
     report_markdown_full,
     team_html,
 )
+from pipelines.report.statement import Statement, collect_statements, statement_html
 from rules import Window
 
 
@@ -32,6 +34,11 @@ def write_report(con: duckdb.DuckDBPyConnection, config: Config, window: Window)
     directory.mkdir(parents=True, exist_ok=True)
     report = collect_report(con, config, window, directory)
     env = environment()
+    # each team's monthly statement (showback), linked from its page and the teams page
+    statements = collect_statements(
+        con, window.start.date().replace(day=1), {t.name: t.slug for t in report.teams}
+    )
+    env.globals["statements"] = {(s.team, s.currency): s for s in statements}
     _write_atomic(report.files["report.md"], report_markdown(report, env))
     _write_atomic(report.files["report-full.md"], report_markdown_full(report, env))
     _write_atomic(report.files["report.html"], report_html(report, env))
@@ -45,11 +52,23 @@ def write_report(con: duckdb.DuckDBPyConnection, config: Config, window: Window)
             stale.unlink()
     for team in report.teams:
         _write_atomic(teams_dir / f"{team.slug}.html", team_html(report, team, env))
+    _write_pages(directory / "statements", {f"{s.slug}-{s.currency}.html": s for s in statements},
+                 lambda st: statement_html(st, report, env))  # fmt: skip
     frame = findings_frame(report)
     # findings.csv is opened in spreadsheets: formula-like text is neutralised; findings.parquet stays raw
     _write_frame(neutralise_csv(frame), report.files["findings.csv"], "csv")
     _write_frame(frame, report.files["findings.parquet"], "parquet")
     return report
+
+
+def _write_pages(folder: Path, pages: dict[str, Statement], render: Callable[[Statement], str]) -> None:
+    """Write each page into `folder`, and remove the pages a previous write of this week left there."""
+    folder.mkdir(exist_ok=True)
+    for stale in folder.glob("*.html"):
+        if stale.name not in pages:
+            stale.unlink()
+    for name, page in pages.items():
+        _write_atomic(folder / name, render(page))
 
 
 def _write_frame(frame: pl.DataFrame, path: Path, kind: str) -> None:
