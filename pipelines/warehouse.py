@@ -47,6 +47,7 @@ RAW_TABLES = (
     "storage_price_list",
     "storage_patterns",
     "pricing_entries",
+    "spare_pools",
     "train_steps",
     "gpu_hourly_stats",
     "log_groups",

@@ -44,6 +44,8 @@ from pipelines.config.sections import (  # noqa: F401 - re-exported: callers imp
     PricingMatch,
     RemediationConfig,
     Retention,
+    SpareMatch,
+    Spares,
     SparkSettings,
     _Strict,
 )
@@ -277,6 +279,11 @@ class Config(_Strict):
     remediation: RemediationConfig = Field(default_factory=RemediationConfig)
     pricing: list[PricingEntry] = Field(
         default_factory=list, description="Cost models for GPU hosts without a bill; first match wins."
+    )
+    spares: Spares | None = Field(
+        None,
+        description="Hot-spare hosts kept idle on purpose and the share of the fleet's GPU-hours the policy "
+        "allows them, e.g. {match: {tag: {role: hot-spare}}, policy_share: 0.05}.",
     )
     reporting_currency: str | None = Field(
         None,
