@@ -246,11 +246,12 @@ class SpareCapacity(Row):
         )
 
 
-# what each measure of rpt_weekly_peaks is called in the report, and its unit
+# what each measure of rpt_weekly_peaks is called in the report (no-break spaces: a narrow table wraps the
+# figures, never the name), and its unit
 PEAK_LABELS = {
-    "concurrent_gpus": ("GPUs in use", "GPUs"),
-    "hourly_spend": ("Spend per hour", ""),
-    "stored_gib": ("Stored data", "GiB"),
+    "concurrent_gpus": ("GPUs\u00a0in\u00a0use", "GPUs"),
+    "hourly_spend": ("Spend\u00a0per\u00a0hour", ""),
+    "stored_gib": ("Stored\u00a0data", "GiB"),
 }
 
 
