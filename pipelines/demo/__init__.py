@@ -84,6 +84,7 @@ from pipelines.demo.scenario import (
     plan_storage,
     plan_storage_growth,
 )
+from pipelines.demo.spares import expected_spares, spare_fleet, spares_config, write_spare_hosts_csv
 from pipelines.demo.writers import (
     config_text,
     write_inventory,
@@ -139,9 +140,11 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
     # hosts' plan and planted amounts stay what they were
     research = modelled_fleet()
     research_planner, research_notes = plan_modelled(research, weeks, start, seed)
+    # the hot spares (spares.py): idle hosts of their own, from no draw of `rng` either
+    spares = spare_fleet(hours)
     t = time.monotonic()
     samples, starved_samples, watts = write_telemetry(
-        directory, hosts + research, start, weeks, seed, watts_of=frozenset(OWNED_HOSTS)
+        directory, hosts + research + spares, start, weeks, seed, watts_of=frozenset(OWNED_HOSTS)
     )
     progress.done(
         f"  telemetry: {samples:,} nvidia-smi samples from {len(hosts) + len(research)} hosts, "
@@ -153,6 +156,7 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
         directory, research_planner.jobs, start, {h.name: h for h in research}, prefix="sacct_research"
     )
     write_hosts_csv(directory, research)
+    write_spare_hosts_csv(directory, spares)
     logged = [(j, "h100") for j in research_planner.jobs] + [
         (j, "h100" if by_name[j.hosts[0]].itype is P5 else "a100")
         for j in planner.jobs
@@ -175,7 +179,7 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
         f"  jobs and storage: {len(planner.jobs)} Slurm jobs, {n_objects:,} objects in {len(objects) + 2} "
         f"bucket inventories, {progress.seconds(t)}"
     )
-    (directory / "wastewatch.yaml").write_text(config_text(), encoding="utf-8")
+    (directory / "wastewatch.yaml").write_text(config_text() + spares_config(), encoding="utf-8")
 
     t = time.monotonic()
     expected = build_expected(
@@ -198,8 +202,40 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
         listings,
         growth,
     )
+    _add_spares(expected, len(hosts) + len(research) + len(spares))
     (directory / "expected.json").write_text(
         json.dumps(expected, indent=2, default=str) + "\n", encoding="utf-8"
     )
     progress.done(f"  expected.json: the planted waste, priced, {progress.seconds(t)}")
     return expected
+
+
+def _add_spares(expected: dict[str, Any], fleet_hosts: int) -> None:
+    """expected.json's spare capacity (report_week.spare_capacity, money to the cent), and the spares' hours
+    among the hosts no bill lists (modelled_spend.by_host; their EUR spend is never added to the USD figures)."""
+    spare = expected_spares(fleet_hosts)
+    cent = Decimal("0.01")
+    week = expected["report_week"]
+    week["modelled_spend"]["by_host"] = dict(
+        sorted(
+            {
+                **week["modelled_spend"]["by_host"],
+                **{h: float(c.quantize(cent)) for h, c in spare["cost_by_host"].items()},
+            }.items()
+        )
+    )
+    week["spare_capacity"] = {
+        "planted": "three hot spares (colo-spare-01..03) idle all week: two within the 8 % policy, the third beyond",
+        "hosts": spare["hosts"],
+        "currency": spare["currency"],
+        "spare_gpu_hours": float(spare["spare_gpu_hours"]),
+        "spare_cost": float(spare["spare_cost"].quantize(cent)),
+        "fleet_gpu_hours": float(spare["fleet_gpu_hours"]),
+        "spare_share": float(round(spare["spare_share"], 6)),
+        "policy_share": float(spare["policy_share"]),
+        "excess_gpu_hours": float(spare["excess_gpu_hours"]),
+        "excess_cost": float(spare["excess_cost"].quantize(cent)),
+        "formulas": spare["formulas"],
+        "note": "attention, never waste: GPU001 prices none of the spares' idle hours",
+    }
+    expected["sizes"]["gpu_hosts"] = expected["sizes"]["gpu_hosts"] + len(spare["hosts"])
