@@ -168,6 +168,10 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
     modelled = expected_modelled(
         research, research_planner, research_notes, hourly_costs(research, watts), logs, start, weeks
     )
+    # the spares cost the contract's rate every hour, beside the research hosts' modelled spend
+    for host, cost in expected_spares(len(hosts) + len(research) + len(spares))["cost_by_host"].items():
+        modelled["spend"]["contract"] += cost
+        modelled["spend_by_host"][host] = cost
     write_inventory(directory, objects, end - timedelta(hours=23))
     # COST004's growing bucket: planned from no draw of `rng`, its two inventories 28 days apart
     growth = plan_storage_growth(end)
@@ -211,21 +215,12 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
 
 
 def _add_spares(expected: dict[str, Any], fleet_hosts: int) -> None:
-    """expected.json's spare capacity (report_week.spare_capacity, money to the cent), and the spares' hours
-    among the hosts no bill lists (modelled_spend.by_host; their EUR spend is never added to the USD figures)."""
+    """expected.json's spare capacity (report_week.spare_capacity, money to the cent); the spares' contract
+    hours are already in modelled_spend (generate adds them to the research cluster's)."""
     spare = expected_spares(fleet_hosts)
     cent = Decimal("0.01")
-    week = expected["report_week"]
-    week["modelled_spend"]["by_host"] = dict(
-        sorted(
-            {
-                **week["modelled_spend"]["by_host"],
-                **{h: float(c.quantize(cent)) for h, c in spare["cost_by_host"].items()},
-            }.items()
-        )
-    )
-    week["spare_capacity"] = {
-        "planted": "three hot spares (colo-spare-01..03) idle all week: two within the 8 % policy, the third beyond",
+    expected["report_week"]["spare_capacity"] = {
+        "planted": "three hot spares (rent-spare-01..03) idle all week: two within the 8 % policy, the third beyond",
         "hosts": spare["hosts"],
         "currency": spare["currency"],
         "spare_gpu_hours": float(spare["spare_gpu_hours"]),
@@ -238,4 +233,3 @@ def _add_spares(expected: dict[str, Any], fleet_hosts: int) -> None:
         "formulas": spare["formulas"],
         "note": "attention, never waste: GPU001 prices none of the spares' idle hours",
     }
-    expected["sizes"]["gpu_hosts"] = expected["sizes"]["gpu_hosts"] + len(spare["hosts"])

@@ -1,13 +1,13 @@
-"""The demo's hot spares: three 8 x H100 hosts the research team rents in a Frankfurt colocation and keeps idle
-on purpose (colo-spare-01..03, no job ever scheduled on them), priced on a per-GPU-hour contract in EUR by a
-`pricing:` entry of their own and named by the config's `spares:` section (host glob `colo-spare-*`) with a
-policy share of SPARE_POLICY_SHARE of the fleet's GPU-hours. Two of them fit within the policy; the third
-takes the pool beyond it, so the report lists the excess as an attention item (never waste), and GPU001
-prices none of their idle hours.
+"""The demo's hot spares: three 8 x H100 hosts the research team rents on its per-GPU-hour contract
+(rent-spare-01..03 in cluster lambda-1cc, priced by the config's contract `pricing:` entry like rent-h100-01/02)
+and keeps idle on purpose (no job is ever scheduled on them), named by the config's `spares:` section (host
+glob `rent-spare-*`) with a policy share of SPARE_POLICY_SHARE of the fleet's GPU-hours. Two of them fit within
+the policy; the third takes the pool beyond it, so the report lists the excess as an attention item (never
+waste), and GPU001 prices none of their idle hours.
 
-Planned from no draw of the main generator's random stream, written to files of their own (their own
-telemetry files and hosts CSV) and billed in a currency of their own, so every other planted amount and the
-USD spend stay as they were.
+Planned from no draw of the main generator's random stream and written to files of their own (their own
+telemetry files and hosts CSV), so every planted amount stays as it was; the contract spend grows by their
+hours (expected.json's modelled_spend).
 """
 
 from __future__ import annotations
@@ -16,14 +16,13 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from pipelines.demo.modelled import TEAM
+from pipelines.demo.modelled import CONTRACT, TEAM
 from pipelines.demo.scenario import P5, PROJECTS, Host
 from pipelines.units import HOURS_PER_WEEK
 
-SPARE_HOSTS = ("colo-spare-01", "colo-spare-02", "colo-spare-03")
-SPARE_CLUSTER = "fra-colo"
-SPARE_GLOB = "colo-spare-*"
-SPARE_RATE = {"per_gpu_hour": Decimal("1.90"), "currency": "EUR", "valid_from": "2026-01-01"}
+SPARE_HOSTS = ("rent-spare-01", "rent-spare-02", "rent-spare-03")
+SPARE_CLUSTER = "lambda-1cc"  # the contract cluster: its `pricing:` entry prices them
+SPARE_GLOB = "rent-spare-*"
 # of the fleet's 27 GPU hosts (20 billed, 4 research, 3 spares; 8 GPUs each, every hour of the week), two
 # spares are 7.4 % and three 11.1 %
 SPARE_POLICY_SHARE = Decimal("0.08")
@@ -44,13 +43,8 @@ def write_spare_hosts_csv(root: Path, spares: list[Host]) -> None:
 
 
 def spares_config() -> str:
-    """What the demo config adds for the spares: their `pricing:` entry (it continues the `pricing:` list the
-    config ends with) and the `spares:` section."""
-    r = SPARE_RATE
+    """The demo config's `spares:` section."""
     return f"""\
-  # the research team's hot spares, rented in a Frankfurt colocation
-  - match: {{host: "{SPARE_GLOB}"}}
-    contract: {{per_gpu_hour: {r["per_gpu_hour"]}, currency: {r["currency"]}, valid_from: {r["valid_from"]}}}
 # hot spares kept idle on purpose: a policy cost, never GPU001's waste; beyond the policy share of the fleet's
 # GPU-hours, an attention item
 spares:
@@ -63,14 +57,14 @@ def expected_spares(fleet_hosts: int) -> dict[str, Any]:
     """The report week's spare capacity, with its formulas (exact decimals; build_expected's rounding: to the
     cent once). Every hour of the week of each spare is spare (no job on it), at the contract rate; the fleet
     is every GPU host of the demo (billed or priced) for every hour of the week."""
-    hour_cost = SPARE_RATE["per_gpu_hour"] * GPUS
+    hour_cost = CONTRACT["per_gpu_hour"] * GPUS
     gpu_hours = Decimal(GPUS * HOURS_PER_WEEK * len(SPARE_HOSTS))
     fleet = Decimal(GPUS * HOURS_PER_WEEK * fleet_hosts)
     cost = hour_cost * HOURS_PER_WEEK * len(SPARE_HOSTS)
     excess = max(gpu_hours - SPARE_POLICY_SHARE * fleet, Decimal(0))
     return {
         "hosts": list(SPARE_HOSTS),
-        "currency": SPARE_RATE["currency"],
+        "currency": "USD",
         "cost_by_host": {h: hour_cost * HOURS_PER_WEEK for h in SPARE_HOSTS},
         "spare_gpu_hours": gpu_hours,
         "spare_cost": cost,
@@ -81,7 +75,7 @@ def expected_spares(fleet_hosts: int) -> dict[str, Any]:
         "excess_cost": cost * excess / gpu_hours,
         "formulas": {
             "spare_gpu_hours": "3 spares x 8 GPUs x 168 h (no job ever ran on them)",
-            "spare_cost": f"spare_gpu_hours x {SPARE_RATE['per_gpu_hour']} EUR per GPU-hour (their contract)",
+            "spare_cost": f"spare_gpu_hours x {CONTRACT['per_gpu_hour']} USD per GPU-hour (the contract)",
             "fleet_gpu_hours": f"{fleet_hosts} GPU hosts x 8 GPUs x 168 h (every host billed or priced all week)",
             "spare_share": "spare_gpu_hours / fleet_gpu_hours",
             "excess_gpu_hours": "spare_gpu_hours - policy_share x fleet_gpu_hours",

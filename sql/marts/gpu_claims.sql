@@ -9,9 +9,10 @@
 -- slice with a threshold named `<rule id>.<param>`, the owning rule's own param, which the rules bind at
 -- evaluation (rules/_claims.py): so a rule's thresholds are declared once, in its own params, and a new GPU
 -- rule adds one claim here. Precedence (docs/gpu.md): GPU004 (a failed job's GPU-slices, and billed hours
--- without telemetry) before `spare` (a `spares:` host idle with no job on it: policy, not waste) before GPU001 (every GPU of the instance idle in that part of the hour) before GPU002
--- (a GPU its job did not use, or whose p95 util a MIG slice or a smaller GPU would hold) before GPU003 (a
--- GPU starved of input) before GPU005 (what is left of a job's GPU time).
+-- without telemetry) before `spare` (a `spares:` host with no job on it: a policy cost, no rule's waste)
+-- before GPU001 (every GPU of the instance idle in that part of the hour) before GPU002 (a GPU its job did
+-- not use, or whose p95 util a MIG slice or a smaller GPU would hold) before GPU003 (a GPU starved of input)
+-- before GPU005 (what is left of a job's GPU time).
 -- resource_id: the billed GPU resource (gpu_job_hours.resource_id)
 -- hour: UTC start of the hour the slice lies in
 -- slice_start: start of the part of the hour (the hour itself for an hour without telemetry)
@@ -28,8 +29,8 @@
 -- job_power_pct: the GPU's mean power over its job's run, percent of its power limit (NULL when unknown)
 -- job_runtime_minutes: the job's runtime (gpu_job_spans; NULL for a failed job, which has no span)
 -- claims: the claims on the slice, sorted by precedence (lower first), each with its precedence, rule_id,
--- claim (failed_job, no_telemetry, spare, idle_instance, unused_gpu, low_peak, starved or job_gpu) and tests (param,
--- measure, op); a claim holds when every `measure op threshold(param)` holds, and a NULL measure fails
+-- claim (failed_job, no_telemetry, spare, idle_instance, unused_gpu, low_peak, starved or job_gpu) and tests
+-- (param, measure, op); a claim holds when every `measure op threshold(param)` holds, and a NULL measure fails
 with slices as (
     -- a GPU reported under two host names (node name and FQDN) is one GPU: the first host name's row
     select *
@@ -58,7 +59,10 @@ spare_resources as (
     -- and every tag it gives on their bill or their host's inventory record
     select distinct h.resource_id
     from (
-        select distinct resource_id, lower(trim(host)) as host, lower(split_part(trim(host), '.', 1)) as host_key
+        select distinct
+            resource_id,
+            lower(trim(host)) as host,
+            lower(split_part(trim(host), '.', 1)) as host_key
         from gpu_job_hours
         where resource_id is not null
     ) as h
@@ -71,7 +75,10 @@ spare_resources as (
         group by 1
     ) as i on i.host_key = h.host_key
     inner join spare_pools as p
-        on (p.match_hosts is null or len(list_filter(p.match_hosts, lambda g: h.host glob g or h.host_key glob g)) > 0)
+        on (
+            p.match_hosts is null
+            or len(list_filter(p.match_hosts, lambda g: h.host glob g or h.host_key glob g)) > 0
+        )
         and (
             p.match_tags is null or cardinality(p.match_tags) = 0
             or len(list_filter(

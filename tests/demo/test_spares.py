@@ -1,9 +1,9 @@
-"""The demo's hot spares (pipelines/demo/spares.py): three idle 8 x H100 hosts on a EUR contract named by the
-config's `spares:` (policy share 8 %): two fit within the policy, the third takes the pool beyond it. The
-report's spare capacity (rpt_weekly_spare_capacity) equals expected.json's to the cent, the excess is an
-attention line and never waste, and no GPU rule prices a spare's hour.
+"""The demo's hot spares (pipelines/demo/spares.py): three idle 8 x H100 hosts on the research team's contract,
+named by the config's `spares:` (policy share 8 %): two fit within the policy, the third takes the pool beyond
+it. The report's spare capacity (rpt_weekly_spare_capacity) equals expected.json's to the cent, the excess is
+an attention line and never waste, and no GPU rule prices a spare's hour.
 
-expected.json's formulas: spare GPU-hours = 3 x 8 x 168; spare cost = those x 1.90 EUR; fleet = 27 hosts x 8
+expected.json's formulas: spare GPU-hours = 3 x 8 x 168; spare cost = those x 2.10 USD; fleet = 27 hosts x 8
 x 168; excess = spare - 0.08 x fleet GPU-hours, priced at the spares' own cost per GPU-hour.
 """
 
@@ -41,9 +41,9 @@ def test_the_spare_capacity_and_its_excess_are_expected_jsons(demo: tuple[Any, d
     plant = expected["report_week"]["spare_capacity"]
     assert plant["spare_gpu_hours"] == 3 * 8 * 168 and plant["fleet_gpu_hours"] == 27 * 8 * 168
     assert plant["excess_gpu_hours"] == pytest.approx(3 * 8 * 168 - 0.08 * 27 * 8 * 168)
-    assert plant["spare_cost"] == pytest.approx(3 * 8 * 168 * 1.90)
+    assert plant["spare_cost"] == pytest.approx(3 * 8 * 168 * 2.10)
     [row] = _query(con, "rpt_weekly_spare_capacity", _params(W48, load_config(directory / "wastewatch.yaml")))
-    assert row["currency"] == plant["currency"] == "EUR" and row["spare_hosts"] == 3
+    assert row["currency"] == plant["currency"] == "USD" and row["spare_hosts"] == 3
     assert row["spare_gpu_hours"] == pytest.approx(plant["spare_gpu_hours"])
     assert row["fleet_gpu_hours"] == pytest.approx(plant["fleet_gpu_hours"])
     assert row["policy_share"] == plant["policy_share"] == 0.08
@@ -59,12 +59,12 @@ def test_no_gpu_rule_prices_a_spares_hour_and_the_excess_is_attention(
     plant = expected["report_week"]["spare_capacity"]
     found = rows(
         con,
-        "select rule_id, resource_id from findings where week_start = $w and resource_id like 'host:colo-spare-%'",
+        "select rule_id, resource_id from findings where week_start = $w and resource_id like 'host:rent-spare-%'",
         {"w": W48.start.date()},
     )
     assert found == []
     md = (directory / "reports" / "2026-W48" / "report-full.md").read_text(encoding="utf-8")
-    excess = f"EUR {Decimal(str(plant['excess_cost'])):,.2f}"
+    excess = f"USD {Decimal(str(plant['excess_cost'])):,.2f}"
     assert (
         "- **Spares beyond policy:** hot spares held 11.1 % of the fleet's GPU-hours against a policy of 8.0 %"
         in md

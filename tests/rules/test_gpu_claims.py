@@ -26,6 +26,7 @@ from pipelines.transform.build import build_marts
 from pipelines.warehouse import connect, sql_text
 from rules import ALL_RULES, Rule, get_rule
 from rules._claims import CLAIMS_MART, claim_thresholds, claiming_rules
+from tests.helpers.empty_warehouse import open_copy
 from tests.helpers.gpu_precedence import GPU_RULES, WEEK, check_no_double_counting, claims_of, gpu_params
 from tests.helpers.mart_rows import load_given
 from tests.rules.test_gpu_precedence import COST, SCENARIO
@@ -234,12 +235,11 @@ SPARES: dict[str, Any] = {
 }  # fmt: skip
 
 
-def _spare_week(tmp_path: Path, spares: str | None) -> duckdb.DuckDBPyConnection:
+def _spare_week(tmp_path: Path, empty_marts: Path, spares: str | None) -> duckdb.DuckDBPyConnection:
     from pipelines.config import parse_config
     from pipelines.transform.spares import write_spares
 
-    con = connect(tmp_path / "wastewatch.duckdb")
-    build_marts(con)
+    con = open_copy(empty_marts, tmp_path / "wastewatch.duckdb")
     body = "sources: []\n" + (f"spares: {spares}\n" if spares else "")
     write_spares(con, parse_config(body, tmp_path / "wastewatch.yaml"))
     load_given(con, SPARES, {})  # builds gpu_claims from the rows (and spare_pools)
@@ -256,8 +256,8 @@ def _winners(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, int], str]:
     return {k: "/".join(sorted(v)) for k, v in out.items()}
 
 
-def test_a_spare_hosts_idle_hours_are_the_spare_claims_not_gpu001s(tmp_path: Path) -> None:
-    con = _spare_week(tmp_path, '{match: {host: "gpu-spare-*"}, policy_share: 0.05}')
+def test_a_spare_hosts_idle_hours_are_the_spare_claims_not_gpu001s(tmp_path: Path, empty_marts: Path) -> None:
+    con = _spare_week(tmp_path, empty_marts, '{match: {host: "gpu-spare-*"}, policy_share: 0.05}')
     try:
         winners = _winners(con)
         assert {winners[("s-1", h)] for h in range(10)} == {"spare"}
@@ -275,15 +275,19 @@ def test_a_spare_hosts_idle_hours_are_the_spare_claims_not_gpu001s(tmp_path: Pat
         con.close()
 
 
-def test_a_tag_names_spares_and_without_spares_gpu001_keeps_every_idle_hour(tmp_path: Path) -> None:
-    tagged = _spare_week(tmp_path / "tag", "{match: {tag: {Role: hot-spare}}, policy_share: 0.1}")
+def test_a_tag_names_spares_and_without_spares_gpu001_keeps_every_idle_hour(
+    tmp_path: Path, empty_marts: Path
+) -> None:
+    tagged = _spare_week(
+        tmp_path / "tag", empty_marts, "{match: {tag: {Role: hot-spare}}, policy_share: 0.1}"
+    )
     try:
         winners = _winners(tagged)
         assert {winners[("s-2", h)] for h in range(10)} == {"spare"}  # its bill's tag (key normalised)
         assert {winners[(r, h)] for r in ("s-1", "n-1") for h in range(10)} == {"GPU001"}
     finally:
         tagged.close()
-    plain = _spare_week(tmp_path / "none", None)
+    plain = _spare_week(tmp_path / "none", empty_marts, None)
     try:
         assert set(_winners(plain).values()) == {"GPU001"}
         waste = check_no_double_counting(plain, WEEK, gpu_params({}))
