@@ -48,6 +48,7 @@ RAW_TABLES = (
     "storage_patterns",
     "pricing_entries",
     "showback_rules",
+    "spare_pools",
     "train_steps",
     "gpu_hourly_stats",
     "log_groups",

@@ -46,6 +46,8 @@ from pipelines.config.sections import (  # noqa: F401 - re-exported: callers imp
     Retention,
     ShowbackMatch,
     ShowbackRule,
+    SpareMatch,
+    Spares,
     SparkSettings,
     _Strict,
 )
@@ -284,6 +286,11 @@ class Config(_Strict):
         default_factory=list,
         description="Showback rules, in order: pools of shared cost and how each is split among teams "
         "(docs/showback.md); what no rule takes stays unallocated.",
+    )
+    spares: Spares | None = Field(
+        None,
+        description="Hot-spare hosts kept idle on purpose and the share of the fleet's GPU-hours the policy "
+        "allows them, e.g. {match: {tag: {role: hot-spare}}, policy_share: 0.05}.",
     )
     reporting_currency: str | None = Field(
         None,

@@ -8,7 +8,15 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 
 from pipelines.config.urls import EndpointUrl, LinkUrl, WebhookUrl, check_spark_url
 from pipelines.marts.registry import SPARK_MARTS, SPARK_MARTS_LATER
@@ -164,6 +172,38 @@ class PricingEntry(_Strict):
     @property
     def basis(self) -> Literal["contract", "owned"]:
         return "contract" if self.contract is not None else "owned"
+
+
+def _globs(value: object) -> object:
+    """`host:` of a spare pool takes one glob or a list of them."""
+    return [value] if isinstance(value, str) else value
+
+
+class SpareMatch(_Strict):
+    """Which hosts are hot spares: every key given must match (globs and tags, case-insensitive)."""
+
+    host: Annotated[list[Annotated[str, Field(min_length=1)]], BeforeValidator(_globs)] | None = Field(
+        None, description="Glob(s) on the host name (`gpu-spare-*`), one or a list; any of them matches."
+    )
+    tag: dict[str, str] | None = Field(
+        None, description="Tags the host must carry on its bill or inventory record, {key: value}."
+    )
+
+    @model_validator(mode="after")
+    def _something(self) -> SpareMatch:
+        if not self.host and not self.tag:
+            raise ValueError("match needs host (a glob or a list of globs) or tag ({role: hot-spare})")
+        return self
+
+
+class Spares(_Strict):
+    """`spares:`: the hot-spare hosts kept idle on purpose, and the share of the fleet's GPU-hours the
+    policy allows them (docs/gpu.md "Spare pools")."""
+
+    match: SpareMatch
+    policy_share: float = Field(
+        ge=0, le=1, description="Share of the fleet's GPU-hours spares may hold (0..1, e.g. 0.05)."
+    )
 
 
 class NotifyConfig(_Strict):

@@ -87,6 +87,7 @@ from pipelines.demo.scenario import (
     plan_storage_growth,
 )
 from pipelines.demo.showback import expected_showback
+from pipelines.demo.spares import expected_spares, spare_fleet, spares_config, write_spare_hosts_csv
 from pipelines.demo.writers import (
     config_text,
     write_inventory,
@@ -142,9 +143,11 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
     # hosts' plan and planted amounts stay what they were
     research = modelled_fleet()
     research_planner, research_notes = plan_modelled(research, weeks, start, seed)
+    # the hot spares (spares.py): idle hosts of their own, from no draw of `rng` either
+    spares = spare_fleet(hours)
     t = time.monotonic()
     samples, starved_samples, watts = write_telemetry(
-        directory, hosts + research, start, weeks, seed, watts_of=frozenset(OWNED_HOSTS)
+        directory, hosts + research + spares, start, weeks, seed, watts_of=frozenset(OWNED_HOSTS)
     )
     progress.done(
         f"  telemetry: {samples:,} nvidia-smi samples from {len(hosts) + len(research)} hosts, "
@@ -156,6 +159,7 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
         directory, research_planner.jobs, start, {h.name: h for h in research}, prefix="sacct_research"
     )
     write_hosts_csv(directory, research)
+    write_spare_hosts_csv(directory, spares)
     logged = [(j, "h100") for j in research_planner.jobs] + [
         (j, "h100" if by_name[j.hosts[0]].itype is P5 else "a100")
         for j in planner.jobs
@@ -170,6 +174,10 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
     modelled = expected_modelled(
         research, research_planner, research_notes, hourly_costs(research, watts), logs, start, weeks
     )
+    # the spares cost the contract's rate every hour, beside the research hosts' modelled spend
+    for host, cost in expected_spares(len(hosts) + len(research) + len(spares))["cost_by_host"].items():
+        modelled["spend"]["contract"] += cost
+        modelled["spend_by_host"][host] = cost
     write_inventory(directory, objects, end - timedelta(hours=23))
     # COST004's growing bucket: planned from no draw of `rng`, its two inventories 28 days apart
     growth = plan_storage_growth(end)
@@ -181,7 +189,7 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
         f"  jobs and storage: {len(planner.jobs)} Slurm jobs, {n_objects:,} objects in {len(objects) + 2} "
         f"bucket inventories, {progress.seconds(t)}"
     )
-    (directory / "wastewatch.yaml").write_text(config_text(), encoding="utf-8")
+    (directory / "wastewatch.yaml").write_text(config_text() + spares_config(), encoding="utf-8")
 
     t = time.monotonic()
     expected = build_expected(
@@ -208,8 +216,30 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
     research_costs = hourly_costs(research, watts)
     expected["showback"] = expected_showback(lines, hosts, planner.jobs, research, research_costs, start)
     expected["report_week"]["rules"]["GPU006"] = expected_scaling(scaling, start, end - timedelta(weeks=1), end)
+    _add_spares(expected, len(hosts) + len(research) + len(spares))
     (directory / "expected.json").write_text(
         json.dumps(expected, indent=2, default=str) + "\n", encoding="utf-8"
     )
     progress.done(f"  expected.json: the planted waste, priced, {progress.seconds(t)}")
     return expected
+
+
+def _add_spares(expected: dict[str, Any], fleet_hosts: int) -> None:
+    """expected.json's spare capacity (report_week.spare_capacity, money to the cent); the spares' contract
+    hours are already in modelled_spend (generate adds them to the research cluster's)."""
+    spare = expected_spares(fleet_hosts)
+    cent = Decimal("0.01")
+    expected["report_week"]["spare_capacity"] = {
+        "planted": "three hot spares (rent-spare-01..03) idle all week: two within the 8 % policy, the third beyond",
+        "hosts": spare["hosts"],
+        "currency": spare["currency"],
+        "spare_gpu_hours": float(spare["spare_gpu_hours"]),
+        "spare_cost": float(spare["spare_cost"].quantize(cent)),
+        "fleet_gpu_hours": float(spare["fleet_gpu_hours"]),
+        "spare_share": float(round(spare["spare_share"], 6)),
+        "policy_share": float(spare["policy_share"]),
+        "excess_gpu_hours": float(spare["excess_gpu_hours"]),
+        "excess_cost": float(spare["excess_cost"].quantize(cent)),
+        "formulas": spare["formulas"],
+        "note": "attention, never waste: GPU001 prices none of the spares' idle hours",
+    }

@@ -471,8 +471,8 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
                 "by_host": {k: money(v) for k, v in sorted(modelled["spend_by_host"].items())},
                 "basis": "the research team's hosts no bill lists, priced by the demo config's pricing: entries "
                 "for every hour of the week: dgx-01/02 owned (320,000 USD over 4 years + the GPUs' measured "
-                "watts x 1.5 host overhead x PUE 1.3 x 0.11 USD/kWh + 900 USD a month), rent-h100-01/02 on "
-                "contract (2.10 USD per GPU-hour x 8 GPUs)",
+                "watts x 1.5 host overhead x PUE 1.3 x 0.11 USD/kWh + 900 USD a month), rent-h100-01/02 and the hot "
+                "spares rent-spare-01..03 on contract (2.10 USD per GPU-hour x 8 GPUs)",
             },
             "rules": {
                 "GPU001": {

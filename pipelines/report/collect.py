@@ -29,12 +29,14 @@ from pipelines.report.rows import (
     FocusBreak,
     Headline,
     NoTelemetry,
+    Peak,
     ProjectWaste,
     Realised,
     RejectedFile,
     Resolved,
     Row,
     RuleWaste,
+    SpareCapacity,
     StaleSource,
     TrainingJob,
     TrendWeek,
@@ -158,6 +160,8 @@ def collect_report(
         actions=_typed(Action, _query(con, "rpt_weekly_actions", p)),
         realised=_typed(Realised, _query(con, "rpt_remediation_realised", p)),
         data_start=data_start,
+        spares=_typed(SpareCapacity, _query(con, "rpt_weekly_spare_capacity", p)),
+        peaks=_typed(Peak, _query(con, "rpt_weekly_peaks", p)),
         previous_evaluated=bool(
             scalar(con, "select count(*) from findings where week_start = $w", {"w": p["prev_start"]})
         ),

@@ -32,6 +32,7 @@ from pipelines.report.rows import (
     FocusBreak,
     Headline,
     NoTelemetry,
+    Peak,
     ProjectWaste,
     Realised,
     RejectedFile,
@@ -39,6 +40,7 @@ from pipelines.report.rows import (
     Rollup,
     RuleTotal,
     RuleWaste,
+    SpareCapacity,
     StaleSource,
     TeamHeadline,
     TeamWaste,
@@ -153,6 +155,26 @@ class WeeklyReport:
     # per currency, the first hour of cost data in the warehouse (rpt_cost_data_start): a week before it has
     # no data, the week it falls in part of a week
     data_start: dict[str, datetime] = field(default_factory=dict)
+    # per currency, the hot spares' GPU-hours and cost against the `spares:` policy
+    # (rpt_weekly_spare_capacity): beyond the policy share they are attention, never waste
+    spares: list[SpareCapacity] = field(default_factory=list)
+    # the week's peaks beside its averages: concurrent GPUs, spend per hour, stored GiB (rpt_weekly_peaks)
+    peaks: list[Peak] = field(default_factory=list)
+
+    @property
+    def spare_message(self) -> str | None:
+        """The attention line for spares beyond the policy share, or None within it (or without `spares:`):
+        "hot spares held 12.0 % of the fleet's GPU-hours against a policy of 5.0 %: 336 GPU-hours beyond it,
+        USD 1,234.56"."""
+        over = [s for s in self.spares if s.over_policy]
+        if not over:
+            return None
+        first = over[0]
+        costs = ", ".join(f"{s.currency} {Decimal(s.excess_cost or 0):,.2f}" for s in over)
+        return (
+            f"hot spares held {100 * (first.spare_share or 0):.1f} % of the fleet's GPU-hours against a policy "
+            f"of {100 * first.policy_share:.1f} %: {first.excess_gpu_hours:,.0f} GPU-hours beyond it, {costs}"
+        )
 
     @property
     def training_summary(self) -> list[TrainingGroup]:

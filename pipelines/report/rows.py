@@ -210,6 +210,80 @@ class FleetRow(Row):
 
 
 @dataclass(frozen=True, slots=True)
+class SpareCapacity(Row):
+    """The week's hot-spare capacity priced in one currency against the `spares:` policy
+    (rpt_weekly_spare_capacity): the spare GPU-hours beyond the policy share are attention, never waste."""
+
+    currency: str
+    spare_hosts: int
+    spare_gpu_hours: float
+    spare_cost: Decimal
+    fleet_gpu_hours: float
+    spare_share: float | None
+    policy_share: float
+    excess_gpu_hours: float
+    excess_cost: Decimal | None
+
+    @property
+    def over_policy(self) -> bool:
+        return self.excess_gpu_hours > 1e-9
+
+    @property
+    def summary(self) -> str:
+        """The report's spare-capacity line: "2 hot spare(s) held 336.0 GPU-hours (USD 1,234.56), 4.2 % of
+        the fleet's 8,000 GPU-hours against a policy of 5.0 %: within it" (or "...: 96.0 GPU-hours beyond it,
+        USD 352.80")."""
+        head = (
+            f"{self.spare_hosts} hot spare(s) held {self.spare_gpu_hours:,.1f} GPU-hours ({self.currency} "
+            f"{Decimal(self.spare_cost):,.2f}), {100 * (self.spare_share or 0):.1f} % of the fleet's "
+            f"{self.fleet_gpu_hours:,.0f} GPU-hours against a policy of {100 * self.policy_share:.1f} %"
+        )
+        if not self.over_policy:
+            return head + ": within it"
+        return (
+            f"{head}: {self.excess_gpu_hours:,.1f} GPU-hours beyond it, "
+            f"{self.currency} {Decimal(self.excess_cost or 0):,.2f}"
+        )
+
+
+# what each measure of rpt_weekly_peaks is called in the report (no-break spaces: a narrow table wraps the
+# figures, never the name), and its unit
+PEAK_LABELS = {
+    "concurrent_gpus": ("GPUs\u00a0in\u00a0use", "GPUs"),
+    "hourly_spend": ("Spend\u00a0per\u00a0hour", ""),
+    "stored_gib": ("Stored\u00a0data", "GiB"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Peak(Row):
+    """A measure's peak of the week beside its average, and the first hour (or day) it was reached
+    (rpt_weekly_peaks): concurrent GPUs, spend per hour in one currency, stored GiB."""
+
+    measure: str
+    currency: str | None
+    average: float
+    peak: float
+    peak_at: datetime
+    per: str
+    periods: int
+
+    @property
+    def label(self) -> str:
+        return PEAK_LABELS.get(self.measure, (self.measure, ""))[0]
+
+    @property
+    def unit(self) -> str:
+        return self.currency or PEAK_LABELS.get(self.measure, ("", ""))[1]
+
+    @property
+    def when(self) -> str:
+        """ "Tue 2026-11-24 14:00 UTC" (an hour) or "Tue 2026-11-24" (a day)."""
+        fmt = "%a %Y-%m-%d %H:%M UTC" if self.per == "hour" else "%a %Y-%m-%d"
+        return self.peak_at.strftime(fmt)
+
+
+@dataclass(frozen=True, slots=True)
 class TrendWeek(Row):
     """One week of a currency's trend chart (rpt_weekly_trend): waste is None for a week not evaluated;
     `after_partial` names the partial week left out before the first one drawn."""

@@ -406,6 +406,41 @@ TRAINING_JOBS = Section(
     ),
 )
 
+_PEAK_VALUE = "{% if x.currency %}{{ x.VALUE | money(x.currency) }}{% else %}{{ x.VALUE | num(1) }} {{ x.unit }}{% endif %}"
+_PEAK_VALUE_MD = (
+    "{% if x.currency %}{{ x.VALUE | money(x.currency | md) }}{% else %}{{ x.VALUE | num(1) }} {{ x.unit }}"
+    "{% endif %}"
+)
+
+PEAKS = Section(
+    name="peaks",
+    title="Peaks beside averages",
+    field="peaks",
+    page="fleet",
+    table=' id="peaks-table"',
+    row=' data-measure="{{ x.measure }}" data-currency="{{ x.currency or \'\' }}"',
+    caption="A budget built on the average misses the peak. GPUs in use: busy (above the idle bound) or "
+    "running a job in the hour; stored data: every bucket as of its latest listing on the day; each average "
+    'is over the hours (days) the week\'s data spans (docs/report.md "Peaks").',
+    inline=False,
+    columns=(
+        Column("Measure", "{{ x.label }}", "{{ x.label | md }}"),
+        Column(
+            "Average",
+            _PEAK_VALUE.replace("VALUE", "average") + "<br><small>over {{ x.periods }} {{ x.per }}s</small>",
+            _PEAK_VALUE_MD.replace("VALUE", "average") + " (over {{ x.periods }} {{ x.per }}s)",
+            num=True,
+        ),
+        Column(
+            "Peak",
+            _PEAK_VALUE.replace("VALUE", "peak") + "<br><small>{{ x.when }}</small>",
+            _PEAK_VALUE_MD.replace("VALUE", "peak") + " ({{ x.when }})",
+            num=True,
+        ),
+    ),
+)
+
+
 # every section, in the order report-full.md and a page list the ones a template does not place itself
 SECTIONS = (
     FINDINGS,
@@ -418,6 +453,7 @@ SECTIONS = (
     GPU_FLEET,
     TRAINING_SUMMARY,
     TRAINING_JOBS,
+    PEAKS,
 )
 
 

@@ -42,6 +42,7 @@ from pipelines.transform.fingerprints import (
 from pipelines.transform.fingerprints import SQL as INCREMENTAL
 from pipelines.transform.pricing import write_pricing
 from pipelines.transform.showback import write_showback
+from pipelines.transform.spares import write_spares
 from pipelines.warehouse import (
     CATALOG_DIR,
     SCHEMA_VERSION,
@@ -145,12 +146,13 @@ class MartRun:
 
 def prepare_marts(con: duckdb.DuckDBPyConnection, config: Config | None = None) -> MartRun:
     """What every mart's build starts with, done once for a run that builds several (then each is built with
-    `prepared=` the run returned): the config's `pricing:` written to the warehouse, the intermediate layer
-    created."""
+    `prepared=` the run returned): the config's `pricing:` and `spares:` written to the warehouse, the
+    intermediate layer created."""
     with transaction(con):
         if config is not None:
             write_pricing(con, config)
             write_showback(con, config)
+            write_spares(con, config)
         build_intermediate(con)
     return MartRun()
 
@@ -201,6 +203,7 @@ def build_mart_with_rollup(
             if config is not None and prepared is None:
                 write_pricing(con, config)
                 write_showback(con, config)
+                write_spares(con, config)
             if prepared is None:
                 build_intermediate(con)
             if needs_rollup(name):

@@ -1,7 +1,7 @@
 -- grain: one row per GPU-slice (resource x hour x slice x GPU x job, as gpu_job_hours has them; a GPU
 --   reported under two host names is one GPU) and one per billed GPU resource-hour without any telemetry
 --   (gpu_id NULL: the whole instance)
--- depends_on: gpu_job_hours, gpu_job_spans, gpu_billed_hours, job_scaling
+-- depends_on: gpu_job_hours, gpu_job_spans, gpu_billed_hours, job_scaling, resources, inventory_hosts, spare_pools
 -- Which GPU rule claims each GPU-slice, and why: the GPU rules' precedence as data. `claims` lists every
 -- claim a rule makes on the slice, in precedence order, each with the tests it must pass; the first claim
 -- whose tests all hold is the slice's (`claimed_by(claims, $claim_thresholds)`, sql/macros/
@@ -9,16 +9,19 @@
 -- slice with a threshold named `<rule id>.<param>`, the owning rule's own param, which the rules bind at
 -- evaluation (rules/_claims.py): so a rule's thresholds are declared once, in its own params, and a new GPU
 -- rule adds one claim here. Precedence (docs/gpu.md): GPU004 (a failed job's GPU-slices, and billed hours
--- without telemetry) before GPU001 (every GPU of the instance idle in that part of the hour) before GPU002
--- (a GPU its job did not use, or whose p95 util a MIG slice or a smaller GPU would hold) before GPU003 (a
--- GPU starved of input) before GPU006 (a job's GPUs beyond what linear scaling from the best smaller run of
--- its configuration needed) before GPU005 (what is left of a job's GPU time).
+-- without telemetry) before `spare` (a `spares:` host with no job on it: a policy cost, no rule's waste)
+-- before GPU001 (every GPU of the instance idle in that part of the hour) before GPU002 (a GPU its job did
+-- not use, or whose p95 util a MIG slice or a smaller GPU would hold) before GPU003 (a GPU starved of input)
+-- before GPU006 (a job's GPUs beyond what linear scaling from the best smaller run of its configuration
+-- needed) before GPU005 (what is left of a job's GPU time).
 -- resource_id: the billed GPU resource (gpu_job_hours.resource_id)
 -- hour: UTC start of the hour the slice lies in
 -- slice_start: start of the part of the hour (the hour itself for an hour without telemetry)
 -- slice_end: end of the part of the hour
 -- gpu_id: the GPU (gpu_job_hours.gpu_id); NULL for a billed hour without telemetry (the whole instance)
 -- job_key: the job the slice belongs to (gpu_job_hours.job_key); NULL when none ran
+-- spare: the resource is a host of the `spares:` pool (spare_pools) and no job ran on any of its GPUs in this
+-- part of the hour
 -- instance_util: the busiest GPU of the instance in this part of the hour (mean util, or SM activity x 100
 -- where DCGM reports it, whichever is higher), percent; what GPU001's idle claim tests
 -- job_util_mean: the GPU's mean util over its job's whole run (every slice of the job, not one week's)
@@ -31,9 +34,9 @@
 -- scaling from the best smaller run of its configuration did not need; NULL without such a run
 -- job_scaling_efficiency: the job's per-GPU throughput over that run's (job_scaling.efficiency)
 -- claims: the claims on the slice, sorted by precedence (lower first), each with its precedence, rule_id,
--- claim (failed_job, no_telemetry, idle_instance, unused_gpu, low_peak, starved, beyond_linear or job_gpu)
--- and tests (param, measure, op); a claim holds when every `measure op threshold(param)` holds, and a NULL
--- measure fails
+-- claim (failed_job, no_telemetry, spare, idle_instance, unused_gpu, low_peak, starved, beyond_linear or
+-- job_gpu) and tests (param, measure, op); a claim holds when every `measure op threshold(param)` holds, and a
+-- NULL measure fails
 with slices as (
     -- a GPU reported under two host names (node name and FQDN) is one GPU: the first host name's row
     select *
@@ -50,10 +53,44 @@ instance_slices as (
         resource_id,
         hour,
         slice_start,
-        max(greatest(util_mean, 100 * sm_active_mean)) as instance_util
+        max(greatest(util_mean, 100 * sm_active_mean)) as instance_util,
+        bool_or(job_key is not null) as instance_job
     from gpu_job_hours
     where resource_id is not null
     group by resource_id, hour, slice_start
+),
+
+spare_resources as (
+    -- the resources the `spares:` pool names: a glob on a host name their telemetry reports (full or short),
+    -- and every tag it gives on their bill or their host's inventory record
+    select distinct h.resource_id
+    from (
+        select distinct
+            resource_id,
+            lower(trim(host)) as host,
+            lower(split_part(trim(host), '.', 1)) as host_key
+        from gpu_job_hours
+        where resource_id is not null
+    ) as h
+    left join resources as r on r.resource_id = h.resource_id
+    left join (
+        select
+            lower(split_part(trim(host), '.', 1)) as host_key,
+            arg_max(tags, coalesce(launched_at, '-infinity'::timestamp)) filter (where tags is not null) as tags
+        from inventory_hosts
+        group by 1
+    ) as i on i.host_key = h.host_key
+    inner join spare_pools as p
+        on (
+            p.match_hosts is null
+            or len(list_filter(p.match_hosts, lambda g: h.host glob g or h.host_key glob g)) > 0
+        )
+        and (
+            p.match_tags is null or cardinality(p.match_tags) = 0
+            or len(list_filter(
+                map_keys(p.match_tags), lambda k: coalesce(i.tags[k], r.tags[k]) is distinct from p.match_tags[k]
+            )) = 0
+        )
 ),
 
 job_gpus as (
@@ -88,6 +125,7 @@ units as (
         s.gpu_id,
         s.job_key,
         coalesce(job_failed(s.job_state), false) as failed_job,
+        sr.resource_id is not null and not i.instance_job as spare,
         i.instance_util::double as instance_util,
         g.util_mean::double as job_util_mean,
         g.util_p95::double as job_util_p95,
@@ -104,6 +142,7 @@ units as (
     left join job_gpus as g on g.job_key = s.job_key and g.resource_id = s.resource_id and g.gpu_id = s.gpu_id
     left join gpu_job_spans as sp on sp.job_key = s.job_key
     left join job_scaling as sc on sc.job_key = s.job_key
+    left join spare_resources as sr on sr.resource_id = s.resource_id
 ),
 
 no_telemetry as (
@@ -125,6 +164,9 @@ claimed as (
             -- GPU004: the GPU-slices of a failed, cancelled, timed-out or out-of-memory job, whatever they
             -- measured
             case when failed_job then {'precedence': 10, 'rule_id': 'GPU004', 'claim': 'failed_job', 'tests': []} end,
+            -- spare: a `spares:` host with no job on any of its GPUs, whatever they measured: capacity kept
+            -- on purpose, a policy cost the report holds against the policy share, never GPU001's waste
+            case when spare then {'precedence': 15, 'rule_id': 'spare', 'claim': 'spare', 'tests': []} end,
             -- GPU001: every GPU of the instance at or under its idle threshold in this part of the hour (no
             -- utilisation reported counts as idle: nobody else can say the GPUs worked)
             {'precedence': 20, 'rule_id': 'GPU001', 'claim': 'idle_instance', 'tests': [
@@ -180,6 +222,7 @@ select
     slice_end,
     gpu_id,
     job_key,
+    spare,
     instance_util,
     job_util_mean,
     job_util_p95,

@@ -15,6 +15,7 @@ import re
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pytest
@@ -25,7 +26,8 @@ from pipelines.transform.build import build_marts
 from pipelines.warehouse import connect, sql_text
 from rules import ALL_RULES, Rule, get_rule
 from rules._claims import CLAIMS_MART, claim_thresholds, claiming_rules
-from tests.helpers.gpu_precedence import GPU_RULES, WEEK, check_no_double_counting, gpu_params
+from tests.helpers.empty_warehouse import open_copy
+from tests.helpers.gpu_precedence import GPU_RULES, WEEK, check_no_double_counting, claims_of, gpu_params
 from tests.helpers.mart_rows import load_given
 from tests.rules.test_gpu_precedence import COST, SCENARIO
 
@@ -203,3 +205,92 @@ def test_the_rules_and_the_report_name_jobs_from_one_catalogue(tmp_path: Path) -
     assert ("*", "job", "job name") in names
     config = parse_config('{"sources": []}', tmp_path / "wastewatch.yaml")
     assert set(_params(WEEK, config)["job_resource_types"]) == {n for row in names for n in row[1:]}
+
+
+# --- spare pools ------------------------------------------------------------------------------------------
+# `spares:` names hot-spare hosts; their time with no job on the instance is the `spare` claim's, ahead of
+# GPU001, so an idle spare is never GPU001's waste. Three idle 8-GPU instances on Monday 00-10 (GPU util 0):
+# s-1 (host gpu-spare-1, named by the host glob), s-2 (host gpu-b7, tagged role=hot-spare on its bill) and
+# n-1 (host gpu-n1, neither). s-1 then runs job 901 at 1 % for 10-12: a parked job on a spare is GPU001's.
+SPARE_COST = 80.0  # an 8-GPU instance-hour
+SPARES: dict[str, Any] = {
+    "resources": [
+        {"resource_id": "s-1", "host": "gpu-spare-1"},
+        {"resource_id": "s-2", "host": "gpu-b7", "tags": "{role=hot-spare, team=infra}"},
+        {"resource_id": "n-1", "host": "gpu-n1", "tags": "{role=worker}"},
+    ],
+    "jobs_enriched": [
+        {"job_id": "901", "started_at": "2026-11-23T10:00", "ended_at": "2026-11-23T12:00", "resource_ids": ["s-1"]},
+    ],
+    "cost_hourly": [
+        {"resource_id": r, "from": "2026-11-23T00:00", "to": f"2026-11-23T{end}:00", "effective_cost": SPARE_COST}
+        for r, end in (("s-1", 12), ("s-2", 10), ("n-1", 10))
+    ],
+    "gpu_job_hours": [
+        *({"resource_id": r, "gpus": 8, "from": "2026-11-23T00:00", "to": "2026-11-23T10:00", "util_mean": 0.0}
+          for r in ("s-1", "s-2", "n-1")),
+        {"resource_id": "s-1", "job_id": "901", "gpus": 8, "from": "2026-11-23T10:00", "to": "2026-11-23T12:00",
+         "util_mean": 1.0},
+    ],
+}  # fmt: skip
+
+
+def _spare_week(tmp_path: Path, empty_marts: Path, spares: str | None) -> duckdb.DuckDBPyConnection:
+    from pipelines.config import parse_config
+    from pipelines.transform.spares import write_spares
+
+    con = open_copy(empty_marts, tmp_path / "wastewatch.duckdb")
+    body = "sources: []\n" + (f"spares: {spares}\n" if spares else "")
+    write_spares(con, parse_config(body, tmp_path / "wastewatch.yaml"))
+    load_given(con, SPARES, {})  # builds gpu_claims from the rows (and spare_pools)
+    return con
+
+
+def _winners(con: duckdb.DuckDBPyConnection) -> dict[tuple[str, int], str]:
+    """Per resource and hour of Monday, the rules that win its GPU-slices at the default thresholds
+    ("GPU001", or "GPU001/spare" when its GPUs went to two)."""
+    found = claims_of(con, get_rule("GPU001"), WEEK, gpu_params({})["GPU001"])
+    out: dict[tuple[str, int], set[str]] = {}
+    for c in found:
+        out.setdefault((c["resource_id"], c["slice_start"].hour), set()).add(str(c["claimed_by"]))
+    return {k: "/".join(sorted(v)) for k, v in out.items()}
+
+
+def test_a_spare_hosts_idle_hours_are_the_spare_claims_not_gpu001s(tmp_path: Path, empty_marts: Path) -> None:
+    con = _spare_week(tmp_path, empty_marts, '{match: {host: "gpu-spare-*"}, policy_share: 0.05}')
+    try:
+        winners = _winners(con)
+        assert {winners[("s-1", h)] for h in range(10)} == {"spare"}
+        assert {winners[("s-1", h)] for h in (10, 11)} == {"GPU001"}  # a job ran on it: not spare time
+        assert {winners[(r, h)] for r in ("s-2", "n-1") for h in range(10)} == {"GPU001"}
+        # every spare claim comes ahead of GPU001's and after GPU004's
+        claim = con.execute(
+            "select c.precedence from gpu_claims, unnest(claims) as u(c) where c.claim = 'spare' limit 1"
+        ).fetchone()
+        assert claim == (15,)
+        waste = check_no_double_counting(con, WEEK, gpu_params({}))
+        # GPU001: s-2 and n-1 idle 10 h each, and s-1's 2 h parked job; nothing of s-1's idle 10 h
+        assert float(waste["GPU001"]) == pytest.approx((10 + 10 + 2) * SPARE_COST, abs=0.01)
+    finally:
+        con.close()
+
+
+def test_a_tag_names_spares_and_without_spares_gpu001_keeps_every_idle_hour(
+    tmp_path: Path, empty_marts: Path
+) -> None:
+    tagged = _spare_week(
+        tmp_path / "tag", empty_marts, "{match: {tag: {Role: hot-spare}}, policy_share: 0.1}"
+    )
+    try:
+        winners = _winners(tagged)
+        assert {winners[("s-2", h)] for h in range(10)} == {"spare"}  # its bill's tag (key normalised)
+        assert {winners[(r, h)] for r in ("s-1", "n-1") for h in range(10)} == {"GPU001"}
+    finally:
+        tagged.close()
+    plain = _spare_week(tmp_path / "none", empty_marts, None)
+    try:
+        assert set(_winners(plain).values()) == {"GPU001"}
+        waste = check_no_double_counting(plain, WEEK, gpu_params({}))
+        assert float(waste["GPU001"]) == pytest.approx((12 + 10 + 10) * SPARE_COST, abs=0.01)
+    finally:
+        plain.close()
