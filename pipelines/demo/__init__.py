@@ -213,8 +213,9 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
         growth,
     )
     # showback: each team's total per month by the demo config's rules (the bill, the modelled clusters)
-    research_costs = hourly_costs(research, watts)
-    expected["showback"] = expected_showback(lines, hosts, planner.jobs, research, research_costs, start)
+    # (the hot spares are contract hosts of the research team too: their every hour is its direct cost)
+    research_costs = hourly_costs(research + spares, watts)
+    expected["showback"] = expected_showback(lines, hosts, planner.jobs, research + spares, research_costs, start)
     expected["report_week"]["rules"]["GPU006"] = expected_scaling(scaling, start, end - timedelta(weeks=1), end)
     _add_spares(expected, len(hosts) + len(research) + len(spares))
     (directory / "expected.json").write_text(
