@@ -55,6 +55,7 @@ REGISTRY: tuple[Mart, ...] = (
     Mart("int_modelled_hours", "intermediate", "view", _D, "The hours each modelled (owned or contracted) GPU host costs."),
     Mart("int_train_intervals", "intermediate", "view", _D, "Training-log lines with the job each belongs to."),
     Mart("int_cost_modelled", "intermediate", "view", _D, "Modelled GPU hosts' hourly cost rows, as cost_hourly holds them."),
+    Mart("int_counted_waste", "intermediate", "view", _D, "The counted findings' waste by team, project and month."),
     # marts (sql/marts/): what the rules, the advisors and the report read
     Mart("resources", "marts", "full", _D, "One row per billed resource: instance type, GPU model and count, host, tags."),
     Mart("cost_hourly", "marts", "month", _DS, "Effective cost of every resource-hour (lines spread evenly over their charge period).", spark=_S + "cost_hourly"),

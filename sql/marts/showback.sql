@@ -1,6 +1,6 @@
 -- grain: one row per month x ISO week (the hours in both) x currency x team x project x kind x rule x service
 --   for cost, and per month x week x currency x team x project for waste (kind 'waste')
--- depends_on: cost_hourly, resources, showback_rules, jobs_enriched, storage_prefix_days, findings
+-- depends_on: cost_hourly, resources, showback_rules, jobs_enriched, storage_prefix_days, int_counted_waste
 -- Every cost_hourly row (its effective cost: amortised, so a commitment's up-front fee is already spread
 -- onto the usage it covered) lands on a team or stays unallocated. The first `showback:` rule whose match
 -- takes the row puts it in that rule's pool, split among teams as the rule says, by month; a row no rule
@@ -354,17 +354,7 @@ cost_rows as (
 ),
 
 waste_rows as (
-    select
-        date_trunc('month', week_start)::date as month,
-        week_start as week,
-        currency,
-        team,
-        project,
-        sum(estimated_waste)::decimal(18, 6) as waste,
-        count(*) as findings
-    from findings
-    where counted
-    group by all
+    select * from int_counted_waste
 )
 
 select

@@ -1,6 +1,7 @@
 """Each team's monthly statement from the showback mart (pipelines/report/statement.py): direct cost, each
 pool with its rule in words and the team's share, the total this month and last, by service, and the counted
-waste beside the total, never in it; the unallocated rest has a statement of its own."""
+waste beside the total, never in it (read from the findings as they are when the report is written); the
+unallocated rest has a statement of its own."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from types import SimpleNamespace
 
 from pipelines.report.render import environment
 from pipelines.report.statement import collect_statements, statement_html
+from pipelines.transform.build import build_intermediate
+from rules import Window
 from tests.helpers.empty_warehouse import new_warehouse
+from tests.helpers.report import put_findings
 
 NOV, OCT = date(2026, 11, 1), date(2026, 10, 1)
 ROWS = [
@@ -33,7 +37,6 @@ ROWS = [
         "0",
         0,
     ),
-    (NOV, "nlp", "waste", None, None, None, None, None, "0", "88.10", 3),
     (OCT, "nlp", "direct", None, None, None, None, "Amazon EC2", "900.00", "0", 0),
     (OCT, "nlp", "allocated", "support-plan", "fixed", None, 0.3, "AWS Support", "300.00", "0", 0),
     (NOV, None, "unallocated", None, None, None, None, "Tax", "42.00", "0", 0),
@@ -48,6 +51,11 @@ def _warehouse(tmp_path: Path):  # noqa: ANN202 - a DuckDB connection
         "varchar, kind varchar, rule varchar, method varchar, measure varchar, share double, service varchar, "
         "cost decimal(38, 12), waste decimal(38, 12), findings bigint)"
     )
+    build_intermediate(con)  # int_counted_waste: the findings' waste as they are now
+    # three counted findings of nlp in a November week: the waste its statement shows beside its total
+    put_findings(con, Window.iso_week("2026-W46"), "GPU001", [
+        {"resource_id": f"i-{n}", "estimated_waste": w, "team": "nlp"} for n, w in enumerate((30, 30, 28.10))
+    ])  # fmt: skip
     for m, team, kind, rule, method, measure, share, service, cost, waste, n in ROWS:
         con.execute(
             "insert into showback values ($m, $m, 'USD', $team, null, $kind, $rule, $method, $measure, $share, "
