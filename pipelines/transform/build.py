@@ -108,21 +108,32 @@ def _dependencies(layer: str, name: str) -> list[str]:
 
 
 @cache
-def needs_rollup(name: str) -> bool:
-    """Whether mart `name` reads a roll-up table (directly or through intermediate views)."""
+def _reads(name: str) -> frozenset[str]:
+    """What mart `name` reads by its `-- depends_on:`, each intermediate view replaced by what it reads (the
+    roll-up tables kept as they are)."""
+    out: set[str] = set()
     todo, seen = list(_dependencies("marts", name)), set()
     while todo:
         dep = todo.pop()
-        if dep in ROLLUPS:
-            return True
         if dep in seen:
             continue
         seen.add(dep)
-        if dep in INTERMEDIATE:
+        if dep in INTERMEDIATE and dep not in ROLLUPS:
             todo.extend(_dependencies("intermediate", dep))
-        elif dep in MARTS and dep != name:
-            todo.extend(_dependencies("marts", dep))
-    return False
+        elif dep != name:
+            out.add(dep)
+    return frozenset(out)
+
+
+def marts_read(name: str) -> frozenset[str]:
+    """The marts mart `name` reads, directly or through intermediate views."""
+    return frozenset(d for d in _reads(name) if d in MARTS)
+
+
+@cache
+def needs_rollup(name: str) -> bool:
+    """Whether mart `name` reads a roll-up table (directly, through intermediate views or other marts)."""
+    return any(d in ROLLUPS for d in _reads(name)) or any(needs_rollup(m) for m in marts_read(name))
 
 
 def build_mart(con: duckdb.DuckDBPyConnection, name: str, config: Config | None = None) -> int:
@@ -309,23 +320,6 @@ def _mart_digest(name: str) -> str:
         h.update(f"{path.name}\n{path.read_text(encoding='utf-8')}\n".encode())
     h.update(f"marts/{name}\n{sql_text('marts', name)}\n".encode())
     return h.hexdigest()
-
-
-@cache
-def marts_read(name: str) -> frozenset[str]:
-    """The marts mart `name` reads, directly or through intermediate views (their `-- depends_on:`)."""
-    out: set[str] = set()
-    todo, seen = list(_dependencies("marts", name)), set()
-    while todo:
-        dep = todo.pop()
-        if dep in seen:
-            continue
-        seen.add(dep)
-        if dep in INTERMEDIATE:
-            todo.extend(_dependencies("intermediate", dep))
-        elif dep in MARTS and dep != name:
-            out.add(dep)
-    return frozenset(out)
 
 
 @cache

@@ -102,7 +102,9 @@ def _rules(con: duckdb.DuckDBPyConnection, tmp_path: Path, yaml: str) -> None:
 
 def _showback(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     # the mart's one intermediate input, over the findings the test wrote
-    con.execute(f"create or replace view int_counted_waste as\n{sql_text('intermediate', 'int_counted_waste')}")
+    con.execute(
+        f"create or replace view int_counted_waste as\n{sql_text('intermediate', 'int_counted_waste')}"
+    )
     con.execute(f"create or replace table showback as\n{sql_text('marts', 'showback')}")
     return rows(con, "select * from showback")
 
