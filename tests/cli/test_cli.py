@@ -591,7 +591,16 @@ def test_run_writes_the_weekly_report_with_a_relative_config_from_another_direct
     week = project / "reports" / "2024-W38"
     pages = [f"{stem}.html" for stem, _ in PAGES]  # report.html's linked pages, beside it
     assert sorted(p.name for p in week.iterdir()) == sorted(
-        ["findings.csv", "findings.parquet", "report.html", "report.md", "report-full.md", "teams", *pages]
+        [
+            "findings.csv",
+            "findings.parquet",
+            "report.html",
+            "report.md",
+            "report-full.md",
+            "teams",
+            "statements",
+            *pages,
+        ]
     )
     assert (project / "warehouse" / "wastewatch.duckdb").is_file()
     assert (project / "warehouse" / "wastewatch.published.duckdb").is_file()
