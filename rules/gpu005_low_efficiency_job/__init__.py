@@ -26,8 +26,9 @@ How it is computed
     Precedence (no GPU-hour priced twice), GPU005 comes last: its claim in the `gpu_claims` mart is
     whatever GPU time of a job that did not fail no other GPU rule claims, so it prices never a failed
     job (GPU004), only parts of hours in which some GPU of the instance worked above GPU001's idle
-    threshold, never a GPU GPU002 claims (unused, or p95 low enough for a MIG slice or a smaller GPU)
-    and never a GPU GPU003 finds starved, each judged by that rule's own configured params. A low job
+    threshold, never a GPU GPU002 claims (unused, or p95 low enough for a MIG slice or a smaller GPU),
+    never a GPU GPU003 finds starved and never a GPU GPU006 takes as beyond what linear scaling from a
+    smaller run of the job's configuration needed, each judged by that rule's own configured params. A low job
     whose GPU-hours another rule claims is reported as `suspect` with no money, naming that rule; one
     with no billed hours as `insufficient_data`.
     One finding per job and week: resource_id is the job's key, job_id its id.

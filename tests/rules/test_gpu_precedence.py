@@ -1,4 +1,5 @@
-"""Money is never counted twice across the GPU rules (GPU001-GPU004): a GPU-hour is priced by at most one.
+"""Money is never counted twice across the GPU rules (every rule that reads gpu_claims): a GPU-hour is priced
+by at most one.
 
 Every GPU rule's query.sql names what it prices in a `priced_units` CTE (resource, hour, the part of the
 hour, the GPU or NULL for the whole instance, the money). These tests run that CTE of every rule on a
