@@ -61,14 +61,22 @@ def write_report(con: duckdb.DuckDBPyConnection, config: Config, window: Window)
     return report
 
 
+# the statement pages the last write of the week put in statements/, one name a line: only those are removed
+WRITTEN = ".wastewatch-pages"
+
+
 def _write_pages(folder: Path, pages: dict[str, Statement], render: Callable[[Statement], str]) -> None:
-    """Write each page into `folder`, and remove the pages a previous write of this week left there."""
+    """Write each page into `folder`, and remove the pages a previous write of this week left there that are
+    not wanted now; a file wastewatch did not write there (not in the folder's list) is left alone."""
     folder.mkdir(exist_ok=True)
-    for stale in folder.glob("*.html"):
-        if stale.name not in pages:
-            stale.unlink()
+    listed = folder / WRITTEN
+    before = listed.read_text(encoding="utf-8").split() if listed.exists() else []
+    for name in before:
+        if name not in pages and Path(name).name == name and name.endswith(".html"):
+            (folder / name).unlink(missing_ok=True)
     for name, page in pages.items():
         _write_atomic(folder / name, render(page))
+    _write_atomic(listed, "".join(f"{name}\n" for name in sorted(pages)))
 
 
 def _write_frame(frame: pl.DataFrame, path: Path, kind: str) -> None:

@@ -103,3 +103,16 @@ def test_without_a_showback_mart_there_is_no_statement(tmp_path: Path) -> None:
         assert collect_statements(con, NOV, {}) == []
     finally:
         con.close()
+
+
+def test_a_rewrite_removes_only_the_statements_it_wrote(tmp_path: Path) -> None:
+    """A team gone since the week's last write loses its page; a file wastewatch did not write there stays."""
+    from pipelines.report.write import _write_pages
+
+    folder = tmp_path / "statements"
+    _write_pages(folder, {"a-USD.html": "a", "b-USD.html": "b"}, lambda page: f"<p>{page}</p>")  # type: ignore[arg-type]
+    (folder / "mine.html").write_text("a note a person left here", encoding="utf-8")
+    _write_pages(folder, {"a-USD.html": "a2"}, lambda page: f"<p>{page}</p>")  # type: ignore[arg-type]
+    assert sorted(p.name for p in folder.glob("*.html")) == ["a-USD.html", "mine.html"]
+    assert (folder / "a-USD.html").read_text() == "<p>a2</p>"
+    assert (folder / "mine.html").read_text() == "a note a person left here"
