@@ -43,18 +43,18 @@ with cost as (
     group by all
 ),
 
--- materialized: its row ids are what `matched` hands back to `taken`
+-- materialized: its row ids are what `matched` hands back to `taken`; `tag_values`, the value of a tag key on
+-- a row: team, project and owner as the bill's row carries them, else the resource's tags
 rows_tagged as materialized (
     select
         row_number() over () as row_id,
         c.*,
-        coalesce(r.tags, map()) as tags
+        map_concat(coalesce(r.tags, map()), map(['team', 'project', 'owner'], [c.team, c.project, c.owner]))
+            as tag_values
     from cost as c
     left join resources as r on r.resource_id = c.resource_id
 ),
 
--- the value of a tag key on a row: team, project and owner as the bill's row carries them, else the
--- resource's tags
 matched as (
     select
         t.row_id,
@@ -72,25 +72,11 @@ matched as (
             and (r.resources is null or len(list_filter(r.resources, lambda g: lower(t.resource_id) glob g)) > 0)
             and (
                 r.tag_present is null
-                or len(list_filter(r.tag_present, lambda k: nullif(trim(
-                    case k
-                        when 'team' then t.team
-                        when 'project' then t.project
-                        when 'owner' then t.owner
-                        else t.tags[k]
-                    end
-                ), '') is null)) = 0
+                or len(list_filter(r.tag_present, lambda k: tag_lookup(t.tag_values, [k]) is null)) = 0
             )
             and (
                 r.tag_absent is null
-                or len(list_filter(r.tag_absent, lambda k: nullif(trim(
-                    case k
-                        when 'team' then t.team
-                        when 'project' then t.project
-                        when 'owner' then t.owner
-                        else t.tags[k]
-                    end
-                ), '') is not null)) = 0
+                or len(list_filter(r.tag_absent, lambda k: tag_lookup(t.tag_values, [k]) is not null)) = 0
             )
     group by t.row_id
 ),
