@@ -18,8 +18,9 @@ job, a telemetry outage (insufficient data), checkpoints of failed runs, a datas
 buckets, an untagged host and bucket, a spend spike, a team over budget, a CloudWatch Logs group kept forever
 (two saved `describe-log-groups` listings a week apart and its storage lines in the bill) and old TensorBoard
 event files and profiler traces and Prometheus TSDB blocks a Thanos sidecar uploaded and nobody expired, in the
-scratch bucket (STO005), and nlp's 2-node run at half the per-GPU throughput of a single-node run of its
-model configuration, both with training logs (GPU006, scaling.py). Besides the planted crash,
+scratch bucket (STO005), and a 64-GPU run on the research team's one-day scaling-test pool at half the per-GPU
+throughput of nlp's 8-GPU run of the same model configuration, both with training logs (GPU006, scaling.py).
+Besides the planted crash,
 about 6 % of the training jobs longer than 8 h fail at random (scenario.Planner.fill); expected.json lists each
 of them under GPU004 with the GPU time it lost since its run's last checkpoint.
 
@@ -75,10 +76,19 @@ from pipelines.demo.modelled import (
     write_hosts_csv,
     write_train_logs,
 )
-from pipelines.demo.scaling import expected_scaling, plan_scaling, write_scaling_logs
+from pipelines.demo.scaling import (
+    expected_pool_day,
+    expected_scaling,
+    plan_scaling,
+    pool_costs,
+    pricing_entry,
+    write_pool_hosts_csv,
+    write_scaling_logs,
+)
 from pipelines.demo.scenario import (
     GROWTH_BUCKET,
     P5,
+    Host,
     fleet,
     plan,
     plan_log_files,
@@ -145,12 +155,16 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
     research_planner, research_notes = plan_modelled(research, weeks, start, seed)
     # the hot spares (spares.py): idle hosts of their own, from no draw of `rng` either
     spares = spare_fleet(hours)
+    # GPU006's plant (scaling.py): a one-day scaling-test pool of its own and its 64-GPU run, from no draw of
+    # `rng` either, against one of the cloud plan's single-node runs
+    scaling = plan_scaling(planner, start, weeks)
+    pool = list(scaling.pool)
     t = time.monotonic()
     samples, starved_samples, watts = write_telemetry(
-        directory, hosts + research + spares, start, weeks, seed, watts_of=frozenset(OWNED_HOSTS)
+        directory, hosts + research + spares + pool, start, weeks, seed, watts_of=frozenset(OWNED_HOSTS)
     )
     progress.done(
-        f"  telemetry: {samples:,} nvidia-smi samples from {len(hosts) + len(research)} hosts, "
+        f"  telemetry: {samples:,} nvidia-smi samples from {len(hosts) + len(research) + len(spares) + len(pool)} hosts, "
         f"{progress.seconds(t)} ({progress.rate(samples, t, 'samples')})"
     )
     t = time.monotonic()
@@ -160,6 +174,8 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
     )
     write_hosts_csv(directory, research)
     write_spare_hosts_csv(directory, spares)
+    write_sacct(directory, [scaling.big], start, {h.name: h for h in pool}, prefix="sacct_scale")
+    write_pool_hosts_csv(directory, scaling)
     logged = [(j, "h100") for j in research_planner.jobs] + [
         (j, "h100" if by_name[j.hosts[0]].itype is P5 else "a100")
         for j in planner.jobs
@@ -168,16 +184,24 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
     logs = write_train_logs(
         directory, logged, start, end - timedelta(weeks=1), end, research_notes["low_job"]
     )
-    # GPU006's plant: two of the cloud plan's runs get training logs (pipelines/demo/scaling.py)
-    scaling = plan_scaling(planner, start, end - timedelta(weeks=1), end)
+    # GPU006's plant: the pool's run and the cloud baseline get training logs
     logs.update(write_scaling_logs(directory, scaling, start, end - timedelta(weeks=1), end))
     modelled = expected_modelled(
         research, research_planner, research_notes, hourly_costs(research, watts), logs, start, weeks
     )
     # the spares cost the contract's rate every hour, beside the research hosts' modelled spend
-    for host, cost in expected_spares(len(hosts) + len(research) + len(spares))["cost_by_host"].items():
+    modelled["hours_by_host"] = {h.name: HOURS_PER_WEEK for h in research + spares}
+    for host, cost in expected_spares(_fleet_gpu_hours(hosts + research + spares, pool))[
+        "cost_by_host"
+    ].items():
         modelled["spend"]["contract"] += cost
         modelled["spend_by_host"][host] = cost
+    # and the pool its rental day, at its own contract's rate
+    for host, by_hour in pool_costs(scaling).items():
+        in_week = [c for hour, c in by_hour.items() if end - timedelta(weeks=1) <= hour < end]
+        modelled["spend"]["contract"] += sum(in_week, Decimal(0))
+        modelled["spend_by_host"][host] = sum(in_week, Decimal(0))
+        modelled["hours_by_host"][host] = len(in_week)
     write_inventory(directory, objects, end - timedelta(hours=23))
     # COST004's growing bucket: planned from no draw of `rng`, its two inventories 28 days apart
     growth = plan_storage_growth(end)
@@ -189,7 +213,9 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
         f"  jobs and storage: {len(planner.jobs)} Slurm jobs, {n_objects:,} objects in {len(objects) + 2} "
         f"bucket inventories, {progress.seconds(t)}"
     )
-    (directory / "wastewatch.yaml").write_text(config_text() + spares_config(), encoding="utf-8")
+    (directory / "wastewatch.yaml").write_text(
+        config_text(extra_pricing=pricing_entry(scaling)) + spares_config(), encoding="utf-8"
+    )
 
     t = time.monotonic()
     expected = build_expected(
@@ -208,16 +234,22 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
         last_week,
         modelled,
         logs,
-        len(research_planner.jobs),
+        len(research_planner.jobs) + 1,  # and the pool's run
         listings,
         growth,
     )
     # showback: each team's total per month by the demo config's rules (the bill, the modelled clusters)
     # (the hot spares are contract hosts of the research team too: their every hour is its direct cost)
     research_costs = hourly_costs(research + spares, watts)
-    expected["showback"] = expected_showback(lines, hosts, planner.jobs, research + spares, research_costs, start)
-    expected["report_week"]["rules"]["GPU006"] = expected_scaling(scaling, start, end - timedelta(weeks=1), end)
-    _add_spares(expected, len(hosts) + len(research) + len(spares))
+    expected["showback"] = expected_showback(
+        lines, hosts, planner.jobs, research + spares, research_costs, start, rented=pool_costs(scaling)
+    )
+    expected["report_week"]["rules"]["GPU006"] = expected_scaling(
+        scaling, start, end - timedelta(weeks=1), end
+    )
+    # the pool's rental day is also a real spike in the research team's contract spend (COST003, attention)
+    expected["report_week"]["rules"]["COST003"]["scaling_pool_day"] = expected_pool_day(scaling)
+    _add_spares(expected, _fleet_gpu_hours(hosts + research + spares, pool))
     (directory / "expected.json").write_text(
         json.dumps(expected, indent=2, default=str) + "\n", encoding="utf-8"
     )
@@ -225,10 +257,21 @@ def generate(directory: Path, last_week: str, weeks: int = 4, seed: int = 7) -> 
     return expected
 
 
-def _add_spares(expected: dict[str, Any], fleet_hosts: int) -> None:
+def _fleet_gpu_hours(all_week: list[Host], pool: list[Host]) -> tuple[Decimal, str]:
+    """The report week's fleet GPU-hours the spares are measured against, and its formula: every GPU host
+    billed or priced all week, and the scaling-test pool's hosts for their rental day."""
+    pool_hours = sum(h.states[-HOURS_PER_WEEK:].count("busy") for h in pool)
+    gpu_hours = Decimal(8 * HOURS_PER_WEEK * len(all_week) + 8 * pool_hours)
+    return gpu_hours, (
+        f"{len(all_week)} GPU hosts x 8 GPUs x 168 h (every host billed or priced all week) + {len(pool)} "
+        f"scaling-test pool hosts x 8 GPUs x {pool_hours // len(pool)} h (its rental day)"
+    )
+
+
+def _add_spares(expected: dict[str, Any], fleet: tuple[Decimal, str]) -> None:
     """expected.json's spare capacity (report_week.spare_capacity, money to the cent); the spares' contract
     hours are already in modelled_spend (generate adds them to the research cluster's)."""
-    spare = expected_spares(fleet_hosts)
+    spare = expected_spares(fleet)
     cent = Decimal("0.01")
     expected["report_week"]["spare_capacity"] = {
         "planted": "three hot spares (rent-spare-01..03) idle all week: two within the 8 % policy, the third beyond",

@@ -15,6 +15,7 @@ from typing import Any
 
 from pipelines.demo.billing import EU_READS_USAGE_TYPE, INTER_REGION_PER_GB, RI_ARN, RI_HOURLY
 from pipelines.demo.modelled import STRAY_LINES
+from pipelines.demo.scaling import SCALE_RATE
 from pipelines.demo.scenario import (
     GLACIER_IR,
     GROWTH_BUCKET,
@@ -469,10 +470,13 @@ def build_expected(hosts: list[Host], planner: Planner, notes: dict[str, Any], f
                 "owned": money(modelled["spend"]["owned"]),
                 "contract": money(modelled["spend"]["contract"]),
                 "by_host": {k: money(v) for k, v in sorted(modelled["spend_by_host"].items())},
+                "hours_by_host": dict(sorted(modelled["hours_by_host"].items())),
                 "basis": "the research team's hosts no bill lists, priced by the demo config's pricing: entries "
                 "for every hour of the week: dgx-01/02 owned (320,000 USD over 4 years + the GPUs' measured "
                 "watts x 1.5 host overhead x PUE 1.3 x 0.11 USD/kWh + 900 USD a month), rent-h100-01/02 and the hot "
-                "spares rent-spare-01..03 on contract (2.10 USD per GPU-hour x 8 GPUs)",
+                "spares rent-spare-01..03 on contract (2.10 USD per GPU-hour x 8 GPUs); and the scaling-test pool "
+                f"scale-h100-01..08 for the 24 hours of its rental day only, on its own contract ({SCALE_RATE} USD "
+                "per GPU-hour x 8 GPUs)",
             },
             "rules": {
                 "GPU001": {

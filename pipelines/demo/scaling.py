@@ -1,48 +1,62 @@
-"""The demo's GPU006 plant: a run of one model configuration on 16 GPUs at half the per-GPU throughput of an
+"""The demo's GPU006 plant: a run of one model configuration on 64 GPUs at half the per-GPU throughput of an
 8-GPU run of the same configuration.
 
-nlp's 2-node pre-training family (gpu-h100-01/02, 16 × H100) and its single-node runs on gpu-h100-08 train
-the same model. Training logs (the `train_log` source, CSV, one line every 10 minutes, a configuration row
-first: model, tensor/pipeline/data parallel sizes, global batch, sequence length) are written for the
-report week of two of them: the longest completed single-node run on gpu-h100-08 (the baseline: 33 steps of
-512 × 4096 tokens per 10 minutes on 8 GPUs, about 0.59 MFU) and the longest completed 2-node run (the same
-33 steps per 10 minutes on 16 GPUs: half the per-GPU throughput, about 0.29 MFU, still above GPU005's
-floor). GPU006 prices the 2-node run's GPU-hours beyond linear scaling: 16 × (1 − 0.5) = 8 of its GPUs for
-its time in the week at the p5's effective hourly cost ÷ 8. The family's other runs of the week log nothing:
-GPU006 says `insufficient_data` (no training log) for each, never 0 waste.
+The research team rents a scaling-test pool for one day, the report week's Tuesday: eight 8 x H100 hosts
+(scale-h100-01..08, inventory cluster `scale-test`) priced by a `pricing:` contract entry of their own, valid
+that day only (SCALE_RATE a GPU-hour), so the pool costs the day's 24 hours and no other. One job fills the
+day on all eight hosts: acme-llm-6.7b (the model nlp trains on the p5s) at tp=8, pp=1, dp=8, a global batch
+of 512 x 4096 tokens, 132 steps per 10 minutes on 64 GPUs. The baseline is nlp's longest completed
+single-node run of the week on gpu-h100-08: 33 steps per 10 minutes on 8 GPUs, the same configuration at
+dp=1. Per GPU that is 132 / 64 against 33 / 8: half the throughput (about 0.29 MFU against 0.59; above
+GPU005's floor, and every GPU busy, so no other rule prices the run). GPU006 prices the GPU-hours beyond
+linear scaling: 64 x (1 - 0.5) = 32 of its GPUs for its time, at the pool's SCALE_RATE a GPU-hour.
 
-The plan only picks jobs the cloud plan already has and draws nothing from any random stream, so no other
-planted amount changes; the two logs join expected.json's training-log figures.
+Training logs (the `train_log` source, CSV, one line every 10 minutes, a configuration row first) are
+written for the two runs. nlp's 2-node family on gpu-h100-01/02 (16 GPUs, at least GPU006's `min_gpus`)
+logs nothing: GPU006 says `insufficient_data` (no training log) for each of its runs of the week, never 0
+waste.
 
-The fleet has no eight H100 hosts free at once for a 64-GPU run (and a host added for one would change the
-week's billed or modelled spend, which expected.json and its tests state), so the plant runs on the
-2-node family's 16 GPUs: the same rule, the same formula.
+Planned from no draw of the main generator's random stream and written to files of their own (telemetry,
+a sacct file, a hosts CSV, the logs), so every other planted amount stays as it was. The pool's day of
+contract spend joins expected.json's modelled spend, the research team's showback and the fleet's
+GPU-hours the spares are measured against.
 """
 
 from __future__ import annotations
 
 import statistics
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from pipelines.demo.modelled import LOG_EVERY_S, PARAMS, PEAK_FLOPS, TOKENS_PER_STEP
-from pipelines.demo.scenario import P5, Job, Planner, job_times, quantize
+from pipelines.demo.modelled import LOG_EVERY_S, PARAMS, PEAK_FLOPS, TEAM, TOKENS_PER_STEP
+from pipelines.demo.scenario import P5, PROJECTS, TEAM_USERS, Host, Job, Planner, job_times, quantize
+from pipelines.units import HOURS_PER_WEEK
 
-FAMILY_HOSTS = ["gpu-h100-01", "gpu-h100-02"]
+FAMILY_HOSTS = ["gpu-h100-01", "gpu-h100-02"]  # nlp's 2-node family: 16 GPUs, judged and unlogged
 BASELINE_HOST = "gpu-h100-08"
-STEPS = 33  # steps per 10 minutes, for both runs: the same tokens per second on twice the GPUs
+POOL_HOSTS = [f"scale-h100-{i:02d}" for i in range(1, 9)]
+POOL_CLUSTER = "scale-test"
+POOL_DAY = 1  # the report week's Tuesday
+SCALE_RATE = Decimal("2.99")  # USD per GPU-hour, the one-day rental's contract
+SCALE_JOB_ID = 79001
+GPUS_PER_HOST = 8
+BASELINE_STEPS = 33  # steps per 10 minutes on 8 GPUs
+BIG_GPUS = GPUS_PER_HOST * len(POOL_HOSTS)
+BIG_STEPS = BASELINE_STEPS * BIG_GPUS // GPUS_PER_HOST // 2  # 8x the GPUs, 4x the tokens: half per GPU
 CONFIG = {"model": "acme-llm-6.7b", "tp": 8, "pp": 1, "global_batch": 512, "seq_len": 4096}
 HEADER = "ts,job_id,host,step,tokens,step_time,params,gpus,model,tp,pp,dp,global_batch,seq_len"
 
 
 @dataclass(frozen=True)
 class ScalingPlant:
-    big: Job  # the 2-node run, 16 GPUs
-    baseline: Job  # the single-node run, 8 GPUs
-    unlogged: tuple[Job, ...]  # the family's other runs of the week that did not fail (no training log)
+    big: Job  # the pool's run, 64 GPUs
+    baseline: Job  # nlp's single-node run on gpu-h100-08, 8 GPUs
+    pool: tuple[Host, ...]  # the eight rented hosts, on for the rental day only
+    day: date  # the rental day (the pricing entry's valid_from and valid_to)
+    unlogged: tuple[Job, ...]  # the 2-node family's runs of the week that did not fail (no training log)
 
 
 def _in_week(j: Job, start: datetime, a: datetime, b: datetime) -> float:
@@ -50,27 +64,70 @@ def _in_week(j: Job, start: datetime, a: datetime, b: datetime) -> float:
     return max((min(e, b) - max(s, a)).total_seconds(), 0.0)
 
 
-def plan_scaling(planner: Planner, start: datetime, a: datetime, b: datetime) -> ScalingPlant:
-    """The longest completed 2-node run and single-node run on gpu-h100-08 of the report week [a, b)."""
-
-    def longest(hosts: list[str]) -> Job:
-        runs = [
-            j for j in planner.jobs if j.hosts == hosts and j.state == "COMPLETED" and "-train-" in j.name
-        ]
-        return max(runs, key=lambda j: (_in_week(j, start, a, b), -j.job_id))
-
-    big = longest(FAMILY_HOSTS)
-    others = tuple(
+def plan_scaling(planner: Planner, start: datetime, weeks: int) -> ScalingPlant:
+    """The pool, its one run over the rental day, and the baseline: the longest completed single-node
+    training run on gpu-h100-08 of the report week."""
+    a, b = start + timedelta(weeks=weeks - 1), start + timedelta(weeks=weeks)
+    hours = weeks * HOURS_PER_WEEK
+    t0 = (weeks - 1) * HOURS_PER_WEEK + 24 * POOL_DAY
+    pool = tuple(
+        Host(name, P5, TEAM, PROJECTS[TEAM], "", "", states=["off"] * t0 + ["busy"] * 24 + ["off"] * (hours - t0 - 24))
+        for name in POOL_HOSTS
+    )  # fmt: skip
+    project = PROJECTS[TEAM]
+    big = Job(
+        SCALE_JOB_ID,
+        f"{project}-scale-{SCALE_JOB_ID}",
+        TEAM_USERS[TEAM][0],
+        TEAM,
+        project,
+        list(POOL_HOSTS),
+        t0,
+        t0 + 24,
+    )
+    baseline = max(
+        (
+            j
+            for j in planner.jobs
+            if j.hosts == [BASELINE_HOST] and j.state == "COMPLETED" and "-train-" in j.name
+        ),
+        key=lambda j: (_in_week(j, start, a, b), -j.job_id),
+    )
+    unlogged = tuple(
         j
         for j in planner.jobs
-        if j.hosts == FAMILY_HOSTS and j is not big and j.state != "FAILED" and _in_week(j, start, a, b) > 0
+        if j.hosts == FAMILY_HOSTS and j.state != "FAILED" and _in_week(j, start, a, b) > 0
     )
-    return ScalingPlant(big, longest([BASELINE_HOST]), others)
+    return ScalingPlant(big, baseline, pool, (start + timedelta(hours=t0)).date(), unlogged)
 
 
-def _mfu(gpus: int) -> Decimal:
-    """One 10-minute interval's MFU: 6 × N × tokens / wall seconds / (GPUs × the H100's dense peak)."""
-    return 6 * PARAMS * TOKENS_PER_STEP * STEPS / LOG_EVERY_S / (gpus * PEAK_FLOPS["h100"])
+def write_pool_hosts_csv(root: Path, plant: ScalingPlant) -> None:
+    """The pool's inventory records (team, project, cluster), beside the research cluster's hosts CSV, with
+    when each host was handed over and handed back: a host returned at the end of its rental is gone, never
+    a host that stopped reporting (the telemetry freshness check)."""
+    folder = root / "landing" / "inventory" / "hosts"
+    folder.mkdir(parents=True, exist_ok=True)
+    on = datetime.combine(plant.day, datetime.min.time())
+    off = on + timedelta(days=1)
+    lines = ["host,team,project,cluster,launched_at,terminated_at"] + [
+        f"{h.name},{h.team},{h.project},{POOL_CLUSTER},{on:%Y-%m-%d %H:%M:%S},{off:%Y-%m-%d %H:%M:%S}"
+        for h in plant.pool
+    ]
+    (folder / "scale_hosts.csv").write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def pricing_entry(plant: ScalingPlant) -> str:
+    """The pool's `pricing:` entry (a list item of the config's section): its contract, the rental day only."""
+    return f"""\
+  # the research team's one-day scaling-test pool: priced the rental day, no other
+  - match: {{cluster: "{POOL_CLUSTER}"}}
+    contract: {{per_gpu_hour: {SCALE_RATE}, currency: USD, valid_from: {plant.day}, valid_to: {plant.day}}}
+"""
+
+
+def _mfu(gpus: int, steps: int) -> Decimal:
+    """One 10-minute interval's MFU: 6 x N x tokens / wall seconds / (GPUs x the H100's dense peak)."""
+    return 6 * PARAMS * TOKENS_PER_STEP * steps / LOG_EVERY_S / (gpus * PEAK_FLOPS["h100"])
 
 
 def write_scaling_logs(
@@ -81,7 +138,7 @@ def write_scaling_logs(
     folder = root / "landing" / "train_logs"
     folder.mkdir(parents=True, exist_ok=True)
     out: dict[int, dict[str, Any]] = {}
-    for j, gpus in ((plant.baseline, 8), (plant.big, 16)):
+    for j, gpus, steps in ((plant.baseline, GPUS_PER_HOST, BASELINE_STEPS), (plant.big, BIG_GPUS, BIG_STEPS)):
         started, ended = job_times(j, start)
         when, times = started + timedelta(seconds=LOG_EVERY_S), []
         while when < ended:
@@ -97,37 +154,69 @@ def write_scaling_logs(
         ]
         for k, t in enumerate(times, start=1):
             rows.append(
-                f"{t:%Y-%m-%dT%H:%M:%SZ},{j.job_id},{j.hosts[0]},{STEPS * k},{TOKENS_PER_STEP},"
-                f"{LOG_EVERY_S / STEPS * 0.97:.3f},{int(PARAMS)},{gpus},,,,,,{c['seq_len']}"
+                f"{t:%Y-%m-%dT%H:%M:%SZ},{j.job_id},{j.hosts[0]},{steps * k},{TOKENS_PER_STEP},"
+                f"{LOG_EVERY_S / steps * 0.97:.3f},{int(PARAMS)},{gpus},,,,,,{c['seq_len']}"
             )
         (folder / f"{j.name}.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
         # the first line of the file has no earlier line to time it from
-        mfus = [_mfu(gpus)] * (len(times) - 1)
+        mfus = [_mfu(gpus, steps)] * (len(times) - 1)
         out[j.job_id] = {"lines": len(times), "mfu": statistics.median(mfus), "gpu": "h100", "saves": []}
     return out
 
 
+def pool_costs(plant: ScalingPlant) -> dict[str, dict[datetime, Decimal]]:
+    """Each pool host's cost per hour it is priced: the rental day's 24 hours at SCALE_RATE x its GPUs."""
+    day = datetime.combine(plant.day, datetime.min.time())
+    return {
+        h.name: {day + timedelta(hours=k): SCALE_RATE * GPUS_PER_HOST for k in range(24)} for h in plant.pool
+    }
+
+
+def expected_pool_day(plant: ScalingPlant) -> dict[str, Any]:
+    """expected.json's second COST003 anomaly (attention, never waste): the rental day's contract spend of the
+    research team above its usual day. Its other contract hosts cost the same every hour, so the usual day
+    (the median of the trailing days) is theirs and the excess is the pool's whole day."""
+    excess = sum((c for by_hour in pool_costs(plant).values() for c in by_hour.values()), Decimal(0))
+    return {
+        "team": TEAM,
+        "service": "contract GPU host",
+        "day": plant.day.isoformat(),
+        "excess": float(quantize(excess)),
+        "basis": "the scaling-test pool's rental day: 8 hosts x 8 GPUs x 24 h x the pool's contract rate above "
+        "the research team's usual contract spend for a weekday (rent-h100-01/02 and the hot spares, the same "
+        "every day): a real spike COST003 names, an attention item, never waste",
+    }
+
+
 def expected_scaling(plant: ScalingPlant, start: datetime, a: datetime, b: datetime) -> dict[str, Any]:
-    """expected.json's GPU006 entry: the 2-node run's GPU-hours beyond linear scaling, at the p5's cost."""
+    """expected.json's GPU006 entry: the pool run's GPU-hours beyond linear scaling, at the pool's rate."""
     seconds = Decimal(_in_week(plant.big, start, a, b))
-    gpu_hours = 16 * seconds / 3600
-    # tokens/s per GPU over the baseline's: the same steps per 10 minutes on 16 GPUs and on 8
-    efficiency = (Decimal(STEPS) / 16) / (Decimal(STEPS) / 8)
-    per_gpu_hour = P5.effective / 8
-    waste = gpu_hours * (1 - efficiency) * per_gpu_hour
+    gpu_hours = BIG_GPUS * seconds / 3600
+    # tokens/s per GPU over the baseline's: 132 steps per 10 minutes on 64 GPUs against 33 on 8
+    efficiency = (Decimal(BIG_STEPS) / BIG_GPUS) / (Decimal(BASELINE_STEPS) / GPUS_PER_HOST)
+    excess_gpu_hours = gpu_hours * (1 - efficiency)
+    waste = excess_gpu_hours * SCALE_RATE
     return {
         "name": "poor-scaling",
         "job_id": plant.big.job_id,
+        "team": plant.big.team,
         "hosts": plant.big.hosts,
-        "gpus": 16,
+        "gpus": BIG_GPUS,
         "baseline_job_id": plant.baseline.job_id,
-        "baseline_gpus": 8,
+        "baseline_host": BASELINE_HOST,
+        "baseline_gpus": GPUS_PER_HOST,
         "efficiency": float(efficiency),
         "gpu_hours": float(round(gpu_hours, 6)),
+        "excess_gpu_hours": float(round(excess_gpu_hours, 6)),
+        "cost_per_gpu_hour": float(SCALE_RATE),
+        "rental_day": plant.day.isoformat(),
         "waste": float(quantize(waste)),
         "insufficient_data": sorted(j.job_id for j in plant.unlogged),
-        "basis": "the 2-node run's GPU-hours in the week (16 GPUs x its sacct Start to End within the week) x "
-        "(1 - efficiency) x the p5's effective hourly cost / 8; efficiency = its tokens/s per GPU (33 steps of "
-        "512 x 4096 tokens per 10 minutes on 16 GPUs) / the 8-GPU run's on gpu-h100-08 (the same on 8) = 0.5; "
-        "the family's other runs of the week have no training log: insufficient_data",
+        "formula": "waste = excess_gpu_hours x cost_per_gpu_hour; excess_gpu_hours = gpu_hours x (1 - efficiency); "
+        "gpu_hours = 64 GPUs x the run's sacct Start to End within the week",
+        "basis": f"the research team's 64-GPU run on the one-day scaling-test pool (scale-h100-01..08, {plant.day}): "
+        "its GPU-hours beyond linear scaling x the pool's effective hourly cost per GPU "
+        f"({SCALE_RATE} USD, its contract entry); efficiency = its tokens/s per GPU (132 steps of 512 x 4096 "
+        "tokens per 10 minutes on 64 GPUs) / the 8-GPU run's of the same configuration on gpu-h100-08 (33 on "
+        "8) = 0.5; nlp's 2-node runs of the week have no training log: insufficient_data",
     }

@@ -19,7 +19,7 @@ from decimal import Decimal
 from typing import Any
 
 from pipelines.demo.billing import MONITORING, SHARED_CLUSTER, cluster_tag
-from pipelines.demo.modelled import OWNED_HOSTS, contract_hour, owned_hour
+from pipelines.demo.modelled import OWNED_HOSTS, TEAM, contract_hour, owned_hour
 from pipelines.demo.scenario import Host, Job, job_times, quantize
 
 FIXED_SUPPORT = {"nlp": Decimal(50), "vision": Decimal(30), "speech": Decimal(20)}
@@ -54,9 +54,11 @@ def expected_showback(
     research: list[Host],
     research_costs: dict[str, list[Decimal]],
     start: datetime,
+    rented: dict[str, dict[datetime, Decimal]] | None = None,
 ) -> dict[str, Any]:
     """expected.json `showback`: per month, each team's total (direct + every pool it got) and what stays
-    unallocated, in USD to the cent, and the bill they add up to."""
+    unallocated, in USD to the cent, and the bill they add up to. `rented`: the research team's hosts priced
+    only for some hours (the scaling-test pool's rental day), each hour's cost."""
     months: dict[datetime, dict[str, Any]] = {}
 
     def month(m: datetime) -> dict[str, Any]:
@@ -102,6 +104,9 @@ def expected_showback(
             cost = research_costs[h.name][t] if 0 <= t < len(research_costs[h.name]) else nameplate
             add(month(_month_of(hour))["direct"], str(h.team), cost)
             hour += timedelta(hours=1)
+    for by_hour in (rented or {}).values():
+        for hour, cost in by_hour.items():
+            add(month(_month_of(hour))["direct"], TEAM, cost)
     # busy GPU-hours on the shared cluster, by the jobs' records
     pool_hosts = {h.name for h in hosts if cluster_tag(h) is not None}
     for j in jobs:

@@ -23,8 +23,8 @@ from pipelines.units import HOURS_PER_WEEK
 SPARE_HOSTS = ("rent-spare-01", "rent-spare-02", "rent-spare-03")
 SPARE_CLUSTER = "lambda-1cc"  # the contract cluster: its `pricing:` entry prices them
 SPARE_GLOB = "rent-spare-*"
-# of the fleet's 27 GPU hosts (20 billed, 4 research, 3 spares; 8 GPUs each, every hour of the week), two
-# spares are 7.4 % and three 11.1 %
+# of the fleet's GPU-hours (27 GPU hosts, 20 billed, 4 research, 3 spares, 8 GPUs each, every hour of the week;
+# and the scaling-test pool's 8 hosts for their rental day, scaling.py), two spares are 7.1 % and three 10.7 %
 SPARE_POLICY_SHARE = Decimal("0.08")
 GPUS = 8
 
@@ -53,13 +53,13 @@ spares:
 """
 
 
-def expected_spares(fleet_hosts: int) -> dict[str, Any]:
+def expected_spares(fleet_gpu_hours: tuple[Decimal, str]) -> dict[str, Any]:
     """The report week's spare capacity, with its formulas (exact decimals; build_expected's rounding: to the
     cent once). Every hour of the week of each spare is spare (no job on it), at the contract rate; the fleet
-    is every GPU host of the demo (billed or priced) for every hour of the week."""
+    is every GPU-hour the demo bills or prices in the week, given with its formula."""
     hour_cost = CONTRACT["per_gpu_hour"] * GPUS
     gpu_hours = Decimal(GPUS * HOURS_PER_WEEK * len(SPARE_HOSTS))
-    fleet = Decimal(GPUS * HOURS_PER_WEEK * fleet_hosts)
+    fleet, fleet_formula = fleet_gpu_hours
     cost = hour_cost * HOURS_PER_WEEK * len(SPARE_HOSTS)
     excess = max(gpu_hours - SPARE_POLICY_SHARE * fleet, Decimal(0))
     return {
@@ -76,7 +76,7 @@ def expected_spares(fleet_hosts: int) -> dict[str, Any]:
         "formulas": {
             "spare_gpu_hours": "3 spares x 8 GPUs x 168 h (no job ever ran on them)",
             "spare_cost": f"spare_gpu_hours x {CONTRACT['per_gpu_hour']} USD per GPU-hour (the contract)",
-            "fleet_gpu_hours": f"{fleet_hosts} GPU hosts x 8 GPUs x 168 h (every host billed or priced all week)",
+            "fleet_gpu_hours": fleet_formula,
             "spare_share": "spare_gpu_hours / fleet_gpu_hours",
             "excess_gpu_hours": "spare_gpu_hours - policy_share x fleet_gpu_hours",
             "excess_cost": "spare_cost x excess_gpu_hours / spare_gpu_hours (the spares' own cost per GPU-hour)",

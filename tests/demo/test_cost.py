@@ -96,10 +96,19 @@ def test_cost002_month_to_date_and_overruns_match_the_plant(
 
 
 def test_cost003_finds_the_planted_spike(demo: dict[str, Any]) -> None:
-    """The spike is on the report week's Thursday: even the one-week demo has 3 earlier weekdays as baseline."""
+    """The spike is on the report week's Thursday: even the one-week demo has 3 earlier weekdays as baseline.
+    The scaling-test pool's rental day (Tuesday) is the research team's contract spend spike, named too."""
     planted = demo["expected"]["COST003"]
     found = _rows(demo, "COST003")
-    [spike] = [r for r in found if r["status"] == "waste"]
+    spikes = {r["team"]: r for r in found if r["status"] == "waste"}
+    pool = planted["scaling_pool_day"]
+    assert set(spikes) == {planted["team"], pool["team"]}
+    assert spikes[pool["team"]]["resource_id"] == f"{pool['team']} / {pool['service']} (USD)"
+    assert Decimal(spikes[pool["team"]]["estimated_waste"]) == pytest.approx(
+        Decimal(str(pool["excess"])), abs=Decimal("0.01")
+    )
+    assert [d["day"] for d in json.loads(spikes[pool["team"]]["evidence"])["days"]] == [pool["day"]]
+    spike = spikes[planted["team"]]
     assert spike["team"] == planted["team"]
     assert spike["resource_id"] == f"{planted['team']} / {planted['service']} (USD)"
     assert Decimal(spike["estimated_waste"]) == pytest.approx(

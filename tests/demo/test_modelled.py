@@ -92,10 +92,13 @@ def test_owned_and_contract_hosts_cost_every_hour_of_the_week_to_the_cent(
     assert [r["resource_id"] for r in got] == [f"host:{h}" for h in sorted(planted["by_host"])]
     for r in got:
         host = r["resource_id"].removeprefix("host:")
-        assert r["hours"] == 168 and r["billed"] == 0, r  # every hour, none of it a bill
+        # every hour (the scaling-test pool's: its rental day's 24), none of it a bill
+        assert r["hours"] == planted["hours_by_host"][host] and r["billed"] == 0, r
+        assert r["hours"] == (24 if host.startswith("scale-") else 168), r
         assert r["pricing_basis"] == ("owned" if host.startswith("dgx-") else "contract")
         assert abs(r["cost"] - Decimal(str(planted["by_host"][host]))) <= Decimal("0.005"), host
-    assert planted["contract"] == pytest.approx(5 * 168 * 8 * 2.10)  # two rented hosts and the three hot spares
+    # two rented hosts and the three hot spares all week, the eight pool hosts for a day at their own rate
+    assert planted["contract"] == pytest.approx(5 * 168 * 8 * 2.10 + 8 * 24 * 8 * 2.99)
     # the owned hosts' power is measured: an idle night costs less than a busy hour
     inputs = rows(
         con,
@@ -123,7 +126,8 @@ def test_the_report_shows_billed_and_modelled_spend_apart(demo: tuple[Any, dict[
     # the GPU fleet never adds a modelled cost to a billed one
     fleet = md.split("## GPU fleet\n", 1)[1].split("\n### ", 1)[0]
     assert "| owned (model) | 2,688 |" in fleet and f"USD {owned:,.2f}" in fleet
-    assert "| contract (model) | 6,720 |" in fleet and f"USD {contract:,.2f}" in fleet
+    contract_gpu_hours = 8 * sum(h for k, h in modelled["hours_by_host"].items() if not k.startswith("dgx-"))
+    assert f"| contract (model) | {contract_gpu_hours:,} |" in fleet and f"USD {contract:,.2f}" in fleet
 
 
 def test_gpu001_prices_the_idle_owned_night_at_its_owned_cost(demo: tuple[Any, dict[str, Any], Path]) -> None:
