@@ -35,7 +35,7 @@ from pipelines.demo.modelled import LOG_EVERY_S, PARAMS, PEAK_FLOPS, TEAM, TOKEN
 from pipelines.demo.scenario import P5, PROJECTS, TEAM_USERS, Host, Job, Planner, job_times, quantize
 from pipelines.units import HOURS_PER_WEEK
 
-FAMILY_HOSTS = ["gpu-h100-01", "gpu-h100-02"]  # nlp's 2-node family: 16 GPUs, judged and unlogged
+FAMILY_HOSTS = ["gpu-h100-01", "gpu-h100-02"]  # nlp's 2-node family: 16 GPUs (GPU006 judges them), no log
 BASELINE_HOST = "gpu-h100-08"
 POOL_HOSTS = [f"scale-h100-{i:02d}" for i in range(1, 9)]
 POOL_CLUSTER = "scale-test"
