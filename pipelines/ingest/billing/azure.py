@@ -220,6 +220,8 @@ class AzureReader(BillingReader):
         if found is None:
             return rel
         (actual, actual_row), (amortized, amortized_row) = found
+        if not actual and not amortized:
+            return rel  # no commitments: the two exports are the same
         if actual and amortized:
             # one file holding rows only the actual export has and rows only the amortized one has: either
             # way a commitment's cost would be counted twice (its purchase and its spread over usage)

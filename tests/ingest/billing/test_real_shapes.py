@@ -12,6 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from tests.helpers.ingest_run import ingest_sources
 from tests.helpers.paths import FIXTURES, FOCUS_SAMPLE
@@ -209,3 +210,22 @@ def test_googles_legacy_json_export_in_a_focus_folder_is_listed_as_such(tmp_path
             "reads no .json",
         )
     ]
+
+
+@pytest.mark.parametrize("dataset", ["actual", "amortized"])
+def test_a_file_without_commitments_loads_under_either_dataset(tmp_path: Path, dataset: str) -> None:
+    """Without reservations or savings plans the two exports are the same file: neither is refused."""
+    with AMORTIZED.open(encoding="utf-8-sig", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["PricingModel"] == "OnDemand"]
+    out = io.StringIO()
+    writer = csv.DictWriter(out, list(rows[0]), lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    (tmp_path / "az").mkdir()
+    (tmp_path / "az" / "part_0_0001.csv").write_text(out.getvalue(), encoding="utf-8")
+    report, con = ingest_sources(
+        tmp_path, f"  - {{name: az, kind: azure, uri: az/, options: {{dataset: {dataset}}}}}\n"
+    )
+    assert _outcomes(report) == {"part_0_0001.csv": ("loaded", "")}
+    assert con.execute("select count(*) from billing_line_items").fetchall() == [(len(rows),)]
+    con.close()
