@@ -178,10 +178,17 @@ def list_local(
         every = sorted(p for p in path.rglob("*") if p.is_file())
         found = [p for p in every if _wanted(p, suffixes)]
         if skipped is not None:
-            skipped.extend(
-                (str(p.resolve()), unclaimed_reason(p.name, source.kind))
-                for p in every
-                if not _wanted(p, suffixes) and _listable(p)
-            )
+            for p in every:
+                if _wanted(p, suffixes):
+                    continue
+                if _listable(p):
+                    skipped.append((str(p.resolve()), unclaimed_reason(p.name, source.kind)))
+                elif p.name.lower().endswith(".json"):
+                    # a side file (a manifest) is not worth a word, Google's legacy billing export is
+                    from pipelines.ingest.billing.foreign import legacy_google_json
+
+                    legacy = legacy_google_json(p)
+                    if legacy is not None:
+                        skipped.append((str(p.resolve()), f"{legacy}; kind {source.kind} reads no .json"))
         return sorted((_as_file(p, path) for p in found), key=lambda f: f.uri)
     return []

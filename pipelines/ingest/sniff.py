@@ -52,6 +52,7 @@ _MAGIC = (
     ),
 )
 _HIVE = "\x01"
+_PARQUET = b"PAR1"
 
 _log = logging.getLogger(__name__)
 _limit_lock = threading.Lock()
@@ -163,6 +164,40 @@ def head_problem(head: bytes, whole: bool, delimiter: str | None = None) -> tupl
             "DIRECTORY ... ROW FORMAT DELIMITED FIELDS TERMINATED BY ','; or a query engine's CSV export)",
             1,
         )
+    return None
+
+
+def parquet_problem(path: Path) -> str | None:
+    """What is wrong with a file named .parquet before DuckDB reads it, or None: NUL bytes only (an
+    interrupted copy), not Parquet at all (text, gzip, ZIP), or cut short (no footer: a cut copy or a file
+    still being written). DuckDB's own words for these name no remedy ("No magic bytes found")."""
+    with path.open("rb") as f:
+        head = f.read(HEAD_BYTES)
+        if not head:
+            return None
+        if head.count(0) == len(head):
+            return (
+                f"not a Parquet file: the first {len(head):,} bytes are NUL (0x00), as an interrupted copy or a "
+                "full disk leaves a file; copy it again from its source"
+            )
+        if not head.startswith(_PARQUET):
+            seen = next((f"{what}; {fix}" for magic, what, fix in _MAGIC if head.startswith(magic)), None)
+            if seen is None:
+                text = head_problem(head, whole=False) is None and b"\0" not in head
+                seen = (
+                    "text (a CSV named .parquet?); name it after what it holds"
+                    if text
+                    else "bytes of no format wastewatch knows; export the file again as Parquet"
+                )
+            return f"not a Parquet file (it does not start with PAR1): {seen}"
+        f.seek(0, 2)
+        size = f.tell()
+        f.seek(max(0, size - len(_PARQUET)))
+        if size < 2 * len(_PARQUET) or f.read(len(_PARQUET)) != _PARQUET:
+            return (
+                f"not a whole Parquet file: its {size:,} bytes do not end with Parquet's footer (PAR1), as a cut "
+                "copy or a file still being written leaves it; copy it again from its source"
+            )
     return None
 
 

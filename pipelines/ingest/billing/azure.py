@@ -217,14 +217,41 @@ class AzureReader(BillingReader):
         dataset = options.dataset if isinstance(options, AzureOptions) else "amortized"
         spec = self.spec(con, rel, file, ctx)
         found = _dataset_of_rows(con, rel, spec)
-        if found is not None and found[0] != dataset:
-            other, row, why = found
+        if found is None:
+            return rel
+        (actual, actual_row), (amortized, amortized_row) = found
+        if not actual and not amortized:
+            return rel  # no commitments: the two exports are the same
+        if actual and amortized:
+            # one file holding rows only the actual export has and rows only the amortized one has: either
+            # way a commitment's cost would be counted twice (its purchase and its spread over usage)
+            row = actual_row if dataset == "amortized" else amortized_row
+            raise RejectedFile(
+                file.uri,
+                f"rows of both Azure exports: {actual} reservation / savings plan purchase row(s) with a cost, "
+                f"which only the actual export has (first: data row {actual_row}), and {amortized} "
+                "unused-commitment or amortised commitment-usage row(s), which only the amortized export has "
+                f"(first: data row {amortized_row}); the two describe the same spend, so this file would count "
+                f"a commitment twice: export the {dataset} dataset alone (options.dataset: {dataset})",
+                line=_line(rel, row),
+            )
+        other, row, why = (
+            ("actual", actual_row, f"{actual} reservation / savings plan purchase row(s)")
+            if actual
+            else (
+                "amortized",
+                amortized_row,
+                f"{amortized} unused-commitment or amortised commitment-usage row(s)",
+            )
+        )
+        if other != dataset:
             where = f" (data row {row})" if row else ""
             raise RejectedFile(
                 file.uri,
                 f"this is the {other} export: {why}{where}; the source loads the {dataset} export "
                 f"(options.dataset: {dataset}), and the two describe the same spend, so mixing them would "
                 f"count it twice: move the {other} export to a source of its own (options.dataset: {other})",
+                line=_line(rel, row),
             )
         return rel
 
@@ -300,12 +327,14 @@ def _manifest_dataset(folders: dict[str, str], relative: str) -> str | None:
 
 
 # rows only one of the two datasets has (Microsoft Learn, "Get EA and MCA reservation costs and usage";
-# formats.md 5.2): the actual export lists commitment purchases and bills covered usage at 0; the amortized
-# export has no commitment purchases, prices covered usage at the amortised rate and adds unused commitment
+# formats.md 5.2): the actual export bills commitment purchases and bills covered usage at 0; the amortized
+# export has no commitment purchase with a cost, prices covered usage at the amortised rate and adds unused
+# commitment
 _COMMITMENT = "lower(replace(coalesce(pricing_model, ''), ' ', '')) in ('reservation', 'savingsplan')"
 _ACTUAL_ROW = (
     "lower(charge_type) = 'purchase' and "
-    f"({_COMMITMENT} or nullif(trim(reservation_id), '') is not null or nullif(trim(benefit_id), '') is not null)"
+    f"({_COMMITMENT} or nullif(trim(reservation_id), '') is not null or nullif(trim(benefit_id), '') is not null) "
+    "and try_cast(cost as decimal(38, 12)) <> 0"
 )
 _AMORTIZED_ROW = (
     "lower(charge_type) in ('unusedreservation', 'unusedsavingsplan') or "
@@ -313,13 +342,27 @@ _AMORTIZED_ROW = (
 )
 
 
+def _line(rel: Relation, row: int | None) -> int | None:
+    """The file line of a data row (a CSV's; None for other formats or no row)."""
+    return row + rel.header_line if row and rel.fmt == "csv" else None
+
+
 def _dataset_of_rows(
     con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec
-) -> tuple[str, int | None, str] | None:
-    """('actual' | 'amortized', first data row showing it, why) when the rows tell; None when they do not
-    (no commitments: the two exports are then the same) or contradict each other."""
+) -> tuple[tuple[int, int | None], tuple[int, int | None]] | None:
+    """((rows only the actual export has, the first's data row), (the same for the amortized export)), or
+    None when the file has no charge type column (nothing tells). Neither kind: no commitments, the two
+    exports are then the same."""
     if spec.columns.get("charge_type", "null::varchar") == "null::varchar":
         return None
+    cte = src_cte(rel.from_clause, rel.row_expr, spec.columns)
+    sql = (
+        f"{cte}select count(*) filter (where {_ACTUAL_ROW}), min(_row) filter (where {_ACTUAL_ROW}), "  # noqa: S608 - our constants
+        f"count(*) filter (where {_AMORTIZED_ROW}), min(_row) filter (where {_AMORTIZED_ROW}) from _src"
+    )
+    got = con.execute(sql, {k: v for k, v in rel.params.items() if f"${k}" in sql}).fetchall()[0]
+    actual, actual_row, amortized, amortized_row = got
+    return (actual, actual_row), (amortized, amortized_row)
     cte = src_cte(rel.from_clause, rel.row_expr, spec.columns)
     sql = (
         f"{cte}select count(*) filter (where {_ACTUAL_ROW}), min(_row) filter (where {_ACTUAL_ROW}), "  # noqa: S608 - our constants

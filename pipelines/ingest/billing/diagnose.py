@@ -5,6 +5,8 @@ message (a load that succeeds never pays for it).
 
 from __future__ import annotations
 
+import re
+
 import duckdb
 
 from pipelines.errors import RejectedFile
@@ -35,6 +37,18 @@ CHECK_SQL = {
     ),
     "required": ("{c} is null", "a value (it is required)"),
 }
+
+
+# a date in a form of none of the format's own (`4/1/25`, `31.12.2025`), not an impossible one in the right
+# form (`2023-02-01T30:00:00Z`): the producer's form can be named
+DATE_REMEDY = (
+    "for dates written in another form, set options.date_format (strptime: '%m/%d/%y', '%d.%m.%Y %H:%M')"
+)
+_ISO_START = re.compile(r"\s*\d{4}-\d{2}-\d{2}")
+
+
+def _another_form(value: str | None) -> bool:
+    return value is not None and value.strip() != "" and _ISO_START.match(value) is None
 
 
 class LoadFailed(Exception):
@@ -94,6 +108,8 @@ def diagnose(
     others = len({c.column for _, c in bad}) - 1
     if others:
         problem += f"; {others} other column(s) also have bad values"
+    if check.kind in ("timestamp", "date") and not spec.bind.get("date_format") and _another_form(shown):
+        problem += f"; {DATE_REMEDY}"
     return RejectedFile(
         file.uri, problem, line=row + rel.header_line if rel.fmt == "csv" else None, column=check.shown
     )

@@ -55,14 +55,34 @@ def reject_foreign(rel: Relation, file: SourceFile) -> None:
         raise RejectedFile(file.uri, GCP_LEGACY_UNSUPPORTED.format(seen=seen), line=line)
 
 
+GCP_LEGACY_JSON_SEEN = "JSON: an array of objects with accountId, lineItemId, startTime, measurements, cost"
+
+
+def _json_head(path: Path, size: int = HEAD_BYTES) -> str:
+    with open_bytes(path) as f:
+        return f.read(size).decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
+
+
+def legacy_google_json(path: Path) -> str | None:
+    """The refusal of Google's legacy billing file export when the JSON file at `path` is one (an array of
+    objects with its keys), else None; for a folder's .json files that a source's kind does not read."""
+    try:  # a manifest (an object) is told by its first bytes, read for every listing
+        head = _json_head(path, 256)
+        if head.startswith("["):
+            head = _json_head(path)
+    except (OSError, EOFError, ValueError):
+        return None
+    if head.startswith("[") and all(key in head for key in GCP_LEGACY_JSON):
+        return GCP_LEGACY_UNSUPPORTED.format(seen=GCP_LEGACY_JSON_SEEN)
+    return None
+
+
 def reject_json_array(file: SourceFile, path: Path) -> None:
     """Raise the rejection of a JSON file that is one array, not one object per line: Google's legacy file
     export when its objects have its keys, else any JSON array."""
-    with open_bytes(path) as f:
-        head = f.read(HEAD_BYTES).decode("utf-8", "replace").lstrip("\ufeff \t\r\n")
+    head = _json_head(path)
     if not head.startswith("["):
         return
     if all(key in head for key in GCP_LEGACY_JSON):
-        seen = "JSON: an array of objects with accountId, lineItemId, startTime, measurements, cost"
-        raise RejectedFile(file.uri, GCP_LEGACY_UNSUPPORTED.format(seen=seen), line=1)
+        raise RejectedFile(file.uri, GCP_LEGACY_UNSUPPORTED.format(seen=GCP_LEGACY_JSON_SEEN), line=1)
     raise RejectedFile(file.uri, JSON_ARRAY, line=1)

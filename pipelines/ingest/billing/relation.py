@@ -17,7 +17,7 @@ from pipelines.ingest.billing.decompress import open_text, text_size
 from pipelines.ingest.billing.foreign import reject_json_array
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.readers.base import duckdb_problem, quote_literal
-from pipelines.ingest.sniff import csv_fields, encoding_problem, text_problem
+from pipelines.ingest.sniff import csv_fields, encoding_problem, parquet_problem, text_problem
 from pipelines.sources.options import BillingOptions
 
 NULL_STRINGS = ("NULL", "null", "")
@@ -142,6 +142,10 @@ def open_relation(
     size = text_size(path)
     if size == 0:
         raise RejectedFile(file.uri, "file is empty (0 bytes); a billing export has at least a header line")
+    if fmt == "parquet" and not path.name.lower().endswith(".gz"):
+        problem = parquet_problem(path)  # NUL bytes, not Parquet, or cut short: said with what to do
+        if problem is not None:
+            raise RejectedFile(file.uri, problem)
     if fmt != "parquet":
         # not text, or not the text it is named as (the NUL bytes past the first ones: BillingReader.load)
         found = text_problem(path, options.delimiter, full=False)

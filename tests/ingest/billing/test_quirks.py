@@ -102,7 +102,8 @@ def test_focus_with_two_digit_year_dates_is_rejected_naming_line_column_value_an
     assert error.endswith(
         "us.csv:2: column 'ChargePeriodStart': expected an ISO 8601 date/time (UTC: 2024-09-01T00:00:00Z, "
         "2024-09-01T00:00:00.000Z or 2024-09-01 00:00:00), found '4/2/25 10:00' (data row 1); "
-        "3 other column(s) also have bad values"
+        "3 other column(s) also have bad values; for dates written in another form, set options.date_format "
+        "(strptime: '%m/%d/%y', '%d.%m.%Y %H:%M')"
     ), error
     assert con.execute("select count(*) from billing_line_items").fetchall() == [(0,)]
     assert report.exit_code == 1
@@ -259,7 +260,8 @@ def test_azure_dates_with_a_two_digit_year_or_another_order_are_rejected(tmp_pat
     assert status == "rejected"
     assert error.endswith(
         f"ea.csv:3: column 'Date': expected a date (MM/DD/YYYY with a four-digit year, or YYYY-MM-DD), "
-        f"found '{value}' (data row 2)"
+        f"found '{value}' (data row 2); for dates written in another form, set options.date_format (strptime: "
+        "'%m/%d/%y', '%d.%m.%Y %H:%M')"
     ), error
     con.close()
 

@@ -325,7 +325,7 @@ def test_azure_dataset_is_told_by_the_rows_when_names_do_not_say(dataset: str, t
         else "this is the amortized export: 2 unused-commitment or amortised commitment-usage row(s) (data row 1)"
     )
     assert (bad.error or "").endswith(
-        f"part_0_0001.csv: {why}; the source loads the {wanted} export (options.dataset: {wanted}), and the "
+        f"part_0_0001.csv:2: {why}; the source loads the {wanted} export (options.dataset: {wanted}), and the "
         f"two describe the same spend, so mixing them would count it twice: move the "
         f"{'actual' if wanted == 'amortized' else 'amortized'} export to a source of its own "
         f"(options.dataset: {'actual' if wanted == 'amortized' else 'amortized'})"

@@ -119,6 +119,27 @@ def test_a_host_dated_a_year_ahead_is_refused_naming_its_line_and_the_silent_hos
     assert report.rejected == [] and stale == []
 
 
+def test_a_replayed_old_trace_is_not_stale_and_its_silent_host_is_named_from_the_trace_s_end(
+    tmp_path: Path,
+) -> None:
+    """A trace from 2020 loaded today: every sample is years behind the wall clock, yet nothing is stale for
+    that (silence is measured from the source's newest accepted sample, never from the clock); a host
+    silent for nine hours before the trace's end still is."""
+    end = datetime(2020, 3, 3, 12, 0)
+    tele = tmp_path / "p" / "telemetry"
+    _smi(tele / "gpu-a_2020.csv", end - timedelta(days=2), end)
+    report, stale, newest = _ingest_and_stale(tmp_path / "p")
+    assert report.rejected == [] and stale == []
+    assert newest == [{"host": "gpu-a", "newest": end - MINUTES_5}]
+    _smi(tele / "gpu-b_2020.csv", end - timedelta(days=2), end - timedelta(hours=9))
+    report, stale, _ = _ingest_and_stale(tmp_path / "p")
+    assert report.rejected == []
+    assert stale == [
+        "source 'smi': 1 host(s) stopped reporting or thinned out against the source's newest sample at "
+        f"{end - MINUTES_5:%Y-%m-%d %H:%M} UTC: gpu-b silent since {end - timedelta(hours=9, minutes=5):%Y-%m-%d %H:%M} UTC"
+    ]
+
+
 @pytest.mark.e2e  # the whole `wastewatch ingest` (its Dagster run)
 def test_ingest_prints_the_refused_line_and_the_silent_host_and_exits_1(tmp_path: Path) -> None:
     now = _now()
