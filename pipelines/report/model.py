@@ -43,6 +43,7 @@ from pipelines.report.rows import (
     SpareCapacity,
     StaleSource,
     TeamHeadline,
+    TeamLine,
     TeamWaste,
     TrainingGroup,
     TrainingJob,
@@ -367,6 +368,23 @@ class WeeklyReport:
         """by_team() without the teams that had neither spend nor waste this week."""
         return [t for t in self.by_team() if t["spend"] or t["waste"]]
 
+    def team_lines(self) -> list[TeamLine]:
+        """Waste by team and project: each listed team's total, then its projects in the same currency."""
+        out = []
+        for t in self.listed_teams():
+            out.append(
+                TeamLine(team=t.team, project=None, currency=t.currency, spend=t.spend, waste=t.waste,
+                         waste_pct=t.waste_pct, budget=t.budget, slug=t.slug)
+            )  # fmt: skip
+            for p in self.by_project:
+                if p.team == t.team and p.currency == t.currency:
+                    out.append(
+                        TeamLine(team=p.team, project=p.project, currency=p.currency, spend=p.spend,
+                                 waste=p.waste, waste_pct=p.waste_pct, budget=self.project_budget(p.project),
+                                 slug=t.slug)
+                    )  # fmt: skip
+        return out
+
     def action_summary(self) -> list[ActionGroup]:
         """The week's actions per rule, kind and currency: how many, their waste, how many executable."""
         out: dict[tuple[str, str, str], dict[str, Any]] = {}
@@ -471,6 +489,7 @@ class WeeklyReport:
         spend, waste, prev_spend, prev_waste = Decimal(0), Decimal(0), Decimal(0), Decimal(0)
         prev_known = True
         converted, not_converted = [], []
+        kinds: set[str] = set()  # what last week's data is in each currency added
         for h in self.headline:
             cur = h["currency"]
             if cur == to:
@@ -491,6 +510,7 @@ class WeeklyReport:
                 prev_waste += Decimal(h["prev_waste"]) * k
             if cur != to:
                 converted.append({"currency": cur, "rate": k, "valid_from": valid_from})
+            kinds.add(self.previous_data(cur))
         cent = Decimal("0.01")
         return {
             "currency": to,
@@ -501,6 +521,8 @@ class WeeklyReport:
             "prev_waste": prev_waste.quantize(cent) if prev_known else None,
             "converted": converted,
             "not_converted": not_converted,
+            # a change of the total is a percentage only when every currency in it had a whole week
+            "previous": "full" if kinds == {"full"} else "none" if kinds == {"none"} else "partial",
         }
 
     def rule_totals(self) -> list[RuleTotal]:

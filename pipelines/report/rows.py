@@ -549,6 +549,21 @@ class TeamWaste(Row):
 
 
 @dataclass(frozen=True, slots=True)
+class TeamLine(Row):
+    """A line of "waste by team and project": a team's total in one currency (`project` None), or one of
+    its projects under it, with the budget that applies to it (teams.html, report-full.md)."""
+
+    team: str
+    project: str | None
+    currency: str
+    spend: Decimal
+    waste: Decimal
+    waste_pct: Number | None
+    budget: Budget | None
+    slug: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ActionGroup(Row):
     """The week's actions of one rule, kind and currency: how many, their waste, how many executable."""
 

@@ -99,11 +99,14 @@ def test_every_defined_section_is_rendered_by_both_templates() -> None:
     for s in SECTIONS:
         assert s.page in stems, s.name
         # a field of the model, or one of its views (the week's attention items, the training summary)
-        view = isinstance(getattr(WeeklyReport, s.field, None), property)
+        view = isinstance(getattr(WeeklyReport, s.field, None), property) or callable(
+            getattr(WeeklyReport, s.field, None)
+        )
         assert s.field in {f.name for f in fields(WeeklyReport)} or view, s.name
+        assert not s.totals or callable(getattr(WeeklyReport, s.totals, None)), s.name
         if s.inline:
-            assert f"section_html('{s.name}'" in html, s.name
-            assert f"section_md('{s.name}'" in md, s.name
+            assert f"section_html('{s.name}'" in html or f"show_html('{s.name}'" in html, s.name
+            assert f"section_md('{s.name}'" in md or f"show_md('{s.name}'" in md, s.name
         assert all(c.html is not None or c.md is not None for c in s.columns), s.name
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from pipelines.config import load_config
 from pipelines.report import WeeklyReport, write_report
+from pipelines.report.notify import headline_lines
 from pipelines.report.render import ID_CHARS, idcode, idtext, shorten_middle
 from rules import Window
 from tests.helpers.config import write_config
@@ -61,9 +62,20 @@ def test_a_change_against_missing_or_partial_data_is_never_a_percentage(
     assert f'id="waste-change-USD" data-previous="{previous}">{waste_text}<' in html
     md = report.files["report.md"].read_text(encoding="utf-8")
     if previous == "full":
-        assert "+0.0 % (±0.00) vs last week's USD 500.00" in md
+        assert "**Waste:** USD 500.00; +0.0 % (±0.00) vs last week (500.00)" in md
     else:
         assert "%) vs last week" not in md and ("partial week" in md or "new: no" in md)
+    # report-full.md carries the same headline lines, word for word (one definition: sections.HEADLINE)
+    full = report.files["report-full.md"].read_text(encoding="utf-8")
+
+    def headline(text: str) -> str:
+        return text.split("## Headline\n", 1)[1].split("\n## ", 1)[0].strip()
+
+    assert headline(md) in headline(full) and headline(md).startswith("- **Spend:** USD 1,680.00")
+    # and the weekly chat post says what last week was
+    [line] = headline_lines(report)
+    chat = {"full": "; last week USD 500.00", "partial": "; last week USD 500.00 (a partial week)"}
+    assert chat.get(previous, "; new: no data before this week") in line
 
 
 def test_the_trend_starts_at_the_first_whole_week_with_data(tmp_path: Path, empty_marts: Path) -> None:
@@ -100,7 +112,7 @@ def test_the_finding_count_names_the_rolled_up_small_findings(tmp_path: Path, em
     assert report.headline[0]["waste_findings"] == 14
     html = report.files["report.html"].read_text(encoding="utf-8")
     assert f'id="findings-count-USD">{text}<' in html
-    assert f"  - {text}" in report.files["report.md"].read_text(encoding="utf-8")
+    assert f"- **Waste findings:** {text}\n" in report.files["report.md"].read_text(encoding="utf-8")
     # the top findings: the two instances, then the checkpoints as one line
     top = report.top_groups()
     assert [g["rollup"]["count"] if "rollup" in g else g["finding"]["resource_id"] for g in top] == [
