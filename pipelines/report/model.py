@@ -24,6 +24,7 @@ from pipelines.report.rows import (
     Budget,
     CategorySpend,
     CategoryWaste,
+    ChangeCounts,
     DataQuality,
     ExchangeRate,
     Finding,
@@ -367,6 +368,17 @@ class WeeklyReport:
     def listed_teams(self) -> list[TeamWaste]:
         """by_team() without the teams that had neither spend nor waste this week."""
         return [t for t in self.by_team() if t["spend"] or t["waste"]]
+
+    def changes(self) -> list[ChangeCounts]:
+        """The "what changed" line's figures (one row), or none when last week was not evaluated."""
+        if not self.previous_evaluated:
+            return []
+        stopped = tuple({"currency": h.currency, **self.stopped(h.currency)} for h in self.headline)
+        return [ChangeCounts(len(self.new), len(self.persisting), len(self.resolved), stopped)]
+
+    def top_teams(self, n: int = MAIN_TEAMS) -> list[TeamWaste]:
+        """The `n` teams with the most waste (listed_teams()): the main page's, report.md's."""
+        return self.listed_teams()[:n]
 
     def team_lines(self) -> list[TeamLine]:
         """Waste by team and project: each listed team's total, then its projects in the same currency."""

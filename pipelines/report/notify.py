@@ -223,7 +223,7 @@ def headline_lines(report: WeeklyReport) -> list[str]:
         if h["prev_waste"] is None:
             prev = "last week not evaluated"
         elif previous == "none":
-            prev = "new: no data before this week"
+            prev = "new: the data starts this week"
         else:
             partial = " (a partial week)" if previous == "partial" else ""
             prev = f"last week {_money(h['prev_waste'], cur)}{partial}"

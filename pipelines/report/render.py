@@ -118,13 +118,13 @@ def change_pct(now: Any, before: Any) -> Decimal | None:
 
 def change(now: Any, before: Any, previous: str, what: str, brief: bool = False) -> str:
     """The week's spend or waste (`what`) against last week's in words, a percentage only against a whole
-    week: "new: no spend before this week" when the currency's data starts this week (`previous` "none"),
+    week: "new: the data starts this week" when the currency's data starts this week (`previous` "none"),
     "last week was a partial week (960.00): no % change" when it starts inside last week ("partial");
     `brief` leaves out last week's figure after a percentage."""
     if what == "waste" and before is None:
         return "last week not evaluated"
     if previous == "none":
-        return f"new: no {'spend' if what == 'spend' else 'data'} before this week"
+        return "new: the data starts this week"
     if previous == "partial":
         return f"last week was a partial week ({money(before)}): no % change"
     if before is None:
@@ -228,8 +228,8 @@ def _section_renderers(env: Environment, sections: tuple[Section, ...]) -> dict[
     ) -> Markup:
         return Markup(template("html", name, tuple(hide)).render(rows=rows, totals=totals, **context))
 
-    def section_md(name: str, rows: Any, hide: tuple[str, ...] = (), totals: Any = ()) -> str:
-        text = template("md", name, tuple(hide)).render(rows=rows, totals=totals)
+    def section_md(name: str, rows: Any, hide: tuple[str, ...] = (), totals: Any = (), **context: Any) -> str:
+        text = template("md", name, tuple(hide)).render(rows=rows, totals=totals, **context)
         return text[:-1] if text.endswith("\n") else text  # the template's own line break follows
 
     def rows_of(name: str, r: Any) -> dict[str, Any]:
@@ -239,8 +239,8 @@ def _section_renderers(env: Environment, sections: tuple[Section, ...]) -> dict[
     def show_html(name: str, r: Any, **context: Any) -> Markup:
         return section_html(name, **rows_of(name, r), **context)
 
-    def show_md(name: str, r: Any) -> str:
-        return section_md(name, **rows_of(name, r))
+    def show_md(name: str, r: Any, **context: Any) -> str:
+        return section_md(name, **rows_of(name, r), **context)
 
     return {
         "SECTIONS": sections,

@@ -62,6 +62,12 @@ class Section:
     # under its rows with each column's `total` cell; `total_row` the HTML total row's attributes
     totals: str = ""
     total_row: str = ""
+    # a section of lines rather than a table: `line` joins the columns' cells by name ("{team}: waste
+    # {waste}"); Markdown then shows a list (`bullet` before each line, "1." numbers them), and HTML a table
+    # still, unless `html_lines` names the element its lines go in ("ul": a list, "p": one paragraph)
+    line: str = ""
+    bullet: str = "- "
+    html_lines: str = ""
 
 
 def text(header: str, key: str, **kw: object) -> Column:
@@ -700,8 +706,233 @@ UNPRICED_HOSTS = Section(
 )
 
 
+# The main page's lines ("report": report.html), each also in report.md or report-full.md
+
+_STOPPED_HTML = (
+    "{% for s in x.stopped if s.amount %}{{ '; waste that stopped ' if loop.first else ', ' }}"
+    '<b id="savings-{{ s.currency }}">{{ s.amount | money(s.currency) }}</b>{% endfor %}'
+    '{% for s in x.stopped if not s.amount and s.resolved %}; <span id="stopped-none-{{ s.currency }}">'
+    "{% if x.stopped | length > 1 %}{{ s.currency }}: {% endif %}none of the {{ s.resolved }} resolved was "
+    "priced waste that stopped</span>{% endfor %}"
+)
+_STOPPED_MD = (
+    "{% for s in x.stopped if s.amount %}{{ '; waste that stopped ' if loop.first else ', ' }}"
+    "{{ s.amount | money(s.currency | md) }}{% endfor %}"
+    "{% for s in x.stopped if not s.amount and s.resolved %}; {% if x.stopped | length > 1 %}{{ s.currency }}: "
+    "{% endif %}none of the {{ s.resolved }} resolved was priced waste that stopped{% endfor %}"
+)
+
+CHANGES = Section(
+    name="changes",
+    title="What changed",
+    field="changes",
+    page="report",
+    table=' id="changes-line"',
+    html_lines="p",
+    bullet="",
+    line="{new} new, {persisting} persisting and {resolved} resolved finding{s}{stopped}.{more}",
+    columns=(
+        Column("New", '<b id="count-new">{{ x.new }}</b>', "{{ x.new }}", name="new"),
+        Column(
+            "Persisting",
+            '<b id="count-persisting">{{ x.persisting }}</b>',
+            "{{ x.persisting }}",
+            name="persisting",
+        ),
+        Column(
+            "Resolved", '<b id="count-resolved">{{ x.resolved }}</b>', "{{ x.resolved }}", name="resolved"
+        ),
+        Column(
+            "",
+            "{{ '' if x.new + x.persisting + x.resolved == 1 else 's' }}",
+            "{{ '' if x.new + x.persisting + x.resolved == 1 else 's' }}",
+            name="s",
+        ),
+        Column("Waste that stopped", _STOPPED_HTML, _STOPPED_MD, name="stopped"),
+        Column("", ' <a href="changes.html">Each change</a>.', "", name="more"),
+    ),
+)
+
+TOP_LINES = Section(
+    name="top",
+    title="Top findings",
+    field="top_groups",
+    page="report",
+    table=' class="stack" id="top-findings"',
+    row='{% if x.rollup %} data-rollup="{{ x.rollup.rule_id }}" data-count="{{ x.rollup.count }}"{% else %}'
+    ' data-finding-key="{{ x.finding.finding_key }}"{% endif %}',
+    empty="No waste found.",
+    line="{rule} {resource} ({team}): {waste}{reason}",
+    bullet="1.",
+    columns=(
+        Column("#", "{{ loop.index }}", None),
+        Column(
+            "Rule",
+            "{{ (x.rollup or x.finding).rule_id }}",
+            "{{ (x.rollup or x.finding).rule_id }}",
+            name="rule",
+        ),
+        Column(
+            "Resource",
+            "{% if x.rollup %}{{ x.rollup.count }} × {{ x.rollup.resource_type }}{% else %}"
+            "{{ x.finding.resource_id | idcode }}{% endif %}",
+            "{% if x.rollup %}{{ x.rollup.count }} × {{ x.rollup.resource_type | md }}{% else %}"
+            "{{ x.finding.resource_id | short(40) | code }}{% endif %}",
+            name="resource",
+        ),
+        Column(
+            "Team",
+            "{% if x.rollup %}{{ x.rollup.findings | map(attribute='team') | unique | list | length }} team(s)"
+            "{% else %}{{ x.finding.team | idtext }}{% endif %}",
+            "{% if x.rollup %}{{ x.rollup.findings | map(attribute='team') | unique | list | length }} team(s)"
+            "{% else %}{{ x.finding.team | short(30) | md }}{% endif %}",
+            td="nowrap",
+            name="team",
+        ),
+        Column(
+            "Waste",
+            "<a href=\"findings.html#{{ x.rollup.id if x.rollup else 'f-' ~ x.finding.finding_id }}\" "
+            'class="evidence">{{ x.amount | money((x.rollup or x.finding).currency) }}</a>'
+            "{% if x.finding and x.finding.pricing_basis and x.finding.pricing_basis != 'bill' %} "
+            '<small class="basis">{{ x.finding.pricing_basis }} model</small>{% endif %}',
+            "**{{ x.amount | money((x.rollup or x.finding).currency | md) }}**"
+            "{% if x.finding and x.finding.pricing_basis and x.finding.pricing_basis != 'bill' %} "
+            "({{ x.finding.pricing_basis }} model){% endif %}",
+            num=True,
+            name="waste",
+        ),
+        Column(
+            "Reason",
+            "{{ x.reason }}",
+            "{% if reasons %} — {{ x.reason | clip(120) | md }}{% endif %}",
+            td="reason clip",
+            attrs=' title="{{ x.reason }}"',
+            name="reason",
+        ),
+    ),
+)
+
+ATTENTION_SUMMARY = Section(
+    name="attention-summary",
+    title="Needs attention (not waste)",
+    field="attention_by_rule",
+    page="report",
+    table=' id="attention-summary"',
+    row=' data-rule="{{ x.rule_id }}"',
+    empty="Nothing needs attention.",
+    line="{rule}: {items}, {at_stake} at stake",
+    columns=(
+        Column(
+            "Rule",
+            "{{ x.rule_id }} {{ x.rule_name | idtext }} <small>({{ x.category }})</small>",
+            "{{ x.rule_id }} {{ x.rule_name | md }}",
+            name="rule",
+        ),
+        Column(
+            "Items",
+            "{{ x.findings }}{% if x.insufficient_data %} <small>(+{{ x.insufficient_data }} not judged)</small>"
+            "{% endif %}",
+            "{{ x.findings }} item(s){% if x.insufficient_data %} (+{{ x.insufficient_data }} not judged){% endif %}",
+            num=True,
+            name="items",
+        ),
+        Column(
+            "At stake",
+            "{{ x.at_stake | money(x.currency) }}",
+            "{{ x.at_stake | money(x.currency | md) }}",
+            num=True,
+            name="at_stake",
+        ),
+    ),
+)
+
+TOP_TEAMS = Section(
+    name="top-teams",
+    title="Teams by waste",
+    field="top_teams",
+    page="report",
+    table=' id="top-teams"',
+    row=' data-team="{{ x.team }}"',
+    empty="No team had spend or waste this week.",
+    line="{team}: waste {waste} of {spend}{pct}",
+    columns=(
+        Column(
+            "Team",
+            '{% if x.slug %}<a href="teams/{{ x.slug }}.html">{{ x.team | idtext }}</a>{% else %}'
+            "{{ x.team | idtext }}{% endif %}",
+            "{{ x.team | short(30) | md }}",
+            name="team",
+        ),
+        Column(
+            "Spend",
+            "{{ x.spend | money(x.currency) }}",
+            "{{ x.spend | money(x.currency | md) }}",
+            num=True,
+            th=' class="hide-narrow"',
+            td=" hide-narrow",
+            name="spend",
+        ),
+        money("Waste", "waste", name="waste"),
+        Column(
+            "Waste %",
+            "{{ x.waste_pct if x.waste_pct is not none else '–' }}",
+            "{% if x.waste_pct is not none %} ({{ x.waste_pct }} %){% endif %}",
+            num=True,
+            name="pct",
+        ),
+        Column(
+            "Budget burn",
+            "{% if x.budget %}{{ x.budget.burn_pct | num(1) }} %{% else %}–{% endif %}",
+            None,
+            num=True,
+            th=' class="hide-narrow"',
+            td=" hide-narrow{% if x.budget and x.budget.burn_pct is not none and x.budget.burn_pct > 100 %} over"
+            "{% endif %}",
+        ),
+    ),
+)
+
+_EXECUTABLE = (
+    "{% if x.executable == x.count %}all executable{% elif x.executable %}{{ x.executable }} executable"
+    "{% else %}for other tooling{% endif %}"
+)
+
+ACTION_LINES = Section(
+    name="action-lines",
+    title="Actions by rule and kind",
+    field="action_summary",
+    page="report",
+    table=' id="action-lines"',
+    row=' data-rule="{{ x.rule_id }}" data-kind="{{ x.kind }}"',
+    empty="No waste finding of this week has an action wastewatch can plan.",
+    html_lines="ul",
+    line="{count} ({rule}): {amount} of waste a week; {executable}",
+    columns=(
+        Column(
+            "Actions",
+            "<b>{{ x.count }} × {{ x.kind | replace('_', ' ') }}</b>",
+            "**{{ x.count }} × {{ x.kind | replace('_', ' ') }}**",
+            name="count",
+        ),
+        Column("Rule", "{{ x.rule_id }}", "{{ x.rule_id }}", name="rule"),
+        money("Waste a week", "amount", name="amount"),
+        Column(
+            "Executable",
+            _EXECUTABLE,
+            _EXECUTABLE,
+            name="executable",
+        ),
+    ),
+)
+
+
 # every section, in the order report-full.md and a page list the ones a template does not place itself
 SECTIONS = (
+    CHANGES,
+    TOP_LINES,
+    ATTENTION_SUMMARY,
+    TOP_TEAMS,
+    ACTION_LINES,
     FINDINGS,
     RESOLVED,
     ATTENTION,
@@ -743,6 +974,8 @@ class Figure:
     md_sub: bool = False  # a Markdown line under the one before it (indented)
     team: bool = True  # shown on a team's page (a team's headline has no week-over-week figures)
     per_currency: bool = False  # the card's label names the currency
+    num: bool = True  # a figure (right-aligned in the table, its note under it); False: words after it
+    head: str = ""  # the table's header where it differs from the label (a narrow column)
 
 
 _PREV = "r.previous_data(h.currency)"
@@ -762,7 +995,7 @@ HEADLINE = (
         per_currency=True,
     ),
     Figure(
-        "billed",
+        "billed-modelled",  # the value's parts carry their own ids: billed-USD, modelled-USD
         "Billed / modelled",
         '<span id="{{ prefix }}billed-{{ h.currency }}">{{ h.billed_spend | money }}</span> / '
         '<span id="{{ prefix }}modelled-{{ h.currency }}">{{ h.modelled_spend | money }}</span>',
@@ -795,6 +1028,7 @@ HEADLINE = (
         note="{% if h.prev_waste_pct is defined and not brief %}last week {% set prev = " + _PREV + " %}"
         "{% if prev == 'partial' %}partial{% elif prev == 'none' %}no data{% else %}"
         "{{ h.prev_waste_pct if h.prev_waste_pct is not none else '–' }} %{% endif %}{% endif %}",
+        head="Share",
     ),
     Figure(
         "findings",
@@ -803,6 +1037,7 @@ HEADLINE = (
         "{{ r.finding_count(h.currency) | md }}",
         note="{% if h.findings is defined %}{{ r.finding_count(h.currency) }}{% endif %}",
         note_id="findings-count",
+        num=False,
     ),
     Figure(
         "saved",
@@ -816,6 +1051,7 @@ HEADLINE = (
         when="r.previous_evaluated",
         card="{% if r.stopped(h.currency).amount %} saved{% endif %}",
         md_label="Waste that stopped since last week",
+        head="Stopped",
         team=False,
     ),
     Figure(
@@ -859,10 +1095,12 @@ def headline_table_source(shown: tuple[str, ...]) -> str:
         if f.id not in shown:
             continue
         note_id = f' id="{f.note_id}-{{{{ h.currency }}}}"' if f.note_id else ""
-        note = f"<br><small{note_id}{f.note_attrs}>{f.note}</small>" if f.note else ""
-        heads.append(f'<th class="num">{f.label}</th>')
+        sep = "<br>" if f.num else ": "
+        note = f"{sep}<small{note_id}{f.note_attrs}>{f.note}</small>" if f.note else ""
+        num = ' class="num"' if f.num else ""
+        heads.append(f"<th{num}>{f.head or f.label}</th>")
         cells.append(
-            f'<td class="num" data-label="{f.label.lower()}">{{% if {f.when} %}}'
+            f'<td{num} data-label="{f.label.lower()}">{{% if {f.when} %}}'
             f'<b class="{f.id}" id="{f.id}-{{{{ h.currency }}}}">{f.html}</b>{note}{{% else %}}–{{% endif %}}</td>'
         )
     return (
@@ -881,13 +1119,41 @@ def headline_md_source() -> str:
     return "{% autoescape false %}" + "".join(lines) + "{% endautoescape %}"
 
 
+def _line(section: Section, form: str) -> str:
+    """The section's `line` with each column's cell of `form` ("html" or "md") in place of its name."""
+    cells = {c.name: (c.html if form == "html" else c.md) or "" for c in section.columns if c.name}
+    return section.line.format(**cells)
+
+
+def _html_lines(section: Section) -> str:
+    """The Jinja source of a section of lines as HTML: a list, or one paragraph."""
+    line = _line(section, "html")
+    if section.html_lines == "p":
+        return f"<p{section.table}>{{% for x in rows %}}{line}{{% endfor %}}</p>"
+    empty = f"{{% else %}}<li>{section.empty}</li>\n" if section.empty else ""
+    return (
+        f'{{% import "_macros.html.j2" as m %}}<ul class="lines"{section.table}>\n'
+        f"{{% for x in rows %}}<li{section.row}>{line}</li>\n{empty}{{% endfor %}}</ul>"
+    )
+
+
+def _th_attrs(c: Column) -> str:
+    """A header cell's attributes: a figure's is right-aligned (class num), joined to a class of its own."""
+    if not c.num:
+        return c.th
+    if ' class="' in c.th:
+        return c.th.replace(' class="', ' class="num ', 1)
+    return ' class="num"' + c.th
+
+
 def html_source(section: Section, hide: tuple[str, ...] = ()) -> str:
     """The Jinja source of the section's HTML table, rows as `rows`; columns named in `hide` left out (the
     empty row spans every column all the same). A cell may call the shared macros as `m`."""
+    if section.html_lines:
+        return _html_lines(section)
     shown = [c for c in section.columns if c.html is not None]
     columns = [c for c in shown if not (c.name and c.name in hide)]
-    num = ' class="num"'
-    heads = "".join(f"<th{num if c.num else ''}{c.th}>{c.header}</th>" for c in columns)
+    heads = "".join(f"<th{_th_attrs(c)}>{c.header}</th>" for c in columns)
     cells = []
     for c in columns:
         cls = "num" + c.td if c.num else c.td
@@ -913,7 +1179,16 @@ def html_source(section: Section, hide: tuple[str, ...] = ()) -> str:
 
 
 def md_source(section: Section, hide: tuple[str, ...] = ()) -> str:
-    """The Jinja source of the section's Markdown table (a GFM pipe table), rows as `rows`."""
+    """The Jinja source of the section's Markdown table (a GFM pipe table), rows as `rows`; or its lines,
+    one a row, when it defines a `line`."""
+    if section.line:
+        bullet = "{{ loop.index }}. " if section.bullet == "1." else section.bullet
+        empty = f"{{% else %}}{section.empty}\n" if section.empty else ""
+        # the line break as an expression: a line ending in a block tag ({% endif %}) would lose a literal one
+        return (
+            f"{{% autoescape false %}}{{% for x in rows %}}\n{bullet}{_line(section, 'md')}{{{{ '\\n' }}}}{empty}"
+            "{% endfor %}{% endautoescape %}"
+        )
     columns = [c for c in section.columns if c.md is not None and not (c.name and c.name in hide)]
     heads = " | ".join(c.md_header or c.header for c in columns)
     rule = "|".join("---:" if (c.num if c.md_num is None else c.md_num) else "---" for c in columns)
