@@ -57,6 +57,7 @@ class Section:
     row: str = ""  # the HTML row's attributes, a snippet (data-* the tests and readers select by)
     caption: str = ""
     empty: str = ""  # shown when there are no rows: a row of the HTML table, the line in Markdown
+    empty_id: str = ""  # the HTML id of that row (or list item)
     inline: bool = True  # placed by name in its page's template and report-full.md's
     # the model's view (a WeeklyReport method or property) whose rows are the section's total rows, shown
     # under its rows with each column's `total` cell; `total_row` the HTML total row's attributes
@@ -905,6 +906,7 @@ ACTION_LINES = Section(
     table=' id="action-lines"',
     row=' data-rule="{{ x.rule_id }}" data-kind="{{ x.kind }}"',
     empty="No waste finding of this week has an action wastewatch can plan.",
+    empty_id="no-actions",
     html_lines="ul",
     line="{count} ({rule}): {amount} of waste a week; {executable}",
     columns=(
@@ -1130,7 +1132,8 @@ def _html_lines(section: Section) -> str:
     line = _line(section, "html")
     if section.html_lines == "p":
         return f"<p{section.table}>{{% for x in rows %}}{line}{{% endfor %}}</p>"
-    empty = f"{{% else %}}<li>{section.empty}</li>\n" if section.empty else ""
+    empty_id = f' id="{section.empty_id}"' if section.empty_id else ""
+    empty = f"{{% else %}}<li{empty_id}>{section.empty}</li>\n" if section.empty else ""
     return (
         f'{{% import "_macros.html.j2" as m %}}<ul class="lines"{section.table}>\n'
         f"{{% for x in rows %}}<li{section.row}>{line}</li>\n{empty}{{% endfor %}}</ul>"
