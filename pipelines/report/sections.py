@@ -707,6 +707,35 @@ UNPRICED_HOSTS = Section(
 )
 
 
+REJECTED_FILES = Section(
+    name="rejected-files",
+    title="Rejected files",
+    field="rejected_files",
+    page="quality",
+    table=' id="rejected-files"',
+    html_lines="ul",
+    line="{source}: {error}",
+    columns=(
+        Column("Source", "{{ x.source | idcode }}", "{{ x.source | code }}", name="source"),
+        Column("Error", "{{ x.error }}", "{{ x.error | md }}", name="error"),
+    ),
+)
+
+STALE_SOURCES = Section(
+    name="stale-sources",
+    title="Sources that stopped delivering",
+    field="stale_sources",
+    page="quality",
+    table=' id="stale-sources"',
+    html_lines="ul",
+    line="{source}: {problem}",
+    columns=(
+        Column("Source", "{{ x.source | idcode }}", "{{ x.source | code }}", name="source"),
+        Column("Problem", "{{ x.problem }}", "{{ x.problem | md }}", name="problem"),
+    ),
+)
+
+
 # The main page's lines ("report": report.html), each also in report.md or report-full.md
 
 _STOPPED_HTML = (
@@ -952,6 +981,8 @@ SECTIONS = (
     DATA_QUALITY,
     FOCUS_CONFORMANCE,
     UNPRICED_HOSTS,
+    REJECTED_FILES,
+    STALE_SOURCES,
     PEAKS,
 )
 
