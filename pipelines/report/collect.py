@@ -182,9 +182,9 @@ def _trend(
 ) -> dict[str, list[TrendWeek]]:
     """Per currency, one entry per week from its first week with spend or waste to the report's week: the
     weeks before any data are left out (a chart of "the last 8 weeks" starting with empty weeks misleads),
-    and so is a first week the data starts in the middle of when a full week follows (its bar would read as
-    a week of low spend); a week without spend after that is kept with spend 0 (and waste None unless it was
-    evaluated)."""
+    and so are the weeks before the data's start (`data_start`: where the bill's usage starts) and a first
+    week the data starts in the middle of when a full week follows (its bar would read as a week of low
+    spend); a week without spend after that is kept with spend 0 (and waste None unless it was evaluated)."""
     out: dict[str, list[TrendWeek]] = {}
     for currency in sorted({t["currency"] for t in weeks}):
         have = {t["week_start"]: t for t in weeks if t["currency"] == currency}
@@ -194,9 +194,13 @@ def _trend(
         start, series = min(with_data), []
         first = (data_start or {}).get(currency)
         partial = None
-        if first is not None and first > datetime.combine(start, time()):
-            if start + timedelta(weeks=1) < window.end.date():
-                partial, start = Window.containing(start).label, start + timedelta(weeks=1)
+        if first is not None:
+            # from the week the data starts in (rpt_cost_data_start), or the one after when it starts part-way
+            begin = Window.containing(first).start.date()
+            if first > datetime.combine(begin, time()) and begin + timedelta(weeks=1) < window.end.date():
+                partial, begin = Window.containing(begin).label, begin + timedelta(weeks=1)
+            if start < begin < window.end.date():
+                start = begin
         while start < window.end.date():
             t = have.get(start) or {"week_start": start, "currency": currency, "spend": 0, "waste": None}
             series.append(TrendWeek.of(t, label=Window.containing(start).label, after_partial=partial))

@@ -24,6 +24,7 @@ from pipelines.report.rows import (
     Budget,
     CategorySpend,
     CategoryWaste,
+    ChangeCounts,
     DataQuality,
     ExchangeRate,
     Finding,
@@ -43,6 +44,7 @@ from pipelines.report.rows import (
     SpareCapacity,
     StaleSource,
     TeamHeadline,
+    TeamLine,
     TeamWaste,
     TrainingGroup,
     TrainingJob,
@@ -367,6 +369,34 @@ class WeeklyReport:
         """by_team() without the teams that had neither spend nor waste this week."""
         return [t for t in self.by_team() if t["spend"] or t["waste"]]
 
+    def changes(self) -> list[ChangeCounts]:
+        """The "what changed" line's figures (one row), or none when last week was not evaluated."""
+        if not self.previous_evaluated:
+            return []
+        stopped = tuple({"currency": h.currency, **self.stopped(h.currency)} for h in self.headline)
+        return [ChangeCounts(len(self.new), len(self.persisting), len(self.resolved), stopped)]
+
+    def top_teams(self, n: int = MAIN_TEAMS) -> list[TeamWaste]:
+        """The `n` teams with the most waste (listed_teams()): the main page's, report.md's."""
+        return self.listed_teams()[:n]
+
+    def team_lines(self) -> list[TeamLine]:
+        """Waste by team and project: each listed team's total, then its projects in the same currency."""
+        out = []
+        for t in self.listed_teams():
+            out.append(
+                TeamLine(team=t.team, project=None, currency=t.currency, spend=t.spend, waste=t.waste,
+                         waste_pct=t.waste_pct, budget=t.budget, slug=t.slug)
+            )  # fmt: skip
+            for p in self.by_project:
+                if p.team == t.team and p.currency == t.currency:
+                    out.append(
+                        TeamLine(team=p.team, project=p.project, currency=p.currency, spend=p.spend,
+                                 waste=p.waste, waste_pct=p.waste_pct, budget=self.project_budget(p.project),
+                                 slug=t.slug)
+                    )  # fmt: skip
+        return out
+
     def action_summary(self) -> list[ActionGroup]:
         """The week's actions per rule, kind and currency: how many, their waste, how many executable."""
         out: dict[tuple[str, str, str], dict[str, Any]] = {}
@@ -471,6 +501,7 @@ class WeeklyReport:
         spend, waste, prev_spend, prev_waste = Decimal(0), Decimal(0), Decimal(0), Decimal(0)
         prev_known = True
         converted, not_converted = [], []
+        kinds: set[str] = set()  # what last week's data is in each currency added
         for h in self.headline:
             cur = h["currency"]
             if cur == to:
@@ -491,6 +522,7 @@ class WeeklyReport:
                 prev_waste += Decimal(h["prev_waste"]) * k
             if cur != to:
                 converted.append({"currency": cur, "rate": k, "valid_from": valid_from})
+            kinds.add(self.previous_data(cur))
         cent = Decimal("0.01")
         return {
             "currency": to,
@@ -501,6 +533,8 @@ class WeeklyReport:
             "prev_waste": prev_waste.quantize(cent) if prev_known else None,
             "converted": converted,
             "not_converted": not_converted,
+            # a change of the total is a percentage only when every currency in it had a whole week
+            "previous": "full" if kinds == {"full"} else "none" if kinds == {"none"} else "partial",
         }
 
     def rule_totals(self) -> list[RuleTotal]:

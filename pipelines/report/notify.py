@@ -219,11 +219,14 @@ def headline_lines(report: WeeklyReport) -> list[str]:
     for h in report.headline:
         cur = h["currency"]
         pct = f" ({h['waste_pct']} % of spend)" if h["waste_pct"] is not None else ""
-        prev = (
-            "last week not evaluated"
-            if h["prev_waste"] is None
-            else f"last week {_money(h['prev_waste'], cur)}"
-        )
+        previous = report.previous_data(cur)  # last week's waste is compared only as a whole week's
+        if h["prev_waste"] is None:
+            prev = "last week not evaluated"
+        elif previous == "none":
+            prev = "new: the data starts this week"
+        else:
+            partial = " (a partial week)" if previous == "partial" else ""
+            prev = f"last week {_money(h['prev_waste'], cur)}{partial}"
         line = (
             f"Spend {_money(h['spend'], cur)}, waste {_money(h['waste'], cur)}{pct} in "
             f"{report.finding_count(cur)}; {prev}"

@@ -31,7 +31,17 @@ from pipelines.report.model import (
     TeamPage,
     WeeklyReport,
 )
-from pipelines.report.sections import CATEGORY_GROUPS, SECTIONS, Section, html_source, md_source
+from pipelines.report.sections import (
+    CATEGORY_GROUPS,
+    HEADLINE,
+    SECTIONS,
+    Section,
+    headline_cards_source,
+    headline_md_source,
+    headline_table_source,
+    html_source,
+    md_source,
+)
 from pipelines.units import DAYS_PER_MONTH
 from rules import ALL_RULES, FINDING_COLUMNS
 from rules._contract import ATTENTION_CATEGORIES
@@ -106,6 +116,23 @@ def change_pct(now: Any, before: Any) -> Decimal | None:
     return (100 * (Decimal(now) - Decimal(before)) / Decimal(before)).quantize(Decimal("0.1"))
 
 
+def change(now: Any, before: Any, previous: str, what: str, brief: bool = False) -> str:
+    """The week's spend or waste (`what`) against last week's in words, a percentage only against a whole
+    week: "new: the data starts this week" when the currency's data starts this week (`previous` "none"),
+    "last week was a partial week (960.00): no % change" when it starts inside last week ("partial");
+    `brief` leaves out last week's figure after a percentage."""
+    if what == "waste" and before is None:
+        return "last week not evaluated"
+    if previous == "none":
+        return "new: the data starts this week"
+    if previous == "partial":
+        return f"last week was a partial week ({money(before)}): no % change"
+    if before is None:
+        return f"no {what} last week"
+    text = f"{signed_pct(change_pct(now, before))} ({signed_money(Decimal(now) - Decimal(before))})"
+    return text if brief else f"{text} vs last week ({money(before)})"
+
+
 # a text cell a spreadsheet would read as a formula; a plain number (e.g. -12.5) is not one
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 _PLAIN_NUMBER = r"^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$"
@@ -175,9 +202,17 @@ def unsettled_rules(rule_ids: Any) -> dict[str, list[str]]:
     return out
 
 
+def _view(source: Any, name: str) -> Any:
+    """The model's field or view `name` of `source` (a WeeklyReport or TeamPage): a method is called."""
+    value = getattr(source, name)
+    return value() if callable(value) else value
+
+
 def _section_renderers(env: Environment, sections: tuple[Section, ...]) -> dict[str, Any]:
-    """The templates' `section_html(name, rows, hide=(), **context)` and `section_md(name, rows)`: a section
-    of `sections` rendered as an HTML or a Markdown table, each compiled once per environment."""
+    """The templates' `section_html(name, rows, hide=(), totals=(), **context)` and `section_md(name, rows,
+    totals=())`: a section of `sections` rendered as an HTML or a Markdown table, each compiled once per
+    environment; and `show_html(name, r, **context)` / `show_md(name, r)`, the same with the rows and total
+    rows taken from the report `r` as the section names them (its `field`, its `totals`)."""
     by_name = {s.name: s for s in sections}
     compiled: dict[tuple[str, str, tuple[str, ...]], Any] = {}
 
@@ -188,14 +223,55 @@ def _section_renderers(env: Environment, sections: tuple[Section, ...]) -> dict[
             compiled[key] = env.from_string(source(by_name[name], hide))
         return compiled[key]
 
-    def section_html(name: str, rows: Any, hide: tuple[str, ...] = (), **context: Any) -> Markup:
-        return Markup(template("html", name, tuple(hide)).render(rows=rows, **context))
+    def section_html(
+        name: str, rows: Any, hide: tuple[str, ...] = (), totals: Any = (), **context: Any
+    ) -> Markup:
+        return Markup(template("html", name, tuple(hide)).render(rows=rows, totals=totals, **context))
 
-    def section_md(name: str, rows: Any, hide: tuple[str, ...] = ()) -> str:
-        text = template("md", name, tuple(hide)).render(rows=rows)
+    def section_md(name: str, rows: Any, hide: tuple[str, ...] = (), totals: Any = (), **context: Any) -> str:
+        text = template("md", name, tuple(hide)).render(rows=rows, totals=totals, **context)
         return text[:-1] if text.endswith("\n") else text  # the template's own line break follows
 
-    return {"SECTIONS": sections, "section_html": section_html, "section_md": section_md}
+    def rows_of(name: str, r: Any) -> dict[str, Any]:
+        s = by_name[name]
+        return {"rows": _view(r, s.field), "totals": _view(r, s.totals) if s.totals else ()}
+
+    def show_html(name: str, r: Any, **context: Any) -> Markup:
+        return section_html(name, **rows_of(name, r), **context)
+
+    def show_md(name: str, r: Any, **context: Any) -> str:
+        return section_md(name, **rows_of(name, r), **context)
+
+    return {
+        "SECTIONS": sections,
+        "section_html": section_html,
+        "section_md": section_md,
+        "show_html": show_html,
+        "show_md": show_md,
+    }
+
+
+def _headline_renderers(env: Environment) -> dict[str, Any]:
+    """The templates' `headline_html(r, rows, prefix='', team=False, extra='')`, the headline's figures
+    (sections.HEADLINE) as cards for one currency or a team, as a table of several currencies (`extra`: a
+    total row), and `headline_md(r)`, the same figures as report.md's and report-full.md's lines."""
+    when = {f.id: env.compile_expression(f.when) for f in HEADLINE}
+    cards = {team: env.from_string(headline_cards_source(team)) for team in (False, True)}
+    lines = env.from_string(headline_md_source())
+    tables: dict[tuple[str, ...], Any] = {}
+
+    def headline_html(r: Any, rows: Any, prefix: str = "", team: bool = False, extra: Any = "") -> Markup:
+        if team or len(rows) == 1:
+            return Markup("".join(cards[team].render(r=r, h=h, prefix=prefix, brief=False) for h in rows))
+        shown = tuple(f.id for f in HEADLINE if any(when[f.id](r=r, h=h) for h in rows))
+        if shown not in tables:
+            tables[shown] = env.from_string(headline_table_source(shown))
+        return Markup(tables[shown].render(r=r, rows=rows, prefix="", brief=True, extra=extra))
+
+    def headline_md(r: Any) -> str:
+        return "".join(lines.render(r=r, h=h, brief=False) for h in r.headline)
+
+    return {"headline_html": headline_html, "headline_md": headline_md}
 
 
 def environment(sections: tuple[Section, ...] = SECTIONS) -> Environment:
@@ -220,6 +296,7 @@ def environment(sections: tuple[Section, ...] = SECTIONS) -> Environment:
     env.globals.update(
         charts=charts,
         change_pct=change_pct,
+        change=change,
         TREND_WEEKS=TREND_WEEKS,
         TOP_ACTIONS=TOP_ACTIONS,
         MAIN_TEAMS=MAIN_TEAMS,
@@ -239,6 +316,7 @@ def environment(sections: tuple[Section, ...] = SECTIONS) -> Environment:
         ATTENTION_LABELS={"waste": "act", "suspect": "watch", "insufficient_data": "not judged"},
     )
     env.globals.update(_section_renderers(env, sections))
+    env.globals.update(_headline_renderers(env))
     return env
 
 

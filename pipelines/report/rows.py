@@ -549,6 +549,32 @@ class TeamWaste(Row):
 
 
 @dataclass(frozen=True, slots=True)
+class ChangeCounts(Row):
+    """The week's findings against last week's: how many are new, persisting and resolved, and per currency
+    the waste that stopped (WeeklyReport.stopped: currency, amount, resolved, stopped, note)."""
+
+    new: int
+    persisting: int
+    resolved: int
+    stopped: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class TeamLine(Row):
+    """A line of "waste by team and project": a team's total in one currency (`project` None), or one of
+    its projects under it, with the budget that applies to it (teams.html, report-full.md)."""
+
+    team: str
+    project: str | None
+    currency: str
+    spend: Decimal
+    waste: Decimal
+    waste_pct: Number | None
+    budget: Budget | None
+    slug: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ActionGroup(Row):
     """The week's actions of one rule, kind and currency: how many, their waste, how many executable."""
 
@@ -603,6 +629,15 @@ class FindingGroup(Row):
     finding: Finding | None = None
     rollup: Rollup | None = None
     amount: Decimal | None = None
+
+    @property
+    def reason(self) -> str:
+        """The line's reason: the finding's, or what the roll-up holds ("213 orphaned-checkpoint findings of
+        0.04–6.74 each")."""
+        if self.rollup is not None:
+            u = self.rollup
+            return f"{u.count} {u.rule_name} findings of {u.smallest:,.2f}–{u.largest:,.2f} each"
+        return self.finding.reason if self.finding is not None else ""
 
     def __contains__(self, key: object) -> bool:
         return key in ("finding", "rollup", "amount") and getattr(self, str(key)) is not None

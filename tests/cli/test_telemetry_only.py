@@ -64,8 +64,8 @@ def test_the_report_counts_the_unpriced_hours_as_attention_and_in_data_quality(r
     quality = md.split("## Data quality")[1]
     assert f"{GPU_HOURS} GPU-hours ({IDLE_GPU_HOURS} idle) from {HOSTS} host(s)" in quality
     # per host: m-0981 runs three pods (three GPUs), all idle
-    assert f"- `m-0981`: {3 * HOURS} GPU-hours on 3 GPU(s), {3 * HOURS} idle" in quality
-    assert f"- `m-0012`: {2 * HOURS} GPU-hours on 2 GPU(s), {HOURS} idle" in quality
+    assert f"| `m-0981` | 3 | {3 * HOURS} | {3 * HOURS} |" in quality  # host, GPUs, GPU-hours, idle
+    assert f"| `m-0012` | 2 | {2 * HOURS} | {HOURS} |" in quality
     html = (ran.reports / "report.html").read_text(encoding="utf-8")
     assert UNPRICED.replace("`", "") in html.replace("<code>", "").replace("</code>", "") or UNPRICED in html
     assert 'id="unpriced-hosts"' in (ran.reports / "quality.html").read_text(encoding="utf-8")

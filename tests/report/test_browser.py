@@ -18,6 +18,7 @@ import pytest
 
 from pipelines.report.model import MAIN_TOP, slugify
 from rules import ALL_RULES
+from tests.report.test_scale import MAIN_HEIGHT, MIN_CHARS_PER_LINE, NARROW_CELLS
 
 pytestmark = pytest.mark.e2e
 
@@ -280,6 +281,9 @@ def test_changed_report_parts_at_desktop_and_phone_width(
     for table_id, scrolls, hint in main.evaluate(_CLIPPED_TABLES):
         assert scrolls and hint, table_id
     assert main.evaluate("document.documentElement.scrollWidth") <= width
+    # the demo's main page is a few screens too, and no cell of it squeezed to a few characters a line
+    assert main.evaluate("document.documentElement.scrollHeight") <= MAIN_HEIGHT[width]
+    assert main.evaluate(NARROW_CELLS, MIN_CHARS_PER_LINE) == []
     sizes = main.evaluate(_CHART_TEXT_PX)
     assert sizes and min(sizes) >= 10, min(sizes)
     main.screenshot(path=str(tmp_path / f"report-{width}.png"), full_page=True)

@@ -155,7 +155,8 @@ def test_files_are_written_with_lifecycle_columns(built: Built) -> None:
 def test_markdown_carries_the_same_totals(built: Built) -> None:
     md = (built.directory / "report-full.md").read_text(encoding="utf-8")
     assert "**Spend:** USD 21,564.00" in md
-    assert "**Waste:** USD 8,640.00 — 40.1 % of spend in 1 finding(s); last week not evaluated" in md
+    assert "**Waste:** USD 8,640.00; last week not evaluated" in md
+    assert "**Waste share:** 40.1 % of spend\n- **Waste findings:** 1 finding\n" in md
     assert "## Needs attention (not waste)" in md and "`i-untagged`" in md
     assert "| nlp | llm | 13,440.00 | 84.00 | 0.00 | 0.00 | 0.00 | USD 13,524.00 |" in md
     assert "| H100 | bill | 1,344 | 64.3 % | 0.0 % | USD 13,440.00 | 10.00 | 28.00 |" in md

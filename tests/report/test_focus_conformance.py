@@ -54,8 +54,8 @@ def test_data_quality_section_shows_focus_conformance_per_source_and_rule(
     md = (week / "report-full.md").read_text(encoding="utf-8")
     assert "FOCUS 1.2 conformance: 2 rule(s) broken by this week's billing lines" in md
     assert (
-        "- `acme-focus`: ListCost and ContractedCost are set (list_contracted): 1 of 2 lines, "
-        "USD 10.00 of USD 40.00 spend (25.0 %)"
+        "| `acme-focus` | ListCost and ContractedCost are set (list\\_contracted) | 1 of 2 | "
+        "USD 10.00 of USD 40.00 (25.0 %) |"
     ) in md
     html = (week / "quality.html").read_text(encoding="utf-8")
     assert '<table id="focus-conformance">' in html

@@ -29,7 +29,7 @@ MIN_CHARS_PER_LINE = 8
 
 # text nodes of visible table cells that wrap to fewer than MIN_CHARS_PER_LINE characters a line:
 # [table id, text, lines]; a line is a distinct top of the text's client rects
-_NARROW_CELLS = """(minChars) => {
+NARROW_CELLS = """(minChars) => {
   const bad = [];
   for (const cell of document.querySelectorAll('td, th')) {
     const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
@@ -86,7 +86,7 @@ def test_every_page_fits_its_width_and_the_main_page_a_few_screens(
         page.screenshot(path=str(shots / f"{name.replace('/', '_')}-{width}.png"), full_page=True)
         # nothing makes the page scroll sideways, and no cell is squeezed to a few characters a line
         assert page.evaluate("document.documentElement.scrollWidth") <= width, name
-        narrow = page.evaluate(_NARROW_CELLS, MIN_CHARS_PER_LINE)
+        narrow = page.evaluate(NARROW_CELLS, MIN_CHARS_PER_LINE)
         assert narrow == [], (name, narrow)
         if width == 1280 or name == "report.html":
             assert page.evaluate(_WIDE_TABLES) == [], name  # no table needs sideways scrolling

@@ -5,7 +5,7 @@ defined table is rendered by both."""
 from __future__ import annotations
 
 import re
-from dataclasses import fields
+from dataclasses import fields, replace
 from datetime import date
 from decimal import Decimal
 from pathlib import Path
@@ -14,9 +14,9 @@ import pytest
 
 from pipelines.report import rows
 from pipelines.report.model import PAGES, TeamPage, WeeklyReport
-from pipelines.report.render import environment, page_html, report_markdown_full
-from pipelines.report.rows import Action, RuleWaste
-from pipelines.report.sections import SECTIONS, Column, Section, money, text
+from pipelines.report.render import environment, page_html, report_markdown, report_markdown_full
+from pipelines.report.rows import Action, Headline, RuleWaste
+from pipelines.report.sections import HEADLINE, SECTIONS, Column, Section, money, text
 from rules import Window
 from tests.helpers.paths import REPO
 
@@ -91,19 +91,22 @@ def test_a_section_defined_once_is_rendered_on_its_page_and_in_the_full_markdown
 
 
 def test_every_defined_section_is_rendered_by_both_templates() -> None:
-    """An inline section is placed by name in the HTML templates and in report-full.md's: a table is never
-    in one rendering only."""
+    """An inline section is placed by name in the HTML templates and in report-full.md's or report.md's: a
+    table or a list of lines is never in one rendering only."""
     html = "".join(p.read_text(encoding="utf-8") for p in TEMPLATES.glob("*.html.j2"))
-    md = (TEMPLATES / "report-full.md.j2").read_text(encoding="utf-8")
-    stems = {stem for stem, _ in PAGES}
+    md = "".join((TEMPLATES / f).read_text(encoding="utf-8") for f in ("report-full.md.j2", "report.md.j2"))
+    stems = {stem for stem, _ in PAGES} | {"report"}  # the pages, and the main page (report.html)
     for s in SECTIONS:
         assert s.page in stems, s.name
         # a field of the model, or one of its views (the week's attention items, the training summary)
-        view = isinstance(getattr(WeeklyReport, s.field, None), property)
+        view = isinstance(getattr(WeeklyReport, s.field, None), property) or callable(
+            getattr(WeeklyReport, s.field, None)
+        )
         assert s.field in {f.name for f in fields(WeeklyReport)} or view, s.name
+        assert not s.totals or callable(getattr(WeeklyReport, s.totals, None)), s.name
         if s.inline:
-            assert f"section_html('{s.name}'" in html, s.name
-            assert f"section_md('{s.name}'" in md, s.name
+            assert f"section_html('{s.name}'" in html or f"show_html('{s.name}'" in html, s.name
+            assert f"section_md('{s.name}'" in md or f"show_md('{s.name}'" in md, s.name
         assert all(c.html is not None or c.md is not None for c in s.columns), s.name
 
 
@@ -141,3 +144,50 @@ def test_a_row_is_built_by_its_column_names_and_refuses_a_missing_one() -> None:
         Action.of({k: v for k, v in row.items() if k != "state"})
     with pytest.raises(AttributeError):
         action.state = "applied"  # type: ignore[misc]
+
+
+LINES = Section(
+    name="scratch-lines",
+    title="Scratch: rules as lines",
+    field="by_rule",
+    page="rules",
+    table=' id="scratch-lines"',
+    row=' data-rule="{{ x.rule_id }}"',
+    inline=False,
+    line="{rule}: {waste}",
+    columns=(text("Rule", "rule_id", name="rule"), money("Waste", "waste", name="waste")),
+)
+
+
+def _headline(currency: str, spend: str, waste: str) -> Headline:
+    return Headline(
+        currency=currency, spend=Decimal(spend), waste=Decimal(waste), waste_pct=Decimal("10.0"),
+        waste_findings=2, findings=2, acknowledged_waste=Decimal(0), acknowledged_findings=0,
+        attention_findings=0, prev_spend=None, prev_waste=None, spend_change_pct=None, prev_waste_pct=None,
+    )  # fmt: skip
+
+
+def test_a_section_of_lines_and_the_headline_render_both_forms_from_one_definition(tmp_path: Path) -> None:
+    report = _report(tmp_path)
+    env = environment(sections=(*SECTIONS, LINES))
+    # lines: a table on the HTML page, a list of the same cells in Markdown
+    html = page_html(report, "rules", env)
+    assert '<tr data-rule="GPU001"><td>GPU001</td><td class="num">USD 12.50</td></tr>' in html
+    md = report_markdown_full(report, env)
+    assert "\n## Scratch: rules as lines\n\n- GPU001: USD 12.50\n- STO001: USD 0.75\n" in md
+    # the headline: one currency as cards, several as a table, each figure with the same id; the same
+    # figures as report.md's and report-full.md's lines
+    one = replace(report, headline=[_headline("USD", "125", "12.5")])
+    cards = str(env.globals["headline_html"](one, one.headline))
+    two = replace(report, headline=[_headline("USD", "125", "12.5"), _headline("EUR", "80", "8")])
+    table = str(env.globals["headline_html"](two, two.headline))
+    assert 'id="headline-table"' in table and 'class="cards"' in cards
+    shown = [f for f in HEADLINE if f.id in ("spend", "waste", "waste-pct", "findings")]
+    for f in shown:
+        assert f'id="{f.id}-USD"' in cards and f'id="{f.id}-EUR"' in table, f.id
+        assert f"- **{f.md_label or f.label}:** " in env.globals["headline_md"](one), f.id
+    assert 'id="billed-USD"' not in cards  # a figure shown only when it holds (no modelled spend)
+    full = report_markdown_full(one, env)
+    digest = report_markdown(one, env)
+    lines = env.globals["headline_md"](one)
+    assert lines in full and lines in digest and "- **Spend:** USD 125.00 (effective cost; " in lines

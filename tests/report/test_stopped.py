@@ -77,5 +77,5 @@ def test_waste_that_stopped_counts_only_gone_standing_resources_and_names_the_re
         in html
     )
     md = report_markdown(report, env)
-    assert "- **Waste that stopped since last week:** USD 100.00 (1 of 5 resolved)" in md
+    assert f"- **Waste that stopped since last week:** USD 100.00 ({stop['note']})" in md  # as report-full.md
     assert "waste that stopped since last week USD 100.00." in slack_payload(report, NotifyConfig())["text"]

@@ -13,6 +13,7 @@ import pytest
 
 from pipelines.config import load_config
 from pipelines.report import WeeklyReport, write_report
+from pipelines.report.notify import headline_lines
 from pipelines.report.render import ID_CHARS, idcode, idtext, shorten_middle
 from rules import Window
 from tests.helpers.config import write_config
@@ -48,7 +49,7 @@ def _report(tmp_path: Path, empty_marts: Path, first_hour: datetime) -> WeeklyRe
         (W47.start + timedelta(days=3), "partial", "last week was a partial week (960.00): no % change",
          "last week was a partial week (500.00): no % change"),
         # data from W48 only: nothing to compare with
-        (W48.start, "none", "new: no spend before this week", "new: no data before this week"),
+        (W48.start, "none", "new: the data starts this week", "new: the data starts this week"),
     ],
 )  # fmt: skip
 def test_a_change_against_missing_or_partial_data_is_never_a_percentage(
@@ -61,9 +62,20 @@ def test_a_change_against_missing_or_partial_data_is_never_a_percentage(
     assert f'id="waste-change-USD" data-previous="{previous}">{waste_text}<' in html
     md = report.files["report.md"].read_text(encoding="utf-8")
     if previous == "full":
-        assert "+0.0 % (±0.00) vs last week's USD 500.00" in md
+        assert "**Waste:** USD 500.00; +0.0 % (±0.00) vs last week (500.00)" in md
     else:
-        assert "%) vs last week" not in md and ("partial week" in md or "new: no" in md)
+        assert "%) vs last week" not in md and ("partial week" in md or "new: the data starts" in md)
+    # report-full.md carries the same headline lines, word for word (one definition: sections.HEADLINE)
+    full = report.files["report-full.md"].read_text(encoding="utf-8")
+
+    def headline(text: str) -> str:
+        return text.split("## Headline\n", 1)[1].split("\n## ", 1)[0].strip()
+
+    assert headline(md) in headline(full) and headline(md).startswith("- **Spend:** USD 1,680.00")
+    # and the weekly chat post says what last week was
+    [line] = headline_lines(report)
+    chat = {"full": "; last week USD 500.00", "partial": "; last week USD 500.00 (a partial week)"}
+    assert chat.get(previous, "; new: the data starts this week") in line
 
 
 def test_the_trend_starts_at_the_first_whole_week_with_data(tmp_path: Path, empty_marts: Path) -> None:
@@ -78,6 +90,28 @@ def test_the_trend_starts_at_the_first_whole_week_with_data(tmp_path: Path, empt
     whole = _report(tmp_path / "whole", empty_marts, W47.start)
     assert [w["label"] for w in whole.trend["USD"]] == ["2026-W47", "2026-W48"]
     assert whole.trend["USD"][0]["after_partial"] is None
+
+
+def test_the_data_starts_where_the_bills_usage_starts(tmp_path: Path, empty_marts: Path) -> None:
+    """A monthly fee spread from W46 (a `Purchase` line) before a bill whose usage starts in W48: W47 held no
+    data to compare with, and the trend starts at W48."""
+    config = load_config(write_config(tmp_path, "{}\n"))
+    con = open_copy(empty_marts, config.warehouse_path)
+    try:
+        m = Marts(con)
+        m.resource("i-a", team="nlp", project="llm")
+        m.bill(None, W47.start - timedelta(weeks=1), W48.end, 1.0, service="AWS Support (Business)")
+        m.bill("i-a", W48.start, W48.end, 10.0)
+        m.flush()
+        con.execute("update cost_hourly set charge_category = 'Purchase' where resource_id is null")
+        put_findings(con, W48, "GPU001", [{"resource_id": "i-a", "estimated_waste": 500}])
+        report = write_report(con, config, W48)
+    finally:
+        con.close()
+    assert report.previous_data("USD") == "none"
+    assert [w["label"] for w in report.trend["USD"]] == ["2026-W48"]
+    html = report.files["report.html"].read_text(encoding="utf-8")
+    assert 'id="spend-change-USD" data-previous="none">new: the data starts this week<' in html
 
 
 def test_the_finding_count_names_the_rolled_up_small_findings(tmp_path: Path, empty_marts: Path) -> None:
@@ -100,7 +134,7 @@ def test_the_finding_count_names_the_rolled_up_small_findings(tmp_path: Path, em
     assert report.headline[0]["waste_findings"] == 14
     html = report.files["report.html"].read_text(encoding="utf-8")
     assert f'id="findings-count-USD">{text}<' in html
-    assert f"  - {text}" in report.files["report.md"].read_text(encoding="utf-8")
+    assert f"- **Waste findings:** {text}\n" in report.files["report.md"].read_text(encoding="utf-8")
     # the top findings: the two instances, then the checkpoints as one line
     top = report.top_groups()
     assert [g["rollup"]["count"] if "rollup" in g else g["finding"]["resource_id"] for g in top] == [
