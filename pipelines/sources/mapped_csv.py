@@ -20,6 +20,13 @@ JOB_STATES = (
     "PENDING", "REQUEUED", "BOOT_FAIL", "DEADLINE",
 )  # fmt: skip
 
+# gpu_samples' metric columns (sql/raw/gpu_samples.sql) a metrics_csv metric may land in (`metrics:` option)
+SAMPLE_COLUMNS = (
+    "util_pct", "mem_util_pct", "mem_used_mib", "mem_free_mib", "mem_reserved_mib", "mem_total_mib", "power_w",
+    "power_limit_w", "temperature_c", "sm_clock_mhz", "mem_clock_mhz", "sm_active", "sm_occupancy",
+    "tensor_active", "dram_active", "gr_engine_active",
+)  # fmt: skip
+
 # How a column's text becomes a value: text (trimmed), time (ISO, in the source's timezone, to naive UTC),
 # whole (a whole number), wholes (whole numbers separated by `,`/`;`/spaces), words (names separated so),
 # hosts (a Slurm host list), json_object (a JSON object), job_state (a job state word, with `states:`), sql

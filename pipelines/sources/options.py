@@ -9,14 +9,25 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    field_validator,
+    model_validator,
+)
 
 from pipelines.sources.mapped_csv import (
     HOSTS_CSV,
     JOBS_CSV,
     METRICS_CSV,
+    SAMPLE_COLUMNS,
     FileColumn,
     column_key,
     state_value,
@@ -28,6 +39,22 @@ JobsColumn = column_key(JOBS_CSV)
 HostsColumn = column_key(HOSTS_CSV)
 MetricsColumn = column_key(METRICS_CSV)
 JobState = state_value(JOBS_CSV)
+
+
+def _known_zone(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            f"unknown timezone {value!r}: give an IANA zone name such as UTC or Europe/Berlin"
+        ) from None
+    return value
+
+
+# a `timezone:` option: an IANA zone name, checked when the config loads so a misspelt zone reads no file
+Timezone = Annotated[str, AfterValidator(_known_zone)]
+# a gpu_samples column a metrics_csv metric lands in
+SampleColumn = Literal[SAMPLE_COLUMNS]  # type: ignore[valid-type]
 
 
 class Options(BaseModel):
@@ -116,7 +143,7 @@ class AzureOptions(BillingOptions):
 
 
 class GcpOptions(BillingOptions):
-    invoice_timezone: str = Field(
+    invoice_timezone: Timezone = Field(
         "America/Los_Angeles", description="Zone of invoice.month (Google bills in US Pacific time)."
     )
     project_labels: bool = Field(True, description="Add project.labels to the tags (resource labels win).")
@@ -157,7 +184,7 @@ class HostOptions(S3ReadOptions, ClockOptions):
 
 
 class NvidiaSmiDmonOptions(HostOptions):
-    timezone: str = Field("UTC", description="Zone of the file's timestamps.")
+    timezone: Timezone = Field("UTC", description="Zone of the file's timestamps.")
 
 
 class NvidiaSmiOptions(NvidiaSmiDmonOptions):
@@ -261,20 +288,43 @@ class PrometheusOptions(ClockOptions):
         return self
 
 
+class MetricTarget(Options):
+    """A `metrics:` entry with a scale: the gpu_samples column a metric lands in and the factor its values take."""
+
+    column: SampleColumn  # type: ignore[valid-type]
+    scale: float = 1.0
+
+
 class MetricsCsvOptions(S3ReadOptions, ClockOptions):
     columns: dict[MetricsColumn, FileColumn] = Field(  # type: ignore[valid-type]
         default_factory=dict, description="Canonical name -> the file's column."
     )
-    metrics: dict[str, Any] | None = Field(
+    metrics: dict[str, MetricTarget] | None = Field(
         None, description="Metric name -> gpu_samples column, or {column, scale}; wins over the catalogue."
     )
-    timezone: str = Field("UTC", description="Zone of timestamps without an offset.")
+    timezone: Timezone = Field("UTC", description="Zone of timestamps without an offset.")
     host: str | None = Field(None, description="Host name when the file has no host column.")
     metric: str | None = Field(
         None,
         min_length=1,
         description="The one metric of a single-metric file (no metric column): e.g. util_pct.",
     )
+
+    @field_validator("metrics", mode="before")
+    @classmethod
+    def _column_alone(cls, value: Any) -> Any:
+        """`name: column` is short for `name: {column: column}`."""
+        if isinstance(value, dict):
+            return {k: {"column": v} if isinstance(v, str) else v for k, v in value.items()}
+        return value
+
+    @model_validator(mode="after")
+    def _one_metric_source(self) -> MetricsCsvOptions:
+        if self.metric is not None and "metric" in self.columns:
+            raise ValueError(
+                "give either metric (one metric per file) or columns.metric (a metric column), not both"
+            )
+        return self
 
 
 class TrainLogOptions(S3ReadOptions):
@@ -309,14 +359,14 @@ class TrainLogOptions(S3ReadOptions):
         description="Whether a `tokens_per_s` column is the whole run's rate or one GPU's (torchtitan's tps).",
     )
     step_time_unit: Literal["s", "ms"] = Field("s", description="Unit of the step_s and data_s columns.")
-    timezone: str = Field("UTC", description="Zone of timestamps without an offset.")
+    timezone: Timezone = Field("UTC", description="Zone of timestamps without an offset.")
 
 
 # -- jobs --------------------------------------------------------------------------------------------
 
 
 class SlurmSacctOptions(S3ReadOptions):
-    timezone: str = Field("UTC", description="Zone sacct printed its times in.")
+    timezone: Timezone = Field("UTC", description="Zone sacct printed its times in.")
     fields: list[str] | str | None = Field(
         None, description="Column names of output written without a header."
     )
@@ -339,7 +389,7 @@ class JobsCsvOptions(S3ReadOptions):
     gpus: str | None = Field(None, description="GPUs of a job without a gpus column (a whole number).")
     gpu_type: str | None = None
     cluster: str | None = None
-    timezone: str = "UTC"
+    timezone: Timezone = "UTC"
     scheduler: str = "csv"
     states: dict[str, JobState] = Field(  # type: ignore[valid-type]
         default_factory=dict, description="The file's state -> a canonical state."
@@ -385,7 +435,7 @@ class HostsCsvOptions(S3ReadOptions):
         default_factory=dict, description="Canonical name -> the file's column."
     )
     provider: str | None = None
-    timezone: str = "UTC"
+    timezone: Timezone = "UTC"
 
 
 # -- storage -----------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""The column-mapped kinds' `columns:` and `states:` (jobs_csv, hosts_csv, metrics_csv) are checked when the config
-loads: one line naming the file:line, the key, what was given and what is allowed; nothing is read (exit 2)."""
+"""The column-mapped kinds' `columns:` and `states:` (jobs_csv, hosts_csv, metrics_csv), metrics_csv's `metrics:`
+and `metric:`, and every kind's `timezone:` are checked when the config loads: one line naming the file:line, the
+key, what was given and what is allowed; nothing is read (exit 2)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from click.testing import CliRunner
 
 from pipelines.cli import main
 from pipelines.config import ConfigError, load_config
-from pipelines.sources.mapped_csv import JOB_STATES, JOBS_CSV
-from pipelines.sources.options import JobsCsvOptions
+from pipelines.ingest.readers.metrics_csv import metric_map
+from pipelines.sources.mapped_csv import JOB_STATES, JOBS_CSV, SAMPLE_COLUMNS
+from pipelines.sources.options import JobsCsvOptions, MetricsCsvOptions
 from tests.helpers.config import write_config
 
 JOBS_ALLOWED = ", ".join((*JOBS_CSV.names(), "gpus"))
@@ -38,6 +40,23 @@ JOBS_ALLOWED = ", ".join((*JOBS_CSV.names(), "gpus"))
          "column out"),
         ("{name: j, kind: jobs_csv, uri: j/, options: {gpus: many}}", 2,
          "sources[0].options.gpus: expected a whole number of GPUs, found 'many'"),
+        ("{name: j, kind: jobs_csv, uri: j/, options: {timezone: Europe/Berln}}", 2,
+         "sources[0].options.timezone: unknown timezone 'Europe/Berln': give an IANA zone name such as UTC or "
+         "Europe/Berlin"),
+        ("{name: s, kind: slurm_sacct, uri: s/, options: {timezone: '../etc'}}", 2,
+         "sources[0].options.timezone: unknown timezone '../etc': give an IANA zone name such as UTC or "
+         "Europe/Berlin"),
+        ("{name: g, kind: gcp, uri: g/, options: {invoice_timezone: PST8}}", 2,
+         "sources[0].options.invoice_timezone: unknown timezone 'PST8': give an IANA zone name such as UTC or "
+         "Europe/Berlin"),
+        ("{name: m, kind: metrics_csv, uri: m/, options: {metrics: {gpu_busy: busy_pct}}}", 2,
+         "sources[0].options.metrics.gpu_busy.column: got 'busy_pct', expected one of "
+         + ", ".join(repr(c) for c in SAMPLE_COLUMNS[:-1]) + f" or {SAMPLE_COLUMNS[-1]!r}"),
+        ("{name: m, kind: metrics_csv, uri: m/, options: {metrics: {fb: {column: mem_used_mib, scale: lots}}}}", 2,
+         "sources[0].options.metrics.fb.scale: Input should be a valid number, unable to parse string as a number"),
+        ("{name: m, kind: metrics_csv, uri: m/, options: {metric: util_pct, columns: {metric: name}}}", 2,
+         "sources[0].options: give either metric (one metric per file) or columns.metric (a metric column), "
+         "not both"),
     ],
 )  # fmt: skip
 def test_a_bad_mapping_is_one_config_error_naming_line_key_value_and_what_is_allowed(
@@ -83,10 +102,17 @@ def test_good_mappings_load(tmp_path: Path) -> None:
         sources:
           - {name: j, kind: jobs_csv, uri: j/, options: {columns: {gpus: n_gpu, state: rc}, states: {"0": COMPLETED}, gpus: 1}}
           - {name: h, kind: hosts_csv, uri: h/, options: {columns: {host: Node}}}
-          - {name: m, kind: metrics_csv, uri: m/, options: {columns: {ts: time, metric: name}}}
+          - {name: m, kind: metrics_csv, uri: m/, options: {columns: {ts: time, metric: name}, timezone: Asia/Tokyo, metrics: {gpu_busy: util_pct, fb: {column: mem_used_mib, scale: 0.5}}}}
         """,
     )
-    jobs = load_config(path).sources[0].options_as(JobsCsvOptions)
+    config = load_config(path)
+    metrics = config.sources[2].options_as(MetricsCsvOptions)
+    assert metrics.timezone == "Asia/Tokyo"
+    assert metric_map(metrics.metrics)[-2:] == [
+        {"metric": "gpu_busy", "column_name": "util_pct", "scale": 1.0},
+        {"metric": "fb", "column_name": "mem_used_mib", "scale": 0.5},
+    ]
+    jobs = config.sources[0].options_as(JobsCsvOptions)
     assert (jobs.columns, jobs.states, jobs.gpus) == (
         {"gpus": "n_gpu", "state": "rc"},
         {"0": "COMPLETED"},

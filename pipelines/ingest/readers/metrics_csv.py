@@ -21,8 +21,6 @@ single-metric file (timestamp, entity columns, value, and no metric column), e.g
 
 from __future__ import annotations
 
-from typing import Any
-
 import duckdb
 
 from pipelines.errors import RejectedFile
@@ -40,40 +38,18 @@ from pipelines.ingest.readers.base import (
 from pipelines.ingest.readers.dcgm import metric_catalog
 from pipelines.ingest.readers.jobs_common import zone
 from pipelines.ingest.readers.mapped_csv import MappedFile, match_header, read_csv
-from pipelines.sources.mapped_csv import METRICS_CSV
-from pipelines.sources.options import MetricsCsvOptions
+from pipelines.sources.mapped_csv import METRICS_CSV, SAMPLE_COLUMNS
+from pipelines.sources.options import MetricsCsvOptions, MetricTarget
 from pipelines.warehouse import one, sql_text
 
-SAMPLE_COLUMNS = (
-    "util_pct", "mem_util_pct", "mem_used_mib", "mem_free_mib", "mem_reserved_mib", "mem_total_mib", "power_w",
-    "power_limit_w", "temperature_c", "sm_clock_mhz", "mem_clock_mhz", "sm_active", "sm_occupancy",
-    "tensor_active", "dram_active", "gr_engine_active",
-)  # fmt: skip
 
-
-def metric_map(source_name: str, uri: str, option: Any) -> list[dict[str, object]]:
-    """The catalogue, gpu_samples' own names, then the source's `metrics` option (which wins)."""
+def metric_map(option: dict[str, MetricTarget] | None) -> list[dict[str, object]]:
+    """The catalogue, gpu_samples' own names, then the source's `metrics` option (which wins; its columns and
+    scales were checked when the config loaded)."""
     out: dict[str, dict[str, object]] = {m["metric"]: dict(m) for m in metric_catalog()}  # type: ignore[misc]
     out.update({c: {"metric": c, "column_name": c, "scale": 1.0} for c in SAMPLE_COLUMNS})
-    if option is None:
-        return list(out.values())
-    if not isinstance(option, dict):
-        raise RejectedFile(
-            uri, f"source {source_name!r}: `metrics` must map metric names to gpu_samples columns"
-        )
-    for name, spec in option.items():
-        column, scale = (spec, 1.0) if isinstance(spec, str) else (spec.get("column"), spec.get("scale", 1.0))
-        if column not in SAMPLE_COLUMNS:
-            raise RejectedFile(
-                uri,
-                f"source {source_name!r}: metrics.{name}: {column!r} is not one of {list(SAMPLE_COLUMNS)}",
-            )
-        try:
-            out[str(name)] = {"metric": str(name), "column_name": column, "scale": float(scale)}
-        except (TypeError, ValueError):
-            raise RejectedFile(
-                uri, f"source {source_name!r}: metrics.{name}.scale must be a number"
-            ) from None
+    for name, target in (option or {}).items():
+        out[str(name)] = {"metric": str(name), "column_name": target.column, "scale": float(target.scale)}
     return list(out.values())
 
 
@@ -84,12 +60,6 @@ def _fixed_metric(
     fixed = opts.metric.strip() if opts.metric else None
     if fixed is None:
         return None
-    if "metric" in opts.columns:
-        raise RejectedFile(
-            uri,
-            f"source {source_name!r}: give either options.metric (one metric per file) or "
-            "options.columns.metric (a metric column), not both",
-        )
     if fixed not in {str(m["metric"]) for m in metrics}:
         raise RejectedFile(
             uri,
@@ -124,7 +94,7 @@ class MetricsCsvReader(PerFileBatch):
     def load(self, con: duckdb.DuckDBPyConnection, file: SourceFile, ctx: LoadContext) -> LoadResult:
         opts = ctx.source.options_as(MetricsCsvOptions)
         zone(ctx.source.name, file.uri, opts.timezone)
-        metrics = metric_map(ctx.source.name, file.uri, opts.metrics)
+        metrics = metric_map(opts.metrics)
         fixed = _fixed_metric(ctx.source.name, file.uri, opts, metrics)
         relation = "read_csv($path, header = true, all_varchar = true)"
         header, _ = read_csv(con, file, relation, data=False)

@@ -51,7 +51,6 @@ def test_a_fixed_metric_can_be_one_the_source_defines_with_a_scale(tmp_path: Pat
     ("options", "problem"),
     [
         ("{metric: gpu_busy, host: m1}", "options.metric 'gpu_busy' is not a metric wastewatch knows"),
-        ("{metric: util_pct, host: m1, columns: {metric: name}}", "give either options.metric"),
     ],
 )
 def test_a_fixed_metric_that_cannot_be_used_rejects_the_file_saying_why(
