@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from pipelines.config import Config, load_config
-from pipelines.instance import HISTORY_ENV
+from pipelines.config.run_history import HISTORY_ENV
 from pipelines.transform.build import build_marts
 from tests.helpers import demo_build
 from tests.helpers.config import write_config

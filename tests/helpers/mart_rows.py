@@ -7,6 +7,7 @@ The row syntax and the defaults are documented in tests/rules/test_rule_cases.py
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -285,9 +286,16 @@ def marts_columns(
 
 
 def load_given(
-    con: duckdb.DuckDBPyConnection, given: dict[str, Any], file_defaults: dict[str, Any]
+    con: duckdb.DuckDBPyConnection,
+    given: dict[str, Any],
+    file_defaults: dict[str, Any],
+    reads: Iterable[str] | None = None,
 ) -> dict[str, int]:
-    """Empty the marts and insert the case's rows; returns rows inserted per table."""
+    """Empty the marts and insert the case's rows; returns rows inserted per table.
+
+    The shared marts the rows do not give are then built from them, as a run builds them from their
+    inputs: every one, or with `reads` (the marts a rule reads and the marts those read,
+    tests/helpers/marts.py's `marts_needed`) only those among them; the others stay empty."""
     unknown = set(given) - set(MARTS)
     if unknown:
         raise ValueError(f"given: unknown table(s) {sorted(unknown)}; rules read the marts {MARTS}")
@@ -335,7 +343,8 @@ def load_given(
         # marts written by hand were built from nothing the fingerprints know: forget them, so a mart built
         # from them is built again (pipelines/transform/fingerprints.py)
         con.execute("delete from int_mart_inputs")
+    wanted = set(SHARED_GPU_MARTS if reads is None else reads)
     for table in SHARED_GPU_MARTS:
-        if not given.get(table):
+        if table in wanted and not given.get(table):
             build_mart(con, table)
     return counts
