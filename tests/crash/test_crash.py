@@ -4,9 +4,10 @@ The landing zone holds every ingestion mode: a CUR 2.0 delivery that is restated
 captures with one bad file, so a batch falls back to file-by-file loading (batched and per file), a hosts
 CSV, a Slurm sacct log and S3 Inventory reports (whole-source snapshots). The warehouse first ingests
 version 1 of the landing zone; version 2 is then ingested cleanly once (both in this process: nothing kills
-them), and, for each failpoint, from the same version-1 state in a process killed at that point and run again. Every table's row count and the
-sum of each of its numeric columns, and the ledger, must equal the clean run's; no lock or temp copy may
-be left. `make test` runs one point; CI (`WASTEWATCH_FULL_TESTS=1`, or `WASTEWATCH_CRASH_POINTS=all`) runs every one.
+them), and, for each failpoint, from the same version-1 state in a process killed at that point and run
+again. Every table's row count and the sum of each of its numeric columns, and the ledger, must equal the
+clean run's; no lock or temp copy may be left. `make test` runs one point; CI (`WASTEWATCH_FULL_TESTS=1`, or
+`WASTEWATCH_CRASH_POINTS=all`) runs every one.
 """
 
 from __future__ import annotations
