@@ -151,6 +151,34 @@ def pytest_collection_modifyitems(
         demo_build.start(_shared_temp(config._tmp_path_factory))  # type: ignore[attr-defined]
 
 
+# Files sharing a fixture made once per test process go to one xdist worker together, so it is made once per
+# run, not once per worker: the property tests' workspace (`ws`, its template ingest and per-format oracles)
+# and the H200 capture's warehouse (`h200`, tests/rules/conftest.py).
+SHARED_SCOPES = {
+    "tests/ingest/fuzz/": "tests/ingest/fuzz/",
+    "tests/rules/test_gpu_h200.py": "h200",
+    "tests/rules/test_gpu005_h200.py": "h200",
+    "tests/rules/test_gpu002_smaller_gpu.py": "h200",
+}
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """`--dist loadfile` (the Makefile's) with the files of `SHARED_SCOPES` each sent as one unit."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedFixtureScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            for prefix, scope in SHARED_SCOPES.items():
+                if path.startswith(prefix):
+                    return scope
+            return super()._split_scope(nodeid)
+
+    return SharedFixtureScheduling(config, log)
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """Stop a background demo build still running when the whole run ends (the controller, or plain pytest)."""
     factory = getattr(session.config, "_tmp_path_factory", None)
