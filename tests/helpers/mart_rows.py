@@ -15,7 +15,7 @@ import duckdb
 import polars as pl
 
 from pipelines.marts.registry import MARTS, SHARED_GPU_MARTS
-from pipelines.transform.build import build_mart
+from pipelines.transform.build import build_mart_with_rollup, finish_marts, prepare_marts
 from pipelines.warehouse import rows, transaction
 
 GENERATOR_KEYS = {"at", "from", "to", "gpus"}
@@ -343,8 +343,14 @@ def load_given(
         # marts written by hand were built from nothing the fingerprints know: forget them, so a mart built
         # from them is built again (pipelines/transform/fingerprints.py)
         con.execute("delete from int_mart_inputs")
-    wanted = set(SHARED_GPU_MARTS if reads is None else reads)
-    for table in SHARED_GPU_MARTS:
-        if table in wanted and not given.get(table):
-            build_mart(con, table)
+    read = set(SHARED_GPU_MARTS if reads is None else reads)
+    wanted = [t for t in SHARED_GPU_MARTS if t in read and not given.get(t)]
+    if wanted:
+        # as a run's marts step builds them: the intermediate layer, the raw layer's fingerprints and the
+        # roll-up once for all of them (pipelines/transform/build.py's MartRun)
+        run = prepare_marts(con)
+        for table in wanted:
+            build_mart_with_rollup(con, table, prepared=run)
+        if reads is None:
+            finish_marts(con)  # their COMMENTs (a reader given `reads`, a rule, reads none)
     return counts
