@@ -162,6 +162,7 @@ SHARED_SCOPES = {
 }
 
 
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: a run without xdist (`-p no:xdist`) skips it
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
     """`--dist loadfile` (the Makefile's) with the files of `SHARED_SCOPES` each sent as one unit."""
     if config.getvalue("dist") != "loadfile":
