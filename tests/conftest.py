@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from pipelines.config import Config, load_config
-from pipelines.instance import HISTORY_ENV
+from pipelines.config.run_history import HISTORY_ENV
 from pipelines.transform.build import build_marts
 from tests.helpers import demo_build
 from tests.helpers.config import write_config
@@ -149,6 +149,35 @@ def pytest_collection_modifyitems(
     items.sort(key=rank)
     if demo_files and not config.option.collectonly:
         demo_build.start(_shared_temp(config._tmp_path_factory))  # type: ignore[attr-defined]
+
+
+# Files sharing a fixture made once per test process go to one xdist worker together, so it is made once per
+# run, not once per worker: the property tests' workspace (`ws`, its template ingest and per-format oracles)
+# and the H200 capture's warehouse (`h200`, tests/rules/conftest.py).
+SHARED_SCOPES = {
+    "tests/ingest/fuzz/": "tests/ingest/fuzz/",
+    "tests/rules/test_gpu_h200.py": "h200",
+    "tests/rules/test_gpu005_h200.py": "h200",
+    "tests/rules/test_gpu002_smaller_gpu.py": "h200",
+}
+
+
+@pytest.hookimpl(optionalhook=True)  # an xdist hook: a run without xdist (`-p no:xdist`) skips it
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """`--dist loadfile` (the Makefile's) with the files of `SHARED_SCOPES` each sent as one unit."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedFixtureScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            for prefix, scope in SHARED_SCOPES.items():
+                if path.startswith(prefix):
+                    return scope
+            return super()._split_scope(nodeid)
+
+    return SharedFixtureScheduling(config, log)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -3,10 +3,11 @@
 The landing zone holds every ingestion mode: a CUR 2.0 delivery that is restated (deliveries), nvidia-smi
 captures with one bad file, so a batch falls back to file-by-file loading (batched and per file), a hosts
 CSV, a Slurm sacct log and S3 Inventory reports (whole-source snapshots). The warehouse first ingests
-version 1 of the landing zone; version 2 is then ingested cleanly once, and, for each failpoint, from the
-same version-1 state with the process killed at that point and run again. Every table's row count and the
-sum of each of its numeric columns, and the ledger, must equal the clean run's; no lock or temp copy may
-be left. `make test` runs one point; CI (`WASTEWATCH_FULL_TESTS=1`, or `WASTEWATCH_CRASH_POINTS=all`) runs every one.
+version 1 of the landing zone; version 2 is then ingested cleanly once (both in this process: nothing kills
+them), and, for each failpoint, from the same version-1 state in a process killed at that point and run
+again. Every table's row count and the sum of each of its numeric columns, and the ledger, must equal the
+clean run's; no lock or temp copy may be left. `make test` runs one point; CI (`WASTEWATCH_FULL_TESTS=1`, or
+`WASTEWATCH_CRASH_POINTS=all`) runs every one.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from typing import Any
 
 import duckdb
 import pytest
+from click.testing import CliRunner
 
+from pipelines.cli import main
 from pipelines.failpoints import ENV, POINTS
 from tests.helpers.billing_exports import Cur2Export, hours
 from tests.helpers.config import write_config
@@ -119,6 +122,14 @@ def _ingest(root: Path, failpoint: str | None = None) -> subprocess.CompletedPro
     )  # fmt: skip
 
 
+def _ingest_here(root: Path) -> tuple[int, str]:
+    """A clean `wastewatch ingest` in this process (the reference runs, which nothing kills): exit code, stderr."""
+    result = CliRunner(env={"WASTEWATCH_CONFIG": None, ENV: None}).invoke(
+        main, ["--config", str(root / "wastewatch.yaml"), "ingest", "--wait", "5"]
+    )
+    return result.exit_code, result.stderr
+
+
 def _state(root: Path) -> dict[str, Any]:
     """Row counts and the sums of every numeric column of every table, and the ledger without times."""
     warehouse = root / "warehouse" / "wastewatch.duckdb"
@@ -159,13 +170,13 @@ def clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[st
     base = tmp_path_factory.mktemp("crash")
     root, saved = base / "project", base / "v1"
     _version_1(root)
-    first = _ingest(root)
-    assert first.returncode == 0, first.stderr
+    code, stderr = _ingest_here(root)
+    assert code == 0, stderr
     shutil.copytree(root, saved, symlinks=True)
     _version_2(root)
-    second = _ingest(root)
-    assert second.returncode == 1 and "gpu-03_2026-11-03.csv" in second.stderr, second.stderr
-    return root, saved, _state(root), second.returncode
+    code, stderr = _ingest_here(root)
+    assert code == 1 and "gpu-03_2026-11-03.csv" in stderr, stderr
+    return root, saved, _state(root), code
 
 
 @pytest.mark.e2e

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -406,11 +407,15 @@ def test_a_rejected_file_fails_its_check_but_not_the_run(tmp_path: Path) -> None
     assert "focus_bad.csv" in message and "forty" in message
 
 
-def test_the_report_asset_writes_no_report_for_a_week_without_data(tmp_path: Path) -> None:
-    # what the CLI says for such a week (pipelines/health/coverage.py), the scheduled report asset says too
-    config_path = make_gpu_project(tmp_path)
+def test_the_report_asset_writes_no_report_for_a_week_without_data(
+    materialised: Materialised, tmp_path: Path
+) -> None:
+    # what the CLI says for such a week (pipelines/health/coverage.py), the scheduled report asset says too;
+    # a copy of the module's ingested project, with its weeks starting earlier
+    assert materialised.ingest.success
+    shutil.copytree(materialised.config_path.parent, tmp_path / "project", symlinks=True)
+    config_path = tmp_path / "project" / materialised.config_path.name
     config_path.write_text("history_start: 2026-11-02\n" + config_path.read_text(encoding="utf-8"))
-    assert run_ingest(config_path).success
     out = run_weekly(config_path, "2026-W46")
     assert out.success and out.failures == []
     report = out.metadata["reports/weekly_report"]

@@ -7,6 +7,7 @@ The row syntax and the defaults are documented in tests/rules/test_rule_cases.py
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from datetime import date, datetime, timedelta
 from typing import Any
 
@@ -14,7 +15,7 @@ import duckdb
 import polars as pl
 
 from pipelines.marts.registry import MARTS, SHARED_GPU_MARTS
-from pipelines.transform.build import build_mart
+from pipelines.transform.build import build_mart_with_rollup, finish_marts, prepare_marts
 from pipelines.warehouse import rows, transaction
 
 GENERATOR_KEYS = {"at", "from", "to", "gpus"}
@@ -285,9 +286,16 @@ def marts_columns(
 
 
 def load_given(
-    con: duckdb.DuckDBPyConnection, given: dict[str, Any], file_defaults: dict[str, Any]
+    con: duckdb.DuckDBPyConnection,
+    given: dict[str, Any],
+    file_defaults: dict[str, Any],
+    reads: Iterable[str] | None = None,
 ) -> dict[str, int]:
-    """Empty the marts and insert the case's rows; returns rows inserted per table."""
+    """Empty the marts and insert the case's rows; returns rows inserted per table.
+
+    The shared marts the rows do not give are then built from them, as a run builds them from their
+    inputs: every one, or with `reads` (the marts a rule reads and the marts those read,
+    tests/helpers/marts.py's `marts_needed`) only those among them; the others stay empty."""
     unknown = set(given) - set(MARTS)
     if unknown:
         raise ValueError(f"given: unknown table(s) {sorted(unknown)}; rules read the marts {MARTS}")
@@ -335,7 +343,14 @@ def load_given(
         # marts written by hand were built from nothing the fingerprints know: forget them, so a mart built
         # from them is built again (pipelines/transform/fingerprints.py)
         con.execute("delete from int_mart_inputs")
-    for table in SHARED_GPU_MARTS:
-        if not given.get(table):
-            build_mart(con, table)
+    read = set(SHARED_GPU_MARTS if reads is None else reads)
+    wanted = [t for t in SHARED_GPU_MARTS if t in read and not given.get(t)]
+    if wanted:
+        # as a run's marts step builds them: the intermediate layer, the raw layer's fingerprints and the
+        # roll-up once for all of them (pipelines/transform/build.py's MartRun)
+        run = prepare_marts(con)
+        for table in wanted:
+            build_mart_with_rollup(con, table, prepared=run)
+        if reads is None:
+            finish_marts(con)  # their COMMENTs (a reader given `reads`, a rule, reads none)
     return counts

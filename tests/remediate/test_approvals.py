@@ -24,6 +24,7 @@ from pipelines.remediate import audit
 from pipelines.remediate.keys import key_path, load_key
 from pipelines.warehouse import connect
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.recording_proxy import Recording, recording_proxy
 from tests.helpers.report import put_findings
 from tests.remediate.conftest import Site, this_week
@@ -85,7 +86,7 @@ def plan(site: Site) -> dict[str, str]:
 
 
 def findings(site: Site, rule_id: str, items: list[dict[str, Any]]) -> None:
-    con = connect(load_config(site.config_path).warehouse_path)
+    con = new_warehouse(load_config(site.config_path).warehouse_path)
     try:
         put_findings(con, this_week(), rule_id, items)
     finally:

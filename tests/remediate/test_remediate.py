@@ -16,6 +16,7 @@ from pipelines.cli import main
 from pipelines.config import load_config
 from pipelines.warehouse import connect
 from rules import Window
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.report import put_findings
 from tests.remediate.conftest import Site, this_week
 
@@ -29,7 +30,7 @@ def cli(site: Site, *args: str) -> Result:
 
 
 def put(site: Site, rule_id: str, items: list[dict[str, Any]], window: Window | None = None) -> None:
-    con = connect(load_config(site.config_path).warehouse_path)
+    con = new_warehouse(load_config(site.config_path).warehouse_path)
     try:
         put_findings(con, window or this_week(), rule_id, items)
     finally:

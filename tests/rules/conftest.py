@@ -10,17 +10,19 @@ import pytest
 from pipelines.config import load_config
 from pipelines.ingest import ingest
 from pipelines.ingest.billing.lines import insert_lines
-from pipelines.transform.build import build_marts
+from rules._claims import claiming_rules
 from tests.helpers.config import write_config
 from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.h200_capture import BILLING
+from tests.helpers.marts import build_only
 from tests.helpers.paths import H200, copy_into
 
 
 @pytest.fixture(scope="session")
 def h200(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyConnection]:
-    """The H200 capture, its phases and steps ingested, its bill inserted and the marts built: made once per
-    test process and only read by the tests (their rules evaluate without writing findings)."""
+    """The H200 capture, its phases and steps ingested, its bill inserted and the marts the GPU rules read
+    built: made once per test process and only read by the tests (their rules evaluate without writing
+    findings)."""
     root = tmp_path_factory.mktemp("h200")
     copy_into(H200 / "nvidia_smi_query_gpu.csv", root / "landing" / "telemetry")
     copy_into(H200 / "phases.csv", root / "landing" / "jobs")
@@ -47,6 +49,6 @@ def h200(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.DuckDBPyCo
         o.error for o in report.outcomes
     ]
     insert_lines(con, BILLING)
-    build_marts(con)
+    build_only(con, *{mart for rule in claiming_rules() for mart in rule.requires})  # what the GPU rules read
     yield con
     con.close()

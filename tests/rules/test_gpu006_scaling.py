@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -21,11 +22,12 @@ import yaml
 
 from pipelines.config import load_config
 from pipelines.ingest import ingest
-from pipelines.transform.build import build_marts
-from pipelines.warehouse import connect, rows
+from pipelines.warehouse import rows
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse, open_copy
 from tests.helpers.gpu_precedence import SETTINGS, WEEK, check_no_double_counting, gpu_params
 from tests.helpers.mart_rows import load_given
+from tests.helpers.marts import build_only
 
 START = datetime(2026, 11, 24)
 LINE_S = 60
@@ -78,11 +80,11 @@ def scaling(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any
             """,
         )
     )
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         report = ingest(con, config)
         assert not report.rejected, [o.error for o in report.rejected]
-        build_marts(con)
+        build_only(con, "job_scaling")
         return {r["job_id"]: r for r in rows(con, "select * from job_scaling")}
     finally:
         con.close()
@@ -148,9 +150,8 @@ MIXED: dict[str, Any] = {
 
 
 @pytest.fixture(scope="module")
-def mixed(tmp_path_factory: pytest.TempPathFactory) -> duckdb.DuckDBPyConnection:
-    con = connect(tmp_path_factory.mktemp("gpu006-mixed") / "wastewatch.duckdb")
-    build_marts(con)
+def mixed(tmp_path_factory: pytest.TempPathFactory, empty_marts: Path) -> duckdb.DuckDBPyConnection:
+    con = open_copy(empty_marts, tmp_path_factory.mktemp("gpu006-mixed") / "wastewatch.duckdb")
     load_given(con, MIXED, {})
     yield con
     con.close()

@@ -22,7 +22,6 @@ import pytest
 
 import rules._registry
 from pipelines.marts.registry import MARTS
-from pipelines.transform.build import build_marts
 from pipelines.warehouse import connect, sql_text
 from rules import ALL_RULES, Rule, get_rule
 from rules._claims import CLAIMS_MART, claim_thresholds, claiming_rules
@@ -153,9 +152,8 @@ def _scratch_rule(folder: Path) -> Rule:
 
 
 @pytest.fixture
-def mixed_week(tmp_path: Path) -> duckdb.DuckDBPyConnection:
-    con = connect(tmp_path / "wastewatch.duckdb")
-    build_marts(con)
+def mixed_week(tmp_path: Path, empty_marts: Path) -> duckdb.DuckDBPyConnection:
+    con = open_copy(empty_marts, tmp_path / "wastewatch.duckdb")  # every mart built, empty
     load_given(con, SCENARIO, {})
     yield con
     con.close()

@@ -4,8 +4,9 @@ One parametrized test per case, with ids like `GPU001::test_flags_idle_overnight
 yaml_test_cases_test.py shape). Each case gets a fresh warehouse under tmp_path: a copy of one made by
 `pipelines.warehouse.connect()` and `build_marts` on an empty warehouse (the `empty_marts` fixture), so the
 mart tables have the columns the mart SQL produces; they are emptied, and the case's rows are inserted. The marts built from other marts only
-(pipelines.transform.SHARED_GPU_MARTS: gpu_billed_hours, gpu_job_spans) are then rebuilt from those rows,
-as a real run rebuilds them from their inputs, unless the case gives their rows itself. The copy is opened
+(pipelines.marts.registry.SHARED_GPU_MARTS: gpu_billed_hours, gpu_job_spans, gpu_claims, ...) that the rule
+reads, directly or through the marts it reads (its `requires` and their `-- depends_on:` headers), are then
+rebuilt from those rows, as a real run rebuilds them from their inputs, unless the case gives their rows itself. The copy is opened
 without `connect`'s schema check and catalogue reload (tests/helpers/empty_warehouse.py).
 
 File shape:
@@ -96,6 +97,7 @@ from pipelines.warehouse import rows, scalar
 from rules import ALL_RULES, FINDING_COLUMNS, STATUSES, Rule, Window, get_rule
 from tests.helpers.empty_warehouse import open_copy
 from tests.helpers.mart_rows import complete, expand, load_given, when
+from tests.helpers.marts import marts_needed
 
 CASES_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "rules"
 DEFAULT_WEEK = "2026-W48"
@@ -308,7 +310,7 @@ def test_rule_case(path: Path, name: str, tmp_path: Path, empty_marts: Path) -> 
 
     con = open_copy(empty_marts, tmp_path / "wastewatch.duckdb")
     try:
-        load_given(con, case.get("given") or {}, doc.get("defaults") or {})
+        load_given(con, case.get("given") or {}, doc.get("defaults") or {}, marts_needed(*rule.requires))
         frame = rule.evaluate(con, window, params, detected_at=DETECTED_AT)
         check_invariants(con, rule, window, frame)
     finally:

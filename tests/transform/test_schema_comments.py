@@ -2,25 +2,24 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from pipelines.marts.registry import INTERMEDIATE, MARTS
-from pipelines.transform.build import build_mart, build_marts
+from pipelines.transform.build import build_mart
 from pipelines.warehouse import apply_comments, connect, sql_notes
-from tests.helpers.empty_warehouse import new_warehouse
 
 LAYERS = [("intermediate", n) for n in INTERMEDIATE] + [("marts", n) for n in MARTS]
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def built(tmp_path_factory: pytest.TempPathFactory, empty_marts: Path) -> Path:
+    """A new warehouse with every mart built: a copy of the process's `empty_marts` (tests/conftest.py)."""
     path = tmp_path_factory.mktemp("comments") / "wastewatch.duckdb"
-    con = new_warehouse(path)
-    build_marts(con)
-    con.close()
+    shutil.copyfile(empty_marts, path)
     return path
 
 

@@ -537,9 +537,24 @@ def test_existing_tables_change_only_with_a_migration(tmp_path: Path) -> None:
     assert not added, f"new tables {added}: write the snapshot again (see this test's docstring)"
 
 
+@pytest.fixture(scope="module")
+def fresh_layout(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[dict[str, list[str]], dict[tuple[str, str | None], str | None]]:
+    """The landed tables' columns and their comments in a new warehouse `connect` made: what every upgrade
+    must reach, read once for the module's upgrade tests."""
+    con = connect(tmp_path_factory.mktemp("fresh") / "fresh.duckdb")
+    try:
+        return _schema(con), _comments(con)
+    finally:
+        con.close()
+
+
 @pytest.mark.parametrize("snapshot", sorted(SNAPSHOTS.glob("v*.json")), ids=lambda p: p.stem)
 def test_every_older_schema_upgrades_to_the_current_one_keeping_its_rows(
-    snapshot: Path, tmp_path: Path
+    snapshot: Path,
+    tmp_path: Path,
+    fresh_layout: tuple[dict[str, list[str]], dict[tuple[str, str | None], str | None]],
 ) -> None:
     """A warehouse laid out as version N (from its snapshot) upgrades to exactly a fresh warehouse's schema."""
     import json
@@ -603,8 +618,7 @@ def test_every_older_schema_upgrades_to_the_current_one_keeping_its_rows(
             r[0] for r in con.execute("describe billing_lines").fetchall()
         }
     con.close()
-    fresh_con = connect(tmp_path / "fresh.duckdb")
-    fresh = _schema(fresh_con)
+    fresh, fresh_comments = dict(fresh_layout[0]), fresh_layout[1]
     # billing_lines stores the columns its sources filled: an upgraded warehouse keeps every column it had
     # but the lineage (now the ledger's), a new one starts with the columns every line has
     upgraded_lines, fresh_lines = upgraded.pop("billing_lines"), fresh.pop("billing_lines")
@@ -617,8 +631,7 @@ def test_every_older_schema_upgrades_to_the_current_one_keeping_its_rows(
     }
     # the DuckDB comments are not part of the snapshot (a note can change without a migration), and the
     # upgrade writes them like a new file's
-    assert upgraded_comments == _comments(fresh_con)
-    fresh_con.close()
+    assert upgraded_comments == fresh_comments
 
 
 def test_a_publish_killed_mid_copy_leaves_nothing_after_the_next_publish(

@@ -11,10 +11,11 @@ import pytest
 
 from pipelines.config import load_config
 from pipelines.ingest import ingest
-from pipelines.transform.build import build_intermediate, build_marts
-from pipelines.warehouse import connect, rows
+from pipelines.warehouse import rows
 from tests.helpers.config import write_config
+from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.ingest_run import ingest_project
+from tests.helpers.marts import build_only
 from tests.helpers.pod_trace import DUTY_FILE, HOURS, MEMORY_FILE, PODS, sources, write_trace
 
 
@@ -85,12 +86,11 @@ def _gpu_hours(tmp_path: Path, source_order: str = "as written") -> list[dict[st
         entries = "  - name: trace-memory" + memory + duty
     write_config(tmp_path, "sources:\n" + entries)
     config = load_config(tmp_path / "wastewatch.yaml")
-    con = connect(config.warehouse_path)
+    con = new_warehouse(config.warehouse_path)
     try:
         report = ingest(con, config)
         assert {o.status for o in report.outcomes} == {"loaded"}, report.summary()
-        build_intermediate(con)
-        build_marts(con)
+        build_only(con, "gpu_hours")
         return rows(
             con,
             "select host, gpu_id, hour, samples, round(util_mean, 3) as util, round(mem_used_mean_mib, 3) as mem "
