@@ -21,6 +21,7 @@ from pipelines.report.rows import (
     ActionGroup,
     Advice,
     AttentionGroup,
+    AttentionNote,
     Budget,
     CategorySpend,
     CategoryWaste,
@@ -226,6 +227,39 @@ class WeeklyReport:
         return (
             f"{n:,} GPU-hour{'s' if n != 1 else ''} from {m:,} host{'s' if m != 1 else ''} have no price; "
             "add a `pricing:` entry"
+        )
+
+    @property
+    def attention_notes(self) -> list[AttentionNote]:
+        """The attention lines no rule's item holds, shown above the attention table in every form."""
+        notes = []
+        if self.unpriced_message:
+            notes.append(
+                AttentionNote(
+                    "unpriced", "unpriced", "Unpriced GPU telemetry", self.unpriced_message,
+                    " (or a bill that names these hosts): no rule can put a figure on their waste, "
+                    f"{self.unpriced_idle_gpu_hours:,} of them idle",
+                    "quality", "unpriced-hosts", "Hosts",
+                )
+            )  # fmt: skip
+        if self.spare_message:
+            notes.append(
+                AttentionNote(
+                    "spare", "spares", "Spares beyond policy", self.spare_message, ": a policy cost, never waste",
+                    "fleet", "spare-capacity", "Spare capacity",
+                )
+            )  # fmt: skip
+        return notes
+
+    @property
+    def no_telemetry_note(self) -> str | None:
+        """The fleet's line on priced GPU-hours without telemetry: how many, and why they stay priced."""
+        if not self.no_telemetry_message:
+            return None
+        return (
+            f"{self.no_telemetry_message}: they are priced all the same (an owned or contract host costs every "
+            "hour of its service window, a bill charges whether a GPU reported or not), and no GPU rule can judge "
+            'them (docs/gpu.md "Which hours")'
         )
 
     @property

@@ -251,6 +251,33 @@ def _section_renderers(env: Environment, sections: tuple[Section, ...]) -> dict[
     }
 
 
+def conversion_note(c: dict[str, Any], day: str, form: str) -> str:
+    """The sentence under the converted total (`c`: WeeklyReport.consolidated()): each currency's rate and
+    date, and the currencies left out for want of a rate, bold; as HTML (escaped) or Markdown."""
+    html = form == "html"
+    pieces: list[str] = []
+    rates = "; ".join(
+        f"{x['currency']} converted at {x['rate']} {c['currency']} per {x['currency']} ({x['valid_from']})"
+        for x in c["converted"]
+    )
+    if rates:
+        pieces.append(
+            escape(f"{rates}: the config's rates in force on {day}, never fetched.")
+            if html
+            else md_text(f"{rates}: the config's rates in force on {day}, never fetched.")
+        )
+    for cur in c["not_converted"]:
+        said = f"{cur} not converted"
+        pieces.append(
+            Markup('<b class="not-converted" data-currency="{}">{}</b>').format(cur, said)
+            if html
+            else f"**{md_text(said)}**"
+        )
+        rest = f"(no rate valid on {day}): left out of the total."
+        pieces.append(escape(rest) if html else md_text(rest))
+    return Markup(" ").join(pieces) if html else " ".join(pieces)
+
+
 def _headline_renderers(env: Environment) -> dict[str, Any]:
     """The templates' `headline_html(r, rows, prefix='', team=False, extra='')`, the headline's figures
     (sections.HEADLINE) as cards for one currency or a team, as a table of several currencies (`extra`: a
@@ -295,6 +322,7 @@ def environment(sections: tuple[Section, ...] = SECTIONS) -> Environment:
     env.filters["clip"] = lambda v, n: v if len(str(v)) <= n else str(v)[: n - 1].rstrip() + "…"
     env.globals.update(
         charts=charts,
+        conversion_note=conversion_note,
         change_pct=change_pct,
         change=change,
         TREND_WEEKS=TREND_WEEKS,

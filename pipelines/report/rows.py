@@ -515,6 +515,22 @@ class AttentionGroup(Row):
 
 
 @dataclass(frozen=True, slots=True)
+class AttentionNote(Row):
+    """A line above the attention table for what no rule's item holds: GPU-hours nothing prices, spares
+    beyond the policy share. `kind` is its HTML id's stem, `tag` its label in HTML and `title` in Markdown,
+    `message` the figures, `detail` what they mean, `page`/`anchor`/`link` where the detail is."""
+
+    kind: str
+    tag: str
+    title: str
+    message: str
+    detail: str
+    page: str
+    anchor: str
+    link: str
+
+
+@dataclass(frozen=True, slots=True)
 class RuleTotal(Row):
     """A currency's headline waste beside the sum of its by-rule rows as shown, each rounded to the cent."""
 

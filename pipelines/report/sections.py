@@ -65,7 +65,8 @@ class Section:
     total_row: str = ""
     # a section of lines rather than a table: `line` joins the columns' cells by name ("{team}: waste
     # {waste}"); Markdown then shows a list (`bullet` before each line, "1." numbers them), and HTML a table
-    # still, unless `html_lines` names the element its lines go in ("ul": a list, "p": one paragraph)
+    # still, unless `html_lines` names the element its lines go in ("ul": a list, "p": one paragraph,
+    # "each": a paragraph per line, with the row's attributes)
     line: str = ""
     bullet: str = "- "
     html_lines: str = ""
@@ -956,11 +957,34 @@ ACTION_LINES = Section(
     ),
 )
 
+ATTENTION_NOTES = Section(
+    name="attention-notes",
+    title="Needs attention (not waste)",
+    field="attention_notes",
+    page="attention",
+    row=' id="{{ x.kind }}-attention" class="attention-line"',
+    line="{tag}{message}{detail}{link}",
+    html_lines="each",
+    columns=(
+        Column("Kind", '<span class="tag attention">{{ x.tag }}</span> ', "**{{ x.title }}:** ", name="tag"),
+        # our own words and figures, Markdown already (`pricing:`), so not escaped
+        Column("Figures", "<b>{{ x.message }}</b>", "{{ x.message }}", name="message"),
+        Column("Meaning", "{{ x.detail }}", "{{ x.detail }}", name="detail"),
+        Column(
+            "Where",
+            ' <a href="{{ x.page }}.html#{{ x.anchor }}">{{ x.link }}</a>.',
+            ". See {{ x.link }} ({{ x.page }}.html).",
+            name="link",
+        ),
+    ),
+)
+
 
 # every section, in the order report-full.md and a page list the ones a template does not place itself
 SECTIONS = (
     CHANGES,
     TOP_LINES,
+    ATTENTION_NOTES,
     ATTENTION_SUMMARY,
     TOP_TEAMS,
     ACTION_LINES,
@@ -1163,6 +1187,8 @@ def _html_lines(section: Section) -> str:
     line = _line(section, "html")
     if section.html_lines == "p":
         return f"<p{section.table}>{{% for x in rows %}}{line}{{% endfor %}}</p>"
+    if section.html_lines == "each":
+        return f"{{% for x in rows %}}<p{section.row}>{line}</p>\n{{% endfor %}}"
     empty_id = f' id="{section.empty_id}"' if section.empty_id else ""
     empty = f"{{% else %}}<li{empty_id}>{section.empty}</li>\n" if section.empty else ""
     return (

@@ -37,7 +37,7 @@ def test_priced_gpu_hours_without_telemetry_are_counted_per_cost_basis(tmp_path:
     line = "38 of 80 priced GPU-hours had no telemetry (bill 18 of 20, owned 20 of 40)"
     assert report.no_telemetry_message == line
     fleet = report.files["fleet.html"].read_text(encoding="utf-8")
-    assert f'<p id="no-telemetry" class="attention-line"><b>{line}</b>: they are priced all the same' in fleet
+    assert f'<p id="no-telemetry" class="attention-line">{line}: they are priced all the same' in fleet
     main = report.files["report.html"].read_text(encoding="utf-8")
     assert f'<span id="no-telemetry-line">{line}: priced all the same' in main
     assert f"{line}: they are priced all the same" in report.files["report-full.md"].read_text(
