@@ -326,10 +326,12 @@ def test_a_nightly_ingest_runs_the_landed_tables_the_sources_write_and_everythin
               - {name: focus, kind: focus, uri: landing/billing/}
               - {name: smi, kind: nvidia_smi, uri: landing/telemetry/}
               - {name: dcgm, kind: dcgm, uri: landing/dcgm/}
+              - {name: slurm, kind: slurm_sacct, uri: landing/jobs/, enabled: false}
             """,
         )
     )
-    assert fed_tables(config) == ("billing_line_items", "gpu_samples")  # two kinds write gpu_samples
+    # two kinds write gpu_samples; a disabled source is not read, so its table `jobs` has nothing to load
+    assert fed_tables(config) == ("billing_line_items", "gpu_samples")
     selected = nightly_assets(job, config)
     assert selected is not None
     left_out = job.asset_layer.selected_asset_keys - set(selected)

@@ -47,8 +47,9 @@ DESCRIPTIONS = {
 
 
 def fed_tables(config: Config) -> tuple[str, ...]:
-    """The landed tables the config's sources write, in INGEST_TABLES' order: what an ingest can load."""
-    targets = {source_kind(s.kind).target for s in config.sources}
+    """The landed tables the config's enabled sources write, in INGEST_TABLES' order: what an ingest can
+    load (a disabled source is not read)."""
+    targets = {source_kind(s.kind).target for s in config.sources if s.enabled}
     return tuple(t for t in INGEST_TABLES if t in targets)
 
 
