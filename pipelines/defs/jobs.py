@@ -28,8 +28,8 @@ WEEKLY_SELECTION = EVALUATE_SELECTION | dg.AssetSelection.assets(REPORT_KEY)
 
 def nightly_assets(job: dg.JobDefinition, config: Config) -> list[dg.AssetKey] | None:
     """What a `nightly_ingest` run of this config materialises: the job's assets less the landed tables no
-    configured source writes (nothing to load; their empty tables exist from the schema), each of which
-    would cost Dagster a materialisation and two checks with nothing in them. None: the whole job."""
+    enabled source writes (nothing to load; their empty tables exist from the schema), each of which would
+    cost Dagster a materialisation and two checks with nothing in them. None: the whole job."""
     unfed = {dg.AssetKey(t) for t in INGEST_TABLES if t not in fed_tables(config)}
     if not unfed:
         return None

@@ -2,7 +2,7 @@
 
 The tables are one multi-asset (one step, `landed_tables`): each keeps its own asset key, metadata and
 checks, and a selection of some of them loads only theirs; one step saves Dagster's per-step bookkeeping.
-A table no configured source writes has nothing to load: a nightly ingest leaves it out (`fed_tables`).
+A table no enabled source writes has nothing to load: a nightly ingest leaves it out (`fed_tables`).
 """
 
 from collections.abc import Iterator
