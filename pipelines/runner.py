@@ -14,8 +14,9 @@ from typing import Any
 
 import dagster as dg
 
+from pipelines.config import load_config
 from pipelines.definitions import defs
-from pipelines.defs.jobs import EVALUATE_SELECTION, INGEST_JOB, REPORT_KEY, WEEKLY_JOB
+from pipelines.defs.jobs import EVALUATE_SELECTION, INGEST_JOB, REPORT_KEY, WEEKLY_JOB, nightly_assets
 from pipelines.defs.partitions import definitions_for, partition_to_window, week_to_partition
 from pipelines.defs.resources import WastewatchResource
 from pipelines.instance import open_instance, run_tags
@@ -120,9 +121,10 @@ def _one_line(message: str, cls_name: str | None) -> str:
 
 
 def run_ingest(config_path: Path, verbose: bool = False) -> RunOutcome:
-    """Ingest new files, rebuild marts, publish (the `nightly_ingest` job)."""
+    """Ingest new files, rebuild marts, publish (the `nightly_ingest` job, less the landed tables no source
+    of the config writes)."""
     job = _definitions(config_path).resolve_job_def(INGEST_JOB)
-    return _execute(config_path, job, None, None, verbose)
+    return _execute(config_path, job, nightly_assets(job, load_config(config_path)), None, verbose)
 
 
 def run_weekly(

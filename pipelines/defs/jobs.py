@@ -10,6 +10,8 @@ from datetime import UTC, datetime
 
 import dagster as dg
 
+from pipelines.config import Config
+from pipelines.defs.ingest.assets import INGEST_TABLES, fed_tables
 from pipelines.defs.partitions import last_complete_week, week_to_partition
 from pipelines.defs.resources import WastewatchResource
 from pipelines.redact import redact
@@ -22,6 +24,17 @@ INGEST_SELECTION = dg.AssetSelection.groups("ingest", "transform") | dg.AssetSel
 )
 EVALUATE_SELECTION = dg.AssetSelection.groups("rules", "advice")  # `wastewatch evaluate`: no report
 WEEKLY_SELECTION = EVALUATE_SELECTION | dg.AssetSelection.assets(REPORT_KEY)
+
+
+def nightly_assets(job: dg.JobDefinition, config: Config) -> list[dg.AssetKey] | None:
+    """What a `nightly_ingest` run of this config materialises: the job's assets less the landed tables no
+    enabled source writes (nothing to load; their empty tables exist from the schema), each of which would
+    cost Dagster a materialisation and two checks with nothing in them. None: the whole job."""
+    unfed = {dg.AssetKey(t) for t in INGEST_TABLES if t not in fed_tables(config)}
+    if not unfed:
+        return None
+    return sorted(job.asset_layer.selected_asset_keys - unfed)
+
 
 nightly_ingest = dg.define_asset_job(
     INGEST_JOB,
@@ -51,7 +64,8 @@ def nightly_ingest_schedule(
     # the check `wastewatch ingest` makes before starting a run (pipelines/transform/nothing_new.py); anything it
     # cannot read (a config error, a busy warehouse) starts the run, which reports it
     try:
-        found = nothing_new.check(wastewatch.load())
+        config = wastewatch.load()
+        found = nothing_new.check(config)
     except Exception as exc:  # noqa: BLE001 - any doubt means a run
         context.log.warning(f"nothing-new check failed, running: {redact(str(exc))}")
         return dg.RunRequest()
@@ -60,7 +74,10 @@ def nightly_ingest_schedule(
             f"nothing new since the run of {found.recorded_at:%Y-%m-%d %H:%M} UTC: every source lists the "
             "files it loaded"
         )
-    return dg.RunRequest()
+    # the tables the config's sources write, and everything after them, as `wastewatch ingest` runs it
+    repo = context.repository_def
+    job = repo.get_job(INGEST_JOB) if repo is not None else None
+    return dg.RunRequest(asset_selection=nightly_assets(job, config) if job is not None else None)
 
 
 # Not `build_schedule_from_partitioned_job`: the weekly partitions include the current, unfinished week

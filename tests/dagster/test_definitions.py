@@ -19,6 +19,8 @@ import yaml
 from pipelines.config import load_config
 from pipelines.definitions import defs
 from pipelines.defs.checks import sql_checks
+from pipelines.defs.ingest.assets import INGEST_TABLES, fed_tables
+from pipelines.defs.jobs import nightly_assets
 from pipelines.defs.resources import WastewatchResource
 from pipelines.ingest import ingest
 from pipelines.instance import INSTANCE_YAML
@@ -284,6 +286,16 @@ def test_nightly_ingest_schedule(definitions: dg.Definitions, tmp_path: Path) ->
     config = write_config(tmp_path, "sources:\n  - {name: focus, kind: focus, uri: landing/billing/}\n")
     [request] = _tick(definitions, "nightly_ingest_schedule", night, config)  # no warehouse yet: a run
     assert request.partition_key is None
+    # the run leaves out the landed tables no configured source writes, as `wastewatch ingest` does
+    job = definitions.resolve_job_def("nightly_ingest")
+    unfed = {dg.AssetKey(t) for t in INGEST_TABLES} - {dg.AssetKey("billing_line_items")}
+    assert request.asset_selection is not None
+    assert set(request.asset_selection) == job.asset_layer.selected_asset_keys - unfed
+    assert {
+        dg.AssetKey("billing_line_items"),
+        dg.AssetKey("cost_hourly"),
+        dg.AssetKey("published_warehouse"),
+    } <= set(request.asset_selection)
     # after a full run with nothing new since, the tick skips, saying why (pipelines/transform/nothing_new.py)
     loaded = load_config(config)
     con = new_warehouse(loaded.warehouse_path)
@@ -300,6 +312,38 @@ def test_nightly_ingest_schedule(definitions: dg.Definitions, tmp_path: Path) ->
         FOCUS_SAMPLE.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8"
     )
     assert len(_tick(definitions, "nightly_ingest_schedule", night, config)) == 1
+
+
+def test_a_nightly_ingest_runs_the_landed_tables_the_sources_write_and_everything_after_them(
+    definitions: dg.Definitions, tmp_path: Path
+) -> None:
+    job = definitions.resolve_job_def("nightly_ingest")
+    config = load_config(
+        write_config(
+            tmp_path,
+            """
+            sources:
+              - {name: focus, kind: focus, uri: landing/billing/}
+              - {name: smi, kind: nvidia_smi, uri: landing/telemetry/}
+              - {name: dcgm, kind: dcgm, uri: landing/dcgm/}
+              - {name: slurm, kind: slurm_sacct, uri: landing/jobs/, enabled: false}
+            """,
+        )
+    )
+    # two kinds write gpu_samples; a disabled source is not read, so its table `jobs` has nothing to load
+    assert fed_tables(config) == ("billing_line_items", "gpu_samples")
+    selected = nightly_assets(job, config)
+    assert selected is not None
+    left_out = job.asset_layer.selected_asset_keys - set(selected)
+    assert left_out == {
+        dg.AssetKey(t) for t in INGEST_TABLES if t not in ("billing_line_items", "gpu_samples")
+    }
+    # every mart, the retention and the publish stay: the marts read the empty tables the schema created
+    assert {
+        dg.AssetKey("gpu_hours"),
+        dg.AssetKey("jobs_enriched"),
+        dg.AssetKey("published_warehouse"),
+    } <= set(selected)
 
 
 @pytest.mark.parametrize(

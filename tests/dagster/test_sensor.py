@@ -8,7 +8,10 @@ from pathlib import Path
 import dagster as dg
 import pytest
 
-from pipelines.defs.resources import CONFIG_ENV
+from pipelines.definitions import defs
+from pipelines.defs.ingest.assets import INGEST_TABLES
+from pipelines.defs.ingest.sensors import new_files_sensor
+from pipelines.defs.resources import CONFIG_ENV, WastewatchResource
 from tests.helpers.config import write_config
 from tests.helpers.paths import FOCUS_SAMPLE, H200, copy_into
 from tests.helpers.sensor import evaluate_sensor, requested
@@ -116,3 +119,17 @@ def test_sensor_skips_with_the_reason_when_the_config_is_missing_or_invalid(tmp_
     assert isinstance(result, dg.SkipReason)
     message = result.skip_message or ""
     assert message.startswith(f"{broken}:2:") and "sorces" in message and "unknown key" in message, message
+
+
+def test_the_sensors_run_is_the_clis_ingest_less_the_tables_no_source_writes(sensor_config: Path) -> None:
+    definitions = defs()
+    resource = WastewatchResource(config_path=str(sensor_config))
+    with dg.build_sensor_context(
+        resources={"wastewatch": resource}, repository_def=definitions.get_repository_def()
+    ) as context:
+        result = new_files_sensor(context)
+    assert isinstance(result, dg.SensorResult)
+    [request] = result.run_requests or []
+    job_assets = definitions.resolve_job_def("nightly_ingest").asset_layer.selected_asset_keys
+    fed = {dg.AssetKey("billing_line_items"), dg.AssetKey("gpu_samples")}  # focus and nvidia_smi
+    assert set(request.asset_selection or ()) == job_assets - {dg.AssetKey(t) for t in INGEST_TABLES} | fed

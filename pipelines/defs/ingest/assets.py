@@ -2,6 +2,7 @@
 
 The tables are one multi-asset (one step, `landed_tables`): each keeps its own asset key, metadata and
 checks, and a selection of some of them loads only theirs; one step saves Dagster's per-step bookkeeping.
+A table no enabled source writes has nothing to load: a nightly ingest leaves it out (`fed_tables`).
 """
 
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ from pipelines.health.freshness import stale_sources
 from pipelines.ingest import ingest
 from pipelines.ingest.billing.checks import focus_conformance, reconciliation, tag_coverage
 from pipelines.redact import redact
-from pipelines.sources.registry import kinds_writing
+from pipelines.sources.registry import kinds_writing, source_kind
 from pipelines.warehouse import rows, scalar, utcnow
 
 # landed tables that have an ingestion asset (a table appears here once its DDL is in sql/raw/)
@@ -43,6 +44,13 @@ DESCRIPTIONS = {
     "storage_objects": "Object-store and file-system objects per inventory date (S3 Inventory, listings, scans); "
     "incomplete multipart uploads land in storage_uploads.",
 }
+
+
+def fed_tables(config: Config) -> tuple[str, ...]:
+    """The landed tables the config's enabled sources write, in INGEST_TABLES' order: what an ingest can
+    load (a disabled source is not read)."""
+    targets = {source_kind(s.kind).target for s in config.sources if s.enabled}
+    return tuple(t for t in INGEST_TABLES if t in targets)
 
 
 def _ingest_table(

@@ -6,7 +6,7 @@ import hashlib
 import dagster as dg
 
 from pipelines.config import ConfigError
-from pipelines.defs.jobs import nightly_ingest
+from pipelines.defs.jobs import nightly_assets, nightly_ingest
 from pipelines.defs.resources import WastewatchResource
 from pipelines.errors import S3Error
 from pipelines.ingest.files import list_files
@@ -54,7 +54,12 @@ def new_files_sensor(
     fingerprint = digest.hexdigest()
     if fingerprint == context.cursor:
         return dg.SkipReason(f"no change in {count} source file(s)")
-    return dg.SensorResult(
-        run_requests=[dg.RunRequest(run_key=fingerprint, tags={"wastewatch/trigger": "new-files"})],
-        cursor=fingerprint,
+    # what `wastewatch ingest` runs: the tables the sources write, and everything after them
+    repo = context.repository_def
+    job = repo.get_job(nightly_ingest.name) if repo is not None else None
+    request = dg.RunRequest(
+        run_key=fingerprint,
+        tags={"wastewatch/trigger": "new-files"},
+        asset_selection=nightly_assets(job, config) if job is not None else None,
     )
+    return dg.SensorResult(run_requests=[request], cursor=fingerprint)

@@ -6,8 +6,9 @@ import dagster as dg
 
 from pipelines import progress
 from pipelines.advice import ADVISORS
+from pipelines.config import Config
 from pipelines.defs.advice.assets import advice_key
-from pipelines.defs.ingest.assets import INGEST_TABLES
+from pipelines.defs.ingest.assets import fed_tables
 from pipelines.defs.partitions import partition_to_window, weekly_partitions
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
 from pipelines.defs.rules.assets import findings_key
@@ -111,7 +112,7 @@ def published_warehouse(
     with wastewatch.warehouse() as con:
         # a run that built every ingest and transform asset records what it built from, so that the next
         # ingest with nothing new can stop before Dagster (pipelines/transform/nothing_new.py); any other run forgets it
-        if _ran_whole_ingest(context):
+        if _ran_whole_ingest(context, config):
             record_state(con, config)
         else:
             forget_state(con)
@@ -121,9 +122,10 @@ def published_warehouse(
     )
 
 
-def _ran_whole_ingest(context: dg.AssetExecutionContext) -> bool:
-    """This run materialised every landed table, mart and the retention (the nightly_ingest job)."""
-    wanted = {dg.AssetKey(name) for name in (*INGEST_TABLES, *MARTS, RETENTION_ASSET)}
+def _ran_whole_ingest(context: dg.AssetExecutionContext, config: Config) -> bool:
+    """This run materialised every landed table the config's sources write, every mart and the retention
+    (the nightly_ingest job; a table no source writes has nothing to load)."""
+    wanted = {dg.AssetKey(name) for name in (*fed_tables(config), *MARTS, RETENTION_ASSET)}
     return wanted <= context.job_def.asset_layer.selected_asset_keys
 
 
