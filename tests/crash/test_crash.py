@@ -22,7 +22,9 @@ from typing import Any
 import duckdb
 import pytest
 
+from pipelines.config import load_config
 from pipelines.failpoints import ENV, POINTS
+from pipelines.warehouse import publish
 from tests.helpers.billing_exports import Cur2Export, hours
 from tests.helpers.config import write_config
 from tests.helpers.full import full_run
@@ -161,6 +163,9 @@ def clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[st
     _version_1(root)
     first = _ingest(root)
     assert first.returncode == 0, first.stderr
+    # published once more: both private copies exist, so version 2's publish updates one by what changed
+    # (publish.updated) rather than copying the warehouse whole (publish.copied)
+    publish(load_config(root / "wastewatch.yaml"))
     shutil.copytree(root, saved, symlinks=True)
     _version_2(root)
     second = _ingest(root)
