@@ -1,11 +1,12 @@
 -- grain: one row per billed resource_id
--- depends_on: int_resource_files
+-- depends_on: int_resource_files, billing_line_items
 -- The latest known attributes of each resource on the bill (tags and names can change over time): each
 -- attribute from the resource's latest line that has one, ties going to the largest value. Merged from what
 -- each bill file says about the resource (int_resource_files, kept up to date by file), so a night reads the
 -- files delivered since the last, not the whole bill. A commitment's own lines (an unused reservation's
 -- hours, a Savings Plan's fee: resource_id is the commitment) describe no machine, so they make no resource;
--- COM001 prices them.
+-- COM001 prices them. billing_line_items is named for what reads this (the assets' lineage, fingerprints):
+-- int_resource_files is built from it.
 select
     resource_id,
     max(provider).v as provider,

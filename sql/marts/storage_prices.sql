@@ -1,12 +1,13 @@
 -- grain: one row per (store, bucket, storage class) that the objects, the uploads, the bill or the config name
--- depends_on: storage_objects_current, storage_uploads, storage_price_list, int_storage_line_files, resources
+-- depends_on: storage_objects_current, storage_uploads, storage_price_list, int_storage_line_files, resources, billing_line_items
 -- The price of a GB-month (GB = 2^30 bytes, the unit storage is billed in) of each bucket and storage class:
 -- from the bill where it has one (the bucket's storage lines, effective cost / GB-months over its latest
 -- 31 days of charges; storage class from SkuPriceDetails or the usage type), the bucket's average when its
 -- bill does not split by class, else the config's `prices: storage_gb_month:` fallback; `price_source`
 -- says which; the bill's currency is that of its costliest line (ties: the largest code). The storage lines
 -- come summed per file (int_storage_line_files, kept up to date by file), so a night reads the files
--- delivered since the last, not the whole bill. Bucket attributes (account, region, team, project, owner)
+-- delivered since the last, not the whole bill (billing_line_items, named for the lineage, is what they are
+-- built from). Bucket attributes (account, region, team, project, owner)
 -- come from the bill (resources).
 -- price_per_gb_month: per GB-month, GB = 2^30 bytes
 -- price_source: bill | bill (bucket average: ...) | config
