@@ -24,7 +24,8 @@ POINTS = (
     "ingest.snapshot.before_commit",  # a whole-source snapshot (inventory, listing), not committed
     "transform.mart.before_commit",  # a mart rebuilt, not committed
     "transform.mart.committed",
-    "publish.copied",  # the published copy written beside its target, not renamed
+    "publish.updated",  # a private copy updated by what changed, not checkpointed
+    "publish.copied",  # the readers' next copy complete beside the published one, not renamed
     "publish.replaced",
 )
 

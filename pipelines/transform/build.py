@@ -21,7 +21,7 @@ from pipelines import progress
 from pipelines.config import Config
 from pipelines.failpoints import failpoint
 from pipelines.marts.registry import DAY_MARTS, INTERMEDIATE, MARTS, ROLLUPS, mart
-from pipelines.transform import files, months
+from pipelines.transform import files, months, partials
 from pipelines.transform.days import (
     DayStats,
     Prebuilt,
@@ -63,7 +63,8 @@ LAYER = "int_layer_digest"
 
 
 def build_intermediate(con: duckdb.DuckDBPyConnection) -> None:
-    """(Re)create the intermediate views; make sure the roll-up tables exist with the current columns.
+    """(Re)create the intermediate views; make sure the roll-up tables exist with the current columns and
+    the bill's per-file partial aggregates are up to date (partials.py).
 
     Each object gets the COMMENTs its SQL file's header documents (a replaced view loses them). Every mart
     calls this first; when the objects were created from the same SQL (`int_layer_digest`) and all exist,
@@ -71,6 +72,7 @@ def build_intermediate(con: duckdb.DuckDBPyConnection) -> None:
     """
     for table in (STATE, files.FILES, LAYER, MART_INPUTS):
         con.execute(sql_text(INCREMENTAL, table))
+    partials.refresh(con)  # the bill's per-file aggregates, before the views over them are created and read
     digest = _intermediate_digest()
     key = {"layer": "intermediate", "digest": digest, "names": list(INTERMEDIATE)}
     current = one(con, sql_text(INCREMENTAL, "layer_current"), key)

@@ -70,7 +70,7 @@ def refresh(
         r["file_id"]: combine(base, int(r["fingerprint"]) & MASK)
         for r in rows(con, sql_text(SQL, "bill_files"))
     }
-    stored = {} if full else _stored_files(con, name)
+    stored = {} if full else stored_files(con, name)
     stats = FileStats(
         files_rebuilt=sorted(f for f, fp in current.items() if stored.get(f) != fp),
         files_removed=sorted(f for f in stored if f not in current),
@@ -100,7 +100,7 @@ def refresh(
     return stats
 
 
-def _stored_files(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, int]:
+def stored_files(con: duckdb.DuckDBPyConnection, name: str) -> dict[str, int]:
     """The fingerprint each file's stored rows of table `name` were built from."""
     sql = f"select file_id, fingerprint from {FILES} where object = $o"  # noqa: S608 - our constant
     return {r["file_id"]: int(r["fingerprint"]) for r in rows(con, sql, {"o": name})}

@@ -1,32 +1,29 @@
 -- grain: one row per billed resource_id
--- depends_on: billing_line_items
--- The latest known attributes of each resource on the bill (tags and names can change over time). A
--- commitment's own lines (an unused reservation's hours, a Savings Plan's fee: resource_id is the
--- commitment) describe no machine, so they make no resource; COM001 prices them.
-with lines as (
-    select *
-    from billing_line_items
-    where resource_id is not null
-        and resource_id is distinct from commitment_discount_id
-)
-
+-- depends_on: int_resource_files, billing_line_items
+-- The latest known attributes of each resource on the bill (tags and names can change over time): each
+-- attribute from the resource's latest line that has one, ties going to the largest value. Merged from what
+-- each bill file says about the resource (int_resource_files, kept up to date by file), so a night reads the
+-- files delivered since the last, not the whole bill. A commitment's own lines (an unused reservation's
+-- hours, a Savings Plan's fee: resource_id is the commitment) describe no machine, so they make no resource;
+-- COM001 prices them. billing_line_items is named for what reads this (the assets' lineage, fingerprints):
+-- int_resource_files is built from it.
 select
     resource_id,
-    arg_max(provider_name, charge_period_start) filter (where provider_name is not null) as provider,
-    arg_max(sub_account_id, charge_period_start) filter (where sub_account_id is not null) as account_id,
-    arg_max(region_id, charge_period_start) filter (where region_id is not null) as region_id,
-    arg_max(resource_name, charge_period_start) filter (where resource_name is not null) as resource_name,
-    arg_max(resource_type, charge_period_start) filter (where resource_type is not null) as resource_type,
-    arg_max(service_name, charge_period_start) filter (where service_name is not null) as service_name,
-    arg_max(x_instance_type, charge_period_start) filter (where x_instance_type is not null) as instance_type,
-    arg_max(x_gpu_count, charge_period_start) filter (where x_gpu_count is not null) as billed_gpu_count,
-    arg_max(x_host, charge_period_start) filter (where x_host is not null) as host_tag,
-    arg_max(team, charge_period_start) filter (where team is not null) as team,
-    arg_max(project, charge_period_start) filter (where project is not null) as project,
-    arg_max(owner, charge_period_start) filter (where owner is not null) as owner,
-    arg_max(tags, charge_period_start) filter (where tags is not null) as tags,
-    arg_max(billing_currency, charge_period_start) as currency,
-    min(charge_period_start) as first_seen,
-    max(charge_period_end) as last_seen
-from lines
+    max(provider).v as provider,
+    max(account_id).v as account_id,
+    max(region_id).v as region_id,
+    max(resource_name).v as resource_name,
+    max(resource_type).v as resource_type,
+    max(service_name).v as service_name,
+    max(instance_type).v as instance_type,
+    max(billed_gpu_count).v as billed_gpu_count,
+    max(host_tag).v as host_tag,
+    max(team).v as team,
+    max(project).v as project,
+    max(owner).v as owner,
+    max(tags).v as tags,
+    max(currency).v as currency,
+    min(first_seen) as first_seen,
+    max(last_seen) as last_seen
+from int_resource_files
 group by resource_id

@@ -1,10 +1,14 @@
 -- grain: one row per (store, bucket, storage class) that the objects, the uploads, the bill or the config name
--- depends_on: storage_objects_current, storage_uploads, storage_price_list, billing_line_items, resources, int_billing_extras
+-- depends_on: storage_objects_current, storage_uploads, storage_price_list, int_storage_line_files, resources, billing_line_items
 -- The price of a GB-month (GB = 2^30 bytes, the unit storage is billed in) of each bucket and storage class:
 -- from the bill where it has one (the bucket's storage lines, effective cost / GB-months over its latest
 -- 31 days of charges; storage class from SkuPriceDetails or the usage type), the bucket's average when its
 -- bill does not split by class, else the config's `prices: storage_gb_month:` fallback; `price_source`
--- says which. Bucket attributes (account, region, team, project, owner) come from the bill (resources).
+-- says which; the bill's currency is that of its costliest line (ties: the largest code). The storage lines
+-- come summed per file (int_storage_line_files, kept up to date by file), so a night reads the files
+-- delivered since the last, not the whole bill (billing_line_items, named for the lineage, is what they are
+-- built from). Bucket attributes (account, region, team, project, owner)
+-- come from the bill (resources).
 -- price_per_gb_month: per GB-month, GB = 2^30 bytes
 -- price_source: bill | bill (bucket average: ...) | config
 -- price_detail: how the price was computed (the bill's cost, GB-months and dates), or the config file
@@ -26,47 +30,9 @@ bucket_info as (
     group by b.store, b.bucket
 ),
 
-storage_lines as (
-    select
-        regexp_replace(resource_id, '^arn:aws:s3:::', '') as bill_resource,
-        upper(coalesce(
-            nullif(trim(json_extract_string(sku_price_details, '$.StorageClass')), ''),
-            nullif(trim(json_extract_string(sku_price_details, '$.storageClass')), ''),
-            case
-                when usage_type ilike '%TimedStorage-ByteHrs%' then 'STANDARD'
-                when usage_type ilike '%TimedStorage-SIA-ByteHrs%' then 'STANDARD_IA'
-                when usage_type ilike '%TimedStorage-ZIA-ByteHrs%' then 'ONEZONE_IA'
-                when usage_type ilike '%TimedStorage-GIR-ByteHrs%' then 'GLACIER_IR'
-                when usage_type ilike '%TimedStorage-GlacierByteHrs%' then 'GLACIER'
-                when usage_type ilike '%TimedStorage-GDA-ByteHrs%' then 'DEEP_ARCHIVE'
-                when usage_type ilike '%TimedStorage-INT%' then 'INTELLIGENT_TIERING'
-                when usage_type ilike '%TimedStorage-RRS-ByteHrs%' then 'REDUCED_REDUNDANCY'
-                when usage_type ilike '%TimedStorage-XZ%' then 'EXPRESS_ONEZONE'
-            end
-        )) as storage_class,
-        consumed_quantity * case
-            when regexp_matches(unit, '^(tb|tib|terabyte|tebibyte)s?-?(mo|month|months)$') then 1024
-            else 1
-        end as gb_months,
-        effective_cost,
-        billing_currency,
-        charge_period_start,
-        charge_period_end
-    from (
-        select
-            b.*,
-            lower(regexp_replace(coalesce(b.consumed_unit, b.pricing_unit, ''), '[\s/_]', '', 'g')) as unit,
-            coalesce(e.usage_type, '') as usage_type
-        from billing_line_items as b
-        left join int_billing_extras as e on e.x_extra is not distinct from b.x_extra
-        where b.resource_id is not null and b.consumed_quantity > 0
-    )
-    where regexp_matches(unit, '^(gb|gib|gigabyte|gibibyte|tb|tib|terabyte|tebibyte)s?-?(mo|month|months)$')
-),
-
 recent as (
     select *
-    from storage_lines
+    from int_storage_line_files
     qualify charge_period_start >= max(charge_period_end) over (partition by bill_resource) - interval 31 day
 ),
 
@@ -74,7 +40,8 @@ bill_by_class as (
     select
         bill_resource,
         storage_class,
-        arg_max(billing_currency, effective_cost) as currency,
+        (max({'c': top_cost, 'v': billing_currency}) filter (where top_cost is not null and billing_currency is not null)).v
+            as currency,
         sum(effective_cost) as effective_cost,
         sum(gb_months) as gb_months,
         min(charge_period_start) as charged_from,
@@ -87,7 +54,8 @@ bill_by_class as (
 bill_average as (
     select
         bill_resource,
-        arg_max(billing_currency, effective_cost) as currency,
+        (max({'c': top_cost, 'v': billing_currency}) filter (where top_cost is not null and billing_currency is not null)).v
+            as currency,
         sum(effective_cost) as effective_cost,
         sum(gb_months) as gb_months,
         min(charge_period_start) as charged_from,

@@ -25,7 +25,9 @@ import pytest
 from click.testing import CliRunner
 
 from pipelines.cli import main
+from pipelines.config import load_config
 from pipelines.failpoints import ENV, POINTS
+from pipelines.warehouse import publish
 from tests.helpers.billing_exports import Cur2Export, hours
 from tests.helpers.config import write_config
 from tests.helpers.full import full_run
@@ -172,6 +174,9 @@ def clean(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, dict[st
     _version_1(root)
     code, stderr = _ingest_here(root)
     assert code == 0, stderr
+    # published once more: both private copies exist, so version 2's publish updates one by what changed
+    # (publish.updated) rather than copying the warehouse whole (publish.copied)
+    publish(load_config(root / "wastewatch.yaml"))
     shutil.copytree(root, saved, symlinks=True)
     _version_2(root)
     code, stderr = _ingest_here(root)

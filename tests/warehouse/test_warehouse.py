@@ -410,6 +410,9 @@ def test_notes_come_from_header_lines_and_ddl_line_ends() -> None:
 
 # --- publishing --------------------------------------------------------------------------------------
 
+# beside the twin: the private copy it is a hard link of, and that copy's record (what it holds)
+PRIVATE = ["wastewatch.published.duckdb.a", "wastewatch.published.duckdb.a.json"]
+
 
 def _counts(con: duckdb.DuckDBPyConnection) -> dict[str, int]:
     return {t: con.execute(f"select count(*) from {t}").fetchall()[0][0] for t in RAW_TABLES}
@@ -432,8 +435,8 @@ def test_publish_writes_a_complete_read_only_twin_atomically(
     # no temporary copy is left behind, only the warehouse and its twin
     assert sorted(p.name for p in published.parent.iterdir()) == [
         "wastewatch.duckdb",
-        "wastewatch.published.duckdb",
-    ]
+        "wastewatch.published.duckdb", *PRIVATE,
+    ]  # fmt: skip
     # readable by whoever may read the warehouse (not the 0600 of a temp file)
     assert stat.S_IMODE(published.stat().st_mode) == stat.S_IMODE(config.warehouse_path.stat().st_mode)
 
@@ -465,10 +468,14 @@ def test_publishing_again_replaces_the_twin_by_rename(config: Config, con: duckd
         assert [r[0] for r in _ledger(ro)] == ["/landing/one.csv", "/landing/two.csv"]
     finally:
         ro.close()
+    # the copies used in turn: the twin is now the second (b), the first (a) is what the next updates
     assert sorted(p.name for p in second.parent.iterdir()) == [
         "wastewatch.duckdb",
-        "wastewatch.published.duckdb",
-    ]
+        "wastewatch.published.duckdb", *PRIVATE,
+        "wastewatch.published.duckdb.b",
+        "wastewatch.published.duckdb.b.json",
+    ]  # fmt: skip
+    assert second.stat().st_ino == (second.parent / "wastewatch.published.duckdb.b").stat().st_ino
 
 
 def test_publish_without_a_warehouse_is_refused(config: Config) -> None:
@@ -657,12 +664,19 @@ def test_a_publish_killed_mid_copy_leaves_nothing_after_the_next_publish(
         try:
             publish(config)
             assert sorted(p.name for p in folder.iterdir()) == sorted(
-                ["wastewatch.duckdb", "wastewatch.published.duckdb", busy.name]
+                ["wastewatch.duckdb", "wastewatch.published.duckdb", *PRIVATE, busy.name]
             )
         finally:
             live.kill()
     publish(config)  # its writer is gone now
-    assert sorted(p.name for p in folder.iterdir()) == ["wastewatch.duckdb", "wastewatch.published.duckdb"]
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [
+            "wastewatch.duckdb",
+            "wastewatch.published.duckdb",
+            *PRIVATE,
+            *(n.replace(".a", ".b") for n in PRIVATE),
+        ]
+    )
     ro = duckdb.connect(str(config.published_path), read_only=True)
     try:
         assert [r[0] for r in _ledger(ro)] == ["/landing/one.csv"]
