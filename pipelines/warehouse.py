@@ -655,9 +655,10 @@ def publish(config: Config) -> Path:
         con.close()
     _remove_stale_copies(dst)
     copy = _private_copy(dst)
-    record = _copy_record(copy)
+    small = src.stat().st_size <= config.duckdb.publish_update_above_mb * 2**20
+    record = None if small else _copy_record(copy)
     if record is None or not _update_copy(copy, src, record, config.spark_marts_dir):
-        _whole_copy(src, copy, config.spark_marts_dir)
+        _whole_copy(src, copy, config.spark_marts_dir, recorded=not small)
     shutil.copymode(src, copy)  # readers need the warehouse's permissions
     failpoint("publish.copied")
     fd, tmp = tempfile.mkstemp(prefix=f"{dst.name}.{os.getpid()}.", suffix=PUBLISH_SUFFIX, dir=dst.parent)
@@ -715,8 +716,9 @@ def _forget_record(copy: Path) -> None:
     copy.with_name(copy.name + RECORD_SUFFIX).unlink(missing_ok=True)
 
 
-def _whole_copy(src: Path, copy: Path, marts_dir: str | None) -> None:
-    """Make the private copy again from the whole warehouse file, its Spark views turned into tables."""
+def _whole_copy(src: Path, copy: Path, marts_dir: str | None, recorded: bool = True) -> None:
+    """Make the private copy again from the whole warehouse file, its Spark views turned into tables; with
+    `recorded`, what it holds is recorded for the next publish to update it by what changed."""
     _forget_record(copy)
     copy.unlink(missing_ok=True)  # a reader of an earlier publish may still hold it: it keeps its file
     Path(f"{copy}.wal").unlink(missing_ok=True)
@@ -728,16 +730,19 @@ def _whole_copy(src: Path, copy: Path, marts_dir: str | None) -> None:
     try:
         shutil.copyfile(src, tmp)
         _materialise_file_views(Path(tmp), marts_dir)
-        con = _open(src, False, FILE_LOCK_WAIT_S)
-        try:
-            parts = _table_parts(con)
-        finally:
-            con.close()
+        parts = None
+        if recorded:
+            con = _open(src, False, FILE_LOCK_WAIT_S)
+            try:
+                parts = _table_parts(con)
+            finally:
+                con.close()
         os.replace(tmp, copy)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _write_record(copy, parts)
+    if parts is not None:
+        _write_record(copy, parts)
 
 
 # a table of more rows than this with no record of its changes is copied whole at every publish rather

@@ -51,6 +51,12 @@ class DuckDBSettings(_Strict):
     temp_directory: Path | None = Field(
         None, description="Where DuckDB spills (default: <warehouse>.tmp beside the warehouse)."
     )
+    publish_update_above_mb: float = Field(
+        1024,
+        ge=0,
+        description="A warehouse file larger than this (MB) is published by what changed since the last "
+        "publish; a smaller one is copied whole, which is cheaper at that size (0: always by what changed).",
+    )
 
 
 class Prices(_Strict):

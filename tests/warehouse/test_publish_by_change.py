@@ -26,7 +26,11 @@ from tests.helpers.paths import REPO
 
 def _project(tmp_path: Path) -> Config:
     (tmp_path / "landing").mkdir(exist_ok=True)
-    write_config(tmp_path, "sources:\n  - {name: cur2, kind: aws_cur2, uri: landing/}\n")
+    # publish_update_above_mb 0: these warehouses are small, and a small one is otherwise copied whole
+    write_config(
+        tmp_path,
+        "duckdb: {publish_update_above_mb: 0}\nsources:\n  - {name: cur2, kind: aws_cur2, uri: landing/}\n",
+    )
     return load_config(tmp_path / "wastewatch.yaml")
 
 
@@ -195,3 +199,23 @@ def test_a_spark_mart_is_a_table_in_the_twin_updated_by_what_changed(tmp_path: P
         assert con.execute("select a from spark_mart").fetchall() == [(2,)]
         kind = con.execute("select count(*) from duckdb_tables() where table_name = 'spark_mart'").fetchall()
     assert kind == [(1,)]
+
+
+def test_a_small_warehouse_is_copied_whole_at_every_publish_and_no_record_is_kept(tmp_path: Path) -> None:
+    """Below `duckdb.publish_update_above_mb` (1 GB by default) a whole-file copy is cheaper than finding
+    and writing what changed, so no private copy keeps a record to be updated from."""
+    (tmp_path / "landing").mkdir()
+    write_config(tmp_path, "sources:\n  - {name: cur2, kind: aws_cur2, uri: landing/}\n")
+    config = load_config(tmp_path / "wastewatch.yaml")
+    assert config.duckdb.publish_update_above_mb == 1024
+    a, b = private_copies(config.published_path)
+    for name, first, cost in (
+        ("sep.csv.gz", datetime(2026, 9, 1), "1.00"),
+        ("oct.csv.gz", datetime(2026, 10, 1), "2.00"),
+        ("nov.csv.gz", datetime(2026, 11, 1), "4.00"),
+    ):
+        _night(config, name, first, cost)
+        publish(config)
+        assert _contents(config.published_path) == _contents(config.warehouse_path)
+    assert config.published_path.stat().st_ino in {a.stat().st_ino, b.stat().st_ino}
+    assert not [p for p in tmp_path.rglob("*.json") if p.name.startswith(config.published_path.name)]
