@@ -35,6 +35,7 @@ import shutil
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from _stats import Rounds, Spread, add_repeat, markdown, run_code
 
@@ -270,6 +271,68 @@ with open_warehouse(cfg) as con:
     assert not report.of("loaded") and not report.rejected, report.summary()
     n = len(report.of("unchanged"))
 """,
+    "wastewatch_parts": """
+# the same ingest, each of its parts timed (wall and process thread-seconds) by wrapping the functions that
+# do it; the background inflation of CSV.gz parts by its own thread's CPU time
+import contextlib
+from pipelines.config import load_config
+from pipelines.warehouse import open_warehouse
+from pipelines.ingest import ingest
+from pipelines.ingest import ledger as L
+from pipelines.ingest.billing import decompress as Z, reader as R
+from pipelines.ingest.modes import deliveries as D
+breakdown = {}
+def _add(name, wall, cpu):
+    got = breakdown.setdefault(name, [0, 0.0, 0.0])
+    got[0] += 1; got[1] += wall; got[2] += cpu
+def _timed(name, fn, own_thread=False):
+    def wrapper(*a, **k):
+        t0, c0 = time.perf_counter(), (time.thread_time() if own_thread else sum(os.times()[:2]))
+        try:
+            return fn(*a, **k)
+        finally:
+            c1 = time.thread_time() if own_thread else sum(os.times()[:2])
+            _add(name, time.perf_counter() - t0, c1 - c0)
+    return wrapper
+PARTS = [
+    (R.BillingReader, "probe", "probe: each file opened, its header checked"),
+    (D, "_checksums", "checksums of the files"),
+    (Z.Prepared, "get", "waiting for a CSV.gz part to inflate"),
+    (Z, "_gunzip_to_memory", "inflate: a CSV.gz part into memory (background thread)"),
+    (Z, "_gunzip", "inflate: a CSV.gz part to disk (background thread)"),
+    (R, "nul_problem", "NUL byte scan of the inflated text"),
+    (R.BillingReader, "_extra_repeats", "x_extra sample (first 10,000 lines)"),
+    (R, "sets_and_sums", "the pass before the insert (x_extra sets, file sums)"),
+    (R, "insert_lines", "the insert (casts, tag set id, x_extra, write)"),
+    (R, "file_sums", "the pass after the insert (file sums)"),
+    (R, "store_file_tag_sets", "tag sets: a file's new ones read again and stored"),
+    (R, "check_landed", "checks on what landed (periods, duplicates, sums)"),
+    (L, "record", "ledger rows"),
+]
+for obj, attr, name in PARTS:
+    setattr(obj, attr, _timed(name, getattr(obj, attr), own_thread=name.startswith("inflate")))
+@contextlib.contextmanager
+def _tx(con):
+    con.execute("begin transaction")
+    try:
+        yield con
+    except BaseException:
+        con.execute("rollback")
+        raise
+    t0, c0 = time.perf_counter(), sum(os.times()[:2])
+    con.execute("commit")
+    _add("commit", time.perf_counter() - t0, sum(os.times()[:2]) - c0)
+D.transaction = _tx
+cfg = load_config(f"{work}/wastewatch.yaml")
+warehouse = open_warehouse(cfg)
+con = warehouse.__enter__()
+report = ingest(con, cfg)
+assert not report.rejected, report.summary()
+n = report.rows_into("billing_line_items")
+t0, c0 = time.perf_counter(), sum(os.times()[:2])
+warehouse.__exit__(None, None, None)
+_add("closing the warehouse (checkpoint)", time.perf_counter() - t0, sum(os.times()[:2]) - c0)
+""",
     "tags_as_map": """
 import duckdb, glob
 from pipelines.warehouse import _configure
@@ -335,7 +398,8 @@ t, cpu = time.perf_counter(), os.times()
 hwm = re.search(r"VmHWM:\\s+(\\d+) kB", open("/proc/self/status").read())
 end = os.times()
 print(json.dumps({{"seconds": time.perf_counter() - t, "rows": n, "peak_rss_mb": int(hwm.group(1)) / 1024,
-                  "memfd_mb": held[0] / 2**20, "cpu_s": end.user + end.system - cpu.user - cpu.system}}))
+                  "memfd_mb": held[0] / 2**20, "cpu_s": end.user + end.system - cpu.user - cpu.system,
+                  "parts": globals().get("breakdown")}}))
 """
 
 
@@ -369,6 +433,56 @@ def _cpu_ratio(rounds: Rounds, phase: str, ref: str) -> str:
     return Spread.of(got).show(".2f", "x") if got else ""
 
 
+def parts_table(rounds: Rounds, bare: str) -> str:
+    """The timed ingest's parts (`wastewatch_parts`): calls, wall and thread-seconds as median (min-max)
+    over the rounds, and each median's share of the bare load's; `rest` is the ingest's wall time that no
+    timed part covers (listing, planning, opening the warehouse). Inflation runs in background threads:
+    its wall time overlaps the loads and is left out of the rest."""
+    runs = [r for r in rounds.results if "wastewatch_parts" in r and bare in r]
+    names: list[str] = []
+    for r in runs:
+        names += [n for n in r["wastewatch_parts"]["parts"] if n not in names]
+    lines = []
+    bare_wall = Spread.of(r[bare]["seconds"] for r in runs).median
+    bare_cpu = Spread.of(r[bare]["cpu_s"] for r in runs).median
+    lines.append(("DuckDB bare load (reference)", "1", f"{bare_wall:.2f}", f"{bare_cpu:.2f}", "100%", "100%"))
+
+    def part(r: dict[str, Any], n: str, i: int) -> float:
+        return float(r["wastewatch_parts"]["parts"].get(n, [0, 0.0, 0.0])[i])
+
+    for n in names:
+        wall = Spread.of(part(r, n, 1) for r in runs)
+        cpu = Spread.of(part(r, n, 2) for r in runs)
+        calls = int(Spread.of(part(r, n, 0) for r in runs).median)
+        lines.append(
+            (n, str(calls), wall.show(".2f"), cpu.show(".2f"),
+             f"{wall.median / bare_wall:.0%}", f"{cpu.median / bare_cpu:.0%}")
+        )  # fmt: skip
+
+    def rest(r: dict[str, Any]) -> float:
+        timed = sum(v[1] for k, v in r["wastewatch_parts"]["parts"].items() if not k.startswith("inflate"))
+        return float(r["wastewatch_parts"]["seconds"]) - timed
+
+    rest_s = Spread.of(rest(r) for r in runs)
+    total = Spread.of(r["wastewatch_parts"]["seconds"] for r in runs)
+    total_cpu = Spread.of(r["wastewatch_parts"]["cpu_s"] for r in runs)
+    lines.append(
+        (
+            "rest (listing, planning, opening)",
+            "",
+            rest_s.show(".2f"),
+            "",
+            f"{rest_s.median / bare_wall:.0%}",
+            "",
+        )
+    )
+    lines.append(
+        ("**the ingest, all of it**", "", total.show(".2f"), total_cpu.show(".2f"),
+         f"{total.median / bare_wall:.0%}", f"{total_cpu.median / bare_cpu:.0%}")
+    )  # fmt: skip
+    return markdown(("part", "calls", "wall s", "thread-s", "wall vs bare", "thread-s vs bare"), lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000_000)
@@ -385,6 +499,11 @@ def main() -> int:
     parser.add_argument(
         "--reuse", action="store_true", help="reuse inputs generated by an earlier --keep run"
     )
+    parser.add_argument(
+        "--parts",
+        action="store_true",
+        help="also run the ingest with each of its parts timed and print them beside the bare load",
+    )
     add_repeat(parser)  # the bare load varies by about 10 % from run to run on a small VM
     args = parser.parse_args()
     root = args.dir.resolve()
@@ -398,6 +517,7 @@ def main() -> int:
             f"generated {args.rows:,} line items x 2 formats in {time.perf_counter() - t:.1f} s under {root}"
         )
     table: list[tuple[str, ...]] = []
+    part_tables: list[tuple[str, str]] = []
     for fmt, export in exports.items():
         if args.only and fmt != args.only:
             continue
@@ -409,6 +529,8 @@ def main() -> int:
             "wastewatch_ingest": (f"wastewatch ingest ({kind})", bare),
             "wastewatch_rerun": ("wastewatch ingest again, files unchanged", bare),
         }
+        if args.parts:
+            phases["wastewatch_parts"] = ("wastewatch ingest, its parts timed (below)", bare)
         if fmt == "parquet" and args.shape == "cur2":  # the tag comparison reads CUR's resource_tags
             phases |= {
                 "tags_as_map": ("tags (first file): normalise every line into a MAP", "tags_as_map"),
@@ -422,9 +544,13 @@ def main() -> int:
         for _ in rounds:  # alternating, so a slow spell of the machine hits both
             _config(work, export, kind)
             for phase, (_, ref) in phases.items():
+                if phase == "wastewatch_parts":  # a first load again, on a new warehouse
+                    _config(work, export, kind)
                 got = rounds.record(phase, run_phase(phase, export, work), ref=ref)
                 print(f"{'':>40}thread-s {got['cpu_s']:8.2f}", flush=True)
         print(f"{fmt}: {size / 1e6:,.0f} MB in {args.files} files; {rounds.legend()}")
+        if args.parts:
+            part_tables.append((fmt, parts_table(rounds, bare)))
         table += [
             (
                 fmt,
@@ -453,6 +579,11 @@ def main() -> int:
             left=2,
         )
     )
+    for fmt, text in part_tables:
+        print(
+            f"\n{fmt}: the ingest part by part (wall s and process thread-s, median (min-max) over the rounds)"
+        )
+        print(text)
     if not args.keep:
         shutil.rmtree(root, ignore_errors=True)
     return 0

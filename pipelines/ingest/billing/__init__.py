@@ -5,7 +5,8 @@ The readers (`BillingReader` subclasses, listed in pipelines/sources/registry.py
 
 - `deliveries.py`: deliveries, the unit of replacement (the files a manifest lists, a billing period's
   folder, or a single file); older versions' files are `superseded`, never read.
-- `decompress.py`: .gz parts inflated with ISA-L in the background, into memory or the run's cache.
+- `decompress.py`: .gz parts inflated with ISA-L in the background, into the run's cache (the billing
+  readers) or into memory (a caller that asks).
 - `relation.py`: a file as DuckDB reads it: CSV (delimiter sniffed from the header, UTF-8 BOM, literal
   NULLs), Parquet (row numbers from the file) or NDJSON.
 - `reader.py`: `BillingReader`, the load in one pass: the staging SQL casts strictly, so a bad value fails

@@ -27,17 +27,32 @@ def _gz() -> Any:
     return igzip
 
 
-def _gunzip(src: Path, dst: Path) -> None:
+# inflated copies whose text holds no NUL byte, seen while they were written (nul_free)
+_NUL_FREE: set[str] = set()
+
+
+def nul_free(path: Path) -> bool:
+    """Whether `path` is an inflated copy whose text was seen, as it was written, to hold no NUL byte: the
+    load then need not read it again to look for one (sniff.nul_problem)."""
+    return str(path) in _NUL_FREE
+
+
+def _gunzip(src: Path, dst: Path) -> bool:
+    """Inflate `src` into `dst`; returns whether its text holds no NUL byte (looked for as it passes)."""
     gz = _gz()
     dst.parent.mkdir(parents=True, exist_ok=True)
     tmp = dst.with_name(dst.name + ".part")
+    clean = True
     try:
         with gz.open(src, "rb") as fin, tmp.open("wb") as fout:
-            shutil.copyfileobj(fin, fout, 16 << 20)  # large chunks: fewer, larger writes
+            while chunk := fin.read(16 << 20):  # large chunks: fewer, larger writes
+                clean = clean and b"\0" not in chunk
+                fout.write(chunk)
         tmp.replace(dst)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    return clean
 
 
 _NO_LIMIT = 1 << 60  # cgroup v1 writes "no limit" as 2^63 rounded down to a page
@@ -190,8 +205,8 @@ class Prepared:
             cap = self._room() // 2 // self._ahead if self._in_memory else 0
             if cap and text_size(f.local_path) <= cap:
                 dst, fd = _gunzip_to_memory(f.local_path, name, cap, dst)
-            else:
-                _gunzip(f.local_path, dst)
+            elif _gunzip(f.local_path, dst):
+                _NUL_FREE.add(str(dst))
         except Exception as exc:  # OSError, EOFError, or ISA-L's own IsalError (a damaged deflate block)
             with self._cond:
                 self._submit_next()  # a part that failed holds no place
@@ -250,6 +265,7 @@ class Prepared:
 
 def _release(path: Path, fd: int | None) -> None:
     """Free an inflated part: close its memory file, or delete it from disk."""
+    _NUL_FREE.discard(str(path))
     if fd is not None:
         os.close(fd)
     else:

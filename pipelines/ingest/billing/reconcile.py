@@ -1,7 +1,9 @@
 """Reconciliation: a file's rows and billed/effective sums, computed from the file's own columns, must
 equal what landed, or the file is rejected and the transaction rolls back. The file's side comes from
 one aggregate pass over the file (`sets_and_sums`, which also fills the x_extra sets the staging SQL
-reads, or `file_sums`), or from the insert's own scan of the file (`observe_start` ... `observe_end`).
+reads, or `file_sums`), or from the insert's own scan of the file (`observe_start` ... `observe_end`),
+which can keep the file's distinct tag texts too (`observed_tags`); a FOCUS CSV file's x_extra sets come
+from its first lines (`sample_sets`), so it needs no pass at all.
 """
 
 from __future__ import annotations
@@ -117,6 +119,37 @@ def sets_and_sums(
     return got[0], got[1], got[2]
 
 
+SAMPLE_LINES = 10_000  # the first lines of a file whose x_extra combinations `sample_sets` reads
+
+
+def sample_sets(
+    con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, cte: str, key: str, signature: str | None
+) -> bool:
+    """The x_extra sets of the file's first SAMPLE_LINES lines (grouped by `key`, SQL over `_src`) into
+    `_billing_sets`, where sets_and_sums would read the whole file for them: a CSV file's lines are then
+    counted and summed by the insert's own scan (observe_start) with no pass before it. Returns whether
+    the combinations repeat (at most one per 10 lines); when they do not, the table is left empty and the
+    staging SQL builds x_extra line by line. A line whose combination the sample lacks gets its x_extra
+    built on its own line by the same SQL. `signature` (sets_signature) is kept with the sets."""
+    sql = (
+        f"create or replace temp table _billing_sets as\n{cte}"  # noqa: S608 - identifiers only
+        f"select 2 as g, xh, any_value(_x_extra) as x_extra, count(*)::bigint as n,\n"
+        "    null::decimal(38, 12) as billed, null::decimal(38, 12) as effective\n"
+        f"from (select *, {key} as xh from (select _x_extra from _src limit {SAMPLE_LINES})) group by xh"
+    )
+    con.execute(sql, file_params(rel, spec, sql))
+    got = one(con, "select count(*), coalesce(sum(n), 0) from _billing_sets")
+    assert got is not None
+    repeats = bool(got[0] * 10 <= max(got[1], 1))
+    if not repeats:
+        con.execute("delete from _billing_sets")
+    con.execute(
+        "create or replace temp table _billing_sets_of as select $s::varchar as signature",
+        {"s": signature},
+    )
+    return repeats
+
+
 # Reconciliation without a second pass: when a CSV file needs no pass for its x_extra sets (an earlier file
 # of its billing period made them), `_src` hands every line to `_ww_observe`, a Python function DuckDB calls
 # per chunk of lines, which adds up the lines and their billed and effective cost as the file states them.
@@ -126,51 +159,106 @@ def sets_and_sums(
 # The staging SQL must read `_src` once: DuckDB can feed two readings from one scan, each observed below
 # its own filter, and their counts could add up to the scan's by chance.
 
-_OBSERVED: dict[int, list[Any]] = {}  # token -> [lines, billed sum, effective sum]
+_OBSERVED: dict[int, list[Any]] = {}  # token -> [lines, billed sum, effective sum, distinct tag texts]
 _OBSERVED_LOCK = threading.Lock()
 _TOKENS = itertools.count(1)
 _FILE_SCANS = ("READ_CSV", "READ_CSV_AUTO", "READ_PARQUET", "PARQUET_SCAN", "READ_JSON", "READ_NDJSON")
 
 
-def _observe(row: Any, token: Any, billed: Any, effective: Any) -> Any:
-    """Called by DuckDB (arrow arrays) for each chunk of a file's lines: adds them up, returns `row`."""
+# distinct tag texts an observation keeps at most: past it, the file's new tag sets are read from the file
+# again after the insert (a tag that varies per line would otherwise fill memory with every line's text)
+MAX_OBSERVED_TAGS = 100_000
+
+
+def _observe(row: Any, token: Any, billed: Any, effective: Any, tags: Any) -> Any:
+    """Called by DuckDB (arrow arrays) for each chunk of a file's lines: adds them up, and keeps the
+    distinct tag texts when the observation asked for them; returns `row`."""
+    import pyarrow as pa
     import pyarrow.compute as pc
 
     if not len(row):
         return row
     b, e = pc.sum(billed).as_py(), pc.sum(effective).as_py()
+    seen = pc.unique(tags.cast(pa.string())) if tags.null_count < len(tags) else None
     with _OBSERVED_LOCK:
         acc = _OBSERVED.get(token[0].as_py())
         if acc is not None:
             acc[0] += len(row)
             acc[1] = b if acc[1] is None else acc[1] + (b or 0)
             acc[2] = e if acc[2] is None else acc[2] + (e or 0)
+            if acc[3] is not None and seen is not None:
+                kept = pc.unique(pa.concat_arrays([acc[3], seen])) if len(acc[3]) else seen
+                acc[3] = kept if len(kept) <= MAX_OBSERVED_TAGS else None
     return row
 
 
-def observe_start(con: duckdb.DuckDBPyConnection) -> int | None:
-    """A token for one insert's observation, `_ww_observe` registered on `con`; None without numpy."""
+def observe_start(con: duckdb.DuckDBPyConnection, tags: bool = False) -> int | None:
+    """A token for one insert's observation, `_ww_observe` registered on `con`; None without numpy.
+    `tags`: keep the distinct tag texts of the lines too (observed_tags)."""
     try:
         import numpy  # noqa: F401 - DuckDB's arrow functions need it
     except ImportError:  # pragma: no cover - numpy is a dependency
         return None
-    money = duckdb.decimal_type(38, 12)
-    try:
-        con.create_function(
-            "_ww_observe",
-            _observe,
-            ["BIGINT", "BIGINT", money, money],
-            "BIGINT",
-            type="arrow",
-            side_effects=True,  # never folded; still dropped with a column nothing uses (hence `_row`)
-            null_handling="special",  # called for NULL rows too (the row number is NULL in large CSVs)
-        )
-    except duckdb.NotImplementedException:  # registered on this connection already
-        pass
+    name = _registered(con)
     token = next(_TOKENS)
+    import pyarrow as pa
+
     with _OBSERVED_LOCK:
-        _OBSERVED[token] = [0, None, None]
+        _OBSERVED[token] = [0, None, None, pa.array([], pa.string()) if tags else None]
+        _FUNCTIONS[token] = name
     return token
+
+
+_FUNCTIONS: dict[int, str] = {}  # token -> the name `_observe` is registered under on its connection
+
+
+def observer_function(token: int) -> str:
+    """The SQL name of the observing function for `token` (observed_cte's `function`)."""
+    with _OBSERVED_LOCK:
+        return _FUNCTIONS.get(token, "_ww_observe")
+
+
+def _registered(con: duckdb.DuckDBPyConnection) -> str:
+    """The name `_observe` is registered under on `con`, registering it when the catalog lacks it. A
+    registration made in a transaction that rolled back leaves the catalog without the function while
+    the connection still refuses the name: the next name (`_ww_observe_1`, ...) is taken then."""
+    money = duckdb.decimal_type(38, 12)
+    found = {
+        r[0]
+        for r in con.execute(
+            "select function_name from duckdb_functions() where starts_with(function_name, '_ww_observe')"
+        ).fetchall()
+    }
+    for n in range(1000):
+        name = "_ww_observe" if n == 0 else f"_ww_observe_{n}"
+        if name in found:
+            return name
+        try:
+            con.create_function(
+                name,
+                _observe,
+                ["BIGINT", "BIGINT", money, money, "VARCHAR"],
+                "BIGINT",
+                type="arrow",
+                side_effects=True,  # never folded; still dropped with a column nothing uses (hence `_row`)
+                null_handling="special",  # called for NULL rows too (the row number is NULL in large CSVs)
+            )
+        except duckdb.NotImplementedException:  # registered on this connection, not in its catalog
+            continue
+        return name
+    raise RuntimeError("cannot register the observing function")
+
+
+def observed_tags(token: int | None) -> list[str] | None:
+    """The distinct tag texts the observation `token` kept (observe_start's `tags`), or None (not asked
+    for, or more than MAX_OBSERVED_TAGS). Call before observe_end, and trust them only when it proves
+    every line was observed."""
+    if token is None:
+        return None
+    with _OBSERVED_LOCK:
+        acc = _OBSERVED.get(token)
+        kept = acc[3] if acc is not None else None
+    return None if kept is None else [t for t in kept.to_pylist() if t is not None]
 
 
 def observe_end(token: int | None, profile: str | None) -> tuple[int, Decimal | None, Decimal | None] | None:
@@ -179,7 +267,8 @@ def observe_end(token: int | None, profile: str | None) -> tuple[int, Decimal | 
     if token is None:
         return None
     with _OBSERVED_LOCK:
-        rows, billed, effective = _OBSERVED.pop(token, [None, None, None])
+        rows, billed, effective, _ = _OBSERVED.pop(token, [None, None, None, None])
+        _FUNCTIONS.pop(token, None)
     scanned = _scanned_lines(profile) if profile else None
     if rows is None or scanned is None or scanned != rows:
         return None
@@ -207,17 +296,18 @@ def _scanned_lines(profile: str) -> int | None:
     return rows if isinstance(rows, int) else None
 
 
-def observed_cte(cte: str, spec: Spec) -> str:
+def observed_cte(cte: str, spec: Spec, tags: bool = False, function: str = "_ww_observe") -> str:
     """`_src` with every line passed through `_ww_observe` (its row number, which the staging SQL always
-    writes: a column nothing uses would be dropped with its function)."""
+    writes: a column nothing uses would be dropped with its function); `tags`: with its raw tag text;
+    `function`: the name it is registered under (observer_function)."""
     head = "with _src as not materialized ("
     assert cte.startswith(head)
     file_cte = "with _src_file as not materialized (" + cte[len(head) :]
     billed, effective = spec.file_billed, spec.file_effective
     return (
         f"{file_cte.rstrip()}\n, _src as not materialized (\n"  # noqa: S608 - identifiers only
-        f"    select * replace (_ww_observe(_row, $observe_token, ({billed})::decimal(38, 12), "
-        f"({effective})::decimal(38, 12)) as _row)\n"
+        f"    select * replace ({function}(_row, $observe_token, ({billed})::decimal(38, 12), "
+        f"({effective})::decimal(38, 12), {'_tags_raw::varchar' if tags else 'null::varchar'}) as _row)\n"
         "    from _src_file\n)\n"
     )
 

@@ -148,13 +148,15 @@ def store_file_tag_sets(
     bind: dict[str, Any],
     uri: str,
     file_id: str,
+    raws: list[str] | None = None,
 ) -> None:
     """Store the tag sets of the file's landed lines (their x_tag_set) that billing_tag_sets lacks;
     `staging` names the reader's tag sets SQL (sql/staging), which reads them from `_file_tags`.
 
     Only when there are such sets is the file read again for its tags (every distinct set, as raw
-    text): the new ones are stored, and the known ones checked and re-normalised, as store_tag_sets
-    does. When the warehouse knows every set (the other files of a month, a restated month), the
+    text), unless `raws` holds them already (every distinct raw text of the file's lines, kept by the
+    insert's own scan: reconcile.observed_tags): the new ones are stored, and the known ones checked and
+    re-normalised, as store_tag_sets does. When the warehouse knows every set (the other files of a month, a restated month), the
     file's tags are not read again: the id is 64 bits of the raw text's MD5 (tag_set_id), not DuckDB's
     hash(), whose collisions are easy to meet (sql/macros/macro_tag_set_id.sql). Known sets that other
     normalising SQL made (x_normalizer is not tag_normalizer(): sets stored by an earlier version) are
@@ -178,7 +180,14 @@ def store_file_tag_sets(
     if not stale:  # every set known and normalised by this code (unknown ones count as stale too)
         con.execute("drop table _file_sets")
         return
-    if unknown:
+    if unknown and raws is not None:  # the insert's scan saw every line's tags: no second read
+        con.execute(
+            "create or replace temp table _file_tags as "
+            "select tag_set_id(raw) as th, min(raw) as tags_raw, max(raw) as tags_other "
+            "from (select unnest($raws::varchar[]) as raw) where raw is not null group by th",
+            {"raws": raws},
+        )
+    elif unknown:
         sql = (
             f"create or replace temp table _file_tags as\n{cte}"  # noqa: S608 - identifiers only
             # distinct texts first: MD5 once per text, not per line
