@@ -62,11 +62,15 @@ class BillingReader(DeliveryReader):
     ) -> tuple[list[Delivery], list[str]]:
         return plan_deliveries(files, read_text, options)
 
-    def prepare(self, files: list[SourceFile], workdir: Path, threads: int = 2) -> Prepared:
-        """Start decompressing the delivery's .gz text files in the background (see Prepared), into the
-        run's cache on disk: two inflated parts held in memory were 0.8 GB (FOCUS) to 1.6 GB (CUR 2.0)
-        on top of DuckDB's memory limit, where the page cache of a file on disk is given back on demand."""
-        return Prepared(files, workdir, threads, in_memory=False)
+    def prepare(
+        self, files: list[SourceFile], workdir: Path, threads: int = 2, bounded: bool = False
+    ) -> Prepared:
+        """Start decompressing the delivery's .gz text files in the background (see Prepared). With a
+        `memory_limit` set (`bounded`) they go into the run's cache on disk: two inflated parts held in
+        memory were 0.8 GB (FOCUS) to 1.6 GB (CUR 2.0) on top of the limit, where the page cache of a file
+        on disk is given back on demand. Without one, a part that fits half the free memory inflates into
+        memory, which is faster (docs/scaling.md)."""
+        return Prepared(files, workdir, threads, in_memory=False if bounded else None)
 
     # -- loading ---------------------------------------------------------------------------------------
     def options(self, ctx: LoadContext) -> BillingOptions:

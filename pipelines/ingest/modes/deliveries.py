@@ -251,7 +251,7 @@ def _ingest_delivery(
         return _reject_delivery(con, source, members, exc, checksums, now, outcome)
 
     # .gz files inflate in the background, in load order, while the files before them load
-    prepared = reader.prepare(fresh, workdir, threads)
+    prepared = reader.prepare(fresh, workdir, threads, bounded=config.duckdb.memory_limit is not None)
     copies: dict[str, str] = {}  # decompressed copy -> the file's uri, for error messages
     results: dict[str, LoadResult] = {}
     try:

@@ -149,8 +149,9 @@ class DeliveryReader(FileReader):
         """Open the file and check its header before the delivery's transaction starts."""
 
     @abstractmethod
-    def prepare(self, files: list[SourceFile], workdir: Path, threads: int) -> Any:
-        """Start decompressing the delivery's compressed files, in load order."""
+    def prepare(self, files: list[SourceFile], workdir: Path, threads: int, bounded: bool) -> Any:
+        """Start decompressing the delivery's compressed files, in load order; `bounded`: the config sets
+        DuckDB's memory_limit, so nothing is held in memory outside it."""
 
 
 class SourceReader(Reader):

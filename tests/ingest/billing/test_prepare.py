@@ -16,6 +16,7 @@ import pytest
 from pipelines.config import load_config
 from pipelines.ingest import ingest
 from pipelines.ingest.billing.decompress import Prepared, can_inflate_in_memory, memory_room, text_size
+from pipelines.ingest.billing.reader import BillingReader
 from pipelines.ingest.files import SourceFile
 from tests.helpers.billing_exports import Cur2Export, hours
 from tests.helpers.config import write_config
@@ -366,3 +367,20 @@ def test_a_rejection_names_the_gz_not_its_decompressed_copy() -> None:
     assert (got.file, got.line) == (exc.file, exc.line)
     untouched = RejectedFile("x.csv.gz", "cannot read: the gzip stream is truncated")
     assert _named_by_uri(untouched, copies) is untouched
+
+
+@pytest.mark.skipif(not can_inflate_in_memory(), reason="no memfd on this system")
+@pytest.mark.parametrize(("bounded", "in_memory"), [(True, 0), (False, 1)])
+def test_a_memory_limit_keeps_parts_on_disk_and_without_one_a_small_part_inflates_in_memory(
+    tmp_path: Path, bounded: bool, in_memory: int
+) -> None:
+    """The billing reader's `prepare`: `bounded` is the config's `duckdb.memory_limit` being set, and then
+    nothing is held in memory outside DuckDB's limit (docs/reliability.md)."""
+    part = _part(tmp_path, "p0.csv.gz", "a,b\n1,2\n")
+    prepared = BillingReader().prepare([part], tmp_path / "work", bounded=bounded)
+    try:
+        got = prepared.get(part.uri)
+        assert isinstance(got, Path) and got.read_text() == "a,b\n1,2\n"
+        assert prepared.in_memory() == in_memory
+    finally:
+        prepared.close()
