@@ -363,19 +363,3 @@ def _dataset_of_rows(
     got = con.execute(sql, {k: v for k, v in rel.params.items() if f"${k}" in sql}).fetchall()[0]
     actual, actual_row, amortized, amortized_row = got
     return (actual, actual_row), (amortized, amortized_row)
-    cte = src_cte(rel.from_clause, rel.row_expr, spec.columns)
-    sql = (
-        f"{cte}select count(*) filter (where {_ACTUAL_ROW}), min(_row) filter (where {_ACTUAL_ROW}), "  # noqa: S608 - our constants
-        f"count(*) filter (where {_AMORTIZED_ROW}), min(_row) filter (where {_AMORTIZED_ROW}) from _src"
-    )
-    got = con.execute(sql, {k: v for k, v in rel.params.items() if f"${k}" in sql}).fetchall()[0]
-    actual, actual_row, amortized, amortized_row = got
-    if actual and not amortized:
-        return "actual", actual_row, f"{actual} reservation / savings plan purchase row(s)"
-    if amortized and not actual:
-        return (
-            "amortized",
-            amortized_row,
-            f"{amortized} unused-commitment or amortised commitment-usage row(s)",
-        )
-    return None
