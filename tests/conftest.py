@@ -153,7 +153,10 @@ def pytest_collection_modifyitems(
 
 # Files sharing a fixture made once per test process go to one xdist worker together, so it is made once per
 # run, not once per worker: the property tests' workspace (`ws`, its template ingest and per-format oracles)
-# and the H200 capture's warehouse (`h200`, tests/rules/conftest.py).
+# and the H200 capture's warehouse (`h200`, tests/rules/conftest.py). In CI's long form the property tests
+# draw 15 examples each (13 CPU minutes in all), more than the rest of a worker's share, so there they go
+# file by file to both workers and each builds the workspace (`SPREAD_IN_FULL_RUN`).
+SPREAD_IN_FULL_RUN = ("tests/ingest/fuzz/",)
 SHARED_SCOPES = {
     "tests/ingest/fuzz/": "tests/ingest/fuzz/",
     "tests/rules/test_gpu_h200.py": "h200",
@@ -169,10 +172,12 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | 
         return None
     from xdist.scheduler import LoadFileScheduling
 
+    shared = {p: s for p, s in SHARED_SCOPES.items() if not (full_run() and p in SPREAD_IN_FULL_RUN)}
+
     class SharedFixtureScheduling(LoadFileScheduling):
         def _split_scope(self, nodeid: str) -> str:
             path = nodeid.split("::", 1)[0]
-            for prefix, scope in SHARED_SCOPES.items():
+            for prefix, scope in shared.items():
                 if path.startswith(prefix):
                     return scope
             return super()._split_scope(nodeid)
