@@ -24,7 +24,8 @@ from pipelines.cli import main
 from pipelines.config import STARTER_CONFIG, load_config
 from pipelines.ingest import ingest
 from pipelines.report.model import PAGES
-from pipelines.warehouse import connect, publish
+from pipelines.transform.publish import publish
+from pipelines.warehouse import connect
 from rules import ALL_RULES, DOC_HEADINGS, FINDING_COLUMNS, get_rule
 from tests.helpers.config import write_config
 from tests.helpers.paths import FOCUS_SAMPLE, REPO, copy_into

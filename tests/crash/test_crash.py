@@ -27,7 +27,7 @@ from click.testing import CliRunner
 from pipelines.cli import main
 from pipelines.config import load_config
 from pipelines.failpoints import ENV, POINTS
-from pipelines.warehouse import publish
+from pipelines.transform.publish import publish
 from tests.helpers.billing_exports import Cur2Export, hours
 from tests.helpers.config import write_config
 from tests.helpers.full import full_run

@@ -25,7 +25,8 @@ from pipelines.defs.resources import WastewatchResource
 from pipelines.ingest import ingest
 from pipelines.instance import INSTANCE_YAML
 from pipelines.transform import nothing_new
-from pipelines.warehouse import connect, publish
+from pipelines.transform.publish import publish
+from pipelines.warehouse import connect
 from rules import Window
 from tests.helpers.asset_graph import (
     SNAPSHOT,

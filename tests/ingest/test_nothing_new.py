@@ -16,7 +16,7 @@ import pytest
 from pipelines.config import Config, load_config
 from pipelines.ingest import ingest
 from pipelines.transform import nothing_new
-from pipelines.warehouse import publish
+from pipelines.transform.publish import publish
 from tests.helpers.config import write_config
 from tests.helpers.empty_warehouse import new_warehouse
 from tests.helpers.paths import FOCUS_SAMPLE, copy_into

@@ -1,4 +1,4 @@
-"""Publishing by what changed (pipelines/warehouse.py, publish): two private copies used in turn, the one
+"""Publishing by what changed (pipelines/transform/publish.py): two private copies used in turn, the one
 the readers do not hold brought up to date table by table and file by file, then renamed over the twin. The
 twin always equals the warehouse, table for table; a reader holding a twin is never blocked; a publish
 killed while it updates a copy leaves the previous twin as it was, and the next publish is complete."""
@@ -16,7 +16,8 @@ import duckdb
 from pipelines.config import Config, load_config
 from pipelines.failpoints import ENV
 from pipelines.ingest import ingest
-from pipelines.warehouse import open_for_queries, private_copies, publish
+from pipelines.transform.publish import private_copies, publish
+from pipelines.warehouse import open_for_queries
 from tests.helpers.billing_exports import csv_bytes, hours
 from tests.helpers.config import write_config
 from tests.helpers.empty_warehouse import new_warehouse
@@ -114,7 +115,7 @@ def test_a_publish_killed_while_it_updates_a_copy_leaves_the_twin_as_it_was(tmp_
     before = _contents(config.published_path)
     _night(config, "nov.csv.gz", datetime(2026, 11, 1), "3.00")
     script = (
-        "from pipelines.config import load_config; from pipelines.warehouse import publish; "
+        "from pipelines.config import load_config; from pipelines.transform.publish import publish; "
         f"publish(load_config({str(tmp_path / 'wastewatch.yaml')!r}))"
     )
     killed = subprocess.run(

@@ -110,7 +110,7 @@ def test_a_view_over_parquet_is_a_table_in_the_published_copy(tmp_path: Path) ->
     """The Spark engine's marts are views over Parquet in the warehouse; publish turns them into tables so
     that `sql` reads them without file access (no folder is ever whitelisted). Publishing reads the marts
     folder only: a view planted over another file is not materialised (its secret never reaches the copy)."""
-    from pipelines.warehouse import _materialise_file_views
+    from pipelines.transform.publish import _materialise_file_views
 
     marts = tmp_path / "marts"
     marts.mkdir()

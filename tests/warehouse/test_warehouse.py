@@ -16,9 +16,9 @@ import pytest
 from pipelines.config import Config
 from pipelines.ingest import ingest
 from pipelines.ingest.billing.lines import DERIVED
+from pipelines.transform.publish import PUBLISH_SUFFIX, publish
 from pipelines.warehouse import (
     CATALOG_DIR,
-    PUBLISH_SUFFIX,
     RAW_TABLES,
     SCHEMA_VERSION,
     WarehouseError,
@@ -27,7 +27,6 @@ from pipelines.warehouse import (
     current_version,
     migrate,
     parse_notes,
-    publish,
     raw_notes,
     sql_text,
 )

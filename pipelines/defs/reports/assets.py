@@ -19,8 +19,8 @@ from pipelines.redact import redact
 from pipelines.report import write_report
 from pipelines.report.notify import deliver
 from pipelines.transform.nothing_new import forget_state, record_state
+from pipelines.transform.publish import publish
 from pipelines.transform.retention import RETENTION_ASSET
-from pipelines.warehouse import publish
 
 
 def _weekly_report_asset(weeks: dg.PartitionsDefinition) -> dg.AssetsDefinition:
