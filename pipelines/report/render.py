@@ -22,6 +22,13 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup, escape
 
 from pipelines.report import charts
+from pipelines.report.forms import Section, html_source, md_source
+from pipelines.report.headline import (
+    HEADLINE,
+    headline_cards_source,
+    headline_md_source,
+    headline_table_source,
+)
 from pipelines.report.model import (
     MAIN_LINES,
     MAIN_TEAMS,
@@ -31,17 +38,7 @@ from pipelines.report.model import (
     TeamPage,
     WeeklyReport,
 )
-from pipelines.report.sections import (
-    CATEGORY_GROUPS,
-    HEADLINE,
-    SECTIONS,
-    Section,
-    headline_cards_source,
-    headline_md_source,
-    headline_table_source,
-    html_source,
-    md_source,
-)
+from pipelines.report.sections import CATEGORY_GROUPS, SECTIONS
 from pipelines.units import DAYS_PER_MONTH
 from rules import ALL_RULES, FINDING_COLUMNS
 from rules._contract import ATTENTION_CATEGORIES
@@ -280,7 +277,7 @@ def conversion_note(c: dict[str, Any], day: str, form: str) -> str:
 
 def _headline_renderers(env: Environment) -> dict[str, Any]:
     """The templates' `headline_html(r, rows, prefix='', team=False, extra='')`, the headline's figures
-    (sections.HEADLINE) as cards for one currency or a team, as a table of several currencies (`extra`: a
+    (headline.HEADLINE) as cards for one currency or a team, as a table of several currencies (`extra`: a
     total row), and `headline_md(r)`, the same figures as report.md's and report-full.md's lines."""
     when = {f.id: env.compile_expression(f.when) for f in HEADLINE}
     cards = {team: env.from_string(headline_cards_source(team)) for team in (False, True)}

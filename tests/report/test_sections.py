@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 
 from pipelines.report import rows
+from pipelines.report.forms import Column, Section, money, text
+from pipelines.report.headline import HEADLINE
 from pipelines.report.model import PAGES, TeamPage, WeeklyReport
 from pipelines.report.render import environment, page_html, report_markdown, report_markdown_full
 from pipelines.report.rows import Action, Headline, RuleWaste
-from pipelines.report.sections import HEADLINE, SECTIONS, Column, Section, money, text
+from pipelines.report.sections import SECTIONS
 from rules import Window
 from tests.helpers.paths import REPO
 
