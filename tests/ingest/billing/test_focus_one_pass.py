@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pipelines.config import load_config
+from pipelines.config import Config, load_config
 from pipelines.ingest import ingest
 from pipelines.ingest.billing import reader as reader_module
 from pipelines.ingest.billing import reconcile
@@ -88,6 +88,15 @@ def _spy(monkeypatch: pytest.MonkeyPatch, owner: Any, name: str, method: bool = 
     return calls
 
 
+def _one_file_project(root: Path, rows: list[dict[str, str]]) -> Config:
+    """A FOCUS source of one file, `landing/bill.csv`, holding `rows`."""
+    landing = root / "landing"
+    landing.mkdir()
+    (landing / "bill.csv").write_text(_csv(rows), encoding="utf-8")
+    write_config(root, "sources:\n  - {name: focus, kind: focus, uri: landing/}\n")
+    return load_config(root / "wastewatch.yaml")
+
+
 def _total(rows: list[dict[str, str]]) -> Decimal:
     return sum((Decimal(r["BilledCost"]) for r in rows), Decimal(0))
 
@@ -150,11 +159,7 @@ def test_a_combination_past_the_sample_gets_its_own_x_extra(tmp_path: Path) -> N
     # (and so the x_extra sets) lacks
     rows = [_line(i, "0.01", A) for i in range(10_000)]
     rows += [_line(10_000 + i, "3.00", B, itype="p4d.24xlarge") for i in range(3)]
-    landing = tmp_path / "landing"
-    landing.mkdir()
-    (landing / "bill.csv").write_text(_csv(rows), encoding="utf-8")
-    write_config(tmp_path, "sources:\n  - {name: focus, kind: focus, uri: landing/}\n")
-    config = load_config(tmp_path / "wastewatch.yaml")
+    config = _one_file_project(tmp_path, rows)
     con = new_warehouse(config.warehouse_path)
     try:
         report = ingest(con, config)
@@ -176,11 +181,7 @@ def test_tag_texts_past_the_limit_are_read_again_from_the_file(
     monkeypatch.setattr(reconcile, "MAX_OBSERVED_TAGS", 2)
     tag_sets = [{"team": f"t{i}"} for i in range(5)]
     rows = [_line(i, "1.00", tag_sets[i % 5]) for i in range(20)]
-    landing = tmp_path / "landing"
-    landing.mkdir()
-    (landing / "bill.csv").write_text(_csv(rows), encoding="utf-8")
-    write_config(tmp_path, "sources:\n  - {name: focus, kind: focus, uri: landing/}\n")
-    config = load_config(tmp_path / "wastewatch.yaml")
+    config = _one_file_project(tmp_path, rows)
     con = new_warehouse(config.warehouse_path)
     try:
         stored = _spy(monkeypatch, reader_module, "store_file_tag_sets", method=False)
