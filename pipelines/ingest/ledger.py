@@ -17,6 +17,7 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
+from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -109,6 +110,16 @@ def previous(con: duckdb.DuckDBPyConnection, fid: str) -> dict[str, Any] | None:
         {"id": fid},
     )
     return found[0] if found else None
+
+
+def previous_many(con: duckdb.DuckDBPyConnection, fids: list[str]) -> dict[str, dict[str, Any]]:
+    """The ledger's rows of these files, by file id, in one query (files never seen have none)."""
+    found = rows(
+        con,
+        f"select {_COLUMNS} from ingest_files where file_id in (select unnest($ids))",  # noqa: S608 - our constant
+        {"ids": fids},
+    )
+    return {r["file_id"]: r for r in found}
 
 
 def of_source(con: duckdb.DuckDBPyConnection, source: Source) -> dict[str, dict[str, Any]]:
@@ -205,6 +216,20 @@ def reject(
     return outcome(f, "rejected", error=why)
 
 
+@dataclass(frozen=True)
+class Outcome:
+    """One file's ledger row to write (record_many): its outcome, the checksum and what it landed."""
+
+    fid: str
+    file: SourceFile
+    checksum: str | None
+    status: str
+    error: str | None = None
+    result: LoadResult | None = None
+    delivery: str | None = None
+    duplicate_of: str | None = None
+
+
 def record(
     con: duckdb.DuckDBPyConnection,
     fid: str,
@@ -219,30 +244,45 @@ def record(
     duplicate_of: str | None = None,
 ) -> None:
     """Insert or update the file's ledger row with its outcome (inside the caller's transaction)."""
-    params = {
-        "id": fid,
-        "source": source.name,
-        "kind": source.kind,
-        "uri": f.uri,
-        "size": f.size,
-        "mtime": f.modified_at,
-        "etag": f.etag,
-        "checksum": checksum,
-        "period": result.billing_period if result else None,
-        "rows": result.rows if result else None,
-        "billed": result.billed_cost_sum if result else None,
-        "effective": result.effective_cost_sum if result else None,
-        "status": status,
-        "error": error,
-        "now": now,
-        "delivery": delivery,
-        "file_rows": result.file_rows if result else None,
-        "file_billed": result.file_billed_cost_sum if result else None,
-        "file_effective": result.file_effective_cost_sum if result else None,
-        "currencies": result.currencies if result else None,
-        "duplicate_of": duplicate_of,
-    }
-    con.execute(sql_text("raw/ledger", "record"), params)
+    record_many(con, source, now, [Outcome(fid, f, checksum, status, error, result, delivery, duplicate_of)])
+
+
+def _text(value: Decimal | None) -> str | None:
+    return None if value is None else str(value)
+
+
+def record_many(con: duckdb.DuckDBPyConnection, source: Source, now: object, outcomes: list[Outcome]) -> None:
+    """Insert or update the ledger rows of a source's files in one statement (inside the caller's
+    transaction): a batch of telemetry files is thousands of files, and a statement each cost ~8 ms of CPU."""
+    if not outcomes:
+        return
+    results = [o.result for o in outcomes]
+    con.execute(
+        sql_text("raw/ledger", "record"),
+        {
+            "source": source.name,
+            "kind": source.kind,
+            "now": now,
+            "id": [o.fid for o in outcomes],
+            "uri": [o.file.uri for o in outcomes],
+            "size": [o.file.size for o in outcomes],
+            "mtime": [o.file.modified_at for o in outcomes],
+            "etag": [o.file.etag for o in outcomes],
+            "checksum": [o.checksum for o in outcomes],
+            "period": [r.billing_period if r else None for r in results],
+            "rows": [r.rows if r else None for r in results],
+            "billed": [_text(r.billed_cost_sum) if r else None for r in results],
+            "effective": [_text(r.effective_cost_sum) if r else None for r in results],
+            "status": [o.status for o in outcomes],
+            "error": [o.error for o in outcomes],
+            "delivery": [o.delivery for o in outcomes],
+            "file_rows": [r.file_rows if r else None for r in results],
+            "file_billed": [_text(r.file_billed_cost_sum) if r else None for r in results],
+            "file_effective": [_text(r.file_effective_cost_sum) if r else None for r in results],
+            "currencies": [r.currencies if r else None for r in results],
+            "duplicate_of": [o.duplicate_of for o in outcomes],
+        },
+    )
 
 
 def record_snapshot(

@@ -16,6 +16,7 @@ from __future__ import annotations
 import codecs
 import csv
 import gzip
+import hashlib
 import io
 import logging
 import re
@@ -24,7 +25,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import duckdb
 
@@ -242,14 +243,70 @@ def text_problem(
     A damaged or cut .gz stops the sniff where it breaks: the reader's own message names the damage."""
     try:
         with open_bytes(path) as f:
-            head = f.read(HEAD_BYTES)
-            more = f.read(1)
-            found = head_problem(head, whole=not more, delimiter=delimiter)
-            if found is not None:
-                return found
-            return nul_problem(f if full else io.BytesIO(), head + more)
+            return _problem_of(f, delimiter, full)
     except (OSError, EOFError, zlib.error):
         return None
+
+
+def _problem_of(f: IO[bytes], delimiter: str | None, full: bool) -> tuple[str, int | None] | None:
+    """text_problem() of the text `f` reads (decompressed)."""
+    head = f.read(HEAD_BYTES)
+    more = f.read(1)
+    found = head_problem(head, whole=not more, delimiter=delimiter)
+    if found is not None:
+        return found
+    return nul_problem(f if full else io.BytesIO(), head + more)
+
+
+class _Hashed(io.RawIOBase):
+    """A file's bytes as they are read, fed to a sha256 on the way; `rewound` once anything seeks it."""
+
+    def __init__(self, raw: IO[bytes]) -> None:
+        self.raw, self.digest, self.rewound = raw, hashlib.sha256(), False
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.raw.read(size)
+        self.digest.update(data)
+        return data
+
+    def readinto(self, b: Any) -> int:
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+    def seek(self, offset: int, whence: int = 0) -> int:
+        self.rewound = True
+        return self.raw.seek(offset, whence)
+
+    def rest(self) -> str:
+        """The sha256 of the whole file: what was not read yet is read now."""
+        if self.rewound:  # a NUL byte's line was counted by reading again: hash the file on its own
+            self.raw.seek(0)
+            self.digest, self.rewound = hashlib.sha256(), False
+        for chunk in iter(lambda: self.raw.read(1 << 20), b""):
+            self.digest.update(chunk)
+        return self.digest.hexdigest()
+
+
+def checksum_and_problem(
+    path: Path, delimiter: str | None = None
+) -> tuple[str, tuple[str, int | None] | None]:
+    """The file's sha256 (of its bytes on disk) and text_problem()'s answer, in one read of the file: a
+    telemetry file was read twice before its load, once for the ledger's checksum and once for NUL bytes."""
+    with path.open("rb") as raw:
+        hashed = _Hashed(raw)
+        try:
+            if path.name.lower().endswith(".gz"):
+                with gzip.GzipFile(fileobj=hashed, mode="rb") as text:
+                    found = _problem_of(text, delimiter, True)
+            else:
+                found = _problem_of(hashed, delimiter, True)
+        except (EOFError, zlib.error, gzip.BadGzipFile):
+            found = None  # a damaged or cut .gz: the reader's own message names the damage
+        return hashed.rest(), found
 
 
 SHOWN = 60  # characters of a long quoted value a message keeps

@@ -27,7 +27,7 @@ from pipelines.ingest.files import SourceFile
 from pipelines.ingest.ledger import FileOutcome, file_id
 from pipelines.ingest.modes.per_file import ingest_file
 from pipelines.ingest.readers.base import BatchReader, LoadContext
-from pipelines.ingest.sniff import is_binary_name, text_problem
+from pipelines.ingest.sniff import checksum_and_problem, is_binary_name
 from pipelines.warehouse import stored_in, transaction, utcnow
 
 BATCH_BYTES = 1 << 30
@@ -46,22 +46,25 @@ def ingest_in_batches(
 ) -> list[FileOutcome]:
     """The outcomes of `files`, in their order: the one-file path's outcomes, with fewer commits."""
     outcomes: dict[str, FileOutcome] = {}
-    prevs = {f.uri: ledger.previous(con, file_id(source.name, f)) for f in files}
-    # hash the files whose modification time changed two at a time (hashlib releases the GIL): the ledger
-    # compares the hash of a touched file, and a new file's hash is recorded
+    ids = {f.uri: file_id(source.name, f) for f in files}
+    known = ledger.previous_many(con, list(ids.values()))
+    prevs = {f.uri: known.get(ids[f.uri]) for f in files}
+    # read the files whose modification time changed two at a time (hashlib and the sniff release the GIL),
+    # once each: the ledger compares the hash of a touched file and records a new file's, and a text file is
+    # looked at for what is not text (NUL bytes) in the same read
     stale = [f for f in files if not _same_stamp(prevs[f.uri], f)]
     with ThreadPoolExecutor(2) as pool:
-        list(pool.map(SourceFile.checksum, stale))
+        problems = dict(zip([f.uri for f in stale], pool.map(_checksum_and_problem, stale), strict=True))
     pending: list[_Pending] = []
     for f in files:
         prev = prevs[f.uri]
         if ledger.unchanged(con, prev, f):
             outcomes[f.uri] = FileOutcome(source.name, f.uri, "unchanged", target=target)
-        elif not is_binary_name(f.local_path.name) and text_problem(f.local_path) is not None:
+        elif problems.get(f.uri) is not None:
             # not text, or NUL bytes in it: the one-file path records its rejection
             outcomes[f.uri] = ingest_file(con, config, source, reader, target, f)
         else:
-            pending.append((f, file_id(source.name, f), f.checksum(), prev is not None))
+            pending.append((f, ids[f.uri], f.checksum(), prev is not None))
     batches: list[list[_Pending]] = [[]]
     size = 0
     for item in pending:
@@ -77,6 +80,16 @@ def ingest_in_batches(
             rows += outcome.rows if outcome.status == "loaded" else 0
         progress.count_files(source.name, len(outcomes), len(files), rows, started)
     return [outcomes[f.uri] for f in files]
+
+
+def _checksum_and_problem(f: SourceFile) -> tuple[str, int | None] | None:
+    """What is wrong with the text of `f` (None for a binary file), its checksum kept on `f`: one read."""
+    if is_binary_name(f.local_path.name):
+        f.checksum()
+        return None
+    digest, found = checksum_and_problem(f.local_path)
+    f.knows_checksum(digest)
+    return found
 
 
 def _same_stamp(prev: dict[str, object] | None, f: SourceFile) -> bool:
@@ -113,10 +126,16 @@ def _load_batch(
                         {"ids": stale},
                     )
                 results = reader.load_batch(con, [f for f, _, _, _ in batch], ctxs)
-                for (f, fid, checksum, _), result in zip(batch, results, strict=True):
-                    # documented skips (a last line cut short, pods without GPUs) are kept as the ledger's note
-                    note = "; ".join(result.warnings) or None
-                    ledger.record(con, fid, source, f, checksum, "loaded", note, result, now)
+                # documented skips (a last line cut short, pods without GPUs) are kept as the ledger's note
+                ledger.record_many(
+                    con,
+                    source,
+                    now,
+                    [
+                        ledger.Outcome(fid, f, checksum, "loaded", "; ".join(result.warnings) or None, result)
+                        for (f, fid, checksum, _), result in zip(batch, results, strict=True)
+                    ],
+                )
                 failpoint("ingest.batch.before_commit")
             failpoint("ingest.batch.committed")
         except FileFailed as exc:

@@ -13,7 +13,7 @@ from pipelines.ingest import ledger
 from pipelines.ingest.files import SourceFile
 from pipelines.ingest.ledger import NEW_VERSION_REJECTED, FileOutcome, file_id
 from pipelines.ingest.readers.base import FileReader, LoadContext, duckdb_problem
-from pipelines.ingest.sniff import encoding_problem, is_binary_name, refusal, shorten, text_problem
+from pipelines.ingest.sniff import checksum_and_problem, encoding_problem, is_binary_name, refusal, shorten
 from pipelines.warehouse import stored_in, transaction, utcnow
 
 
@@ -31,14 +31,17 @@ def ingest_file(
     prev = ledger.previous(con, fid)
     if ledger.unchanged(con, prev, f):
         return FileOutcome(source.name, f.uri, "unchanged", target=target)
-    checksum = f.checksum()
+    found = None
+    if is_binary_name(f.local_path.name):
+        checksum = f.checksum()
+    else:  # not text, or NUL bytes in it, found before any reader parses it, in the checksum's read
+        checksum, found = checksum_and_problem(f.local_path)
+        f.knows_checksum(checksum)
     now = utcnow()
     ctx = LoadContext(source=source, config=config, file_id=fid, loaded_at=now)
     try:
-        if not is_binary_name(f.local_path.name):
-            found = text_problem(f.local_path)  # not text, or NUL bytes in it: before any reader parses it
-            if found is not None:
-                raise RejectedFile(f.uri, found[0], line=found[1])
+        if found is not None:
+            raise RejectedFile(f.uri, found[0], line=found[1])
         with transaction(con):
             con.execute(f"delete from {stored_in(target)} where x_file_id = $id", {"id": fid})  # noqa: S608 - identifiers only, values are bound
             result = reader.load(con, f, ctx)

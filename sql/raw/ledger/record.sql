@@ -1,17 +1,40 @@
--- The ledger row of one file after an ingestion outcome (pipelines/ingest/ledger.py record()).
--- A NULL in a new outcome keeps what the row held (the rows, sums and period of a load a later check
--- did not repeat); status, error, duplicate_of, the uri (where the file is now) and the file's fingerprint
--- are always the new ones.
--- params: $id $source $kind $uri $size $mtime $etag $checksum $period $rows $billed $effective $status
---         $error $now $delivery $file_rows $file_billed $file_effective $currencies $duplicate_of
+-- The ledger rows of files after their ingestion outcomes, one statement for them all (pipelines/ingest/
+-- ledger.py record_many(); record() is a batch of one). A NULL in a new outcome keeps what the row held (the
+-- rows, sums and period of a load a later check did not repeat); status, error, duplicate_of, the uri (where
+-- the file is now) and the file's fingerprint are always the new ones.
+-- params: $source $kind $now (the batch's); lists, one element a file: $id $uri $size $mtime $etag $checksum
+--         $period $rows $billed $effective $status $error $delivery $file_rows $file_billed
+--         $file_effective $currencies $duplicate_of (sums as text, so no list type rounds them)
 insert into ingest_files (
     file_id, source, kind, uri, size_bytes, modified_at, etag, checksum, billing_period, rows,
     billed_cost_sum, effective_cost_sum, status, error, first_seen_at, checked_at, loaded_at,
     delivery_id, file_rows, file_billed_cost_sum, file_effective_cost_sum, currencies, duplicate_of
-) values (
-    $id, $source, $kind, $uri, $size, $mtime, $etag, $checksum, $period, $rows, $billed, $effective,
-    $status, $error, $now, $now, case when $status = 'loaded' then $now end,
-    $delivery, $file_rows, $file_billed, $file_effective, $currencies, $duplicate_of
+)
+select
+    id, $source, $kind, uri, size, mtime, etag, checksum, period, rows,
+    billed::decimal(38, 12), effective::decimal(38, 12),
+    status, error, $now, $now, case when status = 'loaded' then $now::timestamp end,
+    delivery, file_rows, file_billed::decimal(38, 12), file_effective::decimal(38, 12), currencies, duplicate_of
+from (
+    select
+        unnest($id::varchar[]) as id,
+        unnest($uri::varchar[]) as uri,
+        unnest($size::bigint[]) as size,
+        unnest($mtime::timestamp[]) as mtime,
+        unnest($etag::varchar[]) as etag,
+        unnest($checksum::varchar[]) as checksum,
+        unnest($period::varchar[]) as period,
+        unnest($rows::bigint[]) as rows,
+        unnest($billed::varchar[]) as billed,
+        unnest($effective::varchar[]) as effective,
+        unnest($status::varchar[]) as status,
+        unnest($error::varchar[]) as error,
+        unnest($delivery::varchar[]) as delivery,
+        unnest($file_rows::bigint[]) as file_rows,
+        unnest($file_billed::varchar[]) as file_billed,
+        unnest($file_effective::varchar[]) as file_effective,
+        unnest($currencies::varchar[]) as currencies,
+        unnest($duplicate_of::varchar[]) as duplicate_of
 )
 on conflict (file_id) do update set
     kind = excluded.kind, uri = excluded.uri, size_bytes = excluded.size_bytes, modified_at = excluded.modified_at,
