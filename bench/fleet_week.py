@@ -57,9 +57,11 @@ import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
@@ -430,15 +432,18 @@ WHOLE_PATTERNS = {
 
 
 def reference(root: Path, memory_limit: str, patterns: dict[str, str]) -> dict:
-    """DuckDB's bare load of the files `patterns` match, in a fresh process."""
+    """DuckDB's bare load of the files `patterns` match, in a fresh process (its CPU seconds too)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     done = subprocess.run(
         [sys.executable, "-c", REFERENCE, str(root), memory_limit, json.dumps(patterns)],
         capture_output=True,
         text=True,
         check=True,
     )
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     (root / "reference.duckdb").unlink(missing_ok=True)
-    return {**json.loads(done.stdout.strip().splitlines()[-1]), "files": patterns}
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {**json.loads(done.stdout.strip().splitlines()[-1]), "cpu_s": round(cpu, 3), "files": patterns}
 
 
 # the CLI in this process, printing its peak RSS on stderr when it exits (click ends with SystemExit)
@@ -454,59 +459,150 @@ main()
 """
 
 SECONDS = re.compile(r"(?:in )?(\d+(?:\.\d+)?) s$")
+TICK = os.sysconf("SC_CLK_TCK")
+SAMPLE_S = 0.25  # how often the CLI's CPU time and peak RSS are read from /proc while it runs
 
 
-def run_cli(root: Path, *args: str) -> dict:
-    """`wastewatch --progress --config ... ARGS` in a fresh process: wall time, steps' seconds, peak RSS."""
+def _proc_sample(pid: int) -> tuple[float, float] | None:
+    """(CPU seconds, user + system of every thread so far; VmHWM in MB) of a running process, or None."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()  # after the command name, which may hold spaces
+    hwm = re.search(r"VmHWM:\s+(\d+) kB", status)
+    return (int(fields[11]) + int(fields[12])) / TICK, int(hwm.group(1)) / 1024 if hwm else 0.0
+
+
+def _cpu_at(samples: list[tuple[float, float, float]], t: float) -> float:
+    """The CPU seconds at time t, interpolated between the samples around it."""
+    if not samples or t <= samples[0][0]:
+        return samples[0][1] * (t >= samples[0][0]) if samples else 0.0
+    for (t0, c0, _), (t1, c1, _) in zip(samples, samples[1:], strict=False):
+        if t0 <= t <= t1:
+            return c0 + (c1 - c0) * (t - t0) / (t1 - t0 or 1)
+    return samples[-1][1]
+
+
+def _kind(text: str) -> str | None:
+    """Which phase a progress line ends (stripped), or None: marts, report, rules or a source's ingest."""
+    if text.startswith("mart "):
+        return "marts"
+    if text.startswith("report "):
+        return "report"
+    if re.match(r"^[A-Z]{3}\d{3} ", text):
+        return "rules"
+    # a source's final line only: while it loads, a counter line with the seconds so far repeats
+    if re.match(r"^[\w.-]+ \(\w+\): (\d[\d,]* file\(s\) loaded|could not be read)", text):
+        return "ingest"
+    return None
+
+
+def run_cli(root: Path, *args: str, echo: bool = True) -> dict:
+    """`wastewatch --progress --config ... ARGS` in a fresh process: wall time, each phase's seconds and CPU
+    seconds (from its progress lines' times and /proc samples), peak RSS and the step during which it was
+    reached. Its stderr is passed on as it comes (`echo`), so a long run shows where it is."""
+    load = os.getloadavg()[0]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
-    out = subprocess.run(
+    proc = subprocess.Popen(
         [sys.executable, "-c", CLI, "--progress", "--config", str(root / "wastewatch.yaml"), *args],
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        check=False,
         cwd=root,
     )
+    samples: list[tuple[float, float, float]] = []  # (time, CPU seconds, VmHWM MB)
+    stop = threading.Event()
+
+    def sample() -> None:
+        while True:
+            got = _proc_sample(proc.pid)
+            if got is not None:
+                samples.append((time.perf_counter(), *got))
+            if stop.wait(SAMPLE_S):
+                return
+
+    stdout: list[str] = []
+    threads = [
+        threading.Thread(target=sample, daemon=True),
+        threading.Thread(target=lambda: stdout.append(proc.stdout.read()), daemon=True),  # type: ignore[union-attr]
+    ]
+    for th in threads:
+        th.start()
+    lines: list[tuple[float, str]] = []  # (when it came, the line)
+    for line in proc.stderr:  # type: ignore[union-attr]
+        lines.append((time.perf_counter(), line.rstrip("\n")))
+        if echo:
+            sys.stderr.write("    | " + line)
+            sys.stderr.flush()
+    proc.wait()
+    stop.set()
+    for th in threads:
+        th.join()
     wall = time.perf_counter() - t
-    if out.returncode != 0:
-        raise SystemExit(f"wastewatch {' '.join(args)} exited {out.returncode}:\n{out.stderr[-4000:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_total = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    stderr = "\n".join(text for _, text in lines)
+    if proc.returncode != 0:
+        raise SystemExit(f"wastewatch {' '.join(args)} exited {proc.returncode}:\n{stderr[-4000:]}")
     steps: dict[str, float] = {"ingest": 0.0, "marts": 0.0, "rules": 0.0, "report": 0.0}
+    cpu: dict[str, float] = dict.fromkeys(steps, 0.0)
     marts: dict[str, float] = {}  # each mart's seconds: which of them grows with the history
+    spans: list[tuple[float, float, str]] = []  # (start, end, the step's line) of every step timed
     peak = 0.0
-    for line in out.stderr.splitlines():
+    for when, line in lines:
         if line.startswith("peak_rss_kb "):
             peak = int(line.split()[1]) / 1024
         m = SECONDS.search(line.strip())
         if not m or not line.startswith("  "):
             continue
         text = line.strip()
-        kind = (
-            "marts"
-            if text.startswith("mart ")
-            else "report"
-            if text.startswith("report ")
-            else "rules"
-            if re.match(r"^[A-Z]{3}\d{3} ", text)
-            else "ingest"
-            # a source's final line only: while it loads, a counter line with the seconds so far repeats
-            if re.match(r"^[\w.-]+ \(\w+\): (\d[\d,]* file\(s\) loaded|could not be read)", text)
-            else None
-        )
-        if kind:
-            steps[kind] += float(m.group(1))
+        kind = _kind(text)
+        if not kind:
+            continue
+        took = float(m.group(1))
+        steps[kind] += took
+        cpu[kind] += _cpu_at(samples, when) - _cpu_at(samples, when - took)
+        spans.append((when - took, when, text.split(":")[0]))
         if kind == "marts":
             name = text.split()[1].rstrip(":")
-            marts[name] = marts.get(name, 0.0) + float(m.group(1))
-    return {"wall": wall, "steps": steps, "marts": marts, "peak_rss_mb": peak, "stdout": out.stdout, "stderr": out.stderr}  # fmt: skip
+            marts[name] = marts.get(name, 0.0) + took
+    # where the peak fell: the first sample at the final high-water mark, and the step running then
+    top = max((s[2] for s in samples), default=0.0)
+    at = next((s[0] for s in samples if s[2] >= top), None)
+    peak_at = next((name for a, b, name in spans if at is not None and a <= at <= b + SAMPLE_S), "the rest")
+    return {
+        "wall": wall,
+        "steps": steps,
+        "cpu": cpu,
+        "cpu_total": cpu_total,
+        "marts": marts,
+        "peak_rss_mb": peak,
+        "peak_at": peak_at,
+        "loadavg": (round(load, 2), *(round(x, 2) for x in os.getloadavg()[:2])),
+        "stdout": "".join(stdout),
+        "stderr": stderr,
+    }
 
 
 def _measured(r: dict) -> dict:
-    """What a CLI run's JSON keeps: seconds, steps, the rest, peak RSS."""
+    """What a CLI run's JSON keeps: seconds, steps, the rest, CPU seconds (each step's, the rest's), peak RSS
+    and the step it fell in, and the load average when it ended."""
     return {
         "seconds": round(r["wall"], 3),
         "steps": {k: round(v, 3) for k, v in r["steps"].items()},
         "rest": round(r["wall"] - sum(r["steps"].values()), 3),
+        "cpu_s": round(r["cpu_total"], 3),
+        "cpu_steps": {k: round(v, 3) for k, v in r["cpu"].items()},
+        "cpu_rest": round(r["cpu_total"] - sum(r["cpu"].values()), 3),
         "marts": {k: round(v, 3) for k, v in r["marts"].items()},
         "peak_rss_mb": round(r["peak_rss_mb"], 1),
+        "peak_at": r["peak_at"],
+        "loadavg": r[
+            "loadavg"
+        ],  # the 1-minute load average as it began, and the 1- and 5-minute ones as it ended
     }
 
 
@@ -537,48 +633,96 @@ def _check_line(c: dict, idle: int) -> str:
     )
 
 
-def run_whole(args: argparse.Namespace, root: Path, hosts: int, idle: int, start: datetime) -> dict:
-    """Every week landed at once, the bare load, `run --week` for each week, then a no-op ingest."""
+INPUTS = "inputs.json"  # what --reuse finds under --dir: the generation's arguments and what it wrote
+
+
+def _inputs(
+    args: argparse.Namespace, root: Path, hosts: int, idle: int, start: datetime
+) -> tuple[dict, float, bool]:
+    """The landing zone of one whole landing: generated, or with --reuse the one a run with the same
+    arguments left under root (everything else there, the warehouse first, is deleted). (What was
+    written, seconds spent generating, whether it was reused.)"""
+    key = {
+        "hosts": hosts,
+        "idle": idle,
+        "start": f"{start:%Y-%m-%d}",
+        "weeks": args.weeks,
+        "bill_lines": args.bill_lines,
+        "objects": args.objects,
+    }
+    saved = root / INPUTS
+    if args.reuse and saved.exists() and (root / "landing").is_dir():
+        state = json.loads(saved.read_text(encoding="utf-8"))
+        if state["key"] == key:
+            for p in root.iterdir():
+                if p.name not in ("landing", INPUTS):
+                    shutil.rmtree(p) if p.is_dir() else p.unlink()
+            return state["made"], 0.0, True
+        print(f"--reuse: {saved} was generated with {state['key']}, not {key}: generating again", flush=True)
+    for p in root.iterdir() if root.exists() else ():
+        shutil.rmtree(p) if p.is_dir() else p.unlink()
     t = time.perf_counter()
     made = generate(root, hosts, idle, start, args.weeks, args.bill_lines, args.objects)
+    saved.write_text(json.dumps({"key": key, "made": made}), encoding="utf-8")
+    return made, time.perf_counter() - t, False
+
+
+def _phase_rows(week: dict, ref_s: float | None, label: str) -> list[list[str]]:
+    """The table rows of one `run --week`: the whole, each step, the rest, with CPU seconds."""
+    steps, cpu = week["steps"], week["cpu"]
+    vs = (lambda v: f"{v / ref_s:.2f}x") if ref_s else (lambda v: "")
+    return [
+        [f"wastewatch run --week{label} (one process, as cron)", f"{week['wall']:.1f} s",
+         f"{week['cpu_total']:.1f} s", vs(week["wall"]), f"{week['peak_rss_mb']:,.0f} MB"],
+        *[[f"  {k}", f"{v:.1f} s", f"{cpu[k]:.1f} s", vs(v), ""] for k, v in steps.items()],
+        ["  the rest (start-up, Dagster, checks, publish)", f"{week['wall'] - sum(steps.values()):.1f} s",
+         f"{week['cpu_total'] - sum(cpu.values()):.1f} s", "", ""],
+        [f"  peak RSS reached during: {week['peak_at']}; load average {week['loadavg'][0]:.1f} as it "
+         f"began, {week['loadavg'][1]:.1f} as it ended", "", "", "", ""],
+    ]  # fmt: skip
+
+
+def run_whole(args: argparse.Namespace, root: Path, hosts: int, idle: int, start: datetime) -> dict:
+    """Every week landed at once, the bare load, `run --week` for each week, then a no-op ingest (with
+    --run-only, the `run --week`s alone)."""
+    made, generate_s, reused = _inputs(args, root, hosts, idle, start)
     write_config(root, start, args.memory_limit)
-    generate_s = time.perf_counter() - t
     samples = hosts * GPUS_PER_HOST * 1440 * 7 * args.weeks
     print(
-        f"generated in {generate_s:.0f} s: {hosts * GPUS_PER_HOST:,} GPUs on {hosts} hosts ({idle} idle), "
-        f"{args.weeks} week(s), {samples:,} samples in {made['telemetry_files']:,} files "
-        f"({made['telemetry_mb']:,.0f} MB), {made['bill_lines']:,} bill lines, {args.objects:,} inventory objects",
+        f"{'reused' if reused else f'generated in {generate_s:.0f} s'}: {hosts * GPUS_PER_HOST:,} GPUs on "
+        f"{hosts} hosts ({idle} idle), {args.weeks} week(s), {samples:,} samples in "
+        f"{made['telemetry_files']:,} files ({made['telemetry_mb']:,.0f} MB), {made['bill_lines']:,} bill lines, "
+        f"{args.objects:,} inventory objects",
         flush=True,
     )
     landed = _du(root / "landing")
-    ref = reference(root, args.memory_limit, WHOLE_PATTERNS)
+    ref = None if args.run_only else reference(root, args.memory_limit, WHOLE_PATTERNS)
     runs, checks = [], []
     for w in range(args.weeks):
         monday = start + timedelta(weeks=w)
         runs.append(run_cli(root, "run", "--week", _week_label(monday)))
         checks.append(check_week(root, monday, idle))
-    again = run_cli(root, "ingest")
+    again = None if args.run_only else run_cli(root, "ingest")
 
-    rows = [
-        ["DuckDB bare load of the same files (reference)", f"{ref['seconds']:.1f} s", "1.00x", f"{ref['peak_rss_mb']:,.0f} MB"],
-        *[[f"  {k}", f"{v:.1f} s", "", ""] for k, v in ref["phases"].items()],
-    ]  # fmt: skip
-    for w, week in enumerate(runs):
-        steps = week["steps"]
-        overhead = week["wall"] - sum(steps.values())
-        label = "" if args.weeks == 1 else f" {checks[w]['week']}"
+    rows = []
+    if ref is not None:
         rows += [
-            [f"wastewatch run --week{label} (one process, as cron)", f"{week['wall']:.1f} s", f"{week['wall'] / ref['seconds']:.2f}x", f"{week['peak_rss_mb']:,.0f} MB"],
-            *[[f"  {k}", f"{v:.1f} s", f"{v / ref['seconds']:.2f}x", ""] for k, v in steps.items()],
-            ["  the rest (start-up, Dagster, checks, publish)", f"{overhead:.1f} s", "", ""],
+            ["DuckDB bare load of the same files (reference)", f"{ref['seconds']:.1f} s", f"{ref['cpu_s']:.1f} s", "1.00x", f"{ref['peak_rss_mb']:,.0f} MB"],
+            *[[f"  {k}", f"{v:.1f} s", "", "", ""] for k, v in ref["phases"].items()],
         ]  # fmt: skip
-    rows.append(["nightly re-run, nothing new (wastewatch ingest)", f"{again['wall']:.1f} s", "", f"{again['peak_rss_mb']:,.0f} MB"])  # fmt: skip
-    print(markdown(["phase", "time", "vs reference", "peak RSS"], rows))
+    for w, week in enumerate(runs):
+        rows += _phase_rows(
+            week, ref["seconds"] if ref else None, "" if args.weeks == 1 else f" {checks[w]['week']}"
+        )
+    if again is not None:
+        rows.append(["nightly re-run, nothing new (wastewatch ingest)", f"{again['wall']:.1f} s", f"{again['cpu_total']:.1f} s", "", f"{again['peak_rss_mb']:,.0f} MB"])  # fmt: skip
+    print(markdown(["phase", "time", "CPU (user + sys)", "vs reference", "peak RSS"], rows))
     for c in checks:
         print(_check_line(c, idle))
     return {
         "generate_s": round(generate_s, 3),
         "generate_parts_s": {k: round(v, 3) for k, v in made["generate_s"].items()},
+        "reused_inputs": reused,
         "samples": samples,
         "telemetry_files": made["telemetry_files"],
         "telemetry_mb": round(made["telemetry_mb"], 1),
@@ -586,7 +730,7 @@ def run_whole(args: argparse.Namespace, root: Path, hosts: int, idle: int, start
         "reference": ref,
         "runs": [{**_measured(r), **c} for r, c in zip(runs, checks, strict=True)],
         "nights": [],
-        "noop": _measured(again),
+        "noop": _measured(again) if again is not None else None,
         "landed_mb_peak": round(landed / 1e6, 1),
         "ok": all(c["ok"] for c in checks),
     }
@@ -851,6 +995,17 @@ def main() -> int:
         help=f"nightly: carry on an interrupted point from --dir/{PROGRESS} (same arguments, same commit)",
     )
     parser.add_argument("--json", type=Path, default=None, help="append the point's results as one JSON line")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help=f"whole landing: keep the generated inputs under --dir ({INPUTS}) and use them again when a "
+        "later invocation asks for the same ones (the warehouse is made anew each time)",
+    )
+    parser.add_argument(
+        "--run-only",
+        action="store_true",
+        help="whole landing: time `run --week` alone (no bare load, no nightly re-run)",
+    )
     args = parser.parse_args()
     args.bill_lines = args.bill_lines if args.bill_lines is not None else PER_GPU * args.gpus
     args.objects = args.objects if args.objects is not None else PER_GPU * args.gpus
@@ -858,10 +1013,12 @@ def main() -> int:
     hosts = max(1, args.gpus // GPUS_PER_HOST)
     idle = args.idle_hosts if args.idle_hosts is not None else max(1, hosts // 50)
     root = args.dir.resolve()
+    if (args.reuse or args.run_only) and args.landing != "whole":
+        parser.error("--reuse and --run-only are for --landing whole")
     state = load_progress(root, args) if args.resume and args.landing == "nightly" else None
-    if state is None:
+    if state is None and not args.reuse:
         shutil.rmtree(root, ignore_errors=True)
-        root.mkdir(parents=True)
+    root.mkdir(parents=True, exist_ok=True)
     # `wastewatch run --week` refuses a week that has not started: the weeks must end by the current one
     current = _week_start(_week_label(datetime.now(UTC).replace(tzinfo=None)))
     if state is not None:
@@ -903,7 +1060,7 @@ def main() -> int:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         with args.json.open("a", encoding="utf-8") as out:
             out.write(json.dumps(record) + "\n")
-    if not args.keep:
+    if not args.keep and not args.reuse:
         shutil.rmtree(root, ignore_errors=True)
     return 0 if result["ok"] else 1
 
