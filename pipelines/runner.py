@@ -7,18 +7,22 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import duckdb
 
 from pipelines.config import load_config
 from pipelines.definitions import defs
 from pipelines.defs.jobs import EVALUATE_SELECTION, INGEST_JOB, REPORT_KEY, WEEKLY_JOB, nightly_assets
 from pipelines.defs.partitions import definitions_for, partition_to_window, week_to_partition
-from pipelines.defs.resources import WastewatchResource
+from pipelines.defs.resources import WastewatchResource, lend_warehouse
+from pipelines.health.coverage import history_start
 from pipelines.instance import open_instance, run_tags
 from pipelines.redact import redact
 
@@ -40,10 +44,10 @@ class RunOutcome:
         return self.metadata.get(asset, {}).get(key, default)
 
 
-def _definitions(config_path: Path) -> dg.Definitions:
-    """The code location, its weekly partitions built from this config's history_start and its resource
-    reading this config."""
-    with definitions_for(config_path):
+def _definitions(config_path: Path, weeks_from: date | None = None) -> dg.Definitions:
+    """The code location, its weekly partitions built from this config's history_start (`weeks_from` when
+    the caller knows it) and its resource reading this config."""
+    with definitions_for(config_path, weeks_from):
         d = defs()
     resource = WastewatchResource(config_path=str(config_path.resolve()))
     return dg.Definitions(
@@ -64,16 +68,29 @@ def _assets(config_path: Path) -> list[dg.AssetsDefinition]:
     return [a for a in _definitions(config_path).assets or [] if isinstance(a, dg.AssetsDefinition)]
 
 
+@contextmanager
+def _instance(config_path: Path, shared: dg.DagsterInstance | None) -> Iterator[dg.DagsterInstance]:
+    """The caller's instance (a command running several jobs shares one), else one for this run."""
+    if shared is not None:
+        yield shared
+        return
+    with open_instance(config_path) as instance:
+        yield instance
+
+
 def _execute(
     config_path: Path,
     job: dg.JobDefinition,
     selection: Sequence[dg.AssetKey] | None,
     partition_key: str | None,
     verbose: bool,
+    con: duckdb.DuckDBPyConnection | None = None,
+    instance: dg.DagsterInstance | None = None,
 ) -> RunOutcome:
-    """Run the named job (all its assets, or `selection` of them): the UI lists the run under its name."""
+    """Run the named job (all its assets, or `selection` of them): the UI lists the run under its name.
+    `con`: the caller's writable connection to the warehouse, which the run uses instead of its own."""
     # the instance `make dev` opens too: the UI lists this run, its materialisations and check results
-    with open_instance(config_path) as instance:
+    with _instance(config_path, instance) as instance, _lent(config_path, con):
         result = job.execute_in_process(
             run_config=None if verbose else QUIET_LOGS,
             instance=instance,
@@ -112,6 +129,15 @@ def _execute(
     return outcome
 
 
+@contextmanager
+def _lent(config_path: Path, con: duckdb.DuckDBPyConnection | None) -> Iterator[None]:
+    if con is None:
+        yield
+        return
+    with lend_warehouse(load_config(config_path).warehouse_path, con):
+        yield
+
+
 def _one_line(message: str, cls_name: str | None) -> str:
     """An error's message as one redacted line, without the `module.Class: ` prefix Dagster adds."""
     text = " ".join(message.strip().split("\n")[0].split())
@@ -120,19 +146,38 @@ def _one_line(message: str, cls_name: str | None) -> str:
     return redact(text or cls_name or "unknown error")
 
 
-def run_ingest(config_path: Path, verbose: bool = False) -> RunOutcome:
+def run_ingest(
+    config_path: Path,
+    verbose: bool = False,
+    con: duckdb.DuckDBPyConnection | None = None,
+    instance: dg.DagsterInstance | None = None,
+) -> RunOutcome:
     """Ingest new files, rebuild marts, publish (the `nightly_ingest` job, less the landed tables no source
-    of the config writes)."""
-    job = _definitions(config_path).resolve_job_def(INGEST_JOB)
-    return _execute(config_path, job, nightly_assets(job, load_config(config_path)), None, verbose)
+    of the config writes). `con` and `instance`: the caller's warehouse connection and Dagster instance."""
+    # the job has no weekly asset: the definitions' weeks need not be read from the warehouse's extent
+    d = _definitions(config_path, weeks_from=datetime.now(UTC).date())
+    job = d.resolve_job_def(INGEST_JOB)
+    return _execute(
+        config_path, job, nightly_assets(job, load_config(config_path)), None, verbose, con, instance
+    )
 
 
 def run_weekly(
-    config_path: Path, week: str, verbose: bool = False, evaluate: bool = True, report: bool = True
+    config_path: Path,
+    week: str,
+    verbose: bool = False,
+    evaluate: bool = True,
+    report: bool = True,
+    con: duckdb.DuckDBPyConnection | None = None,
+    instance: dg.DagsterInstance | None = None,
 ) -> RunOutcome:
-    """Evaluate rules and/or write the report for one ISO week (the `weekly_report` job)."""
+    """Evaluate rules and/or write the report for one ISO week (the `weekly_report` job). `con` and
+    `instance`: the caller's warehouse connection (the weeks' start is read through it) and Dagster instance."""
     partition_key = week_to_partition(week)
-    d = _definitions(config_path)
+    weeks_from = None
+    if con is not None:
+        weeks_from = history_start(load_config(config_path), datetime.now(UTC).date(), con)
+    d = _definitions(config_path, weeks_from)
     job = d.resolve_job_def(WEEKLY_JOB)
     assert job.partitions_def is not None
     weeks = job.partitions_def.get_partition_keys()
@@ -152,4 +197,4 @@ def run_weekly(
         selection = sorted(EVALUATE_SELECTION.resolve(d.resolve_asset_graph()))
     elif report and not evaluate:
         selection = [REPORT_KEY]
-    return _execute(config_path, job, selection, partition_key, verbose)
+    return _execute(config_path, job, selection, partition_key, verbose, con, instance)

@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -389,6 +390,83 @@ def open_warehouse(config: Config, read_only: bool = False) -> Iterator[duckdb.D
         yield con
     finally:
         con.close()
+
+
+class CommandWarehouse:
+    """The one connection of a command that writes the warehouse (`ingest`, `run`, `evaluate`, `report`):
+    what the command reads before and after its Dagster runs and the runs themselves (the resource borrows
+    it, pipelines/defs/resources.py) use it, so the warehouse is opened once, not once per reader.
+
+    Opened on first use: read-only while only reads were asked for (None when there is no warehouse yet),
+    writable from the first write on (a read-only connection is closed first: DuckDB holds one mode per file
+    and process). `open_soon` starts the writable open in a thread, for a command to overlap it with
+    importing Dagster (DuckDB releases the GIL while it runs SQL). Closed by `close` (the command's `writing`
+    block), before the run-level lock is released.
+    """
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self._con: duckdb.DuckDBPyConnection | None = None
+        self._writable = False
+        self._opening: threading.Thread | None = None
+        self._opened: list[duckdb.DuckDBPyConnection | BaseException] = []
+
+    def reader(self) -> duckdb.DuckDBPyConnection | None:
+        """The open connection (writable or not), else a read-only one; None when there is no warehouse."""
+        if self._opening is not None:
+            return self.writer()
+        if self._con is None:
+            if not self.config.warehouse_path.exists():
+                return None
+            self._con = connect(
+                self.config.warehouse_path, read_only=True, settings=self.config.duckdb_settings
+            )
+        return self._con
+
+    def writer(self) -> duckdb.DuckDBPyConnection:
+        """The writable connection (a new warehouse's schema created on open)."""
+        if self._opening is not None:
+            self._opening.join()
+            self._opening = None
+            got = self._opened.pop()
+            if isinstance(got, BaseException):
+                raise got
+            self._con, self._writable = got, True
+        if not self._writable:
+            self._drop()
+            self._con = connect(self.config.warehouse_path, settings=self.config.duckdb_settings)
+            self._writable = True
+        assert self._con is not None
+        return self._con
+
+    def open_soon(self) -> None:
+        """Start opening the writable connection in a thread; `writer` waits for it (and raises what it raised)."""
+        if self._writable or self._opening is not None:
+            return
+        self._drop()
+
+        def opening() -> None:
+            try:
+                self._opened.append(connect(self.config.warehouse_path, settings=self.config.duckdb_settings))
+            except BaseException as exc:  # noqa: BLE001 - handed to `writer`, which raises it
+                self._opened.append(exc)
+
+        self._opening = threading.Thread(target=opening, name="wastewatch-open-warehouse", daemon=True)
+        self._opening.start()
+
+    def close(self) -> None:
+        if self._opening is not None:
+            self._opening.join()
+            self._opening = None
+            got = self._opened.pop()
+            if not isinstance(got, BaseException):
+                got.close()
+        self._drop()
+
+    def _drop(self) -> None:
+        if self._con is not None:
+            self._con.close()
+        self._con, self._writable = None, False
 
 
 @contextmanager

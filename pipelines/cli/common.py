@@ -4,8 +4,9 @@ warehouse lock a writing command holds, and the ISO week it is given."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -15,7 +16,10 @@ from pipelines.lock import DEFAULT_WAIT_S
 from pipelines.redact import redact
 
 if TYPE_CHECKING:  # the config's models are imported when a command reads one, not for `--help`
+    import dagster as dg
+
     from pipelines.config import Config
+    from pipelines.warehouse import CommandWarehouse
 
 EXIT_OK, EXIT_REJECTED, EXIT_USAGE, EXIT_BUSY = 0, 1, 2, 3
 
@@ -49,15 +53,40 @@ def wait_option(f: Callable[..., Any]) -> Callable[..., Any]:
     )(f)
 
 
+class Writing:
+    """What a command holding the warehouse's lock shares between its steps: one connection to the
+    warehouse (`warehouse`, opened on first use) and one Dagster instance for all its runs (`instance`)."""
+
+    def __init__(self, warehouse: CommandWarehouse, stack: ExitStack) -> None:
+        self.warehouse = warehouse
+        self._stack = stack
+        self._instance: dg.DagsterInstance | None = None
+
+    def instance(self, config_path: Path) -> dg.DagsterInstance:
+        """The Dagster instance this command's runs share (opened on first use: imports Dagster)."""
+        if self._instance is None:
+            from pipelines.instance import open_instance
+
+            self._instance = self._stack.enter_context(open_instance(config_path))
+        return self._instance
+
+
 @contextmanager
-def writing(config: Config, wait_s: float, role: str = "writer") -> Iterator[None]:
-    """Hold the warehouse's run-level lock (waiting up to `wait_s`); WarehouseBusy ends in exit 3."""
+def writing(config: Config, wait_s: float, role: str = "writer") -> Iterator[Writing]:
+    """Hold the warehouse's run-level lock (waiting up to `wait_s`); WarehouseBusy ends in exit 3. The block
+    gets the command's connection and Dagster instance (`Writing`), both closed before the lock is freed."""
     from pipelines.config.run_history import run_history
     from pipelines.lock import writer_lock
+    from pipelines.warehouse import CommandWarehouse
 
     run_history()  # a bad WASTEWATCH_RUN_HISTORY is refused before the lock or the warehouse's folder exist
-    with writer_lock(config.warehouse_path, wait=wait_s, notice=lambda m: say(m, err=True), role=role):
-        yield
+    with (
+        writer_lock(config.warehouse_path, wait=wait_s, notice=lambda m: say(m, err=True), role=role),
+        ExitStack() as stack,
+    ):
+        warehouse = CommandWarehouse(config)
+        stack.callback(warehouse.close)  # after the instance (closed first: entered last)
+        yield Writing(warehouse, stack)
 
 
 def ctx_config(ctx: click.Context) -> Config:
@@ -98,12 +127,14 @@ def pick_week(value: str | None) -> str:
     return window.label
 
 
-def no_data(config: Config, week: str) -> bool:
-    """Say so, plainly and naming the weeks that have data, when the warehouse holds nothing for `week`."""
+def no_data(config: Config, week: str, warehouse: CommandWarehouse | None = None) -> bool:
+    """Say so, plainly and naming the weeks that have data, when the warehouse holds nothing for `week`
+    (read through the command's connection when given)."""
     from pipelines.health.coverage import no_data_message
     from rules import Window
 
-    message = no_data_message(config, Window.iso_week(week))
+    con = warehouse.reader() if warehouse is not None else None
+    message = no_data_message(config, Window.iso_week(week), con)
     if message is not None:
         say(message)
     return message is not None

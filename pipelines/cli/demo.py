@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from pipelines.cli.common import EXIT_REJECTED, Failure, ctx_config, pick_week, wait_option, writing
+from pipelines.cli.common import EXIT_REJECTED, Failure, Writing, ctx_config, pick_week, wait_option, writing
 from pipelines.cli.money import fmt_money
 from pipelines.cli.pipeline import do_ingest, do_weekly
 
@@ -46,22 +46,30 @@ def demo(
     ctx.obj["config_path"] = config_path
     ctx.obj["config_origin"] = "wastewatch demo"
     config = ctx_config(ctx)
-    with writing(config, wait_s):
-        ctx.exit(demo_run(ctx, config, config_path, w, planted))
+    with writing(config, wait_s) as held:
+        ctx.exit(demo_run(ctx, config, held, config_path, w, planted))
 
 
-def demo_run(ctx: click.Context, config: Config, config_path: Path, w: str, planted: dict[str, Any]) -> int:
+def demo_run(
+    ctx: click.Context, config: Config, held: Writing, config_path: Path, w: str, planted: dict[str, Any]
+) -> int:
     """The demo's ingest, its earlier weeks and the report week; the exit code."""
-    code = do_ingest(ctx, config)
+    code = do_ingest(ctx, config, held)
     # earlier weeks first, so the report has a trend, last week's figures and finding lifecycles
     from pipelines.runner import run_weekly
 
     for label in planted["weeks"][:-1]:
         click.echo(f"evaluating {label} ...", err=True)
-        earlier = run_weekly(config.path or config_path, label, verbose=ctx.obj["verbose"])
+        earlier = run_weekly(
+            config.path or config_path,
+            label,
+            verbose=ctx.obj["verbose"],
+            con=held.warehouse.writer(),
+            instance=held.instance(config.path or config_path),
+        )
         if not earlier.success:
             raise Failure("\n".join(f"{label}: {f}" for f in earlier.failures), code=EXIT_REJECTED)
-    outcome = do_weekly(ctx, config, w, evaluate=True, report=True)
+    outcome = do_weekly(ctx, config, held, w, evaluate=True, report=True)
     planted_gpu001 = planted["report_week"]["rules"]["GPU001"]["waste"]
     found = outcome.value("findings/gpu001_idle_gpu_instance", "estimated_waste_USD", 0.0)
     click.echo(

@@ -14,6 +14,7 @@ from pipelines.cli.common import (
     EXIT_REJECTED,
     EXIT_USAGE,
     Failure,
+    Writing,
     ctx_config,
     no_data,
     pick_week,
@@ -45,24 +46,28 @@ def init(ctx: click.Context, path: Path | None, force: bool) -> None:
     click.echo(f"wrote {target}; edit its sources, then run `wastewatch ingest`")
 
 
-def do_ingest(ctx: click.Context, config: Config, full: bool = False) -> int:
+def do_ingest(ctx: click.Context, config: Config, w: Writing, full: bool = False) -> int:
+    """The `nightly_ingest` run (unless nothing is new) and what it prints; the exit code. Everything it
+    reads and the run itself go through the command's one connection (`w.warehouse`)."""
     from pipelines.health.freshness import stale_sources
     from pipelines.ingest import NEW_VERSION_REJECTED
     from pipelines.transform import nothing_new
     from pipelines.transform.retention import RETENTION_ASSET
-    from pipelines.warehouse import open_warehouse, rows, utcnow
+    from pipelines.warehouse import rows, utcnow
 
     started = utcnow()
     say(f"ingesting {len(config.sources)} source(s) into {config.warehouse_path}", err=True)
     if not full:
-        found = nothing_new.check(config)
+        found = nothing_new.check(config, w.warehouse.reader() if config.published_path.exists() else None)
         if found.nothing_new:
-            return _nothing_new(config, found)
+            return _nothing_new(config, found, w)
         if ctx.obj["verbose"]:
             say(f"a full run: {found.why}", err=True)
+    w.warehouse.open_soon()  # while Dagster is imported
     from pipelines.runner import run_ingest  # Dagster: imported only for a run (about 1 s)
 
-    outcome = run_ingest(config.path or ctx.obj["config_path"], verbose=ctx.obj["verbose"])
+    config_path = config.path or ctx.obj["config_path"]
+    outcome = run_ingest(config_path, ctx.obj["verbose"], w.warehouse.writer(), w.instance(config_path))
     if not outcome.success:
         raise Failure(
             "\n".join(f"ingest: {f}" for f in outcome.failures),
@@ -90,23 +95,23 @@ def do_ingest(ctx: click.Context, config: Config, full: bool = False) -> int:
             f"gpu_samples: {kept['samples_dropped']:,} sample(s) of {kept['days_dropped']} day(s) before "
             f"{kept['kept_from']} dropped (retention: {kept['retention_days']} days); their hours are kept"
         )
-    with open_warehouse(config, read_only=True) as con:  # reads only: no schema check, no catalogues
-        rejected = rows(
-            con,
-            "select error from ingest_files where checked_at >= $t "
-            "and (status = 'rejected' or starts_with(error, $held)) order by uri",
-            {"t": started, "held": NEW_VERSION_REJECTED},
-        )
-        stale = stale_sources(con, config, utcnow())
-        duplicates = rows(
-            con,
-            "select error from ingest_files where checked_at >= $t and status = 'duplicate' order by uri",
-            {"t": started},
-        )
+    con = w.warehouse.writer()
+    rejected = rows(
+        con,
+        "select error from ingest_files where checked_at >= $t "
+        "and (status = 'rejected' or starts_with(error, $held)) order by uri",
+        {"t": started, "held": NEW_VERSION_REJECTED},
+    )
+    stale = stale_sources(con, config, utcnow())
+    duplicates = rows(
+        con,
+        "select error from ingest_files where checked_at >= $t and status = 'duplicate' order by uri",
+        {"t": started},
+    )
     said = {f for f in failures} | {r["error"] for r in rejected} | {r["error"] for r in duplicates}
-    for w in outcome.warnings:  # what an asset logged that the lines below do not already say
-        if w not in said:
-            say(f"warning: {w}", err=True)
+    for warning in outcome.warnings:  # what an asset logged that the lines below do not already say
+        if warning not in said:
+            say(f"warning: {warning}", err=True)
     for r in duplicates:  # copies of billing content the warehouse holds: never loaded, not an error
         say(f"duplicate: {r['error']}", err=True)
     for r in rejected:
@@ -121,10 +126,10 @@ def do_ingest(ctx: click.Context, config: Config, full: bool = False) -> int:
     return EXIT_REJECTED if rejected or failures or stale else EXIT_OK
 
 
-def _nothing_new(config: Config, found: nothing_new.Check) -> int:
+def _nothing_new(config: Config, found: nothing_new.Check, w: Writing) -> int:
     """What a run with nothing new prints, without running it: each table's files, the stale sources."""
     from pipelines.health.freshness import stale_sources
-    from pipelines.warehouse import open_warehouse, scalar, stored_in, utcnow
+    from pipelines.warehouse import scalar, stored_in, utcnow
 
     assert found.recorded_at is not None
     say(
@@ -132,14 +137,15 @@ def _nothing_new(config: Config, found: nothing_new.Check) -> int:
         "it loaded, so the marts and the published warehouse stay as they are (--full runs it all)",
         err=True,
     )
-    with open_warehouse(config, read_only=True) as con:
-        for table in dict.fromkeys(c.target for c in found.sources):
-            unchanged = sum(c.unchanged for c in found.sources if c.target == table)
-            held = scalar(con, f"select count(*) from {stored_in(table)}")  # noqa: S608 - a landed table's name
-            click.echo(
-                f"{table}: 0 file(s) loaded (0 rows), {unchanged} unchanged, 0 rejected; {held:,} rows in the table"
-            )
-        stale = stale_sources(con, config, utcnow())
+    con = w.warehouse.reader()
+    assert con is not None  # the check found the warehouse
+    for table in dict.fromkeys(c.target for c in found.sources):
+        unchanged = sum(c.unchanged for c in found.sources if c.target == table)
+        held = scalar(con, f"select count(*) from {stored_in(table)}")  # noqa: S608 - a landed table's name
+        click.echo(
+            f"{table}: 0 file(s) loaded (0 rows), {unchanged} unchanged, 0 rejected; {held:,} rows in the table"
+        )
+    stale = stale_sources(con, config, utcnow())
     for c in found.sources:
         for uri, why in c.skipped:
             say(f"skipped: {uri}: {why}", err=True)
@@ -177,20 +183,27 @@ def ingest(ctx: click.Context, wait_s: float, full: bool) -> None:
     """Load new and changed source files, rebuild the marts, publish the read-only warehouse."""
     config = ctx_config(ctx)
     need_sources(config, "ingest")
-    with writing(config, wait_s):
-        code = do_ingest(ctx, config, full)
+    with writing(config, wait_s) as w:
+        code = do_ingest(ctx, config, w, full)
     ctx.exit(code)
 
 
-def do_weekly(ctx: click.Context, config: Config, week: str, evaluate: bool, report: bool) -> RunOutcome:
+def do_weekly(
+    ctx: click.Context, config: Config, w: Writing, week: str, evaluate: bool, report: bool
+) -> RunOutcome:
+    """The `weekly_report` run for `week` (all of it, or its rules or its report) and what it prints."""
+    w.warehouse.open_soon()  # while Dagster is imported (a no-op when the command's connection is open)
     from pipelines.runner import run_weekly
 
+    config_path = config.path or ctx.obj["config_path"]
     outcome = run_weekly(
-        config.path or ctx.obj["config_path"],
+        config_path,
         week,
         verbose=ctx.obj["verbose"],
         evaluate=evaluate,
         report=report,
+        con=w.warehouse.writer(),
+        instance=w.instance(config_path),
     )
     if not outcome.success:
         raise Failure(
@@ -241,9 +254,9 @@ def evaluate(ctx: click.Context, week: str | None, wait_s: float) -> None:
     """Run every rule for an ISO week and store its findings."""
     config = ctx_config(ctx)
     w = pick_week(week)
-    with writing(config, wait_s):
-        if not no_data(config, w):
-            do_weekly(ctx, config, w, evaluate=True, report=False)
+    with writing(config, wait_s) as held:
+        if not no_data(config, w, held.warehouse):
+            do_weekly(ctx, config, held, w, evaluate=True, report=False)
 
 
 @click.command()
@@ -254,9 +267,9 @@ def report(ctx: click.Context, week: str | None, wait_s: float) -> None:
     """Write report.md, report.html and findings.csv/.parquet for an ISO week."""
     config = ctx_config(ctx)
     w = pick_week(week)
-    with writing(config, wait_s):
-        if not no_data(config, w):
-            do_weekly(ctx, config, w, evaluate=False, report=True)
+    with writing(config, wait_s) as held:
+        if not no_data(config, w, held.warehouse):
+            do_weekly(ctx, config, held, w, evaluate=False, report=True)
 
 
 @click.command()
@@ -272,8 +285,8 @@ def run(ctx: click.Context, week: str | None, wait_s: float, full: bool) -> None
     config = ctx_config(ctx)
     need_sources(config, "run")
     w = pick_week(week)
-    with writing(config, wait_s):
-        code = do_ingest(ctx, config, full)
-        if not no_data(config, w):
-            do_weekly(ctx, config, w, evaluate=True, report=True)
+    with writing(config, wait_s) as held:
+        code = do_ingest(ctx, config, held, full)
+        if not no_data(config, w, held.warehouse):
+            do_weekly(ctx, config, held, w, evaluate=True, report=True)
     ctx.exit(code)

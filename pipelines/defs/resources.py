@@ -2,6 +2,7 @@
 
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,22 @@ from pipelines.warehouse import open_warehouse
 # every asset that writes the DuckDB file runs in this pool; dagster.yaml limits it to one at a time
 WAREHOUSE_POOL = "warehouse"
 
+# the writable connection of the CLI command whose runs execute in this process (`lend_warehouse`)
+_LENT: ContextVar[tuple[Path, duckdb.DuckDBPyConnection] | None] = ContextVar(
+    "wastewatch_lent_warehouse", default=None
+)
+
+
+@contextmanager
+def lend_warehouse(path: Path, con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+    """Runs executed in-process inside this block use `con`, the calling command's writable connection to
+    the warehouse at `path`, instead of opening their own (the command closes it, not the run)."""
+    token = _LENT.set((path.resolve(), con))
+    try:
+        yield
+    finally:
+        _LENT.reset(token)
+
 
 class WastewatchResource(dg.ConfigurableResource):
     """Where the configuration is: `config_path`, else $WASTEWATCH_CONFIG, else ./wastewatch.yaml.
@@ -26,7 +43,8 @@ class WastewatchResource(dg.ConfigurableResource):
     resource holds the warehouse's run-level lock (pipelines/lock.py), waiting up to `lock_wait_s` seconds
     for another writer; a run that cannot get it fails naming the holder's pid. Within a run the steps of
     one process share one connection, opened by the first step that asks and closed when the run ends:
-    opening the warehouse (schema check, macros, catalogues) costs more than most steps.
+    opening the warehouse (schema check, macros, catalogues) costs more than most steps. A run the CLI
+    executes in-process borrows the command's own connection instead (`lend_warehouse`).
     """
 
     config_path: str = ""
@@ -70,7 +88,11 @@ class WastewatchResource(dg.ConfigurableResource):
                 yield con
             return
         if self._run_con is None:
-            self._run_con = self._run_warehouse.enter_context(open_warehouse(self.load()))
+            config, lent = self.load(), _LENT.get()
+            if lent is not None and lent[0] == config.warehouse_path.resolve():
+                self._run_con = lent[1]
+            else:
+                self._run_con = self._run_warehouse.enter_context(open_warehouse(config))
         yield self._run_con
 
 

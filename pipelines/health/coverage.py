@@ -62,28 +62,32 @@ def _readable(config: Config) -> Path | None:
     return None
 
 
-def history_start(config: Config | None, today: date) -> date:
+def history_start(config: Config | None, today: date, con: duckdb.DuckDBPyConnection | None = None) -> date:
     """The first day of the first week wastewatch evaluates and reports.
 
-    `history_start` from wastewatch.yaml when set; else the earliest data in the warehouse (its published
-    copy when there is one); else, with no config or no data yet, the current week (nothing before it can be
-    reported). Never later than today: the current week is always a week.
+    `history_start` from wastewatch.yaml when set; else the earliest data in the warehouse (read through
+    `con` when given, a connection to it the caller keeps; else its published copy when there is one); else,
+    with no config or no data yet, the current week (nothing before it can be reported). Never later than
+    today: the current week is always a week.
     """
     if config is not None and config.history_start is not None:
         return min(config.history_start, today)
+    if con is not None:
+        first = earliest_data(con)
+        return min(first, today) if first is not None else Window.containing(today).start.date()
     path = _readable(config) if config is not None else None
     if path is None:
         return Window.containing(today).start.date()
     try:
-        con = connect(path, read_only=True, wait=0)
+        own = connect(path, read_only=True, wait=0)
     except WarehouseError:
         return Window.containing(today).start.date()  # held by a writer: its next load sees the data
     try:
-        first = earliest_data(con)
+        first = earliest_data(own)
     except duckdb.Error:  # an older warehouse missing a table: nothing to date the history by
         first = None
     finally:
-        con.close()
+        own.close()
     return min(first, today) if first is not None else Window.containing(today).start.date()
 
 

@@ -37,7 +37,6 @@ from pipelines.transform.fingerprints import (
     Memo,
     inputs_fingerprint,
     store_inputs,
-    stored_inputs,
 )
 from pipelines.transform.fingerprints import SQL as INCREMENTAL
 from pipelines.transform.pricing import write_pricing
@@ -47,13 +46,11 @@ from pipelines.warehouse import (
     CATALOG_DIR,
     SCHEMA_VERSION,
     apply_comments,
-    drop_view,
     header,
     one,
     sql_notes,
     sql_root,
     sql_text,
-    table_exists,
     transaction,
     utcnow,
 )
@@ -211,6 +208,7 @@ def build_mart_with_rollup(
             spark_marts.discard(name, built)
         raise
     kept = False
+    built_rows: int | None = None  # a mart built in full: the rows its `create table ... as` wrote
     try:
         with transaction(con):
             if config is not None and prepared is None:
@@ -241,7 +239,7 @@ def build_mart_with_rollup(
                     )
                 )
             else:
-                kept = _build_full(con, name, memo)
+                kept, built_rows = _build_full(con, name, memo)
             if not kept and prepared is None:
                 apply_comments(
                     con, {name: sql_notes("marts", name)}
@@ -261,8 +259,11 @@ def build_mart_with_rollup(
     failpoint("transform.mart.committed")
     if on_spark:
         spark_marts.cleanup(name, built)
-    row = one(con, f"select count(*) from {name}")  # noqa: S608 - identifiers only, values are bound
-    n = int(row[0]) if row else 0
+    if built_rows is None:
+        row = one(con, f"select count(*) from {name}")  # noqa: S608 - identifiers only, values are bound
+        n = int(row[0]) if row else 0
+    else:
+        n = built_rows
     how = "kept (its inputs did not change)" if kept else "in"
     progress.done(f"  mart {name}: {n:,} rows {how} {progress.seconds(started)}")
     return n, stats
@@ -289,19 +290,27 @@ def _rollup_on_spark(con: duckdb.DuckDBPyConnection, name: str, config: Config |
     return gpu_rollup.build(con, config, days)
 
 
-def _build_full(con: duckdb.DuckDBPyConnection, name: str, memo: Memo | None = None) -> bool:
+def _build_full(
+    con: duckdb.DuckDBPyConnection, name: str, memo: Memo | None = None
+) -> tuple[bool, int | None]:
     """Build a mart in full unless it exists and its inputs fingerprint as when it was last built (`memo`:
     the run's fingerprints of the raw layer).
 
-    Returns whether the table was kept as it was.
+    Returns whether the table was kept as it was, and the rows written when it was built (None if kept).
     """
     fingerprint = inputs_fingerprint(con, name, _layers(), _mart_digest(name), memo=memo)
-    if fingerprint is not None and stored_inputs(con, name) == fingerprint and table_exists(con, name):
-        return True
-    drop_view(con, name)  # the mart was a view over Spark's Parquet (engine: spark before)
-    con.execute(f"create or replace table {name} as\n{sql_text('marts', name)}")
+    state = one(con, sql_text(INCREMENTAL, "mart_state"), {"mart": name})
+    assert state is not None  # one row, always
+    stored, exists, is_view = state
+    if fingerprint is not None and stored is not None and int(stored) == fingerprint and exists:
+        return True, None
+    if is_view:  # the mart was a view over Spark's Parquet (engine: spark before)
+        con.execute(f"drop view {name}")
+    (written,) = con.execute(f"create or replace table {name} as\n{sql_text('marts', name)}").fetchone() or (
+        0,
+    )
     store_inputs(con, name, fingerprint)
-    return False
+    return False, int(written)
 
 
 @cache

@@ -102,17 +102,20 @@ def forget_state(con: duckdb.DuckDBPyConnection) -> None:
     con.execute("delete from ingest_state where job = $job", {"job": JOB})
 
 
-def check(config: Config) -> Check:
-    """Whether an ingest now would change nothing, reading the warehouse and listing the sources only."""
+def check(config: Config, con: duckdb.DuckDBPyConnection | None = None) -> Check:
+    """Whether an ingest now would change nothing, reading the warehouse (through `con` when given, a
+    connection the caller keeps) and listing the sources only."""
     if not config.warehouse_path.exists():
         return Check(why="no warehouse yet")
     if not config.published_path.exists():
         return Check(why=f"no published copy at {config.published_path}")
-    con = connect(config.warehouse_path, read_only=True, settings=config.duckdb_settings)
-    try:
+    if con is not None:
         return _check(con, config)
+    own = connect(config.warehouse_path, read_only=True, settings=config.duckdb_settings)
+    try:
+        return _check(own, config)
     finally:
-        con.close()
+        own.close()
 
 
 def _check(con: duckdb.DuckDBPyConnection, config: Config) -> Check:

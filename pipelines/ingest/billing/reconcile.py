@@ -204,7 +204,7 @@ def observe_start(con: duckdb.DuckDBPyConnection, tags: bool = False) -> int | N
     import pyarrow as pa
 
     with _OBSERVED_LOCK:
-        _OBSERVED[token] = [0, None, None, pa.array([], pa.string()) if tags else None]
+        _OBSERVED[token] = [0, None, None, pa.nulls(0, pa.string()) if tags else None]
         _FUNCTIONS[token] = name
     return token
 
