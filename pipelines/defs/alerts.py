@@ -59,3 +59,8 @@ def daily_alert_schedule(
         return dg.SkipReason("no `alert:` section in the config: nothing to check (docs/alerts.md)")
     tick = (context.scheduled_execution_time or datetime.now(UTC)).astimezone(UTC)
     return dg.RunRequest(run_key=f"alert-{tick:%Y-%m-%d}")
+
+
+@dg.definitions
+def alert_defs() -> dg.Definitions:
+    return dg.Definitions(jobs=[daily_alert_job], schedules=[daily_alert_schedule])
