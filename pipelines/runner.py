@@ -18,7 +18,7 @@ import dagster as dg
 import duckdb
 
 from pipelines.config import load_config
-from pipelines.definitions import defs
+from pipelines.definitions import cli_defs
 from pipelines.defs.jobs import EVALUATE_SELECTION, INGEST_JOB, REPORT_KEY, WEEKLY_JOB, nightly_assets
 from pipelines.defs.partitions import definitions_for, partition_to_window, week_to_partition
 from pipelines.defs.resources import WastewatchResource, lend_warehouse
@@ -48,7 +48,7 @@ def _definitions(config_path: Path, weeks_from: date | None = None) -> dg.Defini
     """The code location, its weekly partitions built from this config's history_start (`weeks_from` when
     the caller knows it) and its resource reading this config."""
     with definitions_for(config_path, weeks_from):
-        d = defs()
+        d = cli_defs()
     resource = WastewatchResource(config_path=str(config_path.resolve()))
     return dg.Definitions(
         assets=d.assets,

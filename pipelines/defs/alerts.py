@@ -7,7 +7,6 @@ import dagster as dg
 
 from pipelines.defs.resources import WAREHOUSE_POOL, WastewatchResource
 from pipelines.redact import redact
-from pipelines.report.alert import AlertError, run_alert
 
 
 @dg.op(
@@ -16,6 +15,9 @@ from pipelines.report.alert import AlertError, run_alert
     "until it changes (`wastewatch alert`); a failed post fails the run and records nothing as sent.",
 )
 def live_waste_alert(context: dg.OpExecutionContext, wastewatch: WastewatchResource) -> None:
+    # imported by the run, not with the code location: an ingest or a weekly run never needs it
+    from pipelines.report.alert import AlertError, run_alert
+
     config = wastewatch.load()
     if config.alert is None:
         context.log.info("no `alert:` section in the config: nothing to check")
@@ -57,3 +59,8 @@ def daily_alert_schedule(
         return dg.SkipReason("no `alert:` section in the config: nothing to check (docs/alerts.md)")
     tick = (context.scheduled_execution_time or datetime.now(UTC)).astimezone(UTC)
     return dg.RunRequest(run_key=f"alert-{tick:%Y-%m-%d}")
+
+
+@dg.definitions
+def alert_defs() -> dg.Definitions:
+    return dg.Definitions(jobs=[daily_alert_job], schedules=[daily_alert_schedule])

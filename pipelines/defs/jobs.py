@@ -105,3 +105,10 @@ def weekly_report_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunReque
                 "earliest data in the warehouse): nothing to report on"
             )
     return dg.RunRequest(run_key=partition_key, partition_key=partition_key)
+
+
+@dg.definitions
+def job_defs() -> dg.Definitions:
+    return dg.Definitions(
+        jobs=[nightly_ingest, weekly_report_job], schedules=[nightly_ingest_schedule, weekly_report_schedule]
+    )

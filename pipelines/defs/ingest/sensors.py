@@ -63,3 +63,8 @@ def new_files_sensor(
         asset_selection=nightly_assets(job, config) if job is not None else None,
     )
     return dg.SensorResult(run_requests=[request], cursor=fingerprint)
+
+
+@dg.definitions
+def ingest_sensors() -> dg.Definitions:
+    return dg.Definitions(sensors=[new_files_sensor])

@@ -16,8 +16,6 @@ from pipelines.evaluate import active_rules
 from pipelines.health.coverage import no_data_message
 from pipelines.marts.registry import MARTS
 from pipelines.redact import redact
-from pipelines.report import write_report
-from pipelines.report.notify import deliver
 from pipelines.transform.nothing_new import forget_state, record_state
 from pipelines.transform.publish import publish
 from pipelines.transform.retention import RETENTION_ASSET
@@ -47,6 +45,11 @@ def _weekly_report_asset(weeks: dg.PartitionsDefinition) -> dg.AssetsDefinition:
 def _write_weekly_report(
     context: dg.AssetExecutionContext, wastewatch: WastewatchResource
 ) -> dg.MaterializeResult:
+    # the report's modules (templates, figures) are imported by the run that writes one, not with the code
+    # location: a nightly ingest never needs them
+    from pipelines.report import write_report
+    from pipelines.report.notify import deliver
+
     window = partition_to_window(context.partition_key)
     config = wastewatch.load()
     started = time.monotonic()
