@@ -4,7 +4,7 @@
                                          [--bill-lines 2500 x GPUs] [--objects 2500 x GPUs]
                                          [--landing whole|nightly] [--delete-landed]
                                          [--memory-limit 4GB] [--dir bench/out/fleet] [--keep] [--json PATH]
-                                         [--resume]
+                                         [--resume] [--reuse] [--run-only]
 
 Generates `--weeks` consecutive ISO weeks from `--week` (default: so that they end with the last week that
 has ended, as `wastewatch run --week` refuses a week that has not started) of a fleet of `--gpus` GPUs (8 per
@@ -43,7 +43,16 @@ week's run; `--resume` carries a point that was cut short on from there (with th
 same clean commit, as a point measured by two versions of the code measures neither): a night cut short is
 landed and ingested again, and the seconds spent before are added to the point's elapsed time.
 
-Prints each phase's time, its share, the ratio of the whole run to the bare load, peak RSS, and for every
+`--reuse` (whole landing) keeps the generated files under `--dir` with what they are (inputs.json) and uses
+them again in a later invocation asking for the same ones, deleting everything else there (the warehouse
+first); `--run-only` times `run --week` alone (no bare load, no nightly re-run): with both, an A/B of two
+checkouts (PYTHONPATH) over the same files costs a run each, not a generation (20 min at 4,000 GPUs). The
+CLI's stderr is passed on as it comes.
+
+Prints each phase's time and CPU seconds (user + system of every thread, read from /proc four times a
+second and split at the progress lines' times; the rest is the process's total less the phases'), the step
+during which the peak RSS was reached, the load average as each run began and ended, its share, the ratio
+of the whole run to the bare load, peak RSS, and for every
 week the planted idle waste (the idle hosts' billed week: hosts x 168 h x the hourly rate) against GPU001's
 finding. `--json PATH` appends one JSON line with the point's arguments, every phase's seconds (each mart's too) and peak RSS,
 the nights, the disk used and the git commit (bench/growth.py reads them). Not a test: nothing here asserts
@@ -551,6 +560,7 @@ def run_cli(root: Path, *args: str, echo: bool = True) -> dict:
     cpu: dict[str, float] = dict.fromkeys(steps, 0.0)
     marts: dict[str, float] = {}  # each mart's seconds: which of them grows with the history
     spans: list[tuple[float, float, str]] = []  # (start, end, the step's line) of every step timed
+    by_step: dict[str, float] = {}  # CPU seconds of each source's ingest, mart, rule and report
     peak = 0.0
     for when, line in lines:
         if line.startswith("peak_rss_kb "):
@@ -566,6 +576,8 @@ def run_cli(root: Path, *args: str, echo: bool = True) -> dict:
         steps[kind] += took
         cpu[kind] += _cpu_at(samples, when) - _cpu_at(samples, when - took)
         spans.append((when - took, when, text.split(":")[0]))
+        step = text.split(" (")[0] if kind == "ingest" else text.split(":")[0]
+        by_step[step] = by_step.get(step, 0.0) + _cpu_at(samples, when) - _cpu_at(samples, when - took)
         if kind == "marts":
             name = text.split()[1].rstrip(":")
             marts[name] = marts.get(name, 0.0) + took
@@ -578,6 +590,7 @@ def run_cli(root: Path, *args: str, echo: bool = True) -> dict:
         "steps": steps,
         "cpu": cpu,
         "cpu_total": cpu_total,
+        "cpu_by_step": by_step,
         "marts": marts,
         "peak_rss_mb": peak,
         "peak_at": peak_at,
@@ -597,6 +610,7 @@ def _measured(r: dict) -> dict:
         "cpu_s": round(r["cpu_total"], 3),
         "cpu_steps": {k: round(v, 3) for k, v in r["cpu"].items()},
         "cpu_rest": round(r["cpu_total"] - sum(r["cpu"].values()), 3),
+        "cpu_by_step": {k: round(v, 3) for k, v in r["cpu_by_step"].items()},
         "marts": {k: round(v, 3) for k, v in r["marts"].items()},
         "peak_rss_mb": round(r["peak_rss_mb"], 1),
         "peak_at": r["peak_at"],
