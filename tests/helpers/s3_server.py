@@ -17,6 +17,7 @@ def moto_server() -> Iterator[str]:
     """
     from moto.server import ThreadedMotoServer
 
+    share_botocore_loader()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -37,3 +38,29 @@ def moto_server() -> Iterator[str]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def share_botocore_loader() -> None:
+    """One botocore data loader for every botocore session of this test process.
+
+    The code under test makes each boto3 client on a new session (pipelines/net/s3.py `client_at`), and a
+    new session's loader parses the service's model again: 0.2-0.4 CPU s for EC2's, which `remediate apply`
+    and the S3 sources pay per client. Botocore's own loader caches what it parsed; sharing it across the
+    process's sessions (keyed, as botocore keys it, by the data path) skips the parsing only: every session,
+    client and credential lookup is still made as the product makes it. Idempotent.
+    """
+    import botocore.loaders
+    import botocore.session
+
+    if getattr(botocore.session.create_loader, "_shared", False):
+        return
+    made: dict[object, botocore.loaders.Loader] = {}
+    create = botocore.loaders.create_loader
+
+    def shared(search_path_string: object = None) -> botocore.loaders.Loader:
+        if search_path_string not in made:
+            made[search_path_string] = create(search_path_string)
+        return made[search_path_string]
+
+    shared._shared = True  # type: ignore[attr-defined]
+    botocore.session.create_loader = shared  # type: ignore[assignment]

@@ -4,8 +4,9 @@ gives for them.
 
 CPU time, not wall time, so the figures hold on a loaded machine. `WASTEWATCH_CPU_REPORT=FILE` also writes
 every test's seconds to FILE (JSON), for bench/README.md's per-folder table. With `WASTEWATCH_CPU_BUDGET=check` (CI) a
-test over the limit that the file does not list fails the run: it is moved down a level, into the `full`
-set, or listed with its reason.
+test the file does not list fails the run when it takes more than the limit times `WASTEWATCH_CPU_MARGIN`
+(1.25: a test's CPU seconds move by a tenth to a quarter between a loaded and an idle machine, so one at the
+limit's edge is named, not failed); it is moved down a level, into the `full` set, or listed with its reason.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ import pytest
 import yaml
 
 LIMIT = float(os.environ.get("WASTEWATCH_CPU_LIMIT", "5"))  # CPU seconds a test may take without a reason
+MARGIN = float(
+    os.environ.get("WASTEWATCH_CPU_MARGIN", "1.25")
+)  # an unlisted test fails `check` above LIMIT x this
 ENV = "WASTEWATCH_CPU_BUDGET"
 REPORT_ENV = "WASTEWATCH_CPU_REPORT"
 LISTED = Path(__file__).parents[1] / "slow_tests.yaml"
@@ -76,8 +80,8 @@ class CpuBudget:
             if name == f"cpu_{report.when}":
                 self.seconds[report.nodeid] += float(value)
 
-    def over(self) -> list[tuple[str, float]]:
-        return sorted(((n, s) for n, s in self.seconds.items() if s > LIMIT), key=lambda x: -x[1])
+    def over(self, limit: float = LIMIT) -> list[tuple[str, float]]:
+        return sorted(((n, s) for n, s in self.seconds.items() if s > limit), key=lambda x: -x[1])
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if not self.seconds:
@@ -96,11 +100,11 @@ class CpuBudget:
             for nodeid, s in over:
                 why = reason(nodeid, allowed)
                 tr.write_line(f"{s:6.1f}  {nodeid}  ({why or 'NOT LISTED in tests/slow_tests.yaml'})")
-            unlisted = [n for n, _ in over if reason(n, allowed) is None]
+            unlisted = [n for n, _ in self.over(LIMIT * MARGIN) if reason(n, allowed) is None]
             if unlisted and os.environ.get(ENV) == "check":
                 tr.write_line(
-                    f"error: {len(unlisted)} test(s) over {LIMIT:g} CPU s are not in tests/slow_tests.yaml: test "
-                    "the promise at a lower level, mark the test `full`, or list it with its reason",
+                    f"error: {len(unlisted)} test(s) over {LIMIT * MARGIN:g} CPU s are not in tests/slow_tests.yaml: "
+                    "test the promise at a lower level, mark the test `full`, or list it with its reason",
                     red=True,
                 )
 
@@ -113,7 +117,7 @@ class CpuBudget:
         if os.environ.get(ENV) != "check":
             return
         allowed = listed()
-        if any(reason(n, allowed) is None for n, _ in self.over()) and session.exitstatus == 0:
+        if any(reason(n, allowed) is None for n, _ in self.over(LIMIT * MARGIN)) and session.exitstatus == 0:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
