@@ -25,6 +25,8 @@ from pipelines.cli.common import (
 from pipelines.cli.money import cents, fmt_money, rounding_note
 
 if TYPE_CHECKING:
+    import duckdb
+
     from pipelines.config import Config
     from pipelines.runner import RunOutcome
     from pipelines.transform import nothing_new
@@ -67,7 +69,8 @@ def do_ingest(ctx: click.Context, config: Config, w: Writing, full: bool = False
     from pipelines.runner import run_ingest  # Dagster: imported only for a run (about 1 s)
 
     config_path = config.path or ctx.obj["config_path"]
-    outcome = run_ingest(config_path, ctx.obj["verbose"], w.warehouse.writer(), w.instance(config_path))
+    con = _run_connection(w, "ingest")
+    outcome = run_ingest(config_path, ctx.obj["verbose"], con, w.instance(config_path))
     if not outcome.success:
         raise Failure(
             "\n".join(f"ingest: {f}" for f in outcome.failures),
@@ -124,6 +127,20 @@ def do_ingest(ctx: click.Context, config: Config, w: Writing, full: bool = False
     for s in stale:
         say(f"stale: {s.problem}", err=True)
     return EXIT_REJECTED if rejected or failures or stale else EXIT_OK
+
+
+def _run_connection(w: Writing, what: str) -> duckdb.DuckDBPyConnection:
+    """The command's writable connection, for its runs: a warehouse that cannot be opened (a failed upgrade,
+    a full disk) fails the run as when the run opened it itself, one `error: <what>: ...` line and exit 1
+    (3 when another process holds DuckDB's lock on it)."""
+    from pipelines.errors import WarehouseBusy, WarehouseError
+
+    try:
+        return w.warehouse.writer()
+    except WarehouseBusy as exc:
+        raise Failure(f"{what}: {exc}", code=EXIT_BUSY) from None
+    except WarehouseError as exc:
+        raise Failure(f"{what}: {exc}", code=EXIT_REJECTED) from None
 
 
 def _nothing_new(config: Config, found: nothing_new.Check, w: Writing) -> int:
@@ -202,7 +219,7 @@ def do_weekly(
         verbose=ctx.obj["verbose"],
         evaluate=evaluate,
         report=report,
-        con=w.warehouse.writer(),
+        con=_run_connection(w, week),
         instance=w.instance(config_path),
     )
     if not outcome.success:
