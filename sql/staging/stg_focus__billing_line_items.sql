@@ -2,7 +2,9 @@
 -- depends_on: the file relation `_src` (FOCUS snake_case columns: VARCHAR from CSV, the Parquet types
 --             otherwise; plus _row, _tags_raw and _x_*), built by pipelines/ingest/billing/focus.py;
 --             `_billing_sets`, distinct x_extra sets (g = 2), filled by one aggregate pass over the
---             file or an earlier file of its billing period (billing/reconcile.py)
+--             file or an earlier file of its billing period (billing/reconcile.py); `_billing_calendar` and
+--             `_billing_tag_ids`, values looked up by their text (billing/lookups.py, stg_focus__calendar.sql,
+--             stg_focus__tag_ids.sql)
 -- Types (strict: a bad value fails the load, and the reader names its row and column), UTC timestamps,
 -- canonical spellings of FOCUS enumerations. Each line keeps the id of its raw tags (x_tag_set, tag_set_id); the
 -- sets, normalised once each, go to billing_tag_sets (stg_billing__tag_sets).
@@ -18,16 +20,20 @@ with typed as (
         billing_account_name,
         billing_account_type,
         upper(coalesce(billing_currency, $default_currency)) as billing_currency,
-        billing_ts(billing_period_end, $date_format) as billing_period_end,
-        billing_ts(billing_period_start, $date_format) as billing_period_start,
+        case when bpe.k is not null then bpe.v else billing_ts(billing_period_end, $date_format) end
+            as billing_period_end,
+        case when bps.k is not null then bps.v else billing_ts(billing_period_start, $date_format) end
+            as billing_period_start,
         capacity_reservation_id,
         canonical_value(capacity_reservation_status, ['Used', 'Unused']) as capacity_reservation_status,
         canonical_value(charge_category, ['Usage', 'Purchase', 'Tax', 'Credit', 'Adjustment']) as charge_category,
         canonical_value(charge_class, ['Correction']) as charge_class,
         charge_description,
         canonical_value(charge_frequency, ['One-Time', 'Recurring', 'Usage-Based']) as charge_frequency,
-        billing_ts(charge_period_end, $date_format) as charge_period_end,
-        billing_ts(charge_period_start, $date_format) as charge_period_start,
+        case when cpe.k is not null then cpe.v else billing_ts(charge_period_end, $date_format) end
+            as charge_period_end,
+        case when cps.k is not null then cps.v else billing_ts(charge_period_start, $date_format) end
+            as charge_period_start,
         canonical_value(commitment_discount_category, ['Spend', 'Usage']) as commitment_discount_category,
         commitment_discount_id,
         commitment_discount_name,
@@ -77,13 +83,25 @@ with typed as (
         sub_account_id,
         sub_account_name,
         sub_account_type,
-        _tags_raw,
+        case when tid.k is not null then tid.v else tag_set_id(_tags_raw) end as x_tag_set,
+        -- the billing period when a looked-up timestamp gives it (else the final select computes it)
+        case
+            when bps.k is not null then bps.per
+            when s.billing_period_start is null and cps.k is not null then cps.per
+        end as _period,
         case when not $extra_per_line then _x_extra end as _x_extra_key,
         _x_extra as _x_extra_line,
         _x_instance_type,
         _x_usage_type,
         _x_gpu_count
-    from _src
+    from _src as s
+    -- values looked up rather than computed on each line (pipelines/ingest/billing/lookups.py): the same
+    -- function of the same text, computed once per distinct text
+    left join _billing_calendar as bps on bps.k = s._ts_billing_period_start
+    left join _billing_calendar as bpe on bpe.k = s._ts_billing_period_end
+    left join _billing_calendar as cps on cps.k = s._ts_charge_period_start
+    left join _billing_calendar as cpe on cpe.k = s._ts_charge_period_end
+    left join _billing_tag_ids as tid on tid.k = s._tags_raw
 ),
 
 -- the file's other columns, written as JSON once per distinct combination of their values; or per line
@@ -96,11 +114,10 @@ extra_sets as (
 
 enriched as (
     select
-        typed.* exclude (_tags_raw, _x_extra_key, _x_extra_line),
+        typed.* exclude (_x_extra_key, _x_extra_line),
         -- per line ($extra_per_line, or a combination the sets lack: they may come from an earlier file
         -- of the billing period); CASE evaluates the ELSE branch only for the lines that reach it
         case when e.h is not null then e.x_extra else to_json(typed._x_extra_line) end as x_extra,
-        tag_set_id(typed._tags_raw) as x_tag_set,
         coalesce(
             nullif(trim_text(_x_instance_type), ''),
             sku_price_details ->> 'InstanceType',
@@ -113,7 +130,7 @@ enriched as (
 )
 
 select
-    * exclude (_row, _x_instance_type, _x_usage_type, _x_gpu_count, service_subcategory),
+    * exclude (_row, _x_instance_type, _x_usage_type, _x_gpu_count, service_subcategory, _period),
     case
         when $derive_subcategory and service_category is not null then 'Other (' || service_category || ')'
         else service_subcategory
@@ -121,5 +138,8 @@ select
     $focus_version as x_focus_version,
     $file_id as x_file_id,
     _row as x_source_row,
-    strftime(coalesce(billing_period_start, charge_period_start), '%Y-%m') as x_billing_period
+    case
+        when _period is not null then _period
+        else strftime(coalesce(billing_period_start, charge_period_start), '%Y-%m')
+    end as x_billing_period
 from enriched

@@ -21,6 +21,7 @@ import duckdb
 from pipelines.errors import RejectedFile
 from pipelines.ingest.billing.foreign import reject_foreign
 from pipelines.ingest.billing.lines import Check, Spec
+from pipelines.ingest.billing.lookups import prepare_lookups
 from pipelines.ingest.billing.reader import BillingReader
 from pipelines.ingest.billing.relation import Relation
 from pipelines.ingest.files import SourceFile
@@ -81,7 +82,11 @@ class FocusReader(BillingReader):
     dedupe_extra = True
     sample_extra = True  # x_ columns may vary per line (Azure FocusCost's x_BilledCostInUsd)
     staging = "stg_focus__billing_line_items"
+    looks_up_tags = True
     source_format = "focus"
+
+    def _lookups(self, con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, cte: str) -> None:
+        prepare_lookups(con, rel, spec, cte)
 
     def spec(self, con: duckdb.DuckDBPyConnection, rel: Relation, file: SourceFile, ctx: LoadContext) -> Spec:
         types = rel.types
@@ -136,6 +141,10 @@ class FocusReader(BillingReader):
         tags = columns["tags"]
         written_as_json = types.get(shown["tags"], "").startswith(("MAP", "STRUCT"))
         columns["_tags_raw"] = tags if written_as_json else f"nullif(trim_text({tags}::varchar), '')"
+        # a timestamp's text, the key the staging SQL looks it up by (lookups.py); NULL when the file types it
+        for col in TIMESTAMPS:
+            text = col in present and (rel.fmt == "csv" or types[shown[snake(col)]].startswith("VARCHAR"))
+            columns[f"_ts_{snake(col)}"] = columns[snake(col)] if text else "null::varchar"
         columns["_x_instance_type"] = _first_of(by_lower, INSTANCE_TYPE_COLUMNS)
         columns["_x_usage_type"] = _first_of(by_lower, USAGE_TYPE_COLUMNS)
         columns["_x_gpu_count"] = _first_of(by_lower, GPU_COUNT_COLUMNS)

@@ -129,6 +129,7 @@ class BillingReader(DeliveryReader):
         con.execute("set preserve_insertion_order = false")  # rows keep x_source_row; order is not needed
         file_side = None
         try:
+            self._lookups(con, rel, spec, cte)
             dedupe, observer, new_period, signature = self._observation(con, rel, spec, ctx, file, cte, stg)
             bind["extra_per_line"] = not dedupe
             insert_cte = cte
@@ -150,7 +151,9 @@ class BillingReader(DeliveryReader):
                 file_side = observe_end(observer, profile)
                 raws = raws if file_side is not None else None
             if self.presets:
-                store_file_tag_sets(con, rel, spec, cte, self.tag_sets, bind, file.uri, ctx.file_id, raws)
+                store_file_tag_sets(
+                    con, rel, spec, cte, self.tag_sets, bind, file.uri, ctx.file_id, raws, self.looks_up_tags
+                )
         except duckdb.Error as exc:
             # the transaction is aborted now: the loop rolls back, then asks `explain` for the bad row
             observe_end(bind.get("observe_token"), None)
@@ -167,6 +170,9 @@ class BillingReader(DeliveryReader):
         result = self._after(con, rel, spec, file, ctx, file_side, staged)
         result.warnings.extend(rel.repairs)
         return result
+
+    def _lookups(self, con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, cte: str) -> None:
+        """Before the insert: fill what the staging SQL looks values up in (FOCUS: lookups.py)."""
 
     def _dated(self, spec: Spec, ctx: LoadContext) -> Spec:
         """The spec with the source's date form bound (`$date_format`: the staging SQL's billing_ts and
@@ -191,6 +197,9 @@ class BillingReader(DeliveryReader):
     # grouping a file by a per-line value slows its whole load down; the staging SQL then builds x_extra
     # per line (`$extra_per_line`)
     sample_extra = False
+    # whether the staging SQL looks a line's tag set id up in `_billing_tag_ids` (FOCUS: lookups.py), whose
+    # texts then stand for a file's own when they cover its ids (store_file_tag_sets)
+    looks_up_tags = False
     # what lines are grouped and joined back by: the x_extra STRUCT itself, not its hash() (not injective:
     # an empty MAP or LIST hashes like NULL, values shifting between two LIST fields hash alike, and text
     # collides as macro_tag_set_id.sql says)

@@ -149,13 +149,15 @@ def store_file_tag_sets(
     uri: str,
     file_id: str,
     raws: list[str] | None = None,
+    looked_up: bool = False,
 ) -> None:
     """Store the tag sets of the file's landed lines (their x_tag_set) that billing_tag_sets lacks;
     `staging` names the reader's tag sets SQL (sql/staging), which reads them from `_file_tags`.
 
     Only when there are such sets is the file read again for its tags (every distinct set, as raw
     text), unless `raws` holds them already (every distinct raw text of the file's lines, kept by the
-    insert's own scan: reconcile.observed_tags): the new ones are stored, and the known ones checked and
+    insert's own scan: reconcile.observed_tags), or the lookup of tag ids the staging SQL used holds the
+    text behind each of its ids (`looked_up`, lookups.py): the new ones are stored, and the known ones checked and
     re-normalised, as store_tag_sets does. When the warehouse knows every set (the other files of a month, a restated month), the
     file's tags are not read again: the id is 64 bits of the raw text's MD5 (tag_set_id), not DuckDB's
     hash(), whose collisions are easy to meet (sql/macros/macro_tag_set_id.sql). Known sets that other
@@ -180,6 +182,8 @@ def store_file_tag_sets(
     if not stale:  # every set known and normalised by this code (unknown ones count as stale too)
         con.execute("drop table _file_sets")
         return
+    if unknown and raws is None and looked_up:  # the texts behind every id of the file, when looked up
+        raws = _looked_up_texts(con)
     if unknown and raws is not None:  # the insert's scan saw every line's tags: no second read
         con.execute(
             "create or replace temp table _file_tags as "
@@ -204,3 +208,15 @@ def store_file_tag_sets(
     store_tag_sets(con, sql_text("staging", staging), {}, bind, uri)
     con.execute("drop table _file_tags")
     con.execute("drop table _file_sets")
+
+
+def _looked_up_texts(con: duckdb.DuckDBPyConnection) -> list[str] | None:
+    """The raw tag texts behind the ids of `_file_sets` when the lookup of tag ids (`_billing_tag_ids`,
+    lookups.py: text -> tag_set_id(text)) holds every one of them, else None: a file whose lines' texts all
+    came from its first lines (or an earlier file's) need not be read again for them."""
+    got = one(
+        con,
+        "select count(*) filter (where l.v is null), list(l.k) filter (where l.v is not null) "
+        "from _file_sets as f left join _billing_tag_ids as l on l.v = f.x_tag_set",
+    )
+    return list(got[1] or []) if got is not None and got[0] == 0 else None

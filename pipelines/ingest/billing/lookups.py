@@ -1,0 +1,64 @@
+"""Values the FOCUS staging SQL looks up by a join instead of computing them on every line: a bill of
+millions of lines holds a few thousand distinct tag texts and timestamps, and computing a tag set id (MD5)
+or parsing a text timestamp strictly costs more per line than a hash join's probe (bench/README.md, issue
+45 item 3). Two temp tables, filled from the file's first lines before its insert (`prepare_lookups`):
+
+- `_billing_tag_ids` (k: a raw tag text, v: tag_set_id(k)), kept for the connection's whole run: each
+  file adds the texts of its first lines that the table lacks;
+- `_billing_calendar` (k: a timestamp's text, v: billing_ts(k), per: the billing period of v), made again
+  for each file: every hour around the month of its first lines, in the text forms they show.
+
+A lookup's value is the same function of its key that the staging SQL computes for a line without one,
+so a line's value does not depend on whether its text was looked up; a bad value is never a key, and it is
+refused on its own line as before (the diagnosis of a failed insert reads the file, not these tables).
+"""
+
+from __future__ import annotations
+
+import duckdb
+
+from pipelines.ingest.billing.lines import Spec
+from pipelines.ingest.billing.relation import Relation
+from pipelines.ingest.billing.sql_expr import file_params
+from pipelines.warehouse import one, sql_text
+
+TAG_IDS = "_billing_tag_ids"
+CALENDAR = "_billing_calendar"
+# raw tag texts kept at most: past it the table starts again from the next file's first lines (each
+# entry costs the join's hash table memory; a bill's distinct sets are a few thousand)
+MAX_TAG_IDS = 200_000
+
+
+def ensure_lookups(con: duckdb.DuckDBPyConnection) -> None:
+    """Both tables, empty when the connection has none yet (a rolled-back transaction takes a table
+    created in it along)."""
+    con.execute(f"create temp table if not exists {TAG_IDS} (k varchar, v ubigint)")
+    con.execute(f"create temp table if not exists {CALENDAR} (k varchar, v timestamp, per varchar)")
+
+
+def prepare_lookups(con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, cte: str) -> None:
+    """Fill the lookups from the file's first lines (`cte`, the `_src` CTE of its insert). Runs in the
+    load's transaction, before the insert."""
+    ensure_lookups(con)
+    size = one(con, f"select count(*) from {TAG_IDS}")  # noqa: S608 - our constant
+    if size is not None and size[0] > MAX_TAG_IDS:
+        con.execute(f"delete from {TAG_IDS}")  # noqa: S608 - our constant
+    tags = f"{cte}{sql_text('staging', 'stg_focus__tag_ids')}"
+    con.execute(f"insert into {TAG_IDS} by name\n{tags}", file_params(rel, spec, tags))  # noqa: S608 - our SQL files; values are bound
+    if all(spec.columns.get(c, "null::varchar") == "null::varchar" for c in TEXT_TIMESTAMPS):
+        con.execute(f"delete from {CALENDAR}")  # noqa: S608 - our constant
+        return
+    calendar = f"{cte}select * from (\n{sql_text('staging', 'stg_focus__calendar')}\n)"  # noqa: S608 - our SQL files
+    con.execute(
+        f"create or replace temp table {CALENDAR} as\n{calendar}",  # noqa: S608 - our SQL files; values are bound
+        file_params(rel, spec, calendar),
+    )
+
+
+# the `_src` columns holding a timestamp's text (NULL when the file types it): the calendar's keys
+TEXT_TIMESTAMPS = (
+    "_ts_billing_period_start",
+    "_ts_billing_period_end",
+    "_ts_charge_period_start",
+    "_ts_charge_period_end",
+)
