@@ -183,12 +183,13 @@ def test_make_dev_names_its_config_warns_of_nothing_and_stops_on_sigterm(
             started = time.monotonic()
             os.kill(dev.process.pid, signal.SIGTERM)  # make itself, as a service manager would
             dev.process.wait(timeout=30)
-            while group_members(pgid) and time.monotonic() - started < 30:
+            while group_members(pgid) and time.monotonic() - started < 45:
                 time.sleep(0.1)
             stopped_in = time.monotonic() - started
             assert group_members(pgid) == [], "make dev left processes behind"
-            # Dagster's own shutdown (webserver, daemon, code server) takes seconds; a minute was the bug
-            assert stopped_in < 25, f"Dagster took {stopped_in:.1f} s to stop"
+            # Dagster's own shutdown (webserver, daemon, code server) takes seconds (27 s seen at a load of 23 on
+            # 2 cores); a minute was the bug
+            assert stopped_in < 45, f"Dagster took {stopped_in:.1f} s to stop"
     finally:
         dev.stop()
     log = dev.log

@@ -75,7 +75,7 @@ def test_a_dripping_answer_fails_the_source_at_its_timeout_and_the_others_load(t
         "raise the source's `timeout` option, or lower hours_per_query or series_per_query to split the "
         "query (query_range 2026-11-30 00:00..2026-11-30 01:00 UTC)"
     ]
-    assert 1.0 <= took < 8.0, took  # the answer alone would take two minutes
+    assert 1.0 <= took < 30.0, took  # the answer alone would take two minutes (a loaded machine's margin)
     assert [p.split("?")[0] for p in peer.paths] == ["/api/v1/label/instance/values", "/api/v1/query_range"]
     assert jobs == [{"job_id": "j1"}]  # the other source loaded
 
@@ -93,7 +93,7 @@ def test_an_answer_larger_than_max_response_mb_fails_the_source_and_one_under_it
             "raise the source's `max_response_mb` option, or lower hours_per_query or series_per_query to "
             "split the query (query_range 2026-11-30 00:00..2026-11-30 01:00 UTC)"
         ]
-        assert jobs == [{"job_id": "j1"}] and took < 8.0
+        assert jobs == [{"job_id": "j1"}] and took < 30.0  # a slow peer read to its end would take minutes
         report, _, _ = _ingest(tmp_path / "large", source % 4)
     assert not report.failures and not report.rejected, report.summary()
 
@@ -138,7 +138,8 @@ def test_ingest_against_a_dripping_server_is_one_line_exit_1_and_frees_the_wareh
         "to split the query (query_range 2026-11-30 00:00..2026-11-30 01:00 UTC)"
     ], result.output
     assert "s3cret-drip-41" not in result.output
-    assert took < 20, took  # 1 s of waiting plus the command's own work, not the two minutes of the drip
+    # 1 s of waiting plus the command's own work (slow on a loaded machine), not the drip's two minutes
+    assert took < 60, took
     warehouse = tmp_path / "wh" / "w.duckdb"
     assert not holds(warehouse)
     with writer_lock(warehouse, wait=0):  # free: taken at once by the next writer
