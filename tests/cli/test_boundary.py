@@ -43,6 +43,16 @@ with writer_lock(Path(sys.argv[1]), wait=0):
     time.sleep(float(sys.argv[2]))
 """
 
+# the same, until told on stdin (or after argv[2] seconds): it lets go as a finished writer does
+HOLD_LOCK_UNTIL_TOLD = """
+import select, sys
+from pathlib import Path
+from pipelines.lock import writer_lock
+with writer_lock(Path(sys.argv[1]), wait=0):
+    print("held", flush=True)
+    select.select([sys.stdin], [], [], float(sys.argv[2]))
+"""
+
 # a reader outside wastewatch (a duckdb shell, a notebook) holding DuckDB's own file lock
 HOLD_DUCKDB = """
 import sys, time, duckdb
@@ -72,7 +82,11 @@ def _run(
 
 def _hold(script: str, path: Path, seconds: float) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
-        [sys.executable, "-c", script, str(path), str(seconds)], stdout=subprocess.PIPE, text=True, cwd=REPO
+        [sys.executable, "-c", script, str(path), str(seconds)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
     )
     assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
     return proc
@@ -193,12 +207,31 @@ def test_a_second_writer_waits_then_exits_3_naming_the_holder(ingested: Path) ->
 
 
 def test_a_writer_waits_for_the_holder_to_finish(ingested: Path) -> None:
-    holder = _hold(HOLD_LOCK, _warehouse(ingested), 3)
+    holder = _hold(HOLD_LOCK_UNTIL_TOLD, _warehouse(ingested), 120)
     try:
-        result = _run("--config", str(ingested), "ingest", "--wait", "120")
-        assert result.returncode == 0, result.stderr
-        assert f"waiting up to 120 s for the warehouse: held by pid {holder.pid}" in result.stderr
+        writer = subprocess.Popen(
+            [*_wastewatch(), "--config", str(ingested), "ingest", "--wait", "120"],
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            text=True,
+            env={**os.environ, "WASTEWATCH_CONFIG": ""},
+        )
+        assert writer.stderr is not None
+        # the holder finishes once the writer says it waits (however long the writer took to start)
+        said: list[str] = []
+        while not said or ("waiting up to" not in said[-1] and said[-1]):
+            said.append(writer.stderr.readline())
+        assert holder.stdin is not None
+        holder.stdin.write("done\n")
+        holder.stdin.close()
+        assert holder.wait(timeout=60) == 0
+        rest = writer.stderr.read()
+        assert writer.wait(timeout=300) == 0, "".join(said) + rest
+        assert any(f"waiting up to 120 s for the warehouse: held by pid {holder.pid}" in x for x in said), (
+            said
+        )
     finally:
+        holder.kill()
         holder.wait()
 
 
