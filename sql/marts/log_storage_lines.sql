@@ -19,30 +19,27 @@ with billed as not materialized (
     select * from billing_line_items where x_file_id in (select unnest($files::varchar[]))
 ),
 
--- what each distinct x_extra of these lines says, parsed once
-extras as (
+-- each distinct (provider, x_extra, description, meter, service) of these lines and what it says (x_extra
+-- parsed once): lines are classified by these, and only the lines of a classified key are read again
+keys as (
     select
+        provider_name,
         x_extra,
+        charge_description,
+        sku_meter,
+        service_name,
         extra_usage_type(x_extra) as usage_type,
-        extra_cur_product_code(x_extra) as cur_product_code,
-        extra_cur2_product_code(x_extra) as cur2_product_code
-    from (select distinct x_extra from billed)
-),
-
-lines as (
-    select
-        b.*,
-        e.usage_type,
-        concat_ws(' ', b.charge_description, b.sku_meter) as meter,
-        concat_ws(' ', b.service_name, e.cur_product_code, e.cur2_product_code) as service
-    from billed as b
-    left join extras as e on e.x_extra is not distinct from b.x_extra
+        concat_ws(' ', charge_description, sku_meter) as meter,
+        concat_ws(' ', service_name, extra_cur_product_code(x_extra), extra_cur2_product_code(x_extra)) as service
+    from (select distinct provider_name, x_extra, charge_description, sku_meter, service_name from billed)
 ),
 
 kinds as (
     -- each distinct usage type / meter / service is classified once, then joined back to its lines
-    select k.provider_name, k.usage_type, k.meter, k.service, t.kind, t.included_days
-    from (select distinct provider_name, usage_type, meter, service from lines) as k
+    select
+        k.provider_name, k.x_extra, k.charge_description, k.sku_meter, k.service_name, k.usage_type, k.meter,
+        t.kind, t.included_days
+    from keys as k
     inner join log_usage_types as t
         on starts_with(lower(coalesce(k.provider_name, '')), lower(t.provider))
         and regexp_matches(coalesce(k.service, ''), t.service)
@@ -51,7 +48,10 @@ kinds as (
             when 'meter' then regexp_matches(k.meter, t.pattern)
             else false
         end
-    qualify row_number() over (partition by k.provider_name, k.usage_type, k.meter, k.service order by t.priority) = 1
+    qualify row_number() over (
+        partition by k.provider_name, k.x_extra, k.charge_description, k.sku_meter, k.service_name
+        order by t.priority
+    ) = 1
 )
 
 select
@@ -65,7 +65,7 @@ select
         when l.resource_id like 'arn:aws%:logs:%:log-group:%' then regexp_replace(l.resource_id, ':\*$', '')
     end as log_group_arn,
     l.service_name,
-    coalesce(l.usage_type, l.meter) as usage_type,
+    coalesce(k.usage_type, k.meter) as usage_type,
     k.kind,
     k.included_days,
     l.consumed_quantity as quantity,
@@ -78,9 +78,10 @@ select
     l.x_source_format,
     l.x_source_file,
     l.x_file_id
-from lines as l
+from billed as l
 inner join kinds as k
     on k.provider_name is not distinct from l.provider_name
-    and k.usage_type is not distinct from l.usage_type
-    and k.meter = l.meter
-    and k.service = l.service
+    and k.x_extra is not distinct from l.x_extra
+    and k.charge_description is not distinct from l.charge_description
+    and k.sku_meter is not distinct from l.sku_meter
+    and k.service_name is not distinct from l.service_name

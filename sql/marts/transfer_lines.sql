@@ -19,33 +19,35 @@ with billed as not materialized (
     select * from billing_line_items where x_file_id in (select unnest($files::varchar[]))
 ),
 
--- the usage type of each distinct x_extra of these lines, parsed once
-extras as (
-    select x_extra, extra_usage_type(x_extra) as usage_type from (select distinct x_extra from billed)
-),
-
-lines as (
+-- each distinct (provider, x_extra, description, meter) of these lines, its usage type (x_extra parsed once)
+-- and meter text: lines are classified by these, and only the lines of a classified key are read again
+keys as (
     select
-        b.*,
-        e.usage_type,
+        provider_name,
+        x_extra,
+        charge_description,
+        sku_meter,
+        extra_usage_type(x_extra) as usage_type,
         -- Azure's charge description is its meter category, subcategory and name (the subcategory says
         -- Inter-Region); Google Cloud's is the SKU description
-        concat_ws(' ', b.charge_description, b.sku_meter) as meter
-    from billed as b
-    left join extras as e on e.x_extra is not distinct from b.x_extra
+        concat_ws(' ', charge_description, sku_meter) as meter
+    from (select distinct provider_name, x_extra, charge_description, sku_meter from billed)
 ),
 
 kinds as (
     -- each distinct usage type / meter is classified once, then joined back to its lines
     select
         k.provider_name,
+        k.x_extra,
+        k.charge_description,
+        k.sku_meter,
         k.usage_type,
         k.meter,
         t.direction,
         t.source,
         t.destination,
         t.pattern
-    from (select distinct provider_name, usage_type, meter from lines) as k
+    from keys as k
     inner join transfer_usage_types as t
         on case t.field
             when 'usage_type' then coalesce(regexp_matches(k.usage_type, t.pattern), false)
@@ -53,16 +55,19 @@ kinds as (
                 and regexp_matches(k.meter, t.pattern)
             else false
         end
-    qualify row_number() over (partition by k.provider_name, k.usage_type, k.meter order by t.priority) = 1
+    qualify row_number() over (
+        partition by k.provider_name, k.x_extra, k.charge_description, k.sku_meter order by t.priority
+    ) = 1
 ),
 
 matched as (
-    select l.*, k.direction, k.source, k.destination, k.pattern
-    from lines as l
+    select b.*, k.usage_type, k.meter, k.direction, k.source, k.destination, k.pattern
+    from billed as b
     inner join kinds as k
-        on k.provider_name is not distinct from l.provider_name
-        and k.usage_type is not distinct from l.usage_type
-        and k.meter = l.meter
+        on k.provider_name is not distinct from b.provider_name
+        and k.x_extra is not distinct from b.x_extra
+        and k.charge_description is not distinct from b.charge_description
+        and k.sku_meter is not distinct from b.sku_meter
 ),
 
 regions as (
