@@ -1,7 +1,8 @@
 -- grain: one row per text form of an hour around a FOCUS file's first lines (the temp table
 --        `_billing_calendar` that stg_focus__billing_line_items.sql joins its four timestamps to)
--- depends_on: the file relation `_src` of pipelines/ingest/billing/focus.py (its `_ts_*` columns: the text of
---             BillingPeriodStart/End and ChargePeriodStart/End, NULL when the file types them itself)
+-- depends_on: `_billing_sample`, the first 10,000 lines of the file relation `_src` of
+--             pipelines/ingest/billing/focus.py (its `_ts_*` columns: the text of BillingPeriodStart/End and
+--             ChargePeriodStart/End, NULL when the file types them itself)
 -- A text timestamp costs billing_ts's checks and parse on every line (0.15 thread-s per million values,
 -- about 0.4 inside the insert); an hourly bill holds a few thousand distinct ones. So each hour of the
 -- month of the file's first 10,000 lines, with the month before and the two after, is written in every
@@ -9,24 +10,21 @@
 -- `v` by a join, any other line (another form, a minute past the hour, another year, a bad value) is
 -- parsed or refused by billing_ts on its own line as before. Nothing when the source names its own
 -- options.date_format ($date_format) or the file's timestamps are typed.
-with sample as (
-    select unnest([_ts_billing_period_start, _ts_billing_period_end, _ts_charge_period_start, _ts_charge_period_end]) as t
+with texts_seen as materialized (
+    select distinct t
     from (
-        select _ts_billing_period_start, _ts_billing_period_end, _ts_charge_period_start, _ts_charge_period_end
-        from _src
-        limit 10000
+        select unnest([_ts_billing_period_start, _ts_billing_period_end, _ts_charge_period_start, _ts_charge_period_end]) as t
+        from _billing_sample
     )
-),
-
-seen as (
-    select
-        regexp_replace(t, '[0-9]', '9', 'g') as shape,
-        date_trunc('month', try_strptime(left(t, 10), '%Y-%m-%d')) as month
-    from sample
     where t is not null and $date_format is null
 ),
 
--- the month most of the first lines are in
+seen as (
+    select regexp_replace(t, '[0-9]', '9', 'g') as shape, date_trunc('month', try_strptime(left(t, 10), '%Y-%m-%d')) as month
+    from texts_seen
+),
+
+-- the month most of the first lines' distinct texts are in
 around as (
     select month from seen where month is not null group by month order by count(*) desc, month limit 1
 ),
