@@ -425,12 +425,10 @@ class CommandWarehouse:
 
     def writer(self) -> duckdb.DuckDBPyConnection:
         """The writable connection (a new warehouse's schema created on open)."""
-        if self._opening is not None:
-            self._opening.join()
-            self._opening = None
-            got = self._opened.pop()
-            if isinstance(got, BaseException):
-                raise got
+        got = self._background_open()
+        if isinstance(got, BaseException):
+            raise got
+        if got is not None:
             self._con, self._writable = got, True
         if not self._writable:
             self._drop()
@@ -455,13 +453,18 @@ class CommandWarehouse:
         self._opening.start()
 
     def close(self) -> None:
-        if self._opening is not None:
-            self._opening.join()
-            self._opening = None
-            got = self._opened.pop()
-            if not isinstance(got, BaseException):
-                got.close()
+        got = self._background_open()
+        if isinstance(got, duckdb.DuckDBPyConnection):
+            got.close()
         self._drop()
+
+    def _background_open(self) -> duckdb.DuckDBPyConnection | BaseException | None:
+        """What `open_soon`'s thread opened or raised, once it has finished; None when none was started."""
+        if self._opening is None:
+            return None
+        self._opening.join()
+        self._opening = None
+        return self._opened.pop()
 
     def _drop(self) -> None:
         if self._con is not None:

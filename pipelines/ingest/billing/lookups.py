@@ -28,6 +28,13 @@ CALENDAR = "_billing_calendar"
 # entry costs the join's hash table memory; a bill's distinct sets are a few thousand)
 MAX_TAG_IDS = 200_000
 SAMPLE_LINES = 10_000  # the first lines of a file the lookups are filled from
+# the `_src` columns holding a timestamp's text (NULL when the file types it): the calendar's keys
+TEXT_TIMESTAMPS = (
+    "_ts_billing_period_start",
+    "_ts_billing_period_end",
+    "_ts_charge_period_start",
+    "_ts_charge_period_end",
+)
 
 
 def ensure_lookups(con: duckdb.DuckDBPyConnection) -> None:
@@ -61,12 +68,3 @@ def prepare_lookups(con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, c
             {"date_format": spec.bind.get("date_format")},
         )
     con.execute("drop table _billing_sample")
-
-
-# the `_src` columns holding a timestamp's text (NULL when the file types it): the calendar's keys
-TEXT_TIMESTAMPS = (
-    "_ts_billing_period_start",
-    "_ts_billing_period_end",
-    "_ts_charge_period_start",
-    "_ts_charge_period_end",
-)
