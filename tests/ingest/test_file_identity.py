@@ -82,7 +82,11 @@ def _contents(config: Config) -> dict[str, Any]:
             sums = "".join(f', sum("{c}")' for c in numeric)
             row = con.execute(f'select count(*){sums} from "{table}"').fetchone()  # noqa: S608 - catalogue names
             assert row is not None
-            values = [None if v is None else Decimal(str(v)) for v in row[1:]]
+            # a DOUBLE's sum depends on the order DuckDB's threads add it in: compared to 12 significant digits
+            values = [
+                None if v is None else Decimal(f"{v:.12g}" if isinstance(v, float) else str(v))
+                for v in row[1:]
+            ]
             out[table] = (row[0], dict(zip(numeric, values, strict=True)))
         return out
     finally:
@@ -171,7 +175,11 @@ def _everything(config: Config) -> dict[str, Any]:
                     con.execute(f'select x_file_id, count(*) from "{rel}" group by 1').fetchall(),  # noqa: S608
                     key=str,
                 )
-            values = [None if v is None else Decimal(str(v)) for v in row[1:]]
+            # a DOUBLE's sum depends on the order DuckDB's threads add it in: compared to 12 significant digits
+            values = [
+                None if v is None else Decimal(f"{v:.12g}" if isinstance(v, float) else str(v))
+                for v in row[1:]
+            ]
             out[rel] = (row[0], dict(zip(numeric, values, strict=True)), per_file)
         return out
     finally:

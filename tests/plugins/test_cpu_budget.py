@@ -25,8 +25,10 @@ def test_quick():
 
 def _run(tmp_path: Path, seconds: float, budget: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "test_spin.py").write_text(SPIN.format(seconds=seconds), encoding="utf-8")
+    # CI's own margin (WASTEWATCH_CPU_MARGIN=2) must not reach the inner run: it sets the default, 1.25
     env = {**os.environ, "PYTHONPATH": str(REPO), "WASTEWATCH_CPU_BUDGET": budget,
-           "WASTEWATCH_CPU_REPORT": str(tmp_path / "cpu.json"), "WASTEWATCH_CPU_LIMIT": "0.5"}  # fmt: skip
+           "WASTEWATCH_CPU_REPORT": str(tmp_path / "cpu.json"), "WASTEWATCH_CPU_LIMIT": "0.5",
+           "WASTEWATCH_CPU_MARGIN": "1.25"}  # fmt: skip
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "tests.plugins.cpu_budget", "-p", "no:cacheprovider",
          "test_spin.py"],
