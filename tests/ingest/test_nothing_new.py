@@ -43,19 +43,40 @@ def _full_run(config: Config) -> None:
     publish(config)
 
 
-@pytest.fixture
-def project(tmp_path: Path) -> Config:
-    copy_into(FOCUS_SAMPLE, tmp_path / "landing" / "billing")
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The project after its full run, made once: a pristine copy, and the place every test's project is.
+
+    The config's digest covers its folder, so each test restores the project to the same place (mtimes
+    kept) rather than to a folder of its own."""
+    base = tmp_path_factory.mktemp("nothing_new")
+    root = base / "project"
+    copy_into(FOCUS_SAMPLE, root / "landing" / "billing")
     lines = FOCUS_SAMPLE.read_text(encoding="utf-8").splitlines(keepends=True)
-    (tmp_path / "landing" / "billing" / "extra.csv").write_text(lines[0] + lines[-1], encoding="utf-8")
+    (root / "landing" / "billing" / "extra.csv").write_text(lines[0] + lines[-1], encoding="utf-8")
     for n in (1, 2):
-        (tmp_path / "landing" / "telemetry").mkdir(parents=True, exist_ok=True)
-        (tmp_path / "landing" / "telemetry" / f"gpu-{n}.csv").write_text(SMI.format(n=n), encoding="utf-8")
-    copy_fixture_report(tmp_path / "landing" / "inventory")
-    write_config(tmp_path, SOURCES)
-    config = load_config(tmp_path / "wastewatch.yaml")
-    _full_run(config)
-    return config
+        (root / "landing" / "telemetry").mkdir(parents=True, exist_ok=True)
+        (root / "landing" / "telemetry" / f"gpu-{n}.csv").write_text(SMI.format(n=n), encoding="utf-8")
+    copy_fixture_report(root / "landing" / "inventory")
+    write_config(root, SOURCES)
+    _full_run(load_config(root / "wastewatch.yaml"))
+    pristine = base / "pristine"
+    shutil.copytree(root, pristine, symlinks=True)
+    return pristine, root
+
+
+@pytest.fixture
+def project(built: tuple[Path, Path]) -> Config:
+    """A project whose full run recorded its state: the module's, restored as its run left it."""
+    pristine, root = built
+    shutil.rmtree(root)
+    shutil.copytree(pristine, root, symlinks=True)
+    return load_config(root / "wastewatch.yaml")
+
+
+def _root(config: Config) -> Path:
+    assert config.path is not None
+    return config.path.parent
 
 
 def test_after_a_full_run_with_nothing_changed_there_is_nothing_to_do(project: Config) -> None:
@@ -156,19 +177,20 @@ def test_each_kind_of_change_means_a_full_run_and_says_why(project: Config, chan
         assert nothing_new.check(config).nothing_new
 
 
-def test_a_source_read_whole_on_every_run_always_means_a_full_run(project: Config, tmp_path: Path) -> None:
-    shutil.copytree(tmp_path / "landing" / "telemetry", tmp_path / "landing" / "scan")
-    write_config(tmp_path, SOURCES + "  - {name: walk, kind: fs_scan, uri: landing/scan/}\n")
-    config = load_config(tmp_path / "wastewatch.yaml")
+def test_a_source_read_whole_on_every_run_always_means_a_full_run(project: Config) -> None:
+    root = _root(project)
+    shutil.copytree(root / "landing" / "telemetry", root / "landing" / "scan")
+    write_config(root, SOURCES + "  - {name: walk, kind: fs_scan, uri: landing/scan/}\n")
+    config = load_config(root / "wastewatch.yaml")
     _full_run(config)
     found = nothing_new.check(config)
     assert found.why == "source 'walk' (fs_scan) is read whole on every run"
 
 
-def test_a_retention_day_due_means_a_full_run(project: Config, tmp_path: Path) -> None:
-
-    write_config(tmp_path, SOURCES + "retention: {gpu_samples_days: 8}\n")
-    config = load_config(tmp_path / "wastewatch.yaml")
+def test_a_retention_day_due_means_a_full_run(project: Config) -> None:
+    root = _root(project)
+    write_config(root, SOURCES + "retention: {gpu_samples_days: 8}\n")
+    config = load_config(root / "wastewatch.yaml")
     con = new_warehouse(config.warehouse_path)
     try:
         con.execute("create table if not exists int_incremental_days (object varchar, day date)")
@@ -193,9 +215,7 @@ def test_a_telemetry_file_gone_keeps_its_rows_so_there_is_still_nothing_to_do(pr
     assert {o.status for o in report.outcomes} == {"unchanged"}
 
 
-def test_the_config_digest_holds_no_credential_so_a_new_one_changes_nothing(
-    project: Config, tmp_path: Path
-) -> None:
+def test_the_config_digest_holds_no_credential_so_a_new_one_changes_nothing(tmp_path: Path) -> None:
     """The state lands in the published copy analysts read: a credential in the config is masked before
     hashing (a weak password could be guessed from a digest of a config otherwise known)."""
     base = SOURCES + "notify:\n  webhook_url: https://hooks.slack.com/services/T000/B000/SECRET\n"
