@@ -114,17 +114,34 @@ def test_tokens_per_gpu_hour_and_cost_per_token_follow_from_the_same_tokens(
     assert busy["cost"] is None and busy["cost_per_million_tokens"] is None  # no bill in this warehouse
 
 
-@pytest.mark.parametrize("shape", sorted(SHAPES))
-def test_each_frameworks_log_shape_gives_the_runs_mfu(shape: str, tmp_path: Path) -> None:
-    name, text, options = SHAPES[shape]
-    jobs = "job_id,hosts,start,end,state,gpus,gpu_type\n42,dgx-01,2026-11-30T08:59:00Z,2026-11-30T10:00:00Z,COMPLETED,8,H100\n"
-    got = _mfu_of(
-        tmp_path,
-        "  - {name: jobs, kind: jobs_csv, uri: landing/jobs/, options: {columns: {started_at: start, ended_at: end}}}\n"
-        f"  - {{name: log, kind: train_log, uri: landing/train/, options: {options[:-1]}, host: dgx-01}}}}\n",
-        {"landing/jobs/jobs.csv": jobs, f"landing/train/{name}": text},
+# each framework's run: its own job on its own host, so the shapes share one warehouse and one build
+SHAPE_HOSTS = {shape: f"dgx-{i:02d}" for i, shape in enumerate(sorted(SHAPES), 1)}
+
+
+@pytest.fixture(scope="module")
+def shapes_mfu(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """job_mfu of one warehouse holding every framework's log, each beside its own run's job record."""
+    jobs = "job_id,hosts,start,end,state,gpus,gpu_type\n" + "".join(
+        f"42-{shape},{host},2026-11-30T08:59:00Z,2026-11-30T10:00:00Z,COMPLETED,8,H100\n"
+        for shape, host in SHAPE_HOSTS.items()
     )
-    run = got["42"]
+    sources = "  - {name: jobs, kind: jobs_csv, uri: landing/jobs/, options: {columns: {started_at: start, ended_at: end}}}\n"
+    files: dict[str, Path | str] = {"landing/jobs/jobs.csv": jobs}
+    for shape, host in SHAPE_HOSTS.items():
+        name, text, options = SHAPES[shape]
+        sources += (
+            f"  - {{name: {shape}, kind: train_log, uri: landing/train/{shape}/, "
+            f"options: {options[:-1]}, host: {host}}}}}\n"
+        )
+        files[f"landing/train/{shape}/{name}"] = text
+    return _mfu_of(tmp_path_factory.mktemp("shapes-mfu"), sources, files)
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_each_frameworks_log_shape_gives_the_runs_mfu(
+    shape: str, shapes_mfu: dict[str, dict[str, Any]]
+) -> None:
+    run = shapes_mfu[f"42-{shape}"]
     assert run["params"] == PARAMS and run["gpus"] == GPUS and run["gpu_model"] == "H100"
     assert run["intervals"] == 11
     assert run["tokens_per_s"] == pytest.approx(TOKENS_PER_S, rel=1e-6)
