@@ -552,7 +552,7 @@ def test_init_to_a_path_creates_its_folder(tmp_path: Path) -> None:
     assert other.read_text(encoding="utf-8") == STARTER_CONFIG
 
 
-# --- a whole weekly run, as cron would start it: the installed script, from another directory ----------
+# --- a whole weekly run, as cron would start it: from another directory, the config named relative to it ---
 
 
 def _spend_in_week(start: datetime, end: datetime) -> Decimal:
@@ -567,26 +567,20 @@ def _spend_in_week(start: datetime, end: datetime) -> Decimal:
     return total
 
 
-def _wastewatch() -> list[str]:
-    script = Path(sys.executable).with_name("wastewatch")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "pipelines.cli"]
-
-
-def test_run_writes_the_weekly_report_with_a_relative_config_from_another_directory(tmp_path: Path) -> None:
+def test_run_writes_the_weekly_report_with_a_relative_config_from_another_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CLI in this process, in the other directory (the real script's exit codes and processes are
+    tests/cli/test_boundary.py's)."""
     project = tmp_path / "project"
     copy_into(FOCUS_SAMPLE, project / "landing" / "billing")
     write_config(project, FOCUS_ONLY)
     cwd = tmp_path / "cron"
     cwd.mkdir()
+    monkeypatch.chdir(cwd)
 
-    proc = subprocess.run(
-        [*_wastewatch(), "--config", "../project/wastewatch.yaml", "run", "--week", "2024-W38"],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
+    result = cli("--config", "../project/wastewatch.yaml", "run", "--week", "2024-W38")
+    assert result.exit_code == 0, result.stderr
     assert list(cwd.iterdir()) == []  # nothing resolved against the working directory
 
     week = project / "reports" / "2024-W38"

@@ -220,22 +220,32 @@ def test_config_secrets_never_reach_dagster_run_storage_or_compute_logs(
         assert [p for p in stored if secret.encode() in p.read_bytes()] == []
 
 
-def test_a_step_that_fails_inside_dagster_is_one_line_without_dagsters_stack_trace(tmp_path: Path) -> None:
+def test_a_step_that_fails_inside_dagster_is_one_line_without_dagsters_stack_trace(
+    tmp_path: Path, empty_marts: Path
+) -> None:
     """A failure inside a run's step (here the report's folder under a regular file) ends as one `error:`
-    line naming the step, exit 1; Dagster's own console (its "Stack Trace:") prints only with -v."""
-    from tests.helpers.paths import FOCUS_SAMPLE, copy_into
-
-    copy_into(FOCUS_SAMPLE, tmp_path / "landing" / "billing")
+    line naming the step, exit 1; Dagster's own console (its "Stack Trace:") prints only with -v. The
+    `weekly_report` run of `report` (the step `run` ends with) over the report tests' fleet."""
     (tmp_path / "blocker").write_text("a file, not a folder")
-    config = write_config(
-        tmp_path,
-        "reports_dir: blocker/reports\nsources:\n  - {name: focus, kind: focus, uri: landing/billing/}\n",
+    config_path = write_config(
+        tmp_path, "history_start: 2026-11-23\nreports_dir: blocker/reports\nsources: []\n"
     )
-    result = cli(config, "-q", "run", "--week", "2024-W37")
+    config = load_config(config_path)
+    con = open_copy(empty_marts, config.warehouse_path)
+    try:
+        fleet(con)
+        put_findings(con, W48, "GPU001", [{"resource_id": "i-h100", "team": "nlp", "estimated_waste": 8640}])
+        con.execute(
+            "insert into gpu_samples (ts, host, util_pct, source, x_source_file, x_file_id, x_sample_date)"
+            " values (timestamp '2026-11-23 00:00', 'i-h100', 0, 'test', 'test', 'test', date '2026-11-23')"
+        )  # a landed sample: a week without landed data is reported as such, not run
+    finally:
+        con.close()
+    result = cli(config_path, "-q", "report", "--week", "2026-W48")
     assert result.exit_code == 1
-    assert [x for x in result.stderr.splitlines() if not x.startswith("ingesting ")] == [
-        f"error: 2024-W37: reports__weekly_report: [Errno 20] Not a directory: "
-        f"'{tmp_path / 'blocker' / 'reports' / '2024-W37'}'"
+    assert result.stderr.splitlines() == [
+        f"error: 2026-W48: reports__weekly_report: [Errno 20] Not a directory: "
+        f"'{tmp_path / 'blocker' / 'reports' / '2026-W48'}'"
     ]
-    verbose = cli(config, "-q", "-v", "report", "--week", "2024-W37")
+    verbose = cli(config_path, "-q", "-v", "report", "--week", "2026-W48")
     assert verbose.exit_code == 1 and "Stack Trace:" in verbose.stderr
