@@ -27,6 +27,7 @@ from jinja2 import (
     Template,
     select_autoescape,
 )
+from jinja2.bccache import Bucket
 from markupsafe import Markup, escape
 
 from pipelines.report import charts
@@ -345,6 +346,12 @@ class _BytecodeCache(FileSystemBytecodeCache):
 
     def get_cache_key(self, name: str, filename: str | None = None) -> str:
         return super().get_cache_key(f"{_SETTINGS}|{name}", filename)
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:  # a full or read-only temp folder: the next process compiles the template again
+            pass
 
 
 def _bytecode_cache() -> FileSystemBytecodeCache | None:
