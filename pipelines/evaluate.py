@@ -56,21 +56,26 @@ def evaluate_rule(
     return outcome, frame
 
 
+_DELETE_WEEK = "delete from findings where rule_id = $r and week_start = $w"
+
+
 def write_findings(con: duckdb.DuckDBPyConnection, rule_id: str, window: Window, frame: pl.DataFrame) -> None:
     """Replace the (rule, week) findings with `frame`; re-running the same week is idempotent.
 
     The rows get `counted`, `attention` and the ack in force (sql/raw/findings/flags.sql) in the same
-    transaction, so the table never holds a finding without them."""
+    transaction, so the table never holds a finding without them. No findings: the week's old ones are
+    deleted, and there is nothing to insert or flag (most rules on most weeks of a small fleet)."""
+    week = {"r": rule_id, "w": window.start.date()}
+    if frame.is_empty():
+        con.execute(_DELETE_WEEK, week)
+        return
     names = ", ".join(FINDING_COLUMNS)
     casts = ", ".join(f"cast({name} as {kind}) as {name}" for name, kind in FINDING_COLUMNS.items())
     arrow = frame.to_arrow()
     con.register("_new_findings", arrow)
     try:
         with transaction(con):
-            con.execute(
-                "delete from findings where rule_id = $r and week_start = $w",
-                {"r": rule_id, "w": window.start.date()},
-            )
+            con.execute(_DELETE_WEEK, week)
             con.execute(f"insert into findings ({names}) select {casts} from _new_findings")  # noqa: S608 - our constants
             con.execute(
                 sql_text("raw/findings", "flags"),

@@ -17,8 +17,17 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Any
 
+import jinja2
 import polars as pl
-from jinja2 import Environment, PackageLoader, select_autoescape
+from jinja2 import (
+    BaseLoader,
+    Environment,
+    FileSystemBytecodeCache,
+    PackageLoader,
+    Template,
+    select_autoescape,
+)
+from jinja2.bccache import Bucket
 from markupsafe import Markup, escape
 
 from pipelines.report import charts
@@ -217,7 +226,7 @@ def _section_renderers(env: Environment, sections: tuple[Section, ...]) -> dict[
         key = (kind, name, hide)
         if key not in compiled:
             source = html_source if kind == "html" else md_source
-            compiled[key] = env.from_string(source(by_name[name], hide))
+            compiled[key] = generated(env, f"{kind}/{name}/{','.join(hide)}", source(by_name[name], hide))
         return compiled[key]
 
     def section_html(
@@ -280,8 +289,10 @@ def _headline_renderers(env: Environment) -> dict[str, Any]:
     (headline.HEADLINE) as cards for one currency or a team, as a table of several currencies (`extra`: a
     total row), and `headline_md(r)`, the same figures as report.md's and report-full.md's lines."""
     when = {f.id: env.compile_expression(f.when) for f in HEADLINE}
-    cards = {team: env.from_string(headline_cards_source(team)) for team in (False, True)}
-    lines = env.from_string(headline_md_source())
+    cards = {
+        team: generated(env, f"headline/cards/{team}", headline_cards_source(team)) for team in (False, True)
+    }
+    lines = generated(env, "headline/md", headline_md_source())
     tables: dict[tuple[str, ...], Any] = {}
 
     def headline_html(r: Any, rows: Any, prefix: str = "", team: bool = False, extra: Any = "") -> Markup:
@@ -289,7 +300,7 @@ def _headline_renderers(env: Environment) -> dict[str, Any]:
             return Markup("".join(cards[team].render(r=r, h=h, prefix=prefix, brief=False) for h in rows))
         shown = tuple(f.id for f in HEADLINE if any(when[f.id](r=r, h=h) for h in rows))
         if shown not in tables:
-            tables[shown] = env.from_string(headline_table_source(shown))
+            tables[shown] = generated(env, f"headline/table/{','.join(shown)}", headline_table_source(shown))
         return Markup(tables[shown].render(r=r, rows=rows, prefix="", brief=True, extra=extra))
 
     def headline_md(r: Any) -> str:
@@ -298,14 +309,76 @@ def _headline_renderers(env: Environment) -> dict[str, Any]:
     return {"headline_html": headline_html, "headline_md": headline_md}
 
 
+class _Templates(BaseLoader):
+    """The package's template files, and the templates the report generates from sections.py and headline.py
+    (`generated`), by name: both go through the environment's bytecode cache."""
+
+    def __init__(self) -> None:
+        self.files = PackageLoader("pipelines.report", "templates")
+        self.generated: dict[str, str] = {}
+
+    def get_source(self, environment: Environment, template: str) -> tuple[str, str | None, Any]:
+        if template.startswith(GENERATED):
+            source = self.generated[template]
+            return source, None, lambda: self.generated.get(template) == source
+        return self.files.get_source(environment, template)
+
+
+GENERATED = "wastewatch-generated/"  # the names of the templates made from the report's own definitions
+_BY_EXTENSION = select_autoescape(["html", "html.j2"])
+
+
+def _autoescape(name: str | None) -> bool:
+    """HTML-escape a template file named .html or .html.j2, and every template the report generates (as Jinja
+    does a template made from a string)."""
+    return name is None or name.startswith(GENERATED) or _BY_EXTENSION(name)
+
+
+# what the environment compiles templates with, beyond their source and name: part of every cache key
+_SETTINGS = f"wastewatch report: trim_blocks, lstrip_blocks, autoescape html; jinja2 {jinja2.__version__}"
+
+
+class _BytecodeCache(FileSystemBytecodeCache):
+    """Jinja's cache of compiled templates in the user's private folder of the system's temp directory
+    (`_jinja2-cache-<uid>`, mode 0700; Jinja refuses a folder another user owns). A template is compiled
+    again when its source changes (Jinja keeps its checksum); its key also holds the environment's settings
+    and Jinja's version. Compiling the report's 50-odd templates is most of its rendering."""
+
+    def get_cache_key(self, name: str, filename: str | None = None) -> str:
+        return super().get_cache_key(f"{_SETTINGS}|{name}", filename)
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        try:
+            super().dump_bytecode(bucket)
+        except OSError:  # a full or read-only temp folder: the next process compiles the template again
+            pass
+
+
+def _bytecode_cache() -> FileSystemBytecodeCache | None:
+    try:
+        return _BytecodeCache()
+    except (OSError, RuntimeError):  # no private temp folder: every process compiles the templates
+        return None
+
+
+def generated(env: Environment, name: str, source: str) -> Template:
+    """The template of `source`, made by the report from its own definitions, under `name` (through the
+    bytecode cache, as the template files are)."""
+    loader = env.loader
+    assert isinstance(loader, _Templates)
+    loader.generated[GENERATED + name] = source
+    return env.get_template(GENERATED + name)
+
+
 def environment(sections: tuple[Section, ...] = SECTIONS) -> Environment:
     """The Jinja environment of the report's templates, with the filters and globals they use; `sections`
     are the report's tables (sections.py), each rendered as HTML on its page and as Markdown."""
     env = Environment(
-        loader=PackageLoader("pipelines.report", "templates"),
-        autoescape=select_autoescape(["html", "html.j2"]),
+        loader=_Templates(),
+        autoescape=_autoescape,
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=_bytecode_cache(),
     )
     env.filters["money"] = money
     env.filters["signed_pct"] = signed_pct
