@@ -105,11 +105,34 @@ def _loaded_files(report: IngestReport) -> list[str]:
     return [o.uri for o in report.outcomes if o.status != "unchanged" and o.source not in WHOLE]
 
 
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, set[str]]:
+    """The project of every file kind after its first ingest, made once: a pristine copy, the place it was
+    ingested at (`base/a/project`), where each test finds it again, and the sources that ingest loaded."""
+    base = tmp_path_factory.mktemp("file_identity")
+    report = _ingest(_project(base / "a" / "project"))
+    pristine = tmp_path_factory.mktemp("file_identity_pristine") / "project"
+    shutil.copytree(base / "a" / "project", pristine, symlinks=True)
+    return pristine, base, {o.source for o in report.of("loaded")}
+
+
+@pytest.fixture
+def base(ingested: tuple[Path, Path, set[str]]) -> Path:
+    """A folder holding `a/project`: the project of every file kind as its first ingest there left it (the
+    ledger naming its files where they are), restored for each test; whatever a test moved it to goes."""
+    pristine, base, _ = ingested
+    for leftover in base.iterdir():
+        shutil.rmtree(leftover)
+    shutil.copytree(pristine, base / "a" / "project", symlinks=True)
+    return base
+
+
 @pytest.mark.parametrize("how", ["move", "rename_parent"])
-def test_moving_the_project_loads_nothing_twice(tmp_path: Path, how: str) -> None:
-    first = _project(tmp_path / "a" / "project")
-    report = _ingest(first)
-    assert {o.source for o in report.of("loaded")} == {"focus", "smi", "slurm", "ckpt", "nfs"}
+def test_moving_the_project_loads_nothing_twice(
+    ingested: tuple[Path, Path, set[str]], base: Path, tmp_path: Path, how: str
+) -> None:
+    first = load_config(base / "a" / "project" / "wastewatch.yaml")
+    assert ingested[2] == {"focus", "smi", "slurm", "ckpt", "nfs"}  # the first ingest loaded every source
     before = _contents(first)
     assert before["gpu_samples"][0] == 2 and before["jobs"][0] > 0 and before["storage_objects"][0] > 0
     ledger_before = _ledger(first)
@@ -117,10 +140,10 @@ def test_moving_the_project_loads_nothing_twice(tmp_path: Path, how: str) -> Non
     if how == "move":  # the whole project to another place (the config's paths are relative)
         moved = tmp_path / "elsewhere" / "deeper" / "project"
         moved.parent.mkdir(parents=True)
-        shutil.move(tmp_path / "a" / "project", moved)
+        shutil.move(base / "a" / "project", moved)
     else:  # a parent folder renamed (a volume mounted elsewhere)
-        (tmp_path / "a").rename(tmp_path / "b")
-        moved = tmp_path / "b" / "project"
+        (base / "a").rename(base / "b")
+        moved = base / "b" / "project"
     second = load_config(moved / "wastewatch.yaml")
     again = _ingest(second)
 
@@ -194,12 +217,11 @@ def _build_marts(config: Config) -> None:
         con.close()
 
 
-def test_moving_the_project_changes_no_table_raw_or_mart(tmp_path: Path) -> None:
+def test_moving_the_project_changes_no_table_raw_or_mart(base: Path, tmp_path: Path) -> None:
     """Issue 40's acceptance: ingest and build every mart, move the project folder, ingest again and build
     again: every table and view, raw and marts, keeps its row count, its numeric sums and its rows per
     `x_file_id`, after the ingest and after the marts are built again."""
-    first = _project(tmp_path / "a" / "project")
-    _ingest(first)
+    first = load_config(base / "a" / "project" / "wastewatch.yaml")
     _build_marts(first)
     before = _everything(first)
     assert before["cost_hourly"][0] > 0 and before["gpu_hours"][0] > 0 and before["commitment_lines"][0] > 0
@@ -207,7 +229,7 @@ def test_moving_the_project_changes_no_table_raw_or_mart(tmp_path: Path) -> None
 
     moved = tmp_path / "b" / "elsewhere" / "project"
     moved.parent.mkdir(parents=True)
-    shutil.move(tmp_path / "a" / "project", moved)
+    shutil.move(base / "a" / "project", moved)
     second = load_config(moved / "wastewatch.yaml")
     assert _loaded_files(_ingest(second)) == []
     assert _everything(second) == before
@@ -215,12 +237,11 @@ def test_moving_the_project_changes_no_table_raw_or_mart(tmp_path: Path) -> None
     assert _everything(second) == before
 
 
-def test_an_appended_telemetry_file_is_a_new_version_of_the_same_file(tmp_path: Path) -> None:
-    config = _project(tmp_path / "a" / "project")
-    _ingest(config)
+def test_an_appended_telemetry_file_is_a_new_version_of_the_same_file(base: Path, tmp_path: Path) -> None:
+    config = load_config(base / "a" / "project" / "wastewatch.yaml")
     ids = {r[1] for r in _ledger(config) if r[0] == "smi"}
     moved = tmp_path / "b"
-    shutil.move(tmp_path / "a" / "project", moved)
+    shutil.move(base / "a" / "project", moved)
     with (moved / "landing" / "telemetry" / "rack-1" / "gpu.csv").open("a") as f:
         f.write(MORE.format(n=1))
     config = load_config(moved / "wastewatch.yaml")
@@ -286,16 +307,15 @@ def as_version_18(config: Config) -> None:
 
 @pytest.mark.parametrize("moved", [False, True], ids=["in_place", "moved_too"])
 def test_a_version_18_warehouse_takes_the_new_ids_at_its_next_ingest_loading_nothing(
-    tmp_path: Path, moved: bool
+    base: Path, tmp_path: Path, moved: bool
 ) -> None:
-    config = _project(tmp_path / "a" / "project")
-    _ingest(config)
+    config = load_config(base / "a" / "project" / "wastewatch.yaml")
     before = _contents(config)
     ids = _ledger(config)
     as_version_18(config)
     assert {r[1] for r in _ledger(config)}.isdisjoint({r[1] for r in ids if not r[2].startswith("s3://")})
     if moved:
-        shutil.move(tmp_path / "a" / "project", tmp_path / "b")
+        shutil.move(base / "a" / "project", tmp_path / "b")
         config = load_config(tmp_path / "b" / "wastewatch.yaml")
     # a telemetry file gone since: its rows stay (telemetry keeps what a vanished file gave)
     gone = config.source_root(config.sources[1]) / "rack-2" / "gpu.csv"
@@ -317,7 +337,7 @@ def test_a_version_18_warehouse_takes_the_new_ids_at_its_next_ingest_loading_not
     kept = [r for r in _ledger(config) if r[1] not in new_ids]
     if moved:  # nothing says where the gone file was under the root: its row keeps its old id and rows
         assert [(r[0], r[2]) for r in kept] == [
-            ("smi", str(tmp_path / "a" / "project" / "landing" / "telemetry" / "rack-2" / "gpu.csv"))
+            ("smi", str(base / "a" / "project" / "landing" / "telemetry" / "rack-2" / "gpu.csv"))
         ]
         assert len(_ledger(config)) == len(ids)
     else:  # under the root: its path there is its key
@@ -325,17 +345,17 @@ def test_a_version_18_warehouse_takes_the_new_ids_at_its_next_ingest_loading_not
         assert [r[:2] for r in _ledger(config)] == [r[:2] for r in ids]  # every id is the new one
 
 
-def test_a_source_folder_named_from_above_or_below_keeps_its_files(tmp_path: Path) -> None:
+def test_a_source_folder_named_from_above_or_below_keeps_its_files(base: Path) -> None:
     """The config names a folder below the source's root (or above it): the files at the same place are
     the same files, whatever their path relative to the new root."""
-    config = _project(tmp_path)
-    _ingest(config)
+    root = base / "a" / "project"
+    config = load_config(root / "wastewatch.yaml")
     before = _contents(config)
-    write_config(tmp_path, SOURCES.replace("uri: landing/telemetry/", "uri: landing/telemetry/rack-1/"))
-    narrowed = load_config(tmp_path / "wastewatch.yaml")
+    write_config(root, SOURCES.replace("uri: landing/telemetry/", "uri: landing/telemetry/rack-1/"))
+    narrowed = load_config(root / "wastewatch.yaml")
     report = _ingest(narrowed)
     assert [(o.source, o.status) for o in report.outcomes if o.source == "smi"] == [("smi", "unchanged")]
-    write_config(tmp_path, SOURCES)  # and back up
-    report = _ingest(load_config(tmp_path / "wastewatch.yaml"))
+    write_config(root, SOURCES)  # and back up
+    report = _ingest(load_config(root / "wastewatch.yaml"))
     assert [(o.source, o.status) for o in report.outcomes if o.source == "smi"] == [("smi", "unchanged")] * 2
     assert _contents(config) == before

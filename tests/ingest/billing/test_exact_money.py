@@ -28,9 +28,25 @@ def _bill() -> list[dict[str, str]]:
     rng = random.Random(17)
     lines = []
     for h in range(HOURS):
+        # one hour's line made once; each resource's differs in its id, resource and cost fields only
+        hour = line("i-000", NOV + timedelta(hours=h), "0")
         for r in range(RESOURCES):
             cost = f"{rng.randint(0, 3)}.{rng.randint(0, 999_999):06d}4999"
-            lines.append(line(f"i-{r:03d}", NOV + timedelta(hours=h), cost))
+            resource = f"i-{r:03d}"
+            lines.append(
+                hour
+                | {
+                    "identity_line_item_id": hour["identity_line_item_id"].replace("i-000", resource, 1),
+                    "line_item_resource_id": resource,
+                    "line_item_unblended_rate": cost,
+                    "line_item_unblended_cost": cost,
+                    "pricing_public_on_demand_cost": cost,
+                }
+            )
+    # the shortcut makes what `line` makes
+    assert lines[-1] == line(
+        f"i-{RESOURCES - 1:03d}", NOV + timedelta(hours=HOURS - 1), lines[-1]["line_item_unblended_cost"]
+    )
     for day in range(30):
         for r in range(RESOURCES):
             start = NOV + timedelta(days=day)

@@ -14,6 +14,7 @@ import gzip
 import io
 import re
 from decimal import Decimal
+from functools import cache
 from pathlib import Path
 
 import duckdb
@@ -38,8 +39,14 @@ def _rows(path: Path) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(raw.decode("utf-8-sig"), newline="")))
 
 
+@cache
+def _squashed(key: str) -> str:
+    """A header's name lower-cased with only its letters and digits (worked out once per name, not per row)."""
+    return re.sub(r"[^a-z0-9]", "", key.lower())
+
+
 def _squash(row: dict[str, str]) -> dict[str, str]:
-    return {re.sub(r"[^a-z0-9]", "", (k or "").lower()): v for k, v in row.items() if k}
+    return {_squashed(k): v for k, v in row.items() if k}
 
 
 def aws_expected(path: Path) -> tuple[int, Decimal, Decimal]:

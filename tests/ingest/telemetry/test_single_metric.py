@@ -100,8 +100,16 @@ def _gpu_hours(tmp_path: Path, source_order: str = "as written") -> list[dict[st
         con.close()
 
 
-def test_gpus_without_index_or_uuid_get_host_plus_ordinal_ids_by_pod_order(tmp_path: Path) -> None:
-    got = _gpu_hours(tmp_path)
+@pytest.fixture(scope="module")
+def as_written(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    """gpu_hours of the pod trace ingested in the order its sources are written (the two tests below read it)."""
+    return _gpu_hours(tmp_path_factory.mktemp("as-written"))
+
+
+def test_gpus_without_index_or_uuid_get_host_plus_ordinal_ids_by_pod_order(
+    as_written: list[dict[str, Any]],
+) -> None:
+    got = as_written
     by_gpu: dict[str, list[dict[str, Any]]] = {}
     for r in got:
         by_gpu.setdefault(r["gpu_id"], []).append(r)
@@ -119,9 +127,10 @@ def test_gpus_without_index_or_uuid_get_host_plus_ordinal_ids_by_pod_order(tmp_p
     assert first["samples"] == 60 and 60 < first["util"] < 95 and 20 * 1024 < first["mem"] < 30 * 1024
 
 
-def test_the_ordinal_ids_are_the_same_whatever_the_file_order_and_on_a_fresh_ingest(tmp_path: Path) -> None:
-    first = _gpu_hours(tmp_path / "a")
-    assert _gpu_hours(tmp_path / "b", source_order="reversed") == first
+def test_the_ordinal_ids_are_the_same_whatever_the_file_order_and_on_a_fresh_ingest(
+    as_written: list[dict[str, Any]], tmp_path: Path
+) -> None:
+    assert _gpu_hours(tmp_path, source_order="reversed") == as_written
 
 
 def test_the_trace_files_are_single_metric(tmp_path: Path) -> None:
