@@ -129,14 +129,13 @@ def test_progress_lines_only_when_asked_or_on_a_terminal(ingested: Ingested, tmp
     assert any(line.startswith("  mart cost_hourly: ") for line in lines), lines
     assert shown.stdout == plain.stdout  # progress never reaches stdout
 
-    (project / "warehouse").rename(project / "older")
-    quiet = cli("--quiet", "--progress", "--config", str(config), "ingest")
+    quiet = cli("--quiet", "--progress", "--config", str(config), "ingest", "--full")  # every step again
     assert quiet.exit_code == 0
     assert not [line for line in quiet.stderr.splitlines() if line.startswith(("  ", "config:"))]
 
 
-def test_weekly_progress_names_each_rule_as_it_finishes(tmp_path: Path) -> None:
-    config = _focus_project(tmp_path)
+def test_weekly_progress_names_each_rule_as_it_finishes(ingested: Ingested, tmp_path: Path) -> None:
+    config = _copy(ingested, tmp_path)  # its ingest loads nothing new, its evaluate and report run in full
     result = cli("--progress", "--config", str(config), "run", "--week", "2024-W38")
     assert result.exit_code == 0, result.output
     from rules import ALL_RULES
@@ -215,13 +214,18 @@ def test_cli_runs_are_listed_under_the_jobs_they_ran_with_each_asset_materialise
         }
 
 
-def test_with_run_history_off_a_run_records_nothing_and_a_bad_value_exits_2(tmp_path: Path) -> None:
-    config = _focus_project(tmp_path)
-    bad = cli("--config", str(config), "ingest", env={HISTORY_ENV: "postgres"})
+def test_with_run_history_off_a_run_records_nothing_and_a_bad_value_exits_2(
+    ingested: Ingested, tmp_path: Path
+) -> None:
+    fresh = _focus_project(tmp_path / "fresh")
+    bad = cli("--config", str(fresh), "ingest", env={HISTORY_ENV: "postgres"})
     assert bad.exit_code == 2
     assert "WASTEWATCH_RUN_HISTORY='postgres' is not one of sqlite, off" in bad.stderr
-    assert not (config.parent / "warehouse").exists()  # refused before anything was created
-    off = cli("--config", str(config), "ingest", env={HISTORY_ENV: "off"})
+    assert not (fresh.parent / "warehouse").exists()  # refused before anything was created
+    # a run with history off (every step, `--full`): on a copy of the ingested project without its instance
+    config = _copy(ingested, tmp_path)
+    shutil.rmtree(config.parent / ".dagster")
+    off = cli("--config", str(config), "ingest", "--full", env={HISTORY_ENV: "off"})
     assert off.exit_code == 0, off.output
     assert "file(s) loaded (" in off.stdout
     assert not dagster_home(config).exists()  # no instance folder, no SQLite run storage
