@@ -194,11 +194,19 @@ class Rule:
         window: Window,
         params: RuleParams | None = None,
         detected_at: datetime | None = None,
+        run_on_empty: bool = False,
     ) -> pl.DataFrame:
-        """Run the rule for `window`; returns FINDING_COLUMNS, one row per (rule, resource, week)."""
+        """Run the rule for `window`; returns FINDING_COLUMNS, one row per (rule, resource, week).
+
+        A query rule whose marts (`requires`) are all empty finds nothing, and its query is not run (planning
+        it is most of a rule's time on a small warehouse) unless `run_on_empty`: the query reads only those
+        marts and the built-in catalogues, and finds nothing on an empty warehouse (both checked for every
+        rule by tests/rules/test_catalogue.py; tests/rules/test_small_empty_marts.py compares the two)."""
         params = params or self.make_params()
         if self.evaluate_fn is not None:
             raw = self.evaluate_fn(con, window, params)
+        elif not run_on_empty and all_empty(con, self.requires):
+            return no_findings()
         else:
             assert self.query is not None, f"{self.id} has neither a query nor an evaluate function"
             sql = self.query.read_text(encoding="utf-8")
@@ -233,6 +241,31 @@ class Rule:
         if out.get_column("finding_id").n_unique() != out.height:
             raise ValueError(f"{self.id}: more than one finding for the same resource and week")
         return out.select(list(FINDING_COLUMNS))
+
+
+# the polars type of each FINDING_COLUMNS type, as a rule's findings frame holds it
+POLARS_TYPES: dict[str, Any] = {
+    "VARCHAR": pl.String,
+    "JSON": pl.String,
+    "DATE": pl.Date,
+    "TIMESTAMP": pl.Datetime("us"),
+    "DECIMAL(18,6)": pl.Decimal(18, 6),
+}
+
+
+def no_findings() -> pl.DataFrame:
+    """A findings frame without rows: FINDING_COLUMNS with their types."""
+    return pl.DataFrame(schema={name: POLARS_TYPES[kind] for name, kind in FINDING_COLUMNS.items()})
+
+
+def all_empty(con: duckdb.DuckDBPyConnection, tables: tuple[str, ...]) -> bool:
+    """Whether none of `tables` (a rule's `requires`: mart names) holds a row, in one query."""
+    bad = [t for t in tables if not re.fullmatch(r"[a-z_][a-z0-9_]*", t)]
+    if bad:
+        raise ValueError(f"not a table name: {bad}")
+    probes = " union all ".join(f"(select 1 from {t} limit 1)" for t in tables)  # noqa: S608 - names checked above
+    (found,) = con.execute(f"select count(*) from ({probes})").fetchone() or (0,)  # noqa: S608 - the same
+    return found == 0
 
 
 def _run_query(con: duckdb.DuckDBPyConnection, sql: str, bind: dict[str, Any]) -> pl.DataFrame:
