@@ -113,8 +113,9 @@ class DagsterDev:
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
 
-    def wait_ready(self, timeout: float = 60.0) -> dict[str, Any]:
-        """Poll /server_info until the webserver answers; fail with the log if it dies or never does."""
+    def wait_ready(self, timeout: float = 180.0) -> dict[str, Any]:
+        """Poll /server_info until the webserver answers; fail with the log if it dies or never does (180 s: it
+        starts in about 10 s idle, but a 2-core machine at load 12 took over 60)."""
         assert self.process is not None
         deadline = time.monotonic() + timeout
         while True:
