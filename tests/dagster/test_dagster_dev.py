@@ -118,7 +118,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     try:
         with dev:
             assert dev.process is not None
-            dev.wait_ready(timeout=90)
+            dev.wait_ready(timeout=180)  # its start takes a minute at a load of 12 on 2 cores
             yield Served(dev, config, sensor_config)
     finally:
         dev.stop()
