@@ -14,21 +14,72 @@ import tempfile
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 from pipelines import warehouse
 from pipelines.warehouse import connect
 
 
 def open_prepared(path: Path) -> duckdb.DuckDBPyConnection:
-    """Open a copy of a warehouse `connect` prepared at today's schema, as `connect` would leave it."""
+    """Open a copy of a warehouse `connect` prepared at today's schema, as `connect` would leave it: the
+    statements `_configure` runs (its settings and the macro files) as one script, and the temporary
+    catalogues made from the rows `connect`'s own loader read once per process, not read from their CSV
+    files again."""
     con = duckdb.connect(str(path))
     try:
-        warehouse._configure(con)
-        warehouse._load_temp_catalogs(con)
+        con.execute(_configure_script())
+        for name, table in _temp_catalogs().items():
+            con.register("_catalog", table)
+            try:
+                # name comes from the catalogue tables `connect`'s loader created
+                con.execute(f"create temp table {name} as select * from _catalog")
+            finally:
+                con.unregister("_catalog")
     except BaseException:
         con.close()
         raise
     return con
+
+
+_SCRIPT: list[str] = []
+_CATALOGS: list[dict[str, pa.Table]] = []
+
+
+class _Recorder:
+    """Stands in for a connection to collect the statements `_configure` executes (it passes no parameters)."""
+
+    def __init__(self) -> None:
+        self.statements: list[str] = []
+
+    def execute(self, sql: str) -> None:
+        self.statements.append(sql.rstrip().rstrip(";") + ";")
+
+
+def _configure_script() -> str:
+    """What `_configure` runs on a connection without `settings`, in its order, as one script (once per process)."""
+    if not _SCRIPT:
+        recorder = _Recorder()
+        warehouse._configure(recorder)  # type: ignore[arg-type]
+        _SCRIPT.append("\n".join(recorder.statements))
+    return _SCRIPT[0]
+
+
+def _temp_catalogs() -> dict[str, pa.Table]:
+    """The temporary catalogue tables `_load_temp_catalogs` creates, with their rows, as Arrow tables."""
+    if not _CATALOGS:
+        con = duckdb.connect()
+        try:
+            warehouse._configure(con)
+            warehouse._load_temp_catalogs(con)
+            names = [
+                r[0] for r in con.sql("select table_name from duckdb_tables() where temporary").fetchall()
+            ]
+            _CATALOGS.append(
+                {n: con.sql(f'select * from temp."{n}"').to_arrow_table() for n in sorted(names)}
+            )
+        finally:
+            con.close()
+    return _CATALOGS[0]
 
 
 def open_copy(template: Path, path: Path) -> duckdb.DuckDBPyConnection:

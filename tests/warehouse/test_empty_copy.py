@@ -1,8 +1,8 @@
 """The tests' cheap warehouse (tests/helpers/empty_warehouse.py) opens as `connect` opens a new file.
 
 Many tests open a copy of a template `connect` prepared instead of calling `connect` on a new file
-(`open_copy`, `new_warehouse`); this proves the two connections see the same tables, rows, macros, temporary catalogues and settings, so a test
-on the copy tests what a real connection gives.
+(`open_copy`, `new_warehouse`); this proves the two connections see the same tables, rows, macros, temporary
+catalogues (every row) and settings, so a test on the copy tests what a real connection gives.
 """
 
 from __future__ import annotations
@@ -28,9 +28,16 @@ def _state(con: duckdb.DuckDBPyConnection) -> dict[str, object]:
         name: rows(con, f'select count(*) as n from {"temp." if temp else ""}"{schema}"."{name}"')[0]["n"]  # noqa: S608 - catalogue names
         for temp, schema, name in tables
     }
+    # the temporary catalogues row by row (the tests' open makes them from rows `connect`'s loader read once)
+    catalogues = {
+        name: rows(con, f'select * from temp."{name}" order by all')  # noqa: S608 - catalogue names
+        for temp, _, name in tables
+        if temp
+    }
     return {
         "tables": tables,
         "rows": counts,
+        "catalogues": catalogues,
         "columns": rows(
             con,
             "select table_name, column_name, data_type from duckdb_columns() order by table_name, column_index",
