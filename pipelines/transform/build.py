@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
 
@@ -346,6 +347,14 @@ def build_order() -> tuple[str, ...]:
     return tuple(done)
 
 
-def build_marts(con: duckdb.DuckDBPyConnection, config: Config | None = None) -> dict[str, int]:
-    """Build every mart, each after the marts it reads."""
-    return {name: build_mart(con, name, config) for name in build_order()}
+def build_marts(
+    con: duckdb.DuckDBPyConnection, config: Config | None = None, names: Sequence[str] | None = None
+) -> dict[str, int]:
+    """Build every mart (or `names`, in that order), each after the marts it reads, as the nightly job's marts
+    step does: the pricing and the intermediate layer written once (`prepare_marts`), the COMMENTs at the end
+    (`finish_marts`); rows per mart."""
+    run = prepare_marts(con, config)
+    order = build_order() if names is None else tuple(names)
+    built = {name: build_mart_with_rollup(con, name, config, prepared=run)[0] for name in order}
+    finish_marts(con)
+    return built

@@ -15,7 +15,7 @@ import duckdb
 
 from pipelines.config import Config
 from pipelines.marts.registry import MARTS
-from pipelines.transform.build import build_mart
+from pipelines.transform.build import build_marts
 from pipelines.warehouse import header, sql_root, sql_text
 
 
@@ -51,5 +51,5 @@ def marts_needed(*names: str) -> list[str]:
 
 
 def build_only(con: duckdb.DuckDBPyConnection, *names: str, config: Config | None = None) -> dict[str, int]:
-    """Build `names` and the marts they read (each with `build_mart`, as `build_marts` does); rows per mart."""
-    return {name: build_mart(con, name, config) for name in marts_needed(*names)}
+    """Build `names` and the marts they read, in one run as `build_marts` builds them all; rows per mart."""
+    return build_marts(con, config, marts_needed(*names))
