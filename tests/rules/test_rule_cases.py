@@ -89,14 +89,13 @@ from typing import Any
 import duckdb
 import polars as pl
 import pytest
-import yaml
 
 from pipelines.config import parse_config
 from pipelines.evaluate import write_findings
 from pipelines.warehouse import rows, scalar
 from rules import ALL_RULES, FINDING_COLUMNS, STATUSES, Rule, Window, get_rule
 from tests.helpers.empty_warehouse import open_copy
-from tests.helpers.mart_rows import complete, expand, load_given, when
+from tests.helpers.mart_rows import complete, expand, load_case_file, load_given, when
 from tests.helpers.marts import marts_needed
 
 CASES_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "rules"
@@ -117,9 +116,7 @@ def _case_files() -> list[Path]:
 
 @functools.cache
 def _parse(path: Path) -> dict[str, Any]:
-    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    assert isinstance(doc, dict), f"{path.name}: expected a mapping at the top"
-    return doc
+    return load_case_file(path)
 
 
 def _load(path: Path) -> dict[str, Any]:
