@@ -206,12 +206,20 @@ def s3_server() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def empty_marts(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A warehouse file with today's schema and every mart built empty, made once per test process.
+    """A warehouse file with today's schema and every mart built empty, made once per test run.
 
-    Building the marts of an empty warehouse costs seconds; tests copy this file instead (tests/helpers/empty_warehouse.py).
+    Building the marts of an empty warehouse costs seconds; tests copy this file instead (tests/helpers/empty_warehouse.py)
+    and never write it. The first process to ask builds it under the run's shared temporary folder, holding a
+    lock; the other xdist worker waits on the lock and reads the same file, rather than building its own.
     """
-    path = tmp_path_factory.mktemp("empty_marts") / "wastewatch.duckdb"
-    con = new_warehouse(path)
-    build_marts(con)
-    con.close()
+    shared = _shared_temp(tmp_path_factory)
+    path = shared / "empty_marts" / "wastewatch.duckdb"
+    with open(shared / "empty_marts.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.exists():
+            building = shared / f"empty_marts.{os.getpid()}" / "wastewatch.duckdb"
+            con = new_warehouse(building)
+            build_marts(con)
+            con.close()  # checkpointed: the file is the whole warehouse, no WAL beside it
+            building.parent.rename(path.parent)
     return path

@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from pipelines.marts.registry import MARTS
 from rules import ALL_RULES, DOC_HEADINGS, FINDING_COLUMNS, STATUSES, Rule, RuleParams, Window, get_rule
 from tests.helpers.empty_warehouse import open_copy
+from tests.helpers.mart_rows import load_case_file
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES_DIR = ROOT / "rules"
@@ -199,7 +200,7 @@ def test_query_reads_only_its_declared_marts(rule: Rule) -> None:
 def test_rule_has_yaml_cases_with_a_hit_and_a_non_hit(rule: Rule) -> None:
     path = CASES_DIR / f"{rule.id}.yml"
     assert path.is_file(), f"{rule.id} has no tests/fixtures/rules/{rule.id}.yml"
-    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+    doc = load_case_file(path)
     assert doc.get("rule") == rule.id
     cases = [v for k, v in doc.items() if k.startswith("test_")]
     hits = [c for c in cases if any(e.get("status") == "waste" for e in c.get("expect") or [])]

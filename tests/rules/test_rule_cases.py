@@ -6,8 +6,10 @@ yaml_test_cases_test.py shape). Each case gets a fresh warehouse under tmp_path:
 mart tables have the columns the mart SQL produces; they are emptied, and the case's rows are inserted. The marts built from other marts only
 (pipelines.marts.registry.SHARED_GPU_MARTS: gpu_billed_hours, gpu_job_spans, gpu_claims, ...) that the rule
 reads, directly or through the marts it reads (its `requires` and their `-- depends_on:` headers), are then
-rebuilt from those rows, as a real run rebuilds them from their inputs, unless the case gives their rows itself. The copy is opened
-without `connect`'s schema check and catalogue reload (tests/helpers/empty_warehouse.py).
+rebuilt from those rows, as a real run rebuilds them from their inputs, unless the case gives their rows itself. The copy is
+attached to one connection the module prepared as `connect` prepares one (settings, macros, temporary catalogues), not
+opened anew per case (`attached_copy`, tests/helpers/empty_warehouse.py; tests/warehouse/test_empty_copy.py proves
+the two alike).
 
 File shape:
 
@@ -89,14 +91,13 @@ from typing import Any
 import duckdb
 import polars as pl
 import pytest
-import yaml
 
 from pipelines.config import parse_config
 from pipelines.evaluate import write_findings
 from pipelines.warehouse import rows, scalar
 from rules import ALL_RULES, FINDING_COLUMNS, STATUSES, Rule, Window, get_rule
-from tests.helpers.empty_warehouse import open_copy
-from tests.helpers.mart_rows import complete, expand, load_given, when
+from tests.helpers.empty_warehouse import attached_copy, shared_connection
+from tests.helpers.mart_rows import complete, expand, load_case_file, load_given, when
 from tests.helpers.marts import marts_needed
 
 CASES_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "rules"
@@ -117,9 +118,7 @@ def _case_files() -> list[Path]:
 
 @functools.cache
 def _parse(path: Path) -> dict[str, Any]:
-    doc = yaml.safe_load(path.read_text(encoding="utf-8"))
-    assert isinstance(doc, dict), f"{path.name}: expected a mapping at the top"
-    return doc
+    return load_case_file(path)
 
 
 def _load(path: Path) -> dict[str, Any]:
@@ -296,8 +295,18 @@ def test_expansion_syntax() -> None:
         )
 
 
+@pytest.fixture(scope="module")
+def case_con() -> Iterator[duckdb.DuckDBPyConnection]:
+    """One prepared connection for every case: each case attaches its own copy of `empty_marts` to it."""
+    con = shared_connection()
+    yield con
+    con.close()
+
+
 @pytest.mark.parametrize(("path", "name"), list(_collect()))
-def test_rule_case(path: Path, name: str, tmp_path: Path, empty_marts: Path) -> None:
+def test_rule_case(
+    path: Path, name: str, tmp_path: Path, empty_marts: Path, case_con: duckdb.DuckDBPyConnection
+) -> None:
     doc = _load(path)
     case = doc[name]
     rule = get_rule(doc["rule"])
@@ -308,13 +317,10 @@ def test_rule_case(path: Path, name: str, tmp_path: Path, empty_marts: Path) -> 
     )
     params = rule.make_params(case.get("params"), config)
 
-    con = open_copy(empty_marts, tmp_path / "wastewatch.duckdb")
-    try:
+    with attached_copy(case_con, empty_marts, tmp_path / "wastewatch.duckdb") as con:
         load_given(con, case.get("given") or {}, doc.get("defaults") or {}, marts_needed(*rule.requires))
         frame = rule.evaluate(con, window, params, detected_at=DETECTED_AT)
         check_invariants(con, rule, window, frame)
-    finally:
-        con.close()
 
     findings = frame.to_dicts()
     shown = "\n".join(

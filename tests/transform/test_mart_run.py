@@ -4,10 +4,12 @@ and comments."""
 
 from __future__ import annotations
 
+import shutil
 from datetime import datetime
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from pipelines.config import Config, load_config
 from pipelines.ingest import ingest
@@ -21,7 +23,7 @@ from pipelines.transform.build import (
     prepare_marts,
 )
 from pipelines.transform.fingerprints import Memo, inputs_fingerprint, table_fingerprint
-from pipelines.warehouse import rows
+from pipelines.warehouse import connect, rows
 from tests.helpers.billing_exports import csv_bytes, hours
 from tests.helpers.config import write_config
 from tests.helpers.empty_warehouse import new_warehouse
@@ -37,11 +39,33 @@ def _project(root: Path) -> Config:
     return load_config(root / "wastewatch.yaml")
 
 
-def _ingested(root: Path) -> tuple[Config, duckdb.DuckDBPyConnection]:
-    config = _project(root)
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory: pytest.TempPathFactory) -> tuple[Config, Path]:
+    """The two bill files ingested once for the module: (config, a closed copy of the warehouse file)."""
+    config = _project(tmp_path_factory.mktemp("ingested"))
     con = new_warehouse(config.warehouse_path)
     assert not ingest(con, config).rejected
-    return config, con
+    con.close()
+    return config, config.warehouse_path
+
+
+@pytest.fixture(scope="module")
+def built(ingested: tuple[Config, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`ingested` with every mart built by `build_marts` (each mart on its own), closed."""
+    config, source = ingested
+    path = tmp_path_factory.mktemp("built") / "wastewatch.duckdb"
+    shutil.copyfile(source, path)
+    con = connect(path)
+    build_marts(con, config)
+    con.close()
+    return path
+
+
+def _opened(source: Path, path: Path) -> duckdb.DuckDBPyConnection:
+    """A copy of a module fixture's warehouse, opened by `connect` (the test writes to its own copy)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, path)
+    return connect(path)
 
 
 def _comments(con: duckdb.DuckDBPyConnection) -> list[tuple[str, str, str | None]]:
@@ -69,9 +93,8 @@ def _built_at(con: duckdb.DuckDBPyConnection) -> list[dict[str, object]]:
     return rows(con, "select mart, fingerprint, built_at from int_mart_inputs order by all")
 
 
-def test_the_runs_fingerprints_are_each_marts_own(tmp_path: Path) -> None:
-    config, con = _ingested(tmp_path)
-    build_marts(con, config)
+def test_the_runs_fingerprints_are_each_marts_own(tmp_path: Path, built: Path) -> None:
+    con = _opened(built, tmp_path / "w.duckdb")
     memo = Memo()
     layers = _layers()
     for name in MARTS:
@@ -89,10 +112,12 @@ def test_the_runs_fingerprints_are_each_marts_own(tmp_path: Path) -> None:
     con.close()
 
 
-def test_a_run_of_every_mart_leaves_what_building_each_alone_leaves(tmp_path: Path) -> None:
-    config, alone = _ingested(tmp_path / "alone")
-    build_marts(alone, config)
-    config, con = _ingested(tmp_path / "run")
+def test_a_run_of_every_mart_leaves_what_building_each_alone_leaves(
+    tmp_path: Path, ingested: tuple[Config, Path], built: Path
+) -> None:
+    config = ingested[0]
+    alone = _opened(built, tmp_path / "alone" / "w.duckdb")  # the same bill, each mart built on its own
+    con = _opened(ingested[1], tmp_path / "run" / "w.duckdb")
     run = prepare_marts(con, config)
     for name in MARTS:
         build_mart_with_rollup(con, name, config, prepared=run)

@@ -13,12 +13,18 @@ from pathlib import Path
 import duckdb
 
 from pipelines.warehouse import SCHEMA_VERSION, connect, rows
-from tests.helpers.empty_warehouse import new_warehouse, open_copy, open_prepared
+from tests.helpers.empty_warehouse import (
+    attached_copy,
+    new_warehouse,
+    open_copy,
+    open_prepared,
+    shared_connection,
+)
 
 SETTINGS = ("TimeZone", "enable_progress_bar")
 
 
-def _state(con: duckdb.DuckDBPyConnection) -> dict[str, object]:
+def _state(con: duckdb.DuckDBPyConnection, version: bool = True) -> dict[str, object]:
     # the database's own name differs between the files: name it by whether it is the temporary one
     tables = sorted(
         (r["database_name"] == "temp", r["schema_name"], r["table_name"])
@@ -49,7 +55,7 @@ def _state(con: duckdb.DuckDBPyConnection) -> dict[str, object]:
         ),
         "views": rows(con, "select view_name, sql from duckdb_views() where not internal order by all"),
         "settings": {s: rows(con, f"select current_setting('{s}') as v")[0]["v"] for s in SETTINGS},
-        "version": rows(con, "select max(version) as v from schema_version")[0]["v"],
+        "version": rows(con, "select max(version) as v from schema_version")[0]["v"] if version else None,
     }
 
 
@@ -76,3 +82,26 @@ def test_a_copy_of_a_prepared_warehouse_opens_as_connect_opens_a_new_file(tmp_pa
     finally:
         again.close()
         reopened.close()
+
+
+def test_a_copy_attached_to_the_shared_connection_sees_what_connect_gives_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    """The rule cases attach each case's copy to one prepared connection (`attached_copy`)."""
+    fresh = connect(tmp_path / "fresh.duckdb")
+    template = tmp_path / "template.duckdb"
+    connect(template).close()
+    shared = shared_connection()
+    try:
+        before = _state(shared, version=False)  # no warehouse attached: no schema_version
+        for n in range(2):  # the second copy starts from the connection the first left
+            with attached_copy(shared, template, tmp_path / f"case{n}" / "w.duckdb") as con:
+                assert _state(con) == _state(fresh)
+                assert con.execute("select current_database()").fetchall() != [("memory",)]
+                con.execute("create temp table _probe as select 1 as x")  # as the marts' builds make probes
+                con.execute("delete from findings")
+                con.execute("begin transaction")  # left open by a failing case: rolled back on the way out
+            assert _state(shared, version=False) == before
+    finally:
+        shared.close()
+        fresh.close()
