@@ -259,7 +259,10 @@ def no_findings() -> pl.DataFrame:
 
 
 def all_empty(con: duckdb.DuckDBPyConnection, tables: tuple[str, ...]) -> bool:
-    """Whether none of `tables` (a rule's `requires`: mart names) holds a row, in one query."""
+    """Whether none of `tables` (a rule's `requires`: mart names) holds a row, in one query; False for no
+    tables (a rule that names no mart is run)."""
+    if not tables:
+        return False
     bad = [t for t in tables if not re.fullmatch(r"[a-z_][a-z0-9_]*", t)]
     if bad:
         raise ValueError(f"not a table name: {bad}")

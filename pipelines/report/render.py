@@ -334,8 +334,13 @@ def _autoescape(name: str | None) -> bool:
     return name is None or name.startswith(GENERATED) or _BY_EXTENSION(name)
 
 
-# what the environment compiles templates with, beyond their source and name: part of every cache key
-_SETTINGS = f"wastewatch report: trim_blocks, lstrip_blocks, autoescape html; jinja2 {jinja2.__version__}"
+# what the environment compiles templates with, beyond their source and name; the cache key is made from it
+_OPTIONS: dict[str, Any] = {"autoescape": _autoescape, "trim_blocks": True, "lstrip_blocks": True}
+_SETTINGS = (
+    "wastewatch report: "
+    + ", ".join(f"{k}={getattr(v, '__qualname__', v)}" for k, v in sorted(_OPTIONS.items()))
+    + f"; jinja2 {jinja2.__version__}"
+)
 
 
 class _BytecodeCache(FileSystemBytecodeCache):
@@ -373,13 +378,7 @@ def generated(env: Environment, name: str, source: str) -> Template:
 def environment(sections: tuple[Section, ...] = SECTIONS) -> Environment:
     """The Jinja environment of the report's templates, with the filters and globals they use; `sections`
     are the report's tables (sections.py), each rendered as HTML on its page and as Markdown."""
-    env = Environment(
-        loader=_Templates(),
-        autoescape=_autoescape,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        bytecode_cache=_bytecode_cache(),
-    )
+    env = Environment(loader=_Templates(), bytecode_cache=_bytecode_cache(), **_OPTIONS)
     env.filters["money"] = money
     env.filters["signed_pct"] = signed_pct
     env.filters["signed_money"] = signed_money

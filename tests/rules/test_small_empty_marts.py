@@ -65,3 +65,12 @@ def _first_column(con: duckdb.DuckDBPyConnection, table: str) -> str:
         {"t": table},
     ).fetchone() or ("",)
     return str(name)
+
+
+def test_a_rule_that_names_no_mart_is_run() -> None:
+    con = duckdb.connect()
+    try:
+        con.execute("create table t (x int)")
+        assert all_empty(con, ("t",)) and not all_empty(con, ())
+    finally:
+        con.close()
