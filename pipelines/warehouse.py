@@ -230,16 +230,22 @@ def utcnow() -> datetime:
 
 
 def _configure(con: duckdb.DuckDBPyConnection, settings: dict[str, Any] | None = None) -> None:
-    con.execute("set TimeZone = 'UTC'")
-    con.execute("set enable_progress_bar = false")
+    for statement in configure_statements(settings):
+        con.execute(statement)
+
+
+def configure_statements(settings: dict[str, Any] | None = None) -> list[str]:
+    """What every connection runs before use, in order: the session settings, the config's `duckdb:` resource
+    limits and the macro files (each file one entry)."""
+    statements = ["set TimeZone = 'UTC'", "set enable_progress_bar = false"]
     # resource limits from the config's `duckdb:` section (names from our own validated model)
     for name, value in (settings or {}).items():
         if name not in DUCKDB_SETTINGS:
             raise WarehouseError(f"unknown DuckDB setting {name!r}")
-        con.execute(f"set {name} = {_setting_literal(value)}")
+        statements.append(f"set {name} = {_setting_literal(value)}")
     # DuckDB 2.0 deprecates `x -> expr` lambdas; our SQL uses `lambda x: expr`.
-    for path in sorted((sql_root() / "macros").glob("*.sql")):
-        con.execute(path.read_text(encoding="utf-8"))
+    statements += [p.read_text(encoding="utf-8") for p in sorted((sql_root() / "macros").glob("*.sql"))]
+    return statements
 
 
 DUCKDB_SETTINGS = ("memory_limit", "threads", "temp_directory")

@@ -47,22 +47,11 @@ _SCRIPT: list[str] = []
 _CATALOGS: list[dict[str, pa.Table]] = []
 
 
-class _Recorder:
-    """Stands in for a connection to collect the statements `_configure` executes (it passes no parameters)."""
-
-    def __init__(self) -> None:
-        self.statements: list[str] = []
-
-    def execute(self, sql: str) -> None:
-        self.statements.append(sql.rstrip().rstrip(";") + ";")
-
-
 def _configure_script() -> str:
     """What `_configure` runs on a connection without `settings`, in its order, as one script (once per process)."""
     if not _SCRIPT:
-        recorder = _Recorder()
-        warehouse._configure(recorder)  # type: ignore[arg-type]
-        _SCRIPT.append("\n".join(recorder.statements))
+        statements = warehouse.configure_statements()
+        _SCRIPT.append("\n".join(sql.rstrip().rstrip(";") + ";" for sql in statements))
     return _SCRIPT[0]
 
 
