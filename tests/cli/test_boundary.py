@@ -1,7 +1,12 @@
-"""Trust at the boundary, through the real `wastewatch` script in real processes: honest exit codes with one
-line per failure, one writer per warehouse (a second writer, a killed holder, a live reader), and no secret
-in any output, written file or warehouse column. Where the other party (a killed holder, a live reader) is
-the real process and the promise is what the command does about it, the command runs in this process."""
+"""Trust at the boundary: honest exit codes with one line per failure, one writer per warehouse (a second
+writer, a killed holder, a live reader), and no secret in any output, written file or warehouse column.
+
+The real `wastewatch` script runs in its own process where the promise is what that process shows: the
+exit code and stderr of an error nobody caught, a writer that waits for a holder and then runs, and every
+byte a whole `run` prints. Where the other party (a holder, a killed holder, a live reader) is the real
+process and the promise is what the command does about it, the command runs in this process (its exit code
+is the one `main` gives the shell: test_an_unexpected_error_is_one_line_and_a_traceback_only_with_v and the
+secrets test show the script's own)."""
 
 from __future__ import annotations
 
@@ -153,8 +158,9 @@ def test_a_missing_source_folder_exits_1_naming_the_source_and_the_rest_loads(tm
           - {name: typo, kind: focus, uri: landing/bilings/}
         """,
     )
-    result = _run("--config", str(config), "ingest")
-    assert result.returncode == 1, result.stderr
+    # the exit code and the lines are the CLI's: the command in this process
+    result = _cli("--config", str(config), "ingest")
+    assert result.exit_code == 1, result.stderr
     assert _errors(result.stderr) == [
         f"error: source 'typo': {tmp_path / 'landing' / 'bilings'} does not exist"
     ]
@@ -199,15 +205,16 @@ def test_an_unexpected_error_is_one_line_and_a_traceback_only_with_v(project: Pa
 def test_a_second_writer_waits_then_exits_3_naming_the_holder(ingested: Path) -> None:
     holder = _hold(HOLD_LOCK, _warehouse(ingested), 120)
     try:
-        result = _run("--config", str(ingested), "ingest", "--wait", "1")
-        assert result.returncode == 3, result.stderr
+        # the contenders in this process: the holder is the real other one
+        result = _cli("--config", str(ingested), "ingest", "--wait", "1")
+        assert result.exit_code == 3, result.stderr
         [line] = _errors(result.stderr)
         assert f"held by another writer, pid {holder.pid} on {socket.gethostname()}" in line
         assert "Traceback" not in result.stderr and len(result.stderr.splitlines()) <= 3
         # a reader of the live warehouse waits for the writer too, and gives up on its own
-        live = _run("--config", str(ingested), "sql", "--live", "--wait", "1", "select 1 as x")
-        assert live.returncode == 3 and f"pid {holder.pid}" in live.stderr
-        # the published copy is read without waiting (in this process: the holder is the real other one)
+        live = _cli("--config", str(ingested), "sql", "--live", "--wait", "1", "select 1 as x")
+        assert live.exit_code == 3 and f"pid {holder.pid}" in live.stderr
+        # the published copy is read without waiting
         published = _cli("--config", str(ingested), "sql", "--format", "csv", "select 1 as x")
         assert published.exit_code == 0 and published.stdout == "x\n1\n"
     finally:
