@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -296,17 +297,36 @@ def marts_columns(
     return out
 
 
+@dataclass(frozen=True)
+class MartLayout:
+    """What `load_given` reads of a warehouse before it inserts: each mart's (column, type) in order, and the
+    marts that hold rows (the others need no `delete`)."""
+
+    columns: dict[str, list[tuple[str, str]]]
+    filled: frozenset[str]
+
+
+def mart_layout(con: duckdb.DuckDBPyConnection) -> MartLayout:
+    """The layout of the warehouse `con` is on: read once for every copy of one template (the rule cases)."""
+    counts = con.execute(
+        " union all ".join(f"select '{t}', count(*) from {t}" for t in MARTS)  # noqa: S608 - our constants
+    ).fetchall()
+    return MartLayout(marts_columns(con, MARTS), frozenset(t for t, n in counts if n))
+
+
 def load_given(
     con: duckdb.DuckDBPyConnection,
     given: dict[str, Any],
     file_defaults: dict[str, Any],
     reads: Iterable[str] | None = None,
+    layout: MartLayout | None = None,
 ) -> dict[str, int]:
     """Empty the marts and insert the case's rows; returns rows inserted per table.
 
     The shared marts the rows do not give are then built from them, as a run builds them from their
     inputs: every one, or with `reads` (the marts a rule reads and the marts those read,
-    tests/helpers/marts.py's `marts_needed`) only those among them; the others stay empty."""
+    tests/helpers/marts.py's `marts_needed`) only those among them; the others stay empty. `layout`: the
+    warehouse's, when the caller read it once for many copies of the same file (`mart_layout`)."""
     unknown = set(given) - set(MARTS)
     if unknown:
         raise ValueError(f"given: unknown table(s) {sorted(unknown)}; rules read the marts {MARTS}")
@@ -328,7 +348,7 @@ def load_given(
             "job_key": job.get("job_key", f"{job['scheduler']}/{job['job_id']}"),
         }
     counts = {}
-    typed_by_table = marts_columns(con, MARTS)
+    typed_by_table = layout.columns if layout else marts_columns(con, MARTS)
     with transaction(con):  # one commit for every table's rows, not one per statement
         for table in MARTS:
             typed = typed_by_table[table]
@@ -338,7 +358,8 @@ def load_given(
                 for raw in given.get(table) or []
                 for r in expand(table, raw)
             ]
-            con.execute(f"delete from {table}")
+            if layout is None or table in layout.filled:
+                con.execute(f"delete from {table}")
             counts[table] = len(full)
             if not full:
                 continue

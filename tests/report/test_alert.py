@@ -30,12 +30,17 @@ from pipelines.config import ConfigError, load_config
 from pipelines.defs.resources import WastewatchResource
 from pipelines.report.alert import AlertError, run_alert
 from pipelines.transform.build import build_mart
-from pipelines.warehouse import connect
+from rules import get_rule
 from tests.helpers.config import write_config
-from tests.helpers.empty_warehouse import open_copy
+from tests.helpers.empty_warehouse import open_copy, open_prepared
 from tests.helpers.mart_rows import load_given
+from tests.helpers.marts import marts_needed
 from tests.helpers.webhook import WebhookReceiver
 
+# the marts the alert reads: its two rules' and its own queries' (sql/alerts/), with the marts they read
+ALERT_READS = marts_needed(
+    *get_rule("GPU001").requires, *get_rule("GPU004").requires, "gpu_billed_hours", "gpu_job_hours"
+)
 D0 = datetime(2026, 11, 23)
 DAY = timedelta(days=1)
 IDLE, CHEAP, WOKE = "i-0aaaaaaaaaaaaaaa1", "i-0bbbbbbbbbbbbbbb2", "i-0ccccccccccccccc3"
@@ -95,10 +100,12 @@ class Site:
         self.given(given)
 
     def given(self, given: dict[str, list[dict[str, Any]]]) -> None:
-        """The marts hold exactly these rows (tests/helpers/mart_rows.py's syntax)."""
-        con = connect(load_config(self.path).warehouse_path)
+        """The marts hold exactly these rows (tests/helpers/mart_rows.py's syntax), and the shared marts the
+        alert reads are built from them. The warehouse is a copy of `empty_marts` the CLI has only written
+        rows to: opened as `connect` leaves it (tests/helpers/empty_warehouse.py)."""
+        con = open_prepared(load_config(self.path).warehouse_path)
         try:
-            load_given(con, given, {})
+            load_given(con, given, {}, ALERT_READS)
         finally:
             con.close()
 
@@ -226,7 +233,7 @@ def test_a_zombie_instance_is_sent_with_no_automatic_action(site: Site) -> None:
 
 def test_an_acknowledged_finding_is_not_sent(site: Site) -> None:
     site.load(until=D0 + DAY)
-    con = connect(load_config(site.path).warehouse_path)
+    con = open_prepared(load_config(site.path).warehouse_path)
     try:
         con.execute(
             "insert into finding_acks values ($k, 'GPU001', $r, null, '2026-12-31', 'warm pool', 'ops', now())",
@@ -244,7 +251,7 @@ def test_now_is_the_newest_hour_both_the_bill_and_the_telemetry_reach(site: Site
     # the bill runs 6 h past the telemetry (an exporter down): now is the telemetry's newest hour, so the
     # unobserved hours make no zombie and the idle instances are judged up to 2026-11-24 00:00
     site.load(until=D0 + DAY)
-    con = connect(load_config(site.path).warehouse_path)
+    con = open_prepared(load_config(site.path).warehouse_path)
     try:
         con.execute(
             "insert into cost_hourly by name select hour + interval 6 hour as hour, * exclude (hour) "
@@ -400,7 +407,7 @@ def test_a_long_alert_goes_in_parts_and_after_a_failed_part_only_the_rest_is_sen
         }
     )  # fmt: skip
     handler.fail = {2: 503}  # the webhook takes the first part, then fails
-    con = connect(config.warehouse_path)
+    con = open_prepared(config.warehouse_path)
     try:
         with pytest.raises(AlertError) as failed:
             run_alert(con, config, pace_s=0)
@@ -425,7 +432,7 @@ def test_a_long_alert_goes_in_parts_and_after_a_failed_part_only_the_rest_is_sen
     # the next check posts only the rest, each once, within Slack's limits
     handler.received.clear()
     handler.fail = {}
-    con = connect(config.warehouse_path)
+    con = open_prepared(config.warehouse_path)
     try:
         run = run_alert(con, config, pace_s=0)
     finally:

@@ -3,7 +3,7 @@
 One parametrized test per case, with ids like `GPU001::test_flags_idle_overnight` (sqlfluff's
 yaml_test_cases_test.py shape). Each case gets a fresh warehouse under tmp_path: a copy of one made by
 `pipelines.warehouse.connect()` and `build_marts` on an empty warehouse (the `empty_marts` fixture), so the
-mart tables have the columns the mart SQL produces; they are emptied, and the case's rows are inserted. The marts built from other marts only
+mart tables have the columns the mart SQL produces; the marts holding rows are emptied (their columns and which hold rows are read once, `layout`), and the case's rows are inserted. The marts built from other marts only
 (pipelines.marts.registry.SHARED_GPU_MARTS: gpu_billed_hours, gpu_job_spans, gpu_claims, ...) that the rule
 reads, directly or through the marts it reads (its `requires` and their `-- depends_on:` headers), are then
 rebuilt from those rows, as a real run rebuilds them from their inputs, unless the case gives their rows itself. The copy is
@@ -97,7 +97,15 @@ from pipelines.evaluate import write_findings
 from pipelines.warehouse import rows, scalar
 from rules import ALL_RULES, FINDING_COLUMNS, STATUSES, Rule, Window, get_rule
 from tests.helpers.empty_warehouse import attached_copy, shared_connection
-from tests.helpers.mart_rows import complete, expand, load_case_file, load_given, when
+from tests.helpers.mart_rows import (
+    MartLayout,
+    complete,
+    expand,
+    load_case_file,
+    load_given,
+    mart_layout,
+    when,
+)
 from tests.helpers.marts import marts_needed
 
 CASES_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "rules"
@@ -303,9 +311,23 @@ def case_con() -> Iterator[duckdb.DuckDBPyConnection]:
     con.close()
 
 
+@pytest.fixture(scope="module")
+def layout(
+    case_con: duckdb.DuckDBPyConnection, empty_marts: Path, tmp_path_factory: pytest.TempPathFactory
+) -> MartLayout:
+    """The marts' columns and which hold rows in `empty_marts`, read once: every case's copy is that file."""
+    with attached_copy(case_con, empty_marts, tmp_path_factory.mktemp("layout") / "wastewatch.duckdb") as con:
+        return mart_layout(con)
+
+
 @pytest.mark.parametrize(("path", "name"), list(_collect()))
 def test_rule_case(
-    path: Path, name: str, tmp_path: Path, empty_marts: Path, case_con: duckdb.DuckDBPyConnection
+    path: Path,
+    name: str,
+    tmp_path: Path,
+    empty_marts: Path,
+    case_con: duckdb.DuckDBPyConnection,
+    layout: MartLayout,
 ) -> None:
     doc = _load(path)
     case = doc[name]
@@ -318,7 +340,9 @@ def test_rule_case(
     params = rule.make_params(case.get("params"), config)
 
     with attached_copy(case_con, empty_marts, tmp_path / "wastewatch.duckdb") as con:
-        load_given(con, case.get("given") or {}, doc.get("defaults") or {}, marts_needed(*rule.requires))
+        load_given(
+            con, case.get("given") or {}, doc.get("defaults") or {}, marts_needed(*rule.requires), layout
+        )
         frame = rule.evaluate(con, window, params, detected_at=DETECTED_AT)
         check_invariants(con, rule, window, frame)
 
