@@ -22,9 +22,8 @@ from pipelines.cli import main
 from pipelines.config import load_config
 from pipelines.remediate import audit
 from pipelines.remediate.keys import key_path, load_key
-from pipelines.warehouse import connect
 from tests.helpers.config import write_config
-from tests.helpers.empty_warehouse import new_warehouse
+from tests.helpers.empty_warehouse import open_current
 from tests.helpers.recording_proxy import Recording, recording_proxy
 from tests.helpers.report import put_findings
 from tests.remediate.conftest import Site, this_week
@@ -86,7 +85,7 @@ def plan(site: Site) -> dict[str, str]:
 
 
 def findings(site: Site, rule_id: str, items: list[dict[str, Any]]) -> None:
-    con = new_warehouse(load_config(site.config_path).warehouse_path)
+    con = open_current(load_config(site.config_path).warehouse_path)
     try:
         put_findings(con, this_week(), rule_id, items)
     finally:
@@ -205,7 +204,7 @@ def test_a_replayed_signature_does_not_approve_another_action(guarded: tuple[Sit
     config = load_config(site.config_path)
     ring = load_key(config)
     assert ring is not None
-    con = connect(config.warehouse_path)
+    con = open_current(config.warehouse_path)
     try:
         (approval,) = con.execute(
             "select action_digest, signature, params from remediation_log where event = 'approve'"

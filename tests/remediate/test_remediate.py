@@ -14,9 +14,8 @@ from click.testing import CliRunner, Result
 
 from pipelines.cli import main
 from pipelines.config import load_config
-from pipelines.warehouse import connect
 from rules import Window
-from tests.helpers.empty_warehouse import new_warehouse
+from tests.helpers.empty_warehouse import open_current
 from tests.helpers.report import put_findings
 from tests.remediate.conftest import Site, this_week
 
@@ -30,7 +29,7 @@ def cli(site: Site, *args: str) -> Result:
 
 
 def put(site: Site, rule_id: str, items: list[dict[str, Any]], window: Window | None = None) -> None:
-    con = new_warehouse(load_config(site.config_path).warehouse_path)
+    con = open_current(load_config(site.config_path).warehouse_path)
     try:
         put_findings(con, window or this_week(), rule_id, items)
     finally:
@@ -434,7 +433,7 @@ def test_realised_saving_counts_the_waste_that_stopped_in_later_weeks(site: Site
     put(site, "GPU001", [{"resource_id": refused_iid, "estimated_waste": 120.5}], next_week)
     put(site, "GPU001", [{"resource_id": iid, "estimated_waste": 20.5}, {"resource_id": refused_iid,
                           "estimated_waste": 120.5}], after)  # fmt: skip
-    con = connect(load_config(site.config_path).warehouse_path)
+    con = open_current(load_config(site.config_path).warehouse_path)
     try:
         now = realised_savings(con, this_week().start.date())  # the week it was applied in: not yet
         gone = realised_savings(con, next_week.start.date())

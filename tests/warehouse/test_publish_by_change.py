@@ -20,7 +20,7 @@ from pipelines.transform.publish import private_copies, publish
 from pipelines.warehouse import open_for_queries
 from tests.helpers.billing_exports import csv_bytes, hours
 from tests.helpers.config import write_config
-from tests.helpers.empty_warehouse import new_warehouse
+from tests.helpers.empty_warehouse import open_current
 from tests.helpers.marts import build_only
 from tests.helpers.paths import REPO
 
@@ -40,7 +40,7 @@ def _night(config: Config, name: str, first: datetime, cost: str) -> None:
     (config.warehouse_path.parent.parent / "landing" / name).write_bytes(
         csv_bytes(hours("i-gpu", first, 4, cost, tags={"team": name}))
     )
-    con = new_warehouse(config.warehouse_path)
+    con = open_current(config.warehouse_path)
     try:
         assert not ingest(con, config).rejected
         build_only(con, "resources")
@@ -140,7 +140,7 @@ def test_a_day_table_is_updated_by_its_recorded_days_and_a_landed_table_by_its_f
     wastewatch step does) stays as it was in the twin, which shows the rest was not copied again."""
     config = _project(tmp_path)
     _night(config, "sep.csv.gz", datetime(2026, 9, 1), "1.00")
-    con = new_warehouse(config.warehouse_path)
+    con = open_current(config.warehouse_path)
     con.execute("create table gpu_hours (hour timestamp, util double)")  # a table kept up to date by day
     con.execute("insert into gpu_hours values ('2026-09-01 01:00', 10), ('2026-09-02 01:00', 20)")
     con.execute(
@@ -151,7 +151,7 @@ def test_a_day_table_is_updated_by_its_recorded_days_and_a_landed_table_by_its_f
     publish(config)
     publish(config)  # both copies made; the next publish updates a
     inode = private_copies(config.published_path)[0].stat().st_ino
-    con = new_warehouse(config.warehouse_path)
+    con = open_current(config.warehouse_path)
     # 2 September built again (its record rewritten); 1 September's row changed behind the records' back
     con.execute("update gpu_hours set util = 21 where hour = '2026-09-02 01:00'")
     con.execute("update int_incremental_days set built_at = now() + interval 1 hour where day = '2026-09-02'")
@@ -159,7 +159,7 @@ def test_a_day_table_is_updated_by_its_recorded_days_and_a_landed_table_by_its_f
     # October's file landed; a September line changed behind the ledger's back
     con.close()
     _night(config, "oct.csv.gz", datetime(2026, 10, 1), "2.00")
-    con = new_warehouse(config.warehouse_path)
+    con = open_current(config.warehouse_path)
     sep = con.execute("select min(x_file_id) from billing_lines").fetchall()[0][0]
     con.execute("update billing_lines set billed_cost = 99 where x_file_id = $f", {"f": sep})
     con.close()
@@ -186,7 +186,7 @@ def test_a_spark_mart_is_a_table_in_the_twin_updated_by_what_changed(tmp_path: P
     marts.mkdir()
     _night(config, "sep.csv.gz", datetime(2026, 9, 1), "1.00")
     duckdb.sql(f"copy (select 1 as a) to '{marts / 'part-0.parquet'}'")
-    con = new_warehouse(config.warehouse_path)
+    con = open_current(config.warehouse_path)
     con.execute(f"create view spark_mart as select * from read_parquet('{marts}/*.parquet')")
     con.close()
     publish(config)
