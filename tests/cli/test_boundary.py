@@ -122,22 +122,28 @@ def project(tmp_path: Path) -> Path:
 
 
 @pytest.fixture(scope="module")
-def ingested_once(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A project after one clean ingest, made once for the module's lock tests."""
+def ingested_once(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A project after one clean ingest, made once for the module's lock tests: (its folder, a pristine copy
+    of it kept elsewhere)."""
     root = tmp_path_factory.mktemp("ingested")
     copy_into(FOCUS_SAMPLE, root / "landing" / "billing")
     config = write_config(root, FOCUS_ONLY)
     # in this process: the set-up of the lock tests, whose contenders are the real processes
     first = _cli("--config", str(config), "ingest")
     assert first.exit_code == 0, first.output
-    return root
+    pristine = tmp_path_factory.mktemp("ingested_pristine") / "project"
+    shutil.copytree(root, pristine)
+    return root, pristine
 
 
 @pytest.fixture
-def ingested(ingested_once: Path, tmp_path: Path) -> Path:
-    """The project after one clean ingest (the warehouse exists): a copy of `ingested_once` for this test."""
-    root = tmp_path / "project"
-    shutil.copytree(ingested_once, root)
+def ingested(ingested_once: tuple[Path, Path]) -> Path:
+    """The project after one clean ingest (the warehouse exists), put back where it was ingested from the
+    pristine copy (file times kept): a copy elsewhere would be a moved project, which the next ingest loads
+    again in full; here an ingest finds nothing new unless it is asked for every step (`--full`)."""
+    root, pristine = ingested_once
+    shutil.rmtree(root)
+    shutil.copytree(pristine, root)
     return root / "wastewatch.yaml"
 
 
@@ -280,9 +286,8 @@ def test_a_lock_file_naming_a_dead_pid_is_cleared(ingested: Path) -> None:
 def test_a_reader_holding_duckdbs_lock_never_breaks_the_writer(ingested: Path) -> None:
     reader = _hold(HOLD_DUCKDB, _warehouse(ingested), 4)
     try:
-        result = _cli(
-            "--config", str(ingested), "ingest"
-        )  # the writer in this process, the reader in its own
+        # the writer in this process, the reader in its own; every step (`--full`), so the writer writes
+        result = _cli("--config", str(ingested), "ingest", "--full")
         assert result.exit_code == 0, result.stderr
     finally:
         reader.wait()
