@@ -85,8 +85,8 @@ class FocusReader(BillingReader):
     looks_up_tags = True
     source_format = "focus"
 
-    def _lookups(self, con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, cte: str) -> None:
-        prepare_lookups(con, rel, spec, cte)
+    def _lookups(self, con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, cte: str) -> str | None:
+        return prepare_lookups(con, rel, spec, cte)
 
     def spec(self, con: duckdb.DuckDBPyConnection, rel: Relation, file: SourceFile, ctx: LoadContext) -> Spec:
         types = rel.types
@@ -170,6 +170,8 @@ class FocusReader(BillingReader):
             checks=checks,
             file_billed="billed_cost::decimal(38, 12)",
             file_effective="effective_cost::decimal(38, 12)",
+            # cast as the staging SQL casts them: an observed insert casts each value once, not twice
+            observed_types={"billed_cost": "decimal(38, 12)", "effective_cost": "decimal(38, 12)"},
             bind={"focus_version": focus_version(present), "derive_subcategory": derive_subcategory},
             # a FOCUS column the file lacks is NULL on every line (billing_currency gets the default; a
             # derived ServiceSubcategory is not), and so is a GPU field none of its sources feeds: such

@@ -37,6 +37,10 @@ class Spec:
     # staging output columns that are NULL on every line of this file (the file lacks their source
     # column): not inserted, so billing_lines does not store them for a source that never fills them
     absent: list[str] = field(default_factory=list)
+    # `_src` columns (-> type) that an observed insert casts before its observer (reconcile.observed_cte), so
+    # a value the observer sums and the staging SQL stores is cast once: only columns that the staging SQL
+    # and file_billed/file_effective cast to exactly that type
+    observed_types: dict[str, str] = field(default_factory=dict)
 
 
 LINES = stored_in("billing_line_items")  # the table billing lines are written to (the view reads it)

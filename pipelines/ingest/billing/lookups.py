@@ -8,6 +8,10 @@ or parsing a text timestamp strictly costs more per line than a hash join's prob
 - `_billing_calendar` (k: a timestamp's text, v: billing_ts(k), per: the billing period of v), made again
   for each file: every hour around the month of its first lines, in the text forms they show.
 
+The first lines are read once, into the temp table `_billing_sample` (SAMPLE), which the reader's x_extra
+sample reads too (reconcile.sample_sets, BillingReader._extra_repeats): each read of a CSV with a LIMIT
+tokenises a buffer per thread.
+
 A lookup's value is the same function of its key that the staging SQL computes for a line without one,
 so a line's value does not depend on whether its text was looked up; a bad value is never a key, and it is
 refused on its own line as before (the diagnosis of a failed insert reads the file, not these tables).
@@ -28,6 +32,7 @@ CALENDAR = "_billing_calendar"
 # entry costs the join's hash table memory; a bill's distinct sets are a few thousand)
 MAX_TAG_IDS = 200_000
 SAMPLE_LINES = 10_000  # the first lines of a file the lookups are filled from
+SAMPLE = "_billing_sample"  # those lines: the lookups' texts and the x_extra STRUCT (`_x_extra`)
 # the `_src` columns holding a timestamp's text (NULL when the file types it): the calendar's keys
 TEXT_TIMESTAMPS = (
     "_ts_billing_period_start",
@@ -44,19 +49,18 @@ def ensure_lookups(con: duckdb.DuckDBPyConnection) -> None:
     con.execute(f"create temp table if not exists {CALENDAR} (k varchar, v timestamp, per varchar)")
 
 
-def prepare_lookups(con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, cte: str) -> None:
+def prepare_lookups(con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, cte: str) -> str:
     """Fill the lookups from the file's first lines (`cte`, the `_src` CTE of its insert). Runs in the
-    load's transaction, before the insert."""
+    load's transaction, before the insert. Returns SAMPLE, the table of those lines, left for the x_extra
+    sample to read (it is made again for the next file)."""
     ensure_lookups(con)
     size = one(con, f"select count(*) from {TAG_IDS}")  # noqa: S608 - our constant
     if size is not None and size[0] > MAX_TAG_IDS:
         con.execute(f"delete from {TAG_IDS}")  # noqa: S608 - our constant
     # the first lines read once, into a small table both lookups read (a CSV read with a LIMIT still
     # tokenises a buffer per thread: each query over `_src` cost 0.2-0.3 s of wall time a part)
-    texts = ", ".join(("_tags_raw", *TEXT_TIMESTAMPS))
-    sample = (
-        f"create or replace temp table _billing_sample as\n{cte}select {texts} from _src limit {SAMPLE_LINES}"  # noqa: S608 - identifiers only
-    )
+    texts = ", ".join(("_tags_raw", *TEXT_TIMESTAMPS, "_x_extra"))
+    sample = f"create or replace temp table {SAMPLE} as\n{cte}select {texts} from _src limit {SAMPLE_LINES}"  # noqa: S608 - identifiers only
     con.execute(sample, file_params(rel, spec, sample))
     con.execute(f"insert into {TAG_IDS} by name\n{sql_text('staging', 'stg_focus__tag_ids')}")  # noqa: S608 - our SQL files
     if all(spec.columns.get(c, "null::varchar") == "null::varchar" for c in TEXT_TIMESTAMPS):
@@ -67,4 +71,4 @@ def prepare_lookups(con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, c
             f"create or replace temp table {CALENDAR} as\nselect * from (\n{calendar}\n)",  # noqa: S608 - our SQL files; values are bound
             {"date_format": spec.bind.get("date_format")},
         )
-    con.execute("drop table _billing_sample")
+    return SAMPLE

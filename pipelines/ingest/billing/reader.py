@@ -20,6 +20,7 @@ from pipelines.ingest.billing.diagnose import LoadFailed
 from pipelines.ingest.billing.landed import check_landed
 from pipelines.ingest.billing.lines import Spec, insert_lines
 from pipelines.ingest.billing.reconcile import (
+    SAMPLE_LINES,
     FileSums,
     file_sums,
     known_signature,
@@ -129,8 +130,10 @@ class BillingReader(DeliveryReader):
         con.execute("set preserve_insertion_order = false")  # rows keep x_source_row; order is not needed
         file_side = None
         try:
-            self._lookups(con, rel, spec, cte)
-            dedupe, observer, new_period, signature = self._observation(con, rel, spec, ctx, file, cte, stg)
+            sample = self._lookups(con, rel, spec, cte)
+            dedupe, observer, new_period, signature = self._observation(
+                con, rel, spec, ctx, file, cte, stg, sample
+            )
             bind["extra_per_line"] = not dedupe
             insert_cte = cte
             if observer is not None:  # the x_extra sets are known: the insert counts the file's lines itself
@@ -171,8 +174,11 @@ class BillingReader(DeliveryReader):
         result.warnings.extend(rel.repairs)
         return result
 
-    def _lookups(self, con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, cte: str) -> None:
-        """Before the insert: fill what the staging SQL looks values up in (FOCUS: lookups.py)."""
+    def _lookups(self, con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, cte: str) -> str | None:
+        """Before the insert: fill what the staging SQL looks values up in (FOCUS: lookups.py). Returns the
+        temp table of the file's first lines it read them from (with `_x_extra`), for the x_extra sample
+        to read instead of the file, or None."""
+        return None
 
     def _dated(self, spec: Spec, ctx: LoadContext) -> Spec:
         """The spec with the source's date form bound (`$date_format`: the staging SQL's billing_ts and
@@ -220,6 +226,7 @@ class BillingReader(DeliveryReader):
         file: SourceFile,
         cte: str,
         stg: str,
+        sample: str | None = None,
     ) -> tuple[bool, int | None, bool, str | None]:
         """Before the insert: (whether x_extra is built per distinct combination, the token when the
         insert's own scan counts the file's lines, whether it also keeps their tag texts, the signature
@@ -228,25 +235,31 @@ class BillingReader(DeliveryReader):
         less than observing the insert's scan does) once the x_extra sets are made: from the file's first
         lines (`_sampled`), else by an earlier file's pass. The tag texts are kept for the first file of
         a billing period, whose tag sets the warehouse mostly lacks (store_file_tag_sets then does not
-        read the file again)."""
+        read the file again). `sample`: the file's first lines already read (`_lookups`)."""
         signature = sets_signature(rel, spec, ctx, file) if self.presets and rel.fmt == "csv" else None
         if len(re.findall(r"\b_src\b", re.sub(r"--[^\n]*", "", stg))) != 1:
             signature = None  # read twice, `_src` could be observed twice (see reconcile.py)
         if self._sampled(rel):
             new_period = signature is not None and known_signature(con) != signature
-            dedupe = sample_sets(con, rel, spec, cte, self.extra_key, signature)
+            dedupe = sample_sets(con, rel, spec, cte, self.extra_key, signature, sample)
             observer = observe_start(con, tags=new_period) if signature is not None else None
             return dedupe, observer, new_period and observer is not None, signature
-        dedupe = self.dedupe_extra and (not self.sample_extra or self._extra_repeats(con, rel, spec, cte))
+        dedupe = self.dedupe_extra and (
+            not self.sample_extra or self._extra_repeats(con, rel, spec, cte, sample)
+        )
         if not (self.presets and dedupe and rel.fmt == "csv"):
             return dedupe, None, False, None
         if signature is not None and known_signature(con) == signature:
             return dedupe, observe_start(con), False, signature
         return dedupe, None, False, signature
 
-    def _extra_repeats(self, con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, cte: str) -> bool:
-        """Whether the file's first 10,000 lines hold at most one x_extra combination per 10 lines."""
-        sql = f"{cte}select count(*), count(distinct hash(_x_extra)) from (select _x_extra from _src limit 10000)"  # noqa: S608 - identifiers only
+    def _extra_repeats(
+        self, con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, cte: str, sample: str | None = None
+    ) -> bool:
+        """Whether the file's first 10,000 lines hold at most one x_extra combination per 10 lines (read
+        from `sample` when those lines are there already)."""
+        lines = sample or f"(select _x_extra from _src limit {SAMPLE_LINES})"  # noqa: S608 - identifiers only
+        sql = f"{'' if sample else cte}select count(*), count(distinct hash(_x_extra)) from {lines}"  # noqa: S608 - identifiers only
         got = one(con, sql, file_params(rel, spec, sql))
         assert got is not None
         return got[1] * 10 <= max(got[0], 1)

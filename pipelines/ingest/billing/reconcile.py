@@ -23,7 +23,7 @@ from pipelines.ingest.billing.lines import Spec
 from pipelines.ingest.billing.relation import Relation
 from pipelines.ingest.billing.sql_expr import file_params, src_cte
 from pipelines.ingest.files import SourceFile
-from pipelines.ingest.readers.base import LoadContext, LoadResult, duckdb_problem
+from pipelines.ingest.readers.base import LoadContext, LoadResult, duckdb_problem, quote_ident
 from pipelines.warehouse import one
 
 FileSums = tuple[int, Decimal | None, Decimal | None]  # the file's rows, billed and effective cost
@@ -123,19 +123,27 @@ SAMPLE_LINES = 10_000  # the first lines of a file whose x_extra combinations `s
 
 
 def sample_sets(
-    con: duckdb.DuckDBPyConnection, rel: Relation, spec: Spec, cte: str, key: str, signature: str | None
+    con: duckdb.DuckDBPyConnection,
+    rel: Relation,
+    spec: Spec,
+    cte: str,
+    key: str,
+    signature: str | None,
+    sample: str | None = None,
 ) -> bool:
     """The x_extra sets of the file's first SAMPLE_LINES lines (grouped by `key`, SQL over `_src`) into
     `_billing_sets`, where sets_and_sums would read the whole file for them: a CSV file's lines are then
     counted and summed by the insert's own scan (observe_start) with no pass before it. Returns whether
     the combinations repeat (at most one per 10 lines); when they do not, the table is left empty and the
     staging SQL builds x_extra line by line. A line whose combination the sample lacks gets its x_extra
-    built on its own line by the same SQL. `signature` (sets_signature) is kept with the sets."""
+    built on its own line by the same SQL. `signature` (sets_signature) is kept with the sets. `sample`: a
+    temp table already holding those lines' `_x_extra` (lookups.SAMPLE), read instead of the file."""
+    lines = sample or f"(select _x_extra from _src limit {SAMPLE_LINES})"  # noqa: S608 - identifiers only
     sql = (
-        f"create or replace temp table _billing_sets as\n{cte}"  # noqa: S608 - identifiers only
+        f"create or replace temp table _billing_sets as\n{'' if sample else cte}"  # noqa: S608 - identifiers only
         f"select 2 as g, xh, any_value(_x_extra) as x_extra, count(*)::bigint as n,\n"
         "    null::decimal(38, 12) as billed, null::decimal(38, 12) as effective\n"
-        f"from (select *, {key} as xh from (select _x_extra from _src limit {SAMPLE_LINES})) group by xh"
+        f"from (select *, {key} as xh from (select _x_extra from {lines})) group by xh"
     )
     con.execute(sql, file_params(rel, spec, sql))
     got = one(con, "select count(*), coalesce(sum(n), 0) from _billing_sets")
@@ -299,16 +307,27 @@ def _scanned_lines(profile: str) -> int | None:
 def observed_cte(cte: str, spec: Spec, tags: bool = False, function: str = "_ww_observe") -> str:
     """`_src` with every line passed through `_ww_observe` (its row number, which the staging SQL always
     writes: a column nothing uses would be dropped with its function); `tags`: with its raw tag text;
-    `function`: the name it is registered under (observer_function)."""
+    `function`: the name it is registered under (observer_function). The columns of `spec.observed_types`
+    are cast first, once: the observer sums the cast values and the staging SQL reads them."""
     head = "with _src as not materialized ("
     assert cte.startswith(head)
     file_cte = "with _src_file as not materialized (" + cte[len(head) :]
     billed, effective = spec.file_billed, spec.file_effective
+    source = "_src_file"
+    if spec.observed_types:
+        casts = ", ".join(
+            f"cast({quote_ident(c)} as {t}) as {quote_ident(c)}" for c, t in spec.observed_types.items()
+        )
+        file_cte = (
+            f"{file_cte.rstrip()}\n, _src_typed as not materialized (\n"  # noqa: S608 - identifiers and types only
+            f"    select * replace ({casts})\n    from _src_file\n)\n"
+        )
+        source = "_src_typed"
     return (
         f"{file_cte.rstrip()}\n, _src as not materialized (\n"  # noqa: S608 - identifiers only
         f"    select * replace ({function}(_row, $observe_token, ({billed})::decimal(38, 12), "
         f"({effective})::decimal(38, 12), {'_tags_raw::varchar' if tags else 'null::varchar'}) as _row)\n"
-        "    from _src_file\n)\n"
+        f"    from {source}\n)\n"
     )
 
 

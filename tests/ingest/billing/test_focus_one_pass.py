@@ -120,10 +120,13 @@ def test_a_focus_csv_month_is_read_once_per_part(tmp_path: Path, monkeypatch: py
         passes = _spy(monkeypatch, BillingReader, "_presets")
         afterwards = _spy(monkeypatch, BillingReader, "_file_sums")
         stored = _spy(monkeypatch, reader_module, "store_file_tag_sets", method=False)
+        sampled = _spy(monkeypatch, reader_module, "sample_sets", method=False)
         report = ingest(con, config)
         assert not report.rejected, report.summary()
         # no pass before any insert, none after: every part was counted by its insert's own scan
         assert (passes, afterwards) == ([], [])
+        # each part's first lines were read once: its x_extra sets come from the lookups' sample
+        assert [args[6] for args, _ in sampled] == ["_billing_sample"] * 3
         # the month's first part handed its tag texts over; the later parts did not collect theirs (part
         # 2's new set C was read from the file after its insert)
         raws = [call[0][8] if len(call[0]) > 8 else call[1].get("raws") for call in stored]
@@ -249,3 +252,52 @@ def test_a_part_is_looked_at_for_nul_bytes_as_it_inflates(tmp_path: Path) -> Non
         assert not nul_free(clean)
     finally:
         prepared.close()
+
+
+def test_an_observed_part_casts_its_costs_once_and_a_bad_one_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A later part of the month is observed (its insert's own scan counts and sums it): its billed and
+    effective costs are cast once, before the observer, which sums the values the staging SQL stores; a
+    bad cost still rejects the part with its data row and column."""
+    part1 = [_line(i, "1.25", A) for i in range(4)]
+    part2 = [_line(100 + i, "2.50", A) for i in range(3)]
+    part2[1]["BilledCost"] = "1.2.3"
+    _deliver(tmp_path / "landing", [part1, part2])
+    write_config(tmp_path, "sources:\n  - {name: focus, kind: focus, uri: landing/}\n")
+    config = load_config(tmp_path / "wastewatch.yaml")
+    con = new_warehouse(config.warehouse_path)
+    inserts = _spy(monkeypatch, reader_module, "insert_lines", method=False)
+    try:
+        report = ingest(con, config)
+        errors = [o.error or "" for o in report.outcomes if o.uri.endswith("focus-00002.csv.gz")]
+        assert len(errors) == 1 and errors[0].endswith(
+            "focus-00002.csv.gz:3: column 'BilledCost': expected a decimal number, found '1.2.3' (data row 2)"
+        ), errors
+        observed = [args[1] for args, _ in inserts if "_ww_observe" in args[1]]
+        assert observed, "the second part was not observed"
+        query = observed[-1]
+        typed = query[query.index("_src_typed as") : query.index(", _src as")]
+        assert 'cast("billed_cost" as decimal(38, 12))' in typed
+        assert 'cast("effective_cost" as decimal(38, 12))' in typed
+        # the staging SQL reads them typed (its own cast to the same type is DuckDB's no-op)
+        path = tmp_path / "f.csv"
+        path.write_text("cost\n1.5\n", encoding="utf-8")
+        spec = Spec(
+            columns={"cost": "cost"},
+            checks=[],
+            file_billed="cost::decimal(38, 12)",
+            file_effective="cost::decimal(38, 12)",
+            observed_types={"cost": "decimal(38, 12)"},
+        )
+        cte = src_cte("read_csv($path, header = true, all_varchar = true)", "null::bigint", spec.columns)
+        token = observe_start(con)
+        assert token is not None
+        sql = f"describe {observed_cte(cte, spec, False, observer_function(token))}select cost from _src"  # noqa: S608 - test SQL
+        assert con.execute(sql, {"path": str(path), "observe_token": token}).fetchall()[0][:2] == (
+            "cost",
+            "DECIMAL(38,12)",
+        )
+        observe_end(token, None)
+    finally:
+        con.close()
