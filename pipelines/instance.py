@@ -14,7 +14,9 @@ a process that is gone from this host as failed and frees their pool slots.
 UI, which saves Dagster's SQLite writes (a connection per write; bench/README.md has the figures). For
 cron-only installs and the test suite; the warehouse's own lock still keeps to one writer. With history on,
 the instance's SQLite files are written in WAL mode without waiting for the disk at each commit
-(`_quick_commits`; bench/README.md has the figures).
+(`_quick_commits`), and Dagster's SQLite storages keep one SQLAlchemy engine per file and read Alembic's
+scripts once per process (`_lighter_storages`: a guarded patch of Dagster's private modules; bench/README.md
+has the figures).
 """
 
 from __future__ import annotations
@@ -99,6 +101,7 @@ def _quick_commits(home: Path) -> None:
     if not _HOMES:
         event.listen(Engine, "connect", _on_connect)
         atexit.register(_close_held)
+        _lighter_storages()
     _HOMES.add(str(home.resolve()))
 
 
@@ -126,6 +129,96 @@ def _close_held() -> None:
         for con in _HELD.values():
             con.close()
         _HELD.clear()
+
+
+# Where Dagster's SQLite storages take their engines from (each module's own `create_engine`), and the
+# Alembic scripts they all check and stamp against: Dagster's private modules, patched by
+# `_lighter_storages` only while these names are as expected (tests/dagster/test_small_history.py pins them)
+_STORAGE_MODULES = (
+    "dagster._core.storage.event_log.sqlite.sqlite_event_log",
+    "dagster._core.storage.event_log.sqlite.consolidated_sqlite_event_log",
+    "dagster._core.storage.runs.sqlite.sqlite_run_storage",
+    "dagster._core.storage.schedules.sqlite.sqlite_schedule_storage",
+)
+_DAGSTER_SCRIPTS = "dagster:_core/storage/alembic"
+_ENGINES: dict[tuple[str, str], Any] = {}  # one SQLAlchemy engine per SQLite file of an instance folder
+_SCRIPTS: dict[str, Any] = {}  # Dagster's Alembic scripts, read once per process
+_LIGHTER: list[str] = []  # what `_lighter_storages` patched: the modules, and "alembic"
+_KEPT_LOCK = threading.Lock()
+
+
+def _lighter_storages() -> list[str]:
+    """Let Dagster's SQLite storages reuse, for the process's life, what they otherwise build anew for
+    each statement: the SQLAlchemy engine of a file (so SQLAlchemy compiles each statement once, not
+    once per connection) and Alembic's reading of Dagster's 90 migration scripts (read for every check or
+    stamp of a file: the runs, the schedules, the event index and each run's own event file). What it
+    patched this time: module names, and "alembic".
+
+    A patch of Dagster's private modules (there is no setting for either), so it is guarded: it applies
+    only while each module still takes `create_engine` from SQLAlchemy and Dagster still names its
+    scripts as above, and leaves Dagster as it is otherwise. Connections are still opened and closed as
+    Dagster asks (NullPool); only engines of files under an instance folder of this process (`_HOMES`) are
+    kept. tests/dagster/test_small_history.py pins it.
+    """
+    import importlib
+
+    import sqlalchemy
+    from alembic.script import ScriptDirectory
+
+    patched: list[str] = []
+    try:
+        sql = importlib.import_module("dagster._core.storage.sql")
+        modules = [importlib.import_module(name) for name in _STORAGE_MODULES]
+    except ImportError:  # Dagster moved its storages: nothing is patched
+        return patched
+    for module in modules:
+        if getattr(module, "create_engine", None) is sqlalchemy.create_engine:
+            module.create_engine = _kept_engine  # type: ignore[attr-defined]
+            patched.append(module.__name__)
+    read = ScriptDirectory.__dict__.get("from_config")
+    if (
+        getattr(sql, "ALEMBIC_SCRIPTS_LOCATION", None) == _DAGSTER_SCRIPTS
+        and isinstance(read, classmethod)
+        and not hasattr(read.__func__, "wastewatch")
+    ):
+        from_config = read.__func__
+
+        def kept_scripts(cls: type, config: Any) -> Any:
+            location = config.get_alembic_option("script_location")
+            if location != _DAGSTER_SCRIPTS or cls is not ScriptDirectory:
+                return from_config(cls, config)
+            with _KEPT_LOCK:
+                if location not in _SCRIPTS:
+                    _SCRIPTS[location] = from_config(cls, config)
+                return _SCRIPTS[location]
+
+        kept_scripts.wastewatch = True  # type: ignore[attr-defined]
+        ScriptDirectory.from_config = classmethod(kept_scripts)  # type: ignore[method-assign,assignment]
+        patched.append("alembic")
+    _LIGHTER.extend(patched)
+    return patched
+
+
+def _kept_engine(url: Any, **kwargs: Any) -> Any:
+    """`sqlalchemy.create_engine` for Dagster's SQLite storages: one engine per file of an instance folder
+    of this process, kept; any other engine made as asked."""
+    import sqlalchemy
+    from sqlalchemy.pool import NullPool
+
+    text = str(url)
+    path = text.removeprefix("sqlite:///")
+    if (
+        path == text
+        or kwargs.get("poolclass") is not NullPool
+        or not any(path.startswith(home + os.sep) for home in _HOMES)
+    ):
+        return sqlalchemy.create_engine(url, **kwargs)
+    key = (text, repr(sorted(kwargs.items())))
+    with _KEPT_LOCK:
+        engine = _ENGINES.get(key)
+        if engine is None:
+            engine = _ENGINES[key] = sqlalchemy.create_engine(url, **kwargs)
+        return engine
 
 
 def run_tags() -> dict[str, str]:
