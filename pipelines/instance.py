@@ -72,6 +72,7 @@ def prepare(home: Path) -> Path:
 def open_instance(config_path: Path, history: str | None = None) -> dg.DagsterInstance:
     """The shared instance of this config (prepared, runs of dead processes released), or an in-memory one
     when run history (`history`, else $WASTEWATCH_RUN_HISTORY) is off; close it after use."""
+    _lighter_storages()  # the in-memory instance's storages are Dagster's SQL storages too
     if (history or run_history()) == "off":
         return dg.DagsterInstance.ephemeral()
     home = prepare(dagster_home(config_path))
@@ -101,7 +102,6 @@ def _quick_commits(home: Path) -> None:
     if not _HOMES:
         event.listen(Engine, "connect", _on_connect)
         atexit.register(_close_held)
-        _lighter_storages()
     _HOMES.add(str(home.resolve()))
 
 
@@ -143,7 +143,7 @@ _STORAGE_MODULES = (
 _DAGSTER_SCRIPTS = "dagster:_core/storage/alembic"
 _ENGINES: dict[tuple[str, str], Any] = {}  # one SQLAlchemy engine per SQLite file of an instance folder
 _SCRIPTS: dict[str, Any] = {}  # Dagster's Alembic scripts, read once per process
-_LIGHTER: list[str] = []  # what `_lighter_storages` patched: the modules, and "alembic"
+_LIGHTER: list[str] = []  # what `_lighter_storages` patched in this process
 _KEPT_LOCK = threading.Lock()
 
 
@@ -151,8 +151,9 @@ def _lighter_storages() -> list[str]:
     """Let Dagster's SQLite storages reuse, for the process's life, what they otherwise build anew for
     each statement: the SQLAlchemy engine of a file (so SQLAlchemy compiles each statement once, not
     once per connection) and Alembic's reading of Dagster's 90 migration scripts (read for every check or
-    stamp of a file: the runs, the schedules, the event index and each run's own event file). What it
-    patched this time: module names, and "alembic".
+    stamp of a file: the runs, the schedules, the event index and each run's own event file; the in-memory
+    instance's storages too), and the event log storages' schema probes (`_remembered_schema`). What it
+    patched this time: module names, "alembic" and `Class.method` names.
 
     A patch of Dagster's private modules (there is no setting for either), so it is guarded: it applies
     only while each module still takes `create_engine` from SQLAlchemy and Dagster still names its
@@ -195,8 +196,63 @@ def _lighter_storages() -> list[str]:
         kept_scripts.wastewatch = True  # type: ignore[attr-defined]
         ScriptDirectory.from_config = classmethod(kept_scripts)  # type: ignore[method-assign,assignment]
         patched.append("alembic")
+    patched += _remembered_schema()
     _LIGHTER.extend(patched)
     return patched
+
+
+# The schema probes of Dagster's SQL event log storages, by class: each asks SQLite (a query, or SQLAlchemy's
+# reflection of a table) every time it is called, about 300 times in an ingest of the sample
+_PROBES = {
+    "dagster._core.storage.event_log.sql_event_log.SqlEventLogStorage": (
+        "has_secondary_index",
+        "has_asset_key_col",
+        "_has_asset_key_col_on_connection",
+        "has_table",
+    ),
+    "dagster._core.storage.event_log.sqlite.sqlite_event_log.SqliteEventLogStorage": ("has_table",),
+    "dagster._core.storage.event_log.in_memory.InMemoryEventLogStorage": ("has_table",),
+}
+
+
+def _remembered_schema() -> list[str]:
+    """Let each event log storage remember the tables, columns and secondary indexes it found: Dagster's
+    migrations only ever add them, so a probe that found one is not asked again (one that did not is)."""
+    import importlib
+
+    patched = []
+    for path, names in _PROBES.items():
+        module_name, class_name = path.rsplit(".", 1)
+        try:
+            cls = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError):
+            continue
+        for name in names:
+            probe = cls.__dict__.get(name)
+            if not callable(probe) or hasattr(probe, "wastewatch"):
+                continue
+            setattr(cls, name, _remembering(probe))
+            patched.append(f"{class_name}.{name}")
+    return patched
+
+
+def _remembering(probe: Any) -> Any:
+    def remembered(self: Any, *args: Any, **kwargs: Any) -> Any:
+        memo = getattr(self, "__dict__", None)
+        if kwargs or not args or not isinstance(args[-1], str) or memo is None:  # not a call it knows
+            return probe(self, *args, **kwargs)
+        key = (probe.__name__, args[-1])  # the table, column or index (not the connection)
+        found = memo.setdefault("_wastewatch_found", set())
+        if key in found:
+            return True
+        answer = probe(self, *args)
+        if answer is True:
+            found.add(key)
+        return answer
+
+    remembered.wastewatch = True  # type: ignore[attr-defined]
+    remembered.__name__ = probe.__name__
+    return remembered
 
 
 def _kept_engine(url: Any, **kwargs: Any) -> Any:

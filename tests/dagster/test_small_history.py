@@ -55,7 +55,8 @@ def test_the_patch_applies_to_the_dagster_installed(config: Path) -> None:
     """If this fails, Dagster changed its SQLite storages: the patch has fallen back to Dagster as it is
     (runs still work and are recorded); see `_lighter_storages` and bench/README.md."""
     inst.open_instance(config, history="sqlite").dispose()
-    assert set(inst._LIGHTER) == {*inst._STORAGE_MODULES, "alembic"}
+    probes = {f"{path.rsplit('.', 1)[1]}.{name}" for path, names in inst._PROBES.items() for name in names}
+    assert set(inst._LIGHTER) == {*inst._STORAGE_MODULES, "alembic", *probes}
     for name in inst._STORAGE_MODULES:
         assert importlib.import_module(name).create_engine is inst._kept_engine
 
@@ -130,6 +131,14 @@ def test_a_storage_module_not_as_expected_is_left_as_it_is(monkeypatch: pytest.M
     monkeypatch.setattr(module, "create_engine", stand_in)
     assert module.__name__ not in inst._lighter_storages()
     assert module.create_engine is stand_in
+
+
+def test_a_schema_probe_remembers_only_what_it_found(config: Path) -> None:
+    with inst.open_instance(config, history="sqlite") as instance:
+        storage = instance.event_log_storage
+        assert storage.has_table("asset_event_tags") and not storage.has_table("no_such_table")
+        found = storage._wastewatch_found  # type: ignore[attr-defined]
+        assert ("has_table", "asset_event_tags") in found and ("has_table", "no_such_table") not in found
 
 
 def test_only_dagsters_alembic_scripts_are_read_once(config: Path) -> None:
