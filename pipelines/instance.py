@@ -125,6 +125,10 @@ def _on_connect(dbapi_connection: Any, _record: Any) -> None:
 
 
 def _close_held() -> None:
+    with _KEPT_LOCK:  # the kept engines' connections first: the held one is each file's last
+        for (_, _, pid), engine in _ENGINES.items():
+            if pid == os.getpid():
+                engine.pool.close()
     with _HELD_LOCK:
         for con in _HELD.values():
             con.close()
@@ -149,17 +153,18 @@ _KEPT_LOCK = threading.Lock()
 
 def _lighter_storages() -> list[str]:
     """Let Dagster's SQLite storages reuse, for the process's life, what they otherwise build anew for
-    each statement: the SQLAlchemy engine of a file (so SQLAlchemy compiles each statement once, not
-    once per connection) and Alembic's reading of Dagster's 90 migration scripts (read for every check or
+    each statement: the SQLAlchemy engine and connections of a file (so SQLAlchemy compiles each statement
+    once, not once per connection, and SQLite opens the file once) and Alembic's reading of Dagster's 90 migration scripts (read for every check or
     stamp of a file: the runs, the schedules, the event index and each run's own event file; the in-memory
     instance's storages too), and the event log storages' schema probes (`_remembered_schema`). What it
     patched this time: module names, "alembic" and `Class.method` names.
 
     A patch of Dagster's private modules (there is no setting for either), so it is guarded: it applies
     only while each module still takes `create_engine` from SQLAlchemy and Dagster still names its
-    scripts as above, and leaves Dagster as it is otherwise. Connections are still opened and closed as
-    Dagster asks (NullPool); only engines of files under an instance folder of this process (`_HOMES`) are
-    kept. tests/dagster/test_small_history.py pins it.
+    scripts as above, and leaves Dagster as it is otherwise. Only the engines of files under an instance
+    folder of this process (`_HOMES`) are kept, their connections in a pool that Dagster's dispose after
+    each use leaves open (`_kept_pool`); WAL mode lets other processes read and write the files meanwhile.
+    tests/dagster/test_small_history.py pins it.
     """
     import importlib
 
@@ -269,12 +274,36 @@ def _kept_engine(url: Any, **kwargs: Any) -> Any:
         or not any(path.startswith(home + os.sep) for home in _HOMES)
     ):
         return sqlalchemy.create_engine(url, **kwargs)
-    key = (text, repr(sorted(kwargs.items())))
+    key = (text, repr(sorted(kwargs.items())), os.getpid())  # a forked child never uses its parent's
     with _KEPT_LOCK:
         engine = _ENGINES.get(key)
         if engine is None:
-            engine = _ENGINES[key] = sqlalchemy.create_engine(url, **kwargs)
+            engine = _ENGINES[key] = sqlalchemy.create_engine(url, **{**kwargs, "poolclass": _kept_pool()})
         return engine
+
+
+_KEPT_POOL: list[type] = []
+
+
+def _kept_pool() -> type:
+    """SQLAlchemy's pool for SQLite files (QueuePool), but keeping its connections when Dagster disposes the
+    engine after each use: they are closed when the process ends (`_close_held`)."""
+    from sqlalchemy.pool import QueuePool
+
+    if not _KEPT_POOL:
+
+        class KeptPool(QueuePool):
+            def recreate(self) -> KeptPool:
+                return self
+
+            def dispose(self) -> None:
+                pass
+
+            def close(self) -> None:
+                QueuePool.dispose(self)
+
+        _KEPT_POOL.append(KeptPool)
+    return _KEPT_POOL[0]
 
 
 def run_tags() -> dict[str, str]:

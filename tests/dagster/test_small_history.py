@@ -88,10 +88,12 @@ def test_run_history_is_complete_with_one_engine_per_file(config: Path) -> None:
         ).values()
         assert execution.run_id == last and execution.status.value == "SUCCEEDED"
         assert ui.event_log_storage.get_concurrency_info("warehouse").claimed_slots == []
-    # the storages of this home took one engine per SQLite file, whatever the number of connections
+    # the storages of this home took one engine per SQLite file, whatever the number of connections, and
+    # kept its connections open for the next use (closed when the process ends)
     files = {str(p) for p in home.rglob("*.db")}
-    kept = {key[0].removeprefix("sqlite:///") for key in inst._ENGINES if str(home) in key[0]}
-    assert kept == files and len(files) >= 5  # runs, schedules, the event index, one per run
+    kept = {k[0].removeprefix("sqlite:///"): e for k, e in inst._ENGINES.items() if str(home) in k[0]}
+    assert set(kept) == files and len(files) >= 5  # runs, schedules, the event index, one per run
+    assert all(engine.pool.checkedin() >= 1 for engine in kept.values())
 
 
 KILLED = """
