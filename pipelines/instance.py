@@ -14,9 +14,9 @@ a process that is gone from this host as failed and frees their pool slots.
 UI, which saves Dagster's SQLite writes (a connection per write; bench/README.md has the figures). For
 cron-only installs and the test suite; the warehouse's own lock still keeps to one writer. With history on,
 the instance's SQLite files are written in WAL mode without waiting for the disk at each commit
-(`_quick_commits`), and Dagster's SQLite storages keep one SQLAlchemy engine per file and read Alembic's
-scripts once per process (`_lighter_storages`: a guarded patch of Dagster's private modules; bench/README.md
-has the figures).
+(`_quick_commits`), and Dagster's storages keep one SQLAlchemy engine per file with its connections, read
+Alembic's scripts once per process and remember the schema they found (`_lighter_storages`: a guarded patch
+of Dagster's private modules; bench/README.md has the figures).
 """
 
 from __future__ import annotations
@@ -145,25 +145,27 @@ _STORAGE_MODULES = (
     "dagster._core.storage.schedules.sqlite.sqlite_schedule_storage",
 )
 _DAGSTER_SCRIPTS = "dagster:_core/storage/alembic"
-_ENGINES: dict[tuple[str, str], Any] = {}  # one SQLAlchemy engine per SQLite file of an instance folder
+_ENGINES: dict[tuple[str, str, int], Any] = {}  # one SQLAlchemy engine per SQLite file of an instance folder
 _SCRIPTS: dict[str, Any] = {}  # Dagster's Alembic scripts, read once per process
 _LIGHTER: list[str] = []  # what `_lighter_storages` patched in this process
 _KEPT_LOCK = threading.Lock()
 
 
 def _lighter_storages() -> list[str]:
-    """Let Dagster's SQLite storages reuse, for the process's life, what they otherwise build anew for
-    each statement: the SQLAlchemy engine and connections of a file (so SQLAlchemy compiles each statement
-    once, not once per connection, and SQLite opens the file once) and Alembic's reading of Dagster's 90 migration scripts (read for every check or
-    stamp of a file: the runs, the schedules, the event index and each run's own event file; the in-memory
-    instance's storages too), and the event log storages' schema probes (`_remembered_schema`). What it
-    patched this time: module names, "alembic" and `Class.method` names.
+    """Let Dagster's storages reuse, for the process's life, what they otherwise build anew for each
+    statement: the SQLAlchemy engine and connections of a SQLite file (so SQLAlchemy compiles each
+    statement once, not once per connection, and SQLite opens the file once), Alembic's reading of
+    Dagster's 90 migration scripts (read for every check or stamp of a file: the runs, the schedules, the
+    event index and each run's own event file; the in-memory instance's storages too), and the event log
+    storages' schema probes (`_remembered_schema`). What it patched this time: module names, "alembic"
+    and `Class.method` names.
 
-    A patch of Dagster's private modules (there is no setting for either), so it is guarded: it applies
-    only while each module still takes `create_engine` from SQLAlchemy and Dagster still names its
-    scripts as above, and leaves Dagster as it is otherwise. Only the engines of files under an instance
-    folder of this process (`_HOMES`) are kept, their connections in a pool that Dagster's dispose after
-    each use leaves open (`_kept_pool`); WAL mode lets other processes read and write the files meanwhile.
+    A patch of Dagster's private modules (there is no setting for any of these), so it is guarded: it
+    applies only while each module still takes `create_engine` from SQLAlchemy, Dagster still names its
+    scripts as above and each probe is a method of its class, and leaves Dagster as it is otherwise.
+    Only the engines of files under an instance folder of this process (`_HOMES`) are kept, their
+    connections in a pool that Dagster's dispose after each use leaves open (`_kept_pool`); WAL mode lets
+    other processes read and write the files meanwhile.
     tests/dagster/test_small_history.py pins it.
     """
     import importlib
