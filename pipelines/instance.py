@@ -14,7 +14,9 @@ a process that is gone from this host as failed and frees their pool slots.
 UI, which saves Dagster's SQLite writes (a connection per write; bench/README.md has the figures). For
 cron-only installs and the test suite; the warehouse's own lock still keeps to one writer. With history on,
 the instance's SQLite files are written in WAL mode without waiting for the disk at each commit
-(`_quick_commits`; bench/README.md has the figures).
+(`_quick_commits`), and Dagster's storages keep one SQLAlchemy engine per file with its connections, read
+Alembic's scripts once per process and remember the schema they found (`_lighter_storages`: a guarded patch
+of Dagster's private modules; bench/README.md has the figures).
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ def prepare(home: Path) -> Path:
 def open_instance(config_path: Path, history: str | None = None) -> dg.DagsterInstance:
     """The shared instance of this config (prepared, runs of dead processes released), or an in-memory one
     when run history (`history`, else $WASTEWATCH_RUN_HISTORY) is off; close it after use."""
+    _lighter_storages()  # the in-memory instance's storages are Dagster's SQL storages too
     if (history or run_history()) == "off":
         return dg.DagsterInstance.ephemeral()
     home = prepare(dagster_home(config_path))
@@ -122,10 +125,187 @@ def _on_connect(dbapi_connection: Any, _record: Any) -> None:
 
 
 def _close_held() -> None:
+    with _KEPT_LOCK:  # the kept engines' connections first: the held one is each file's last
+        for (_, _, pid), engine in _ENGINES.items():
+            if pid == os.getpid():
+                engine.pool.close()
     with _HELD_LOCK:
         for con in _HELD.values():
             con.close()
         _HELD.clear()
+
+
+# Where Dagster's SQLite storages take their engines from (each module's own `create_engine`), and the
+# Alembic scripts they all check and stamp against: Dagster's private modules, patched by
+# `_lighter_storages` only while these names are as expected (tests/dagster/test_small_history.py pins them)
+_STORAGE_MODULES = (
+    "dagster._core.storage.event_log.sqlite.sqlite_event_log",
+    "dagster._core.storage.event_log.sqlite.consolidated_sqlite_event_log",
+    "dagster._core.storage.runs.sqlite.sqlite_run_storage",
+    "dagster._core.storage.schedules.sqlite.sqlite_schedule_storage",
+)
+_DAGSTER_SCRIPTS = "dagster:_core/storage/alembic"
+_ENGINES: dict[tuple[str, str, int], Any] = {}  # one SQLAlchemy engine per SQLite file of an instance folder
+_SCRIPTS: dict[str, Any] = {}  # Dagster's Alembic scripts, read once per process
+_LIGHTER: list[str] = []  # what `_lighter_storages` patched in this process
+_KEPT_LOCK = threading.Lock()
+
+
+def _lighter_storages() -> list[str]:
+    """Let Dagster's storages reuse, for the process's life, what they otherwise build anew for each
+    statement: the SQLAlchemy engine and connections of a SQLite file (so SQLAlchemy compiles each
+    statement once, not once per connection, and SQLite opens the file once), Alembic's reading of
+    Dagster's 90 migration scripts (read for every check or stamp of a file: the runs, the schedules, the
+    event index and each run's own event file; the in-memory instance's storages too), and the event log
+    storages' schema probes (`_remembered_schema`). What it patched this time: module names, "alembic"
+    and `Class.method` names.
+
+    A patch of Dagster's private modules (there is no setting for any of these), so it is guarded: it
+    applies only while each module still takes `create_engine` from SQLAlchemy, Dagster still names its
+    scripts as above and each probe is a method of its class, and leaves Dagster as it is otherwise.
+    Only the engines of files under an instance folder of this process (`_HOMES`) are kept, their
+    connections in a pool that Dagster's dispose after each use leaves open (`_kept_pool`); WAL mode lets
+    other processes read and write the files meanwhile.
+    tests/dagster/test_small_history.py pins it.
+    """
+    import importlib
+
+    import sqlalchemy
+    from alembic.script import ScriptDirectory
+
+    patched: list[str] = []
+    try:
+        sql = importlib.import_module("dagster._core.storage.sql")
+        modules = [importlib.import_module(name) for name in _STORAGE_MODULES]
+    except ImportError:  # Dagster moved its storages: nothing is patched
+        return patched
+    for module in modules:
+        if getattr(module, "create_engine", None) is sqlalchemy.create_engine:
+            module.create_engine = _kept_engine  # type: ignore[attr-defined]
+            patched.append(module.__name__)
+    read = ScriptDirectory.__dict__.get("from_config")
+    if (
+        getattr(sql, "ALEMBIC_SCRIPTS_LOCATION", None) == _DAGSTER_SCRIPTS
+        and isinstance(read, classmethod)
+        and not hasattr(read.__func__, "wastewatch")
+    ):
+        from_config = read.__func__
+
+        def kept_scripts(cls: type, config: Any) -> Any:
+            location = config.get_alembic_option("script_location")
+            if location != _DAGSTER_SCRIPTS or cls is not ScriptDirectory:
+                return from_config(cls, config)
+            with _KEPT_LOCK:
+                if location not in _SCRIPTS:
+                    _SCRIPTS[location] = from_config(cls, config)
+                return _SCRIPTS[location]
+
+        kept_scripts.wastewatch = True  # type: ignore[attr-defined]
+        ScriptDirectory.from_config = classmethod(kept_scripts)  # type: ignore[method-assign,assignment]
+        patched.append("alembic")
+    patched += _remembered_schema()
+    _LIGHTER.extend(patched)
+    return patched
+
+
+# The schema probes of Dagster's SQL event log storages, by class: each asks SQLite (a query, or SQLAlchemy's
+# reflection of a table) every time it is called, about 300 times in an ingest of the sample
+_PROBES = {
+    "dagster._core.storage.event_log.sql_event_log.SqlEventLogStorage": (
+        "has_secondary_index",
+        "has_asset_key_col",
+        "_has_asset_key_col_on_connection",
+        "has_table",
+    ),
+    "dagster._core.storage.event_log.sqlite.sqlite_event_log.SqliteEventLogStorage": ("has_table",),
+    "dagster._core.storage.event_log.in_memory.InMemoryEventLogStorage": ("has_table",),
+}
+
+
+def _remembered_schema() -> list[str]:
+    """Let each event log storage remember the tables, columns and secondary indexes it found: Dagster's
+    migrations only ever add them, so a probe that found one is not asked again (one that did not is)."""
+    import importlib
+
+    patched = []
+    for path, names in _PROBES.items():
+        module_name, class_name = path.rsplit(".", 1)
+        try:
+            cls = getattr(importlib.import_module(module_name), class_name)
+        except (ImportError, AttributeError):
+            continue
+        for name in names:
+            probe = cls.__dict__.get(name)
+            if not callable(probe) or hasattr(probe, "wastewatch"):
+                continue
+            setattr(cls, name, _remembering(probe))
+            patched.append(f"{class_name}.{name}")
+    return patched
+
+
+def _remembering(probe: Any) -> Any:
+    def remembered(self: Any, *args: Any, **kwargs: Any) -> Any:
+        memo = getattr(self, "__dict__", None)
+        if kwargs or not args or not isinstance(args[-1], str) or memo is None:  # not a call it knows
+            return probe(self, *args, **kwargs)
+        key = (probe.__name__, args[-1])  # the table, column or index (not the connection)
+        found = memo.setdefault("_wastewatch_found", set())
+        if key in found:
+            return True
+        answer = probe(self, *args)
+        if answer is True:
+            found.add(key)
+        return answer
+
+    remembered.wastewatch = True  # type: ignore[attr-defined]
+    remembered.__name__ = probe.__name__
+    return remembered
+
+
+def _kept_engine(url: Any, **kwargs: Any) -> Any:
+    """`sqlalchemy.create_engine` for Dagster's SQLite storages: one engine per file of an instance folder
+    of this process, kept; any other engine made as asked."""
+    import sqlalchemy
+    from sqlalchemy.pool import NullPool
+
+    text = str(url)
+    path = text.removeprefix("sqlite:///")
+    if (
+        path == text
+        or kwargs.get("poolclass") is not NullPool
+        or not any(path.startswith(home + os.sep) for home in _HOMES)
+    ):
+        return sqlalchemy.create_engine(url, **kwargs)
+    key = (text, repr(sorted(kwargs.items())), os.getpid())  # a forked child never uses its parent's
+    with _KEPT_LOCK:
+        engine = _ENGINES.get(key)
+        if engine is None:
+            engine = _ENGINES[key] = sqlalchemy.create_engine(url, **{**kwargs, "poolclass": _kept_pool()})
+        return engine
+
+
+_KEPT_POOL: list[type] = []
+
+
+def _kept_pool() -> type:
+    """SQLAlchemy's pool for SQLite files (QueuePool), but keeping its connections when Dagster disposes the
+    engine after each use: they are closed when the process ends (`_close_held`)."""
+    from sqlalchemy.pool import QueuePool
+
+    if not _KEPT_POOL:
+
+        class KeptPool(QueuePool):
+            def recreate(self) -> KeptPool:
+                return self
+
+            def dispose(self) -> None:
+                pass
+
+            def close(self) -> None:
+                QueuePool.dispose(self)
+
+        _KEPT_POOL.append(KeptPool)
+    return _KEPT_POOL[0]
 
 
 def run_tags() -> dict[str, str]:
