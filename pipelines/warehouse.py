@@ -709,7 +709,7 @@ def _load_catalogs(con: duckdb.DuckDBPyConnection) -> None:
     with transaction(con):
         con.execute("delete from gpu_instance_types")
         con.execute(
-            "insert into gpu_instance_types select * from read_csv($p, header = true, "
+            "insert into gpu_instance_types select * from read_csv($p, header = true, auto_detect = false, "
             "columns = {'instance_type': 'varchar', 'provider': 'varchar', 'gpu_model': 'varchar', "
             "'gpu_count': 'integer', 'gpu_memory_gib': 'double'})",
             {"p": str(path)},
@@ -718,7 +718,7 @@ def _load_catalogs(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(
             "insert into gpu_peak_flops select gpu_model, list_transform(string_split(aliases, ';'), "
             "lambda a: lower(trim(a))).list_filter(lambda a: a <> ''), vendor, peak_dense_tflops, precision, "
-            "memory_gib, source, source_url from read_csv($p, header = true, all_varchar = false, "
+            "memory_gib, source, source_url from read_csv($p, header = true, auto_detect = false, "
             "columns = {'gpu_model': 'varchar', 'aliases': 'varchar', 'vendor': 'varchar', "
             "'peak_dense_tflops': 'double', 'precision': 'varchar', 'memory_gib': 'double', "
             "'source': 'varchar', 'source_url': 'varchar'})",
@@ -731,7 +731,8 @@ def _load_temp_catalogs(con: duckdb.DuckDBPyConnection) -> None:
     the scheduler names as temporary tables of this connection (the `transfer_lines`, `log_storage_lines` and
     `commitment_lines` marts, the advice and the GPU rules read them): they are read from pipelines/catalog/ on
     every connect, so a read-only connection has them too and an edit reaches old warehouses without a
-    migration."""
+    migration. Their columns are declared, so each is read with auto_detect = false: DuckDB's sniffer, which
+    would find the same, does not run six times a connection."""
     con.execute(
         sql_text("intermediate/catalog", "aws_region_codes"), {"p": str(CATALOG_DIR / "aws_region_codes.csv")}
     )

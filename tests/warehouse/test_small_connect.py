@@ -312,3 +312,24 @@ def test_the_schema_version_is_checked_with_the_digest(current: tuple[Path, date
         assert con.execute("select max(version) from schema_version").fetchall() == [(SCHEMA_VERSION,)]
     finally:
         con.close()
+
+
+@pytest.mark.parametrize(
+    "name", sorted(p.stem for p in (sql_root() / "intermediate" / "catalog").glob("*.sql"))
+)
+def test_a_temporary_catalogue_read_unsniffed_is_what_the_sniffer_reads(name: str) -> None:
+    """Every connection reads the temporary catalogues with auto_detect = false: their CSVs must give the same
+    rows and types as DuckDB's sniffer would (a catalogue edited into another dialect fails here)."""
+    sql = sql_text("intermediate/catalog", name)
+    assert "auto_detect = false" in sql
+    got = []
+    for text in (sql, sql.replace("auto_detect = false", "auto_detect = true")):
+        con = duckdb.connect()
+        try:
+            con.execute(text, {"p": str(CATALOG_DIR / f"{name}.csv")})
+            got.append(
+                (con.execute(f"describe {name}").fetchall(), con.execute(f"select * from {name}").fetchall())
+            )
+        finally:
+            con.close()
+    assert got[0] == got[1] and got[0][1]
