@@ -235,8 +235,9 @@ def utcnow() -> datetime:
 
 
 def _configure(con: duckdb.DuckDBPyConnection, settings: dict[str, Any] | None = None) -> None:
-    for statement in configure_statements(settings):
-        con.execute(statement)
+    """Run `configure_statements` as one script: DuckDB runs them in order, without a call per macro. Each
+    ends on its own line, so a file's trailing comment cannot swallow the `;` after it."""
+    con.execute("".join(s.rstrip().rstrip(";") + "\n;\n" for s in configure_statements(settings)))
 
 
 def configure_statements(settings: dict[str, Any] | None = None) -> list[str]:
