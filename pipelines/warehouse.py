@@ -599,10 +599,11 @@ def _connect_state(
     con: duckdb.DuckDBPyConnection,
 ) -> tuple[int | None, list[str] | None, list[str] | None] | None:
     """The file's schema version, its recorded digests and billing_lines' stored columns (`name type`);
-    None when it lacks one of these tables (a new file, an older schema, not a warehouse)."""
+    None when the query fails (a new file, an older or newer schema, not a warehouse): then `migrate` runs,
+    which creates, upgrades or refuses the file."""
     try:
         row = one(con, sql_text(STATE_LAYER, "connect_check"))
-    except duckdb.CatalogException:
+    except duckdb.Error:
         return None
     assert row is not None  # one row of scalar subqueries
     return row[0], row[1], row[2]

@@ -303,7 +303,14 @@ def test_the_schema_version_is_checked_with_the_digest(current: tuple[Path, date
     con.close()
     with pytest.raises(WarehouseError, match="newer than this wastewatch"):
         connect(path)
+    # a newer wastewatch may lay connect_digest out otherwise: still refused as newer, not a query error
     con = duckdb.connect(str(path))
+    con.execute("alter table connect_digest rename column digest to digest_v2")
+    con.close()
+    with pytest.raises(WarehouseError, match="newer than this wastewatch"):
+        connect(path)
+    con = duckdb.connect(str(path))
+    con.execute("alter table connect_digest rename column digest_v2 to digest")
     con.execute("delete from schema_version")
     con.execute("insert into schema_version values (20, 'v20', now()::timestamp)")
     con.close()
