@@ -7,6 +7,8 @@ SQL lives in `sql/<layer>/<name>.sql`, one object per file. Values always travel
 
 from __future__ import annotations
 
+import hashlib
+import importlib.metadata
 import os
 import re
 import shutil
@@ -26,7 +28,7 @@ import duckdb
 from pipelines.config import Config, warehouse_problem
 from pipelines.errors import WarehouseBusy, WarehouseError
 
-SCHEMA_VERSION = 20
+SCHEMA_VERSION = 21
 RAW_TABLES = (
     "schema_version",
     "ingest_files",
@@ -59,10 +61,13 @@ RAW_TABLES = (
     "alerts_sent",
     "ingest_state",
     "focus",
+    "connect_digest",
 )
 # landed tables that are views over the table their rows are stored in: writes (inserts, deletes) go there
 STORED_IN = {"billing_line_items": "billing_lines"}
 CATALOG_DIR = Path(__file__).parent / "catalog"
+# the catalogues of pipelines/catalog/ that `_load_catalogs` stores in the warehouse (each `<name>.csv`)
+STORED_CATALOGS = ("gpu_instance_types", "gpu_peak_flops")
 
 
 def sql_root() -> Path:
@@ -230,8 +235,9 @@ def utcnow() -> datetime:
 
 
 def _configure(con: duckdb.DuckDBPyConnection, settings: dict[str, Any] | None = None) -> None:
-    for statement in configure_statements(settings):
-        con.execute(statement)
+    """Run `configure_statements` as one script: DuckDB runs them in order, without a call per macro. Each
+    ends on its own line, so a file's trailing comment cannot swallow the `;` after it."""
+    con.execute("".join(s.rstrip().rstrip(";") + "\n;\n" for s in configure_statements(settings)))
 
 
 def configure_statements(settings: dict[str, Any] | None = None) -> list[str]:
@@ -291,7 +297,7 @@ def connect(
     settings: dict[str, Any] | None = None,
     wait: float = FILE_LOCK_WAIT_S,
 ) -> duckdb.DuckDBPyConnection:
-    """Open the warehouse; a writable connection creates or upgrades the schema first.
+    """Open the warehouse; a writable connection creates or upgrades the schema first (`prepare`).
 
     `settings` are DuckDB resource limits (`Config.duckdb_settings`: memory_limit, threads, temp_directory).
     While another process holds DuckDB's lock on the file, the open is retried for up to `wait` seconds,
@@ -312,8 +318,7 @@ def connect(
     try:
         _configure(con, settings)
         if not read_only:
-            migrate(con)
-            _load_catalogs(con)
+            prepare(con)
         _load_temp_catalogs(con)  # after the schema check, which must not see them
     except WarehouseError as exc:
         con.close()  # a refused file must not stay locked by this process
@@ -565,6 +570,76 @@ def migrate(
     return target
 
 
+STATE_LAYER = "raw/state"
+
+
+def prepare(con: duckdb.DuckDBPyConnection) -> bool:
+    """Bring a writable connection's file to today's schema, comments and stored catalogues (`migrate`,
+    `_load_catalogs`), unless the digest the last connect that did so recorded (connect_digest) says that
+    nothing they depend on has changed since: then they would find nothing to do and are skipped. Returns
+    whether they ran."""
+    files = _files_digest()
+    state = _connect_state(con)
+    if state is not None and state[0] == SCHEMA_VERSION and state[1] == [_state_digest(files, state[2])]:
+        return False
+    migrate(con)
+    _load_catalogs(con)
+    state = _connect_state(con)
+    assert state is not None  # migrate made schema_version, connect_digest and billing_lines
+    with transaction(con):
+        con.execute("delete from connect_digest")
+        con.execute(
+            sql_text(STATE_LAYER, "connect_record"),
+            {"digest": _state_digest(files, state[2]), "now": utcnow()},
+        )
+    return True
+
+
+def _connect_state(
+    con: duckdb.DuckDBPyConnection,
+) -> tuple[int | None, list[str] | None, list[str] | None] | None:
+    """The file's schema version, its recorded digests and billing_lines' stored columns (`name type`);
+    None when the query fails (a new file, an older or newer schema, not a warehouse): then `migrate` runs,
+    which creates, upgrades or refuses the file."""
+    try:
+        row = one(con, sql_text(STATE_LAYER, "connect_check"))
+    except duckdb.Error:
+        return None
+    assert row is not None  # one row of scalar subqueries
+    return row[0], row[1], row[2]
+
+
+def _state_digest(files: str, billing_lines: list[str] | None) -> str:
+    """What connect_digest records: the files' digest and billing_lines' stored columns, which a load adds to
+    (each then needs its comment and its type from billing_columns)."""
+    return hashlib.sha256(f"{files}\n{billing_lines}".encode()).hexdigest()
+
+
+def _files_digest() -> str:
+    """sha256 of everything `migrate` and `_load_catalogs` read besides the file itself: the versions and this
+    module's code (`_code_digest`), the `sql/raw/` DDL as `sql_text` gives it and the stored catalogues'
+    CSVs, read again on every call (an edit takes effect at the next connect)."""
+    h = hashlib.sha256(_code_digest().encode())
+    for table in RAW_TABLES:
+        h.update(f"\0{table}\0{sql_text('raw', table)}".encode())
+    for name in STORED_CATALOGS:
+        h.update(f"\0{name}\0".encode() + (CATALOG_DIR / f"{name}.csv").read_bytes())
+    return h.hexdigest()
+
+
+@cache
+def _code_digest() -> str:
+    """wastewatch's and DuckDB's versions, SCHEMA_VERSION and this module's source (the steps themselves),
+    once per process."""
+    try:
+        version = importlib.metadata.version("wastewatch")
+    except importlib.metadata.PackageNotFoundError:
+        version = "unknown"
+    h = hashlib.sha256(f"{version}|{SCHEMA_VERSION}|{duckdb.__version__}\0".encode())
+    h.update(Path(__file__).read_bytes())
+    return h.hexdigest()
+
+
 def _align_stored_billing_columns(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Give each money (DECIMAL) column billing_lines stores the type billing_columns declares for it (an
     upgrade that widened a column of billing_columns reaches the optional columns a source filled, which a
@@ -631,11 +706,12 @@ def _has_tables(con: duckdb.DuckDBPyConnection) -> bool:
 
 
 def _load_catalogs(con: duckdb.DuckDBPyConnection) -> None:
+    """The STORED_CATALOGS, replaced by their CSVs' rows."""
     path = CATALOG_DIR / "gpu_instance_types.csv"
     with transaction(con):
         con.execute("delete from gpu_instance_types")
         con.execute(
-            "insert into gpu_instance_types select * from read_csv($p, header = true, "
+            "insert into gpu_instance_types select * from read_csv($p, header = true, auto_detect = false, "
             "columns = {'instance_type': 'varchar', 'provider': 'varchar', 'gpu_model': 'varchar', "
             "'gpu_count': 'integer', 'gpu_memory_gib': 'double'})",
             {"p": str(path)},
@@ -644,7 +720,7 @@ def _load_catalogs(con: duckdb.DuckDBPyConnection) -> None:
         con.execute(
             "insert into gpu_peak_flops select gpu_model, list_transform(string_split(aliases, ';'), "
             "lambda a: lower(trim(a))).list_filter(lambda a: a <> ''), vendor, peak_dense_tflops, precision, "
-            "memory_gib, source, source_url from read_csv($p, header = true, all_varchar = false, "
+            "memory_gib, source, source_url from read_csv($p, header = true, auto_detect = false, "
             "columns = {'gpu_model': 'varchar', 'aliases': 'varchar', 'vendor': 'varchar', "
             "'peak_dense_tflops': 'double', 'precision': 'varchar', 'memory_gib': 'double', "
             "'source': 'varchar', 'source_url': 'varchar'})",
@@ -657,7 +733,8 @@ def _load_temp_catalogs(con: duckdb.DuckDBPyConnection) -> None:
     the scheduler names as temporary tables of this connection (the `transfer_lines`, `log_storage_lines` and
     `commitment_lines` marts, the advice and the GPU rules read them): they are read from pipelines/catalog/ on
     every connect, so a read-only connection has them too and an edit reaches old warehouses without a
-    migration."""
+    migration. Their columns are declared, so each is read with auto_detect = false: DuckDB's sniffer, which
+    would find the same, does not run six times a connection."""
     con.execute(
         sql_text("intermediate/catalog", "aws_region_codes"), {"p": str(CATALOG_DIR / "aws_region_codes.csv")}
     )

@@ -1,4 +1,5 @@
--- grain: one row per GPU model (a built-in catalogue, pipelines/catalog/gpu_peak_flops.csv, refreshed on every connect)
+-- grain: one row per GPU model (a built-in catalogue, pipelines/catalog/gpu_peak_flops.csv, reloaded by the
+--   next writable connect after an edit)
 -- Peak dense (not sparse) tensor FLOP/s per GPU model, each row citing its datasheet; MFU divides by it.
 create table if not exists gpu_peak_flops (
     gpu_model varchar primary key,

@@ -5,7 +5,7 @@
 -- GB-months), ingestion (ingested bytes, GB). The first matching pattern by priority wins.
 create or replace temp table log_usage_types as
 select *
-from read_csv($p, header = true, delim = ',', quote = '"', escape = '"', columns = {
+from read_csv($p, header = true, auto_detect = false, delim = ',', quote = '"', escape = '"', columns = {
     'priority': 'integer', 'provider': 'varchar', 'field': 'varchar', 'pattern': 'varchar', 'service': 'varchar',
     'kind': 'varchar', 'included_days': 'integer', 'description': 'varchar'
 })

@@ -4,6 +4,6 @@
 -- the jobs of any other scheduler. The report reads the same file to tell job findings from the others.
 create or replace temp table scheduler_names as
 select *
-from read_csv($p, header = true, delim = ',', quote = '"', escape = '"', columns = {
+from read_csv($p, header = true, auto_detect = false, delim = ',', quote = '"', escape = '"', columns = {
     'scheduler': 'varchar', 'job_type': 'varchar', 'job_name_type': 'varchar', 'description': 'varchar'
 })

@@ -4,6 +4,6 @@
 -- fee line carries that share, amortised (commitment_lines reads it as the Unused line).
 create or replace temp table source_formats as
 select format, unused_commitment_on_fee, description
-from read_csv($p, header = true, columns = {
+from read_csv($p, header = true, auto_detect = false, columns = {
     'format': 'varchar', 'unused_commitment_on_fee': 'boolean', 'description': 'varchar'
 })

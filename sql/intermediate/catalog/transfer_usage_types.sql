@@ -5,7 +5,7 @@
 -- empty (not on the line). The first matching pattern by priority wins.
 create or replace temp table transfer_usage_types as
 select *
-from read_csv($p, header = true, delim = ',', quote = '"', escape = '"', columns = {
+from read_csv($p, header = true, auto_detect = false, delim = ',', quote = '"', escape = '"', columns = {
     'priority': 'integer', 'provider': 'varchar', 'field': 'varchar', 'pattern': 'varchar',
     'direction': 'varchar', 'source': 'varchar', 'destination': 'varchar', 'description': 'varchar'
 })
