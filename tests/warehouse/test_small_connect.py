@@ -15,7 +15,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from pipelines import warehouse
+from pipelines import sql_files, warehouse
 from pipelines.ingest.billing.lines import store_columns
 from pipelines.warehouse import (
     CATALOG_DIR,
@@ -220,7 +220,7 @@ def test_an_edited_raw_sql_file_takes_effect_at_the_next_connect(
 ) -> None:
     sql = tmp_path / "sql"
     shutil.copytree(sql_root(), sql)
-    monkeypatch.setattr(warehouse, "sql_root", lambda: sql)
+    monkeypatch.setattr(sql_files, "sql_root", lambda: sql)
     path = tmp_path / "wastewatch.duckdb"
     connect(path).close()
     jobs = sql / "raw" / "jobs.sql"
