@@ -1,4 +1,7 @@
-"""Run the registered rules for one ISO week and replace that week's findings (one transaction per rule)."""
+"""Run the registered rules for one ISO week and replace that week's findings (one transaction per rule).
+
+The definitions import this module (an ingest's too): polars is imported by the function that evaluates.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +9,18 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from typing import TYPE_CHECKING
 
 import duckdb
-import polars as pl
 
 from pipelines import progress
 from pipelines.config import Config
 from pipelines.warehouse import sql_text, transaction, utcnow
 from rules import ALL_RULES, FINDING_COLUMNS, Rule, Window
 from rules._contract import ATTENTION_CATEGORIES
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 @dataclass
@@ -37,6 +43,8 @@ def evaluate_rule(
     window: Window,
     detected_at: datetime | None = None,
 ) -> tuple[RuleOutcome, pl.DataFrame]:
+    import polars as pl
+
     started = time.monotonic()
     params = rule.make_params(config.rule_overrides(rule.id), config)
     frame = rule.evaluate(con, window, params, detected_at or utcnow())

@@ -1,7 +1,8 @@
 """The rule contract: identity, typed parameters, the time window and the finding schema.
 
 A rule reads marts only (never raw files or staging), takes `(con, window, params)` and returns findings
-with exactly the columns of FINDING_COLUMNS. Nothing here imports Dagster.
+with exactly the columns of FINDING_COLUMNS. Nothing here imports Dagster, and polars is imported by the
+functions that make frames: the definitions import the rules (an ingest's too), which runs none.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import duckdb
-import polars as pl
 from pydantic import BaseModel, ConfigDict, PrivateAttr
+
+if TYPE_CHECKING:
+    import polars as pl
 
 Category = Literal[
     "idle", "overprovisioned", "orphaned", "duplicate", "placement", "retention", "failed", "unattributed",
@@ -216,6 +219,8 @@ class Rule:
     def _complete(
         self, raw: pl.DataFrame, window: Window, params: RuleParams, detected_at: datetime
     ) -> pl.DataFrame:
+        import polars as pl
+
         missing = [c for c in QUERY_COLUMNS if c not in raw.columns]
         if missing:
             raise ValueError(f"{self.id}: the rule returned no column(s) {missing}")
@@ -243,19 +248,25 @@ class Rule:
         return out.select(list(FINDING_COLUMNS))
 
 
-# the polars type of each FINDING_COLUMNS type, as a rule's findings frame holds it
-POLARS_TYPES: dict[str, Any] = {
-    "VARCHAR": pl.String,
-    "JSON": pl.String,
-    "DATE": pl.Date,
-    "TIMESTAMP": pl.Datetime("us"),
-    "DECIMAL(18,6)": pl.Decimal(18, 6),
-}
+def polars_types() -> dict[str, Any]:
+    """The polars type of each FINDING_COLUMNS type, as a rule's findings frame holds it."""
+    import polars as pl
+
+    return {
+        "VARCHAR": pl.String,
+        "JSON": pl.String,
+        "DATE": pl.Date,
+        "TIMESTAMP": pl.Datetime("us"),
+        "DECIMAL(18,6)": pl.Decimal(18, 6),
+    }
 
 
 def no_findings() -> pl.DataFrame:
     """A findings frame without rows: FINDING_COLUMNS with their types."""
-    return pl.DataFrame(schema={name: POLARS_TYPES[kind] for name, kind in FINDING_COLUMNS.items()})
+    import polars as pl
+
+    types = polars_types()
+    return pl.DataFrame(schema={name: types[kind] for name, kind in FINDING_COLUMNS.items()})
 
 
 def all_empty(con: duckdb.DuckDBPyConnection, tables: tuple[str, ...]) -> bool:
@@ -277,6 +288,8 @@ def _run_query(con: duckdb.DuckDBPyConnection, sql: str, bind: dict[str, Any]) -
     `execute`, not `con.sql(...).pl()`: DuckDB's relation layer tokenises the query's text in Python to find
     its parameters and binds it apart before running it, about a third of a rule's time on a small warehouse.
     Its Arrow fetch warns that it copies the rows (a rule's findings: a few hundred at most)."""
+    import polars as pl
+
     con.execute(sql, bind)
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", "Arrow output on a DB-API result", UserWarning)

@@ -6,12 +6,14 @@ import calendar
 import json
 from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import polars as pl
 
 from rules._contract import QUERY_COLUMNS, RuleParams, Window
+
+if TYPE_CHECKING:
+    import polars as pl
 
 DIMENSIONS = ("team", "project")
 
@@ -112,6 +114,8 @@ def _money(x: Decimal | None) -> float | None:
 
 
 def evaluate(con: duckdb.DuckDBPyConnection, window: Window, params: RuleParams) -> pl.DataFrame:
+    import polars as pl
+
     p: Any = params
     records = []
     for b in budget_status(con, window, p.budgets, p.budget_currency, p.trailing_weeks):

@@ -8,12 +8,14 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import polars as pl
 
 from rules._contract import QUERY_COLUMNS, RuleParams, Window
+
+if TYPE_CHECKING:
+    import polars as pl
 
 GROWTH_SQL = Path(__file__).with_name("growth.sql")
 DAYS_PER_MONTH = 30.44  # the average month, as every monthly storage price in wastewatch is scaled
@@ -114,6 +116,8 @@ def _record(scope: str, status: str, reason: str, evidence: dict[str, Any], mone
 
 
 def evaluate(con: duckdb.DuckDBPyConnection, window: Window, params: RuleParams) -> pl.DataFrame:
+    import polars as pl
+
     p: Any = params
     budgets: dict[str, Any] = {k: v.model_dump(exclude_none=True) for k, v in p.budgets.items()}
     schema = {c: pl.String for c in QUERY_COLUMNS} | {"estimated_waste": pl.Decimal(18, 6)}

@@ -10,7 +10,7 @@ import duckdb
 import pytest
 
 from rules import ALL_RULES, FINDING_COLUMNS, Rule, Window
-from rules._contract import POLARS_TYPES, all_empty, no_findings
+from rules._contract import all_empty, no_findings, polars_types
 from tests.helpers.empty_warehouse import open_copy
 
 QUERY_RULES = [r for r in ALL_RULES if r.query is not None]
@@ -38,7 +38,7 @@ def test_skipped_rule_returns_what_its_query_returns_on_empty_marts(
 def test_no_findings_has_the_contract_columns_and_types() -> None:
     frame = no_findings()
     assert frame.height == 0
-    assert dict(frame.schema) == {name: POLARS_TYPES[kind] for name, kind in FINDING_COLUMNS.items()}
+    assert dict(frame.schema) == {name: polars_types()[kind] for name, kind in FINDING_COLUMNS.items()}
 
 
 def test_one_row_in_one_mart_is_not_empty(tmp_path: Path, empty_marts: Path) -> None:
