@@ -26,6 +26,7 @@ import multiprocessing
 import os
 import socket
 import sqlite3
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -171,6 +172,8 @@ def _lighter_storages() -> list[str]:
     import importlib
 
     import sqlalchemy
+
+    _plain_mako_errors()
     from alembic.script import ScriptDirectory
 
     patched: list[str] = []
@@ -206,6 +209,26 @@ def _lighter_storages() -> list[str]:
     patched += _remembered_schema()
     _LIGHTER.extend(patched)
     return patched
+
+
+_PYGMENTS_PLUGIN = "mako.ext.pygmentplugin"
+
+
+def _plain_mako_errors() -> None:
+    """Import Mako's error pages (Alembic imports them, and Dagster's storages Alembic) without their Pygments
+    syntax highlighting: Mako takes the plain one when the plugin cannot be imported. Only Mako's HTML
+    error page of a failing template would differ; nothing here renders templates (Alembic does when it
+    writes a new migration script). Left alone once Mako's errors (or the plugin) are imported."""
+    if "mako.exceptions" in sys.modules or _PYGMENTS_PLUGIN in sys.modules:
+        return
+    sys.modules[_PYGMENTS_PLUGIN] = None  # type: ignore[assignment]  # importing it raises ImportError
+    try:
+        import mako.exceptions  # noqa: F401
+    except ImportError:  # pragma: no cover - Alembic requires Mako; importing Alembic says what is missing
+        pass
+    finally:
+        if _PYGMENTS_PLUGIN in sys.modules and sys.modules[_PYGMENTS_PLUGIN] is None:
+            del sys.modules[_PYGMENTS_PLUGIN]  # the plugin imports as usual from now on
 
 
 # The schema probes of Dagster's SQL event log storages, by class: each asks SQLite (a query, or SQLAlchemy's
