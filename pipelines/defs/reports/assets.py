@@ -48,7 +48,6 @@ def _write_weekly_report(
     # the report's modules (templates, figures) are imported by the run that writes one, not with the code
     # location: a nightly ingest never needs them
     from pipelines.report import write_report
-    from pipelines.report.notify import deliver
 
     window = partition_to_window(context.partition_key)
     config = wastewatch.load()
@@ -61,8 +60,15 @@ def _write_weekly_report(
     if empty is not None:
         context.log.warning(redact(empty))
         return dg.MaterializeResult(metadata={"week": window.label, "no_data": redact(empty)})
-    # optional `notify:` (webhook post, e-mail HTML); a failed post is a warning, never a lost report
-    done, problems = deliver(report, getattr(config, "notify", None))
+    # optional `notify:` (webhook post, e-mail HTML); a failed post is a warning, never a lost report. Its
+    # module (urllib's HTTP client) is imported only when the config has one
+    notify = getattr(config, "notify", None)
+    done: list[str] = []
+    problems: list[str] = []
+    if notify is not None:
+        from pipelines.report.notify import deliver
+
+        done, problems = deliver(report, notify)
     for problem in problems:
         context.log.warning(redact(problem))
     published = publish(config)
