@@ -1,7 +1,7 @@
 """Run every rule's YAML cases (`tests/fixtures/rules/<ID>.yml`) against a real DuckDB warehouse file.
 
 One parametrized test per case, with ids like `GPU001::test_flags_idle_overnight` (sqlfluff's
-yaml_test_cases_test.py shape). Each case gets a fresh warehouse under tmp_path: a copy of one made by
+yaml_test_cases_test.py shape). Each case gets a fresh warehouse: a copy of one made by
 `pipelines.warehouse.connect()` and `build_marts` on an empty warehouse (the `empty_marts` fixture), so the
 mart tables have the columns the mart SQL produces; the marts holding rows are emptied (their columns and which hold rows are read once, `layout`), and the case's rows are inserted. The marts built from other marts only
 (pipelines.marts.registry.SHARED_GPU_MARTS: gpu_billed_hours, gpu_job_spans, gpu_claims, ...) that the rule
@@ -312,19 +312,30 @@ def case_con() -> Iterator[duckdb.DuckDBPyConnection]:
 
 
 @pytest.fixture(scope="module")
-def layout(
-    case_con: duckdb.DuckDBPyConnection, empty_marts: Path, tmp_path_factory: pytest.TempPathFactory
-) -> MartLayout:
+def case_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where each case's copy of `empty_marts` is made: one path for all, each copy replacing the last (the
+    run writes one file of 3.6 MB, not one per case)."""
+    return tmp_path_factory.mktemp("rule_case") / "wastewatch.duckdb"
+
+
+@pytest.fixture(scope="module")
+def layout(case_con: duckdb.DuckDBPyConnection, empty_marts: Path, case_path: Path) -> MartLayout:
     """The marts' columns and which hold rows in `empty_marts`, read once: every case's copy is that file."""
-    with attached_copy(case_con, empty_marts, tmp_path_factory.mktemp("layout") / "wastewatch.duckdb") as con:
+    with attached_copy(case_con, empty_marts, case_path) as con:
         return mart_layout(con)
+
+
+@functools.cache
+def _marts_read(rule_id: str) -> list[str]:
+    """The marts the rule reads, directly or through the marts it reads (once per rule, not per case)."""
+    return marts_needed(*get_rule(rule_id).requires)
 
 
 @pytest.mark.parametrize(("path", "name"), list(_collect()))
 def test_rule_case(
     path: Path,
     name: str,
-    tmp_path: Path,
+    case_path: Path,
     empty_marts: Path,
     case_con: duckdb.DuckDBPyConnection,
     layout: MartLayout,
@@ -339,10 +350,8 @@ def test_rule_case(
     )
     params = rule.make_params(case.get("params"), config)
 
-    with attached_copy(case_con, empty_marts, tmp_path / "wastewatch.duckdb") as con:
-        load_given(
-            con, case.get("given") or {}, doc.get("defaults") or {}, marts_needed(*rule.requires), layout
-        )
+    with attached_copy(case_con, empty_marts, case_path) as con:
+        load_given(con, case.get("given") or {}, doc.get("defaults") or {}, _marts_read(rule.id), layout)
         frame = rule.evaluate(con, window, params, detected_at=DETECTED_AT)
         check_invariants(con, rule, window, frame)
 
