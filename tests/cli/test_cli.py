@@ -6,8 +6,6 @@ import csv
 import gzip
 import io
 import json
-import subprocess
-import sys
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,7 +26,7 @@ from pipelines.transform.publish import publish
 from pipelines.warehouse import connect
 from rules import ALL_RULES, DOC_HEADINGS, FINDING_COLUMNS, get_rule
 from tests.helpers.config import write_config
-from tests.helpers.paths import FOCUS_SAMPLE, REPO, copy_into
+from tests.helpers.paths import FOCUS_SAMPLE, copy_into
 
 FOCUS_ONLY = """
 sources:
@@ -619,28 +617,6 @@ def test_run_writes_the_weekly_report_with_a_relative_config_from_another_direct
     finally:
         con.close()
     assert findings.height == n
-
-
-# what pyproject's filterwarnings does, then what the CLI imports before a run
-_IMPORT_AS_PYTEST_WOULD = """
-import warnings
-warnings.filterwarnings("error", category=DeprecationWarning, module=r"pipelines\\..*")
-import pipelines.runner
-from pipelines.definitions import defs
-defs()
-"""
-
-
-def test_dagster_definitions_import_without_deprecation_warnings() -> None:
-    """Loading the Dagster code location (as the CLI and `dagster dev` do) raises no deprecation warning."""
-    proc = subprocess.run(
-        [sys.executable, "-c", _IMPORT_AS_PYTEST_WOULD],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=REPO,
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
 
 
 def test_sql_tables_show_money_with_its_scale_trimmed_and_csv_keeps_it_exact() -> None:
