@@ -6,12 +6,14 @@ killed while it updates a copy leaves the previous twin as it was, and the next 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from datetime import datetime
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from pipelines.config import Config, load_config
 from pipelines.failpoints import ENV
@@ -48,6 +50,27 @@ def _night(config: Config, name: str, first: datetime, cost: str) -> None:
         con.close()
 
 
+@pytest.fixture(scope="module")
+def september(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A project (`_project`) after its first night (September's file ingested, `resources` built), made
+    once for the module: its folder, and a pristine copy that each test puts back there before it starts
+    (at the place it was ingested: the ledger records absolute uris, so a copy elsewhere would be a moved
+    project, whose next ingest records every file again)."""
+    place = tmp_path_factory.mktemp("project")
+    _night(_project(place), "sep.csv.gz", datetime(2026, 9, 1), "1.00")
+    pristine = tmp_path_factory.mktemp("september") / "project"
+    shutil.copytree(place, pristine)
+    return place, pristine
+
+
+def _after_september(september: tuple[Path, Path]) -> Config:
+    """The module's project as its first night left it, put back in its place."""
+    place, pristine = september
+    shutil.rmtree(place)
+    shutil.copytree(pristine, place)
+    return load_config(place / "wastewatch.yaml")
+
+
 def _contents(path: Path) -> dict[str, object]:
     """Every table's rows and every view's SQL of a warehouse file."""
     con = duckdb.connect(str(path), read_only=True)
@@ -66,10 +89,11 @@ def _contents(path: Path) -> dict[str, object]:
         con.close()
 
 
-def test_the_twin_is_updated_by_what_changed_and_equals_the_warehouse(tmp_path: Path) -> None:
-    config = _project(tmp_path)
+def test_the_twin_is_updated_by_what_changed_and_equals_the_warehouse(
+    september: tuple[Path, Path],
+) -> None:
+    config = _after_september(september)
     a, b = private_copies(config.published_path)
-    _night(config, "sep.csv.gz", datetime(2026, 9, 1), "1.00")
     publish(config)  # a: made whole (there was none)
     _night(config, "oct.csv.gz", datetime(2026, 10, 1), "2.00")
     publish(config)  # b: made whole
@@ -90,9 +114,10 @@ def test_the_twin_is_updated_by_what_changed_and_equals_the_warehouse(tmp_path: 
         assert con.execute("select team from resources").fetchall() == [("nov.csv.gz",)]
 
 
-def test_a_reader_holding_the_twin_is_never_blocked_and_keeps_what_it_opened(tmp_path: Path) -> None:
-    config = _project(tmp_path)
-    _night(config, "sep.csv.gz", datetime(2026, 9, 1), "1.00")
+def test_a_reader_holding_the_twin_is_never_blocked_and_keeps_what_it_opened(
+    september: tuple[Path, Path],
+) -> None:
+    config = _after_september(september)
     publish(config)
     reader = duckdb.connect(str(config.published_path), read_only=True)
     try:
@@ -106,9 +131,10 @@ def test_a_reader_holding_the_twin_is_never_blocked_and_keeps_what_it_opened(tmp
     assert _contents(config.published_path) == _contents(config.warehouse_path)
 
 
-def test_a_publish_killed_while_it_updates_a_copy_leaves_the_twin_as_it_was(tmp_path: Path) -> None:
-    config = _project(tmp_path)
-    _night(config, "sep.csv.gz", datetime(2026, 9, 1), "1.00")
+def test_a_publish_killed_while_it_updates_a_copy_leaves_the_twin_as_it_was(
+    september: tuple[Path, Path],
+) -> None:
+    config = _after_september(september)
     publish(config)
     _night(config, "oct.csv.gz", datetime(2026, 10, 1), "2.00")
     publish(config)
@@ -116,7 +142,7 @@ def test_a_publish_killed_while_it_updates_a_copy_leaves_the_twin_as_it_was(tmp_
     _night(config, "nov.csv.gz", datetime(2026, 11, 1), "3.00")
     script = (
         "from pipelines.config import load_config; from pipelines.transform.publish import publish; "
-        f"publish(load_config({str(tmp_path / 'wastewatch.yaml')!r}))"
+        f"publish(load_config({str(september[0] / 'wastewatch.yaml')!r}))"
     )
     killed = subprocess.run(
         [sys.executable, "-c", script],
@@ -135,11 +161,12 @@ def test_a_publish_killed_while_it_updates_a_copy_leaves_the_twin_as_it_was(tmp_
     assert leftovers == []
 
 
-def test_a_day_table_is_updated_by_its_recorded_days_and_a_landed_table_by_its_files(tmp_path: Path) -> None:
+def test_a_day_table_is_updated_by_its_recorded_days_and_a_landed_table_by_its_files(
+    september: tuple[Path, Path],
+) -> None:
     """Only what the records say changed is copied: a row changed behind the records' back (which no
     wastewatch step does) stays as it was in the twin, which shows the rest was not copied again."""
-    config = _project(tmp_path)
-    _night(config, "sep.csv.gz", datetime(2026, 9, 1), "1.00")
+    config = _after_september(september)
     con = open_current(config.warehouse_path)
     con.execute("create table gpu_hours (hour timestamp, util double)")  # a table kept up to date by day
     con.execute("insert into gpu_hours values ('2026-09-01 01:00', 10), ('2026-09-02 01:00', 20)")
@@ -178,13 +205,14 @@ def test_a_day_table_is_updated_by_its_recorded_days_and_a_landed_table_by_its_f
         ro.close()
 
 
-def test_a_spark_mart_is_a_table_in_the_twin_updated_by_what_changed(tmp_path: Path) -> None:
+def test_a_spark_mart_is_a_table_in_the_twin_updated_by_what_changed(
+    september: tuple[Path, Path],
+) -> None:
     """The Spark engine's marts are views over Parquet in the warehouse: the twin holds them as tables (no
     file access for `sql`), taken again from the marts folder at every publish."""
-    config = _project(tmp_path)
-    marts = tmp_path / "marts"
+    config = _after_september(september)
+    marts = september[0] / "marts"  # in the project, where the twin's readers may read files
     marts.mkdir()
-    _night(config, "sep.csv.gz", datetime(2026, 9, 1), "1.00")
     duckdb.sql(f"copy (select 1 as a) to '{marts / 'part-0.parquet'}'")
     con = open_current(config.warehouse_path)
     con.execute(f"create view spark_mart as select * from read_parquet('{marts}/*.parquet')")
