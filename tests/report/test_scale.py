@@ -83,7 +83,7 @@ def test_every_page_fits_its_width_and_the_main_page_a_few_screens(
         page.goto(path.as_uri())
         name = str(path.relative_to(fleet.directory))
         heights[name] = page.evaluate("document.documentElement.scrollHeight")
-        page.screenshot(path=str(shots / f"{name.replace('/', '_')}-{width}.png"), full_page=True)
+        page.screenshot(path=str(shots / f"{name.replace('/', '_')}-{width}.jpg"), full_page=True, quality=70)
         # nothing makes the page scroll sideways, and no cell is squeezed to a few characters a line
         assert page.evaluate("document.documentElement.scrollWidth") <= width, name
         narrow = page.evaluate(NARROW_CELLS, MIN_CHARS_PER_LINE)
