@@ -18,11 +18,6 @@ import pytest
 from pipelines.config import Config, SparkSettings, load_config
 from pipelines.transform.build import build_mart
 
-# the driver's JVM for many small queries, not a long job (a test setting: a user's Spark over a real bill
-# keeps Java's defaults): its JIT stops at C1, whose code is slower but compiles for a fraction of the CPU
-# C2's compiler threads spend on code that runs a few times, and the serial GC for a 1 GB heap. A Spark
-# Connect session cannot set it: .ci/run starts its server with these options.
-TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 # two cores, and few shuffle partitions: the demo's week is a few thousand lines
 SETTINGS = {
     "spark.sql.shuffle.partitions": "4",
@@ -30,7 +25,6 @@ SETTINGS = {
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.driver.memory": "1g",
-    "spark.driver.extraJavaOptions": TEST_JVM_OPTIONS,
 }
 
 
