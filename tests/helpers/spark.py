@@ -23,6 +23,7 @@ SETTINGS = {
     "spark.sql.shuffle.partitions": "4",
     "spark.default.parallelism": "2",
     "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
     "spark.driver.memory": "1g",
 }
 
@@ -30,9 +31,14 @@ SETTINGS = {
 def settings(marts_dir: Path) -> SparkSettings:
     """Local mode, or the Spark Connect server WASTEWATCH_SPARK_URL names (`sc://localhost:15002`: .ci/run
     runs the Spark tests again against one)."""
-    return SparkSettings(
-        url=os.environ.get("WASTEWATCH_SPARK_URL", "local[2]"), marts_dir=str(marts_dir), conf=SETTINGS
+    url = os.environ.get("WASTEWATCH_SPARK_URL", "local[2]")
+    # a Connect session sets the SQL settings alone: the server's JVM, driver and UI are its own
+    conf = (
+        {k: v for k, v in SETTINGS.items() if k.startswith("spark.sql.")}
+        if url.startswith("sc://")
+        else SETTINGS
     )
+    return SparkSettings(url=url, marts_dir=str(marts_dir), conf=conf)
 
 
 def demo_copy(demo: Path, tmp_path: Path) -> Config:
