@@ -20,9 +20,9 @@ print(sorted(m for m in sys.modules if m.split(".")[0] in heavy or m in heavy))
 """
 
 
-def _imported(*args: str, code: str = _IMPORTED_BY, env: dict[str, str] | None = None) -> str:
+def _imported(*args: str, code: str = _IMPORTED_BY) -> str:
     proc = subprocess.run(
-        [sys.executable, "-c", code, *args], cwd=REPO, capture_output=True, text=True, timeout=120, env=env
+        [sys.executable, "-c", code, *args], cwd=REPO, capture_output=True, text=True, timeout=120
     )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip()
