@@ -30,7 +30,7 @@ from click.testing import CliRunner, Result
 from pipelines.cli import main
 from pipelines.lock import lock_path
 from tests.helpers.config import write_config
-from tests.helpers.paths import FOCUS_SAMPLE, REPO, copy_into
+from tests.helpers.paths import FOCUS_SAMPLE, REPO, copy_into, put_back
 from tests.helpers.s3_server import moto_server
 from tests.helpers.webhook import WebhookReceiver
 
@@ -142,8 +142,7 @@ def ingested(ingested_once: tuple[Path, Path]) -> Path:
     pristine copy (file times kept): a copy elsewhere would be a moved project, which the next ingest loads
     again in full; here an ingest finds nothing new unless it is asked for every step (`--full`)."""
     root, pristine = ingested_once
-    shutil.rmtree(root)
-    shutil.copytree(pristine, root)
+    put_back(pristine, root)
     return root / "wastewatch.yaml"
 
 

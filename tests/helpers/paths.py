@@ -16,3 +16,11 @@ def copy_into(src: Path, directory: Path, name: str | None = None) -> Path:
     dst = directory / (name or src.name)
     shutil.copyfile(src, dst)
     return dst
+
+
+def put_back(pristine: Path, place: Path) -> None:
+    """A module's project as its set-up left it, copied back to `place` from `pristine` (file times and
+    symlinks kept), whatever the last test did there: at the place it was ingested, as the ledger records
+    absolute uris and a copy elsewhere would be a moved project."""
+    shutil.rmtree(place, ignore_errors=True)
+    shutil.copytree(pristine, place, symlinks=True)

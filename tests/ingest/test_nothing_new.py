@@ -19,7 +19,7 @@ from pipelines.transform import nothing_new
 from pipelines.transform.publish import publish
 from tests.helpers.config import write_config
 from tests.helpers.empty_warehouse import new_warehouse
-from tests.helpers.paths import FOCUS_SAMPLE, copy_into
+from tests.helpers.paths import FOCUS_SAMPLE, copy_into, put_back
 from tests.helpers.storage import copy_fixture_report, write_report
 
 SOURCES = """
@@ -69,8 +69,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def project(built: tuple[Path, Path]) -> Config:
     """A project whose full run recorded its state: the module's, restored as its run left it."""
     pristine, root = built
-    shutil.rmtree(root)
-    shutil.copytree(pristine, root, symlinks=True)
+    put_back(pristine, root)
     return load_config(root / "wastewatch.yaml")
 
 

@@ -24,7 +24,7 @@ from tests.helpers.billing_exports import csv_bytes, hours
 from tests.helpers.config import write_config
 from tests.helpers.empty_warehouse import open_current
 from tests.helpers.marts import build_only
-from tests.helpers.paths import REPO
+from tests.helpers.paths import REPO, put_back
 
 
 def _project(tmp_path: Path) -> Config:
@@ -66,8 +66,7 @@ def september(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def _after_september(september: tuple[Path, Path]) -> Config:
     """The module's project as its first night left it, put back in its place."""
     place, pristine = september
-    shutil.rmtree(place)
-    shutil.copytree(pristine, place)
+    put_back(pristine, place)
     return load_config(place / "wastewatch.yaml")
 
 

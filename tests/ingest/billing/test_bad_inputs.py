@@ -25,7 +25,7 @@ from pipelines.ingest.billing import relation
 from tests.helpers.billing_exports import CUR2_HEADER, csv_bytes, hours, line
 from tests.helpers.config import write_config
 from tests.helpers.empty_warehouse import new_warehouse
-from tests.helpers.paths import FIXTURES
+from tests.helpers.paths import FIXTURES, put_back
 
 NOV = datetime(2026, 11, 2)
 GOOD = hours("i-good", NOV, 10, "2.00")
@@ -80,8 +80,7 @@ def loaded_good(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Good]:
 def good(loaded_good: tuple[Path, Good]) -> Good:
     """The module's loaded good file, restored for this test to the place it was loaded at."""
     pristine, good = loaded_good
-    shutil.rmtree(good.root)
-    shutil.copytree(pristine, good.root, symlinks=True)
+    put_back(pristine, good.root)
     return good
 
 
